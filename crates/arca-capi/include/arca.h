@@ -1,0 +1,454 @@
+/*
+ * arca.h - C API for arca, embedded storage for hierarchical scientific
+ * data: groups, typed n-dimensional datasets, attributes, chunking and
+ * compression, in one checksummed file.
+ *
+ * Link with libarca.a (plus -lpthread -ldl -lm) or libarca.so, built by
+ * `cargo build --release -p arca-capi`. See crates/arca-capi/README.md.
+ *
+ * Conventions
+ * -----------
+ * - Handles are opaque: arca_file_t, arca_group_t, arca_dataset_t and
+ *   arca_attrs_t. Each handle a function gives you is yours and must be
+ *   released with the matching arca_*_close, which accepts NULL. Handles
+ *   are independent: closing a file does not free its group handles (they
+ *   fail with ARCA_ERR_INVALID from then on, and still need closing).
+ * - Every function returns an int32_t status: ARCA_OK (0) or a negative
+ *   ARCA_ERR_* code. arca_last_error() gives the message of the most recent
+ *   failure on the calling thread. Functions with an out-handle set it to
+ *   NULL when they fail.
+ * - NULL for a required pointer is ARCA_ERR_NULL, never a crash. Internal
+ *   panics are caught and reported as ARCA_ERR_PANIC.
+ * - Strings go in as NUL-terminated UTF-8 (file paths: any bytes). Strings
+ *   come out through a caller buffer with required-length semantics:
+ *   `*needed` (optional) receives strlen + 1; a NULL buffer only asks for
+ *   that length; a shorter buffer is ARCA_ERR_INVALID and is left
+ *   untouched. The one allocating call, arca_attr_read_string_alloc, is
+ *   paired with arca_string_free.
+ * - Element buffers are packed, row-major and in native byte order; the
+ *   byte order on disk is chosen at creation and converted on the way.
+ * - Handles may be used from several threads; the library serialises
+ *   access to each file. Do not close a handle while another thread uses it.
+ */
+#ifndef ARCA_H
+#define ARCA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes: one per kind of error ---------------------------- */
+
+#define ARCA_OK 0
+/* The operating system refused a read, write, sync or open. */
+#define ARCA_ERR_IO (-1)
+/* A structure in the file is damaged. */
+#define ARCA_ERR_CORRUPT (-2)
+/* No object, attribute or file by that name. */
+#define ARCA_ERR_NOT_FOUND (-3)
+/* An object or attribute by that name exists already. */
+#define ARCA_ERR_EXISTS (-4)
+/* An argument does not fit the object it is applied to (bad mode, type,
+ * selection out of bounds, buffer too small, closed file, ...). */
+#define ARCA_ERR_INVALID (-5)
+/* A feature this version does not know, or that the C API does not
+ * offer (variable-length types). */
+#define ARCA_ERR_UNSUPPORTED (-6)
+/* The file was opened read-only. */
+#define ARCA_ERR_READ_ONLY (-7)
+/* Another process holds the file. */
+#define ARCA_ERR_LOCKED (-8)
+/* An earlier write failure left the file handle unusable; reopen. */
+#define ARCA_ERR_POISONED (-9)
+/* A required pointer argument was NULL. */
+#define ARCA_ERR_NULL (-10)
+/* The library panicked; the message says where. Handles stay valid. */
+#define ARCA_ERR_PANIC (-11)
+/* The file has a journal left by an interrupted writer that this process
+ * may not roll back (read-only open without write permission). */
+#define ARCA_ERR_NEEDS_RECOVERY (-12)
+/* An error kind newer than this header. */
+#define ARCA_ERR_OTHER (-13)
+
+/* ---- constants ------------------------------------------------------- */
+
+/* Most dimensions a dataset or attribute can have. */
+#define ARCA_MAX_RANK 32
+/* A maxdims entry meaning "no limit". */
+#define ARCA_UNLIMITED UINT64_MAX
+
+/* Element types (arca_dtype_t). */
+typedef int32_t arca_dtype_t;
+#define ARCA_DTYPE_BOOL 1    /* one byte, 0 or 1 */
+#define ARCA_DTYPE_INT8 2
+#define ARCA_DTYPE_INT16 3
+#define ARCA_DTYPE_INT32 4
+#define ARCA_DTYPE_INT64 5
+#define ARCA_DTYPE_UINT8 6
+#define ARCA_DTYPE_UINT16 7
+#define ARCA_DTYPE_UINT32 8
+#define ARCA_DTYPE_UINT64 9
+#define ARCA_DTYPE_FLOAT32 10
+#define ARCA_DTYPE_FLOAT64 11
+#define ARCA_DTYPE_STRING 12 /* fixed-length byte string, zero-padded */
+#define ARCA_DTYPE_VLEN 13   /* variable-length: reported, not readable here */
+
+/* Byte orders on disk. Types without one (bool, 1-byte integers, strings)
+ * report ARCA_ORDER_NATIVE. */
+#define ARCA_ORDER_NATIVE 0
+#define ARCA_ORDER_LITTLE 1
+#define ARCA_ORDER_BIG 2
+
+/* Filters, applied in pipeline order; at most one compressor. */
+#define ARCA_FILTER_SHUFFLE 1 /* byte transposition; no level */
+#define ARCA_FILTER_GZIP 2    /* level 0..9 */
+#define ARCA_FILTER_ZSTD 3    /* level -7..22 */
+#define ARCA_FILTER_LZ4 4     /* no level */
+
+/* Object kinds. */
+#define ARCA_KIND_GROUP 1
+#define ARCA_KIND_DATASET 2
+
+/* ---- types ----------------------------------------------------------- */
+
+typedef struct arca_file arca_file_t;
+typedef struct arca_group arca_group_t;
+typedef struct arca_dataset arca_dataset_t;
+typedef struct arca_attrs arca_attrs_t;
+
+/* One filter stage. */
+typedef struct arca_filter {
+    int32_t id;    /* ARCA_FILTER_* */
+    int32_t level; /* for gzip and zstd; ignored otherwise */
+} arca_filter_t;
+
+/* Dataset creation options. Start from arca_dataset_opts_init. The arrays
+ * are only read during arca_dataset_create. */
+typedef struct arca_dataset_opts {
+    arca_dtype_t dtype;          /* ARCA_DTYPE_* (not VLEN) */
+    int32_t order;               /* ARCA_ORDER_*: byte order on disk */
+    uint32_t str_len;            /* bytes per element for ARCA_DTYPE_STRING */
+    int32_t rank;                /* 0 (scalar) .. ARCA_MAX_RANK */
+    const uint64_t *dims;        /* rank extents */
+    const uint64_t *maxdims;     /* NULL (= dims) or rank limits; ARCA_UNLIMITED */
+    const uint64_t *chunks;      /* NULL (contiguous, or automatic when
+                                    maxdims or filters need chunks) or rank extents */
+    const arca_filter_t *filters;/* NULL or nfilters stages */
+    size_t nfilters;
+    const void *fill_value;      /* NULL (zeros) or one element, native order */
+    size_t fill_size;            /* bytes at fill_value: the element size */
+} arca_dataset_opts_t;
+
+/* Figures from arca_stat / arca_file_check. */
+typedef struct arca_stat {
+    uint64_t groups;            /* groups, the root included */
+    uint64_t datasets;
+    uint64_t attributes;        /* on all objects */
+    uint64_t chunks;            /* stored chunks of all chunked datasets */
+    uint64_t file_bytes;        /* logical file length */
+    uint64_t superblock_bytes;
+    uint64_t metadata_bytes;    /* object headers, B-tree pages, blobs */
+    uint64_t raw_bytes;         /* dataset elements as stored */
+    uint64_t raw_logical_bytes; /* dataset elements before compression */
+    uint64_t unused_bytes;      /* freed and not yet reused */
+    uint64_t free_bytes;        /* in free sections */
+    uint64_t free_sections;
+} arca_stat_t;
+
+/* What an attribute holds. */
+typedef struct arca_attr_info {
+    arca_dtype_t dtype;              /* ARCA_DTYPE_* */
+    int32_t order;                   /* ARCA_ORDER_* as stored */
+    int32_t rank;                    /* 0 for a scalar */
+    uint32_t elem_size;              /* bytes per element (string length) */
+    uint64_t shape[ARCA_MAX_RANK];   /* first rank entries */
+    uint64_t nelems;                 /* 1 for a scalar */
+    uint64_t nbytes;                 /* what arca_attr_read writes */
+} arca_attr_info_t;
+
+/* Member callback: return 0 to go on, nonzero to stop; the iteration then
+ * returns that value. `name` is valid only during the call. The callback
+ * may call other arca functions, but must not close the group being
+ * iterated. */
+typedef int32_t (*arca_iterate_fn)(const char *name, int32_t kind, void *user);
+
+/* ---- errors and version ---------------------------------------------- */
+
+/* Message of the most recent failed call on this thread ("" if none).
+ * Owned by the library; valid until the next failing call on this thread.
+ *   if (rc != ARCA_OK) fprintf(stderr, "%s\n", arca_last_error()); */
+const char *arca_last_error(void);
+
+/* Name of a status code ("ARCA_ERR_NOT_FOUND"); static, do not free. */
+const char *arca_error_name(int32_t code);
+
+/* Library version ("0.1.0"); static, do not free. */
+const char *arca_version(void);
+
+/* Release the memory held by the library's free lists; returns the bytes
+ * released (see docs/POOLS.md). Never fails. */
+uint64_t arca_gc(void);
+
+/* ---- files ----------------------------------------------------------- */
+
+/* Open or create the file at `path`. mode: "r" read only (must exist),
+ * "r+" read/write (must exist), "w" create or truncate, "w-" or "x" create
+ * (ARCA_ERR_EXISTS if present), "a" read/write, created if missing.
+ * On success *out is a new handle: release it with arca_file_close.
+ *   arca_file_t *f;
+ *   if (arca_file_open("run.arca", "a", &f) != ARCA_OK) ... */
+int32_t arca_file_open(const char *path, const char *mode, arca_file_t **out);
+
+/* arca_file_open(path, "w", out). */
+int32_t arca_file_create(const char *path, arca_file_t **out);
+
+/* Flush, close and free the handle (whatever the status; NULL is a no-op).
+ * Other handles into the file must still be closed; they stop working.
+ *   if (arca_file_close(f) != ARCA_OK) ... */
+int32_t arca_file_close(arca_file_t *f);
+
+/* Commit every pending change to disk, atomically. */
+int32_t arca_file_flush(arca_file_t *f);
+
+/* Open the root group; release *out with arca_group_close.
+ *   arca_group_t *root; arca_file_root(f, &root); */
+int32_t arca_file_root(arca_file_t *f, arca_group_t **out);
+
+/* *writable = 1 if the file was opened for writing, else 0. */
+int32_t arca_file_is_writable(arca_file_t *f, int32_t *writable);
+
+/* The path the file was opened from (caller buffer, required length). */
+int32_t arca_file_path(arca_file_t *f, char *buf, size_t cap, size_t *needed);
+
+/* Object counts and byte accounting from a walk of the file.
+ *   arca_stat_t s; arca_stat(f, &s); printf("%llu\n", (unsigned long long)s.datasets); */
+int32_t arca_stat(arca_file_t *f, arca_stat_t *out);
+
+/* Verify every structure and chunk (ARCA_ERR_CORRUPT on damage); `out`
+ * may be NULL, else it receives the arca_stat figures. */
+int32_t arca_file_check(arca_file_t *f, arca_stat_t *out);
+
+/* ---- groups ---------------------------------------------------------- */
+/* Paths are relative to `loc`, or absolute when they start with '/'. */
+
+/* Create a group, and any missing parents. `out` may be NULL; otherwise
+ * release *out with arca_group_close.
+ *   arca_group_create(root, "run1/detector", NULL); */
+int32_t arca_group_create(arca_group_t *loc, const char *path, arca_group_t **out);
+
+/* Open a group (a dataset there is ARCA_ERR_NOT_FOUND). Release *out with
+ * arca_group_close.
+ *   arca_group_t *det; arca_group_open(root, "run1/detector", &det); */
+int32_t arca_group_open(arca_group_t *loc, const char *path, arca_group_t **out);
+
+/* Open a group, creating it if missing (a dataset there is
+ * ARCA_ERR_INVALID). `out` may be NULL. */
+int32_t arca_group_require(arca_group_t *loc, const char *path, arca_group_t **out);
+
+/* Free a group handle; NULL is a no-op. */
+int32_t arca_group_close(arca_group_t *g);
+
+/* Delete the object at `path` and everything below it.
+ *   arca_delete(root, "run1/scratch"); */
+int32_t arca_delete(arca_group_t *loc, const char *path);
+
+/* Move or rename an object (the destination's parent must exist).
+ *   arca_move(root, "run1/raw", "archive/raw"); */
+int32_t arca_move(arca_group_t *loc, const char *from, const char *to);
+
+/* Number of direct members. */
+int32_t arca_group_count(arca_group_t *g, uint64_t *n);
+
+/* The index-th direct member in name order: name through a caller buffer
+ * (required length), kind (ARCA_KIND_*, may be NULL). Past the end is
+ * ARCA_ERR_NOT_FOUND. Each call lists the group: for large groups prefer
+ * arca_group_iterate.
+ *   char name[256]; int32_t kind;
+ *   for (uint64_t i = 0; i < n; i++)
+ *       arca_group_member(root, i, name, sizeof name, NULL, &kind); */
+int32_t arca_group_member(arca_group_t *g, uint64_t index, char *name, size_t cap,
+                          size_t *needed, int32_t *kind);
+
+/* Call cb(name, kind, user) for each direct member in name order. Returns
+ * ARCA_OK, an error, or the callback's first nonzero value.
+ *   static int32_t print(const char *n, int32_t k, void *u) { puts(n); return 0; }
+ *   arca_group_iterate(root, print, NULL); */
+int32_t arca_group_iterate(arca_group_t *g, arca_iterate_fn cb, void *user);
+
+/* Like arca_group_iterate, but every object below `g`, named by its path
+ * relative to `g`, depth first in name order, each group before what lies
+ * below it ("a", "a/x", "a/x/y", "b", "b/z"), as h5py's visit. */
+int32_t arca_group_visit(arca_group_t *g, arca_iterate_fn cb, void *user);
+
+/* *kind = ARCA_KIND_GROUP or ARCA_KIND_DATASET; nothing there is
+ * ARCA_ERR_NOT_FOUND. */
+int32_t arca_kind(arca_group_t *loc, const char *path, int32_t *kind);
+
+/* *exists = 1 if anything is at `path`, else 0. */
+int32_t arca_exists(arca_group_t *loc, const char *path, int32_t *exists);
+
+/* The absolute path `g` was opened by (caller buffer, required length). */
+int32_t arca_group_path(arca_group_t *g, char *buf, size_t cap, size_t *needed);
+
+/* ---- datasets -------------------------------------------------------- */
+
+/* Defaults for a contiguous native-order dataset: no maxdims, chunks,
+ * filters or fill value. `dims` is borrowed, not copied.
+ *   uint64_t dims[2] = {100, 200};
+ *   arca_dataset_opts_t o;
+ *   arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT64, 2, dims); */
+int32_t arca_dataset_opts_init(arca_dataset_opts_t *o, arca_dtype_t dtype, int32_t rank,
+                               const uint64_t *dims);
+
+/* *size = bytes per element of `dtype` (str_len for ARCA_DTYPE_STRING). */
+int32_t arca_dtype_size(arca_dtype_t dtype, uint32_t str_len, size_t *size);
+
+/* Create a dataset (missing parent groups are created). `out` may be
+ * NULL; otherwise release *out with arca_dataset_close.
+ *   uint64_t dims[2] = {0, 1024}, maxd[2] = {ARCA_UNLIMITED, 1024}, ch[2] = {64, 1024};
+ *   arca_filter_t fl[2] = {{ARCA_FILTER_SHUFFLE, 0}, {ARCA_FILTER_ZSTD, 3}};
+ *   arca_dataset_opts_t o;
+ *   arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT32, 2, dims);
+ *   o.maxdims = maxd; o.chunks = ch; o.filters = fl; o.nfilters = 2;
+ *   arca_dataset_t *ds; arca_dataset_create(root, "frames", &o, &ds); */
+int32_t arca_dataset_create(arca_group_t *loc, const char *path,
+                            const arca_dataset_opts_t *opts, arca_dataset_t **out);
+
+/* Open a dataset (a group there is ARCA_ERR_NOT_FOUND). Release *out with
+ * arca_dataset_close. */
+int32_t arca_dataset_open(arca_group_t *loc, const char *path, arca_dataset_t **out);
+
+/* Free a dataset handle; NULL is a no-op. */
+int32_t arca_dataset_close(arca_dataset_t *ds);
+
+/* *rank = number of dimensions (0 for a scalar). */
+int32_t arca_dataset_rank(arca_dataset_t *ds, int32_t *rank);
+
+/* Extents into dims and, unless NULL, limits into maxdims (ARCA_UNLIMITED
+ * for none); both hold `cap` entries, at least the rank (for a scalar
+ * both may be NULL).
+ *   uint64_t d[ARCA_MAX_RANK]; arca_dataset_dims(ds, d, NULL, ARCA_MAX_RANK); */
+int32_t arca_dataset_dims(arca_dataset_t *ds, uint64_t *dims, uint64_t *maxdims, size_t cap);
+
+/* Element type code, byte order on disk and bytes per element; each
+ * pointer may be NULL. */
+int32_t arca_dataset_dtype(arca_dataset_t *ds, arca_dtype_t *dtype, int32_t *order,
+                           size_t *elem_size);
+
+/* Element type as a numpy-style string ("<f8", "|S16", "vlen:str", ...)
+ * through a caller buffer (required length). */
+int32_t arca_dataset_dtype_str(arca_dataset_t *ds, char *buf, size_t cap, size_t *needed);
+
+/* *chunked = 1 and the chunk shape into `chunks` (cap >= rank entries;
+ * may be NULL), or *chunked = 0 for contiguous storage. */
+int32_t arca_dataset_chunks(arca_dataset_t *ds, uint64_t *chunks, size_t cap, int32_t *chunked);
+
+/* The filter pipeline into `out` (cap entries; NULL only counts) and its
+ * length into *n (may be NULL). */
+int32_t arca_dataset_filters(arca_dataset_t *ds, arca_filter_t *out, size_t cap, size_t *n);
+
+/* The fill value, one element in native order; buf_size >= element size. */
+int32_t arca_dataset_fill_value(arca_dataset_t *ds, void *buf, size_t buf_size);
+
+/* Bytes of file space holding the elements (after compression). */
+int32_t arca_dataset_storage_size(arca_dataset_t *ds, uint64_t *bytes);
+
+/* Read a hyperslab into `buf`: packed, row-major, native byte order.
+ * start/count/step have one entry per dimension; NULL start = zeros, NULL
+ * step = ones, NULL count = to the end. buf_size must be at least
+ * product(count) * element size. Out of bounds is ARCA_ERR_INVALID;
+ * variable-length datasets are ARCA_ERR_UNSUPPORTED.
+ *   uint64_t start[2] = {10, 0}, count[2] = {5, 100}, step[2] = {2, 1};
+ *   float out[500];
+ *   arca_dataset_read(ds, start, count, step, out, sizeof out); */
+int32_t arca_dataset_read(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
+                          const uint64_t *step, void *buf, size_t buf_size);
+
+/* Write a hyperslab from `buf`; arguments as for arca_dataset_read.
+ *   uint64_t start[2] = {0, 0}, count[2] = {1, 100}; float row[100];
+ *   arca_dataset_write(ds, start, count, NULL, row, sizeof row); */
+int32_t arca_dataset_write(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
+                           const uint64_t *step, const void *buf, size_t buf_size);
+
+/* Change the extents (rank entries, within maxdims; chunked datasets
+ * only). Growing shows the fill value; shrinking drops elements.
+ *   uint64_t nd[2] = {128, 1024}; arca_dataset_resize(ds, nd); */
+int32_t arca_dataset_resize(arca_dataset_t *ds, const uint64_t *dims);
+
+/* The absolute path `ds` was opened by (caller buffer, required length). */
+int32_t arca_dataset_path(arca_dataset_t *ds, char *buf, size_t cap, size_t *needed);
+
+/* ---- attributes ------------------------------------------------------ */
+
+/* The attributes of a group / dataset; release *out with arca_attrs_close.
+ *   arca_attrs_t *a; arca_group_attrs(root, &a); */
+int32_t arca_group_attrs(arca_group_t *g, arca_attrs_t **out);
+int32_t arca_dataset_attrs(arca_dataset_t *ds, arca_attrs_t **out);
+
+/* Free an attributes handle; NULL is a no-op. */
+int32_t arca_attrs_close(arca_attrs_t *a);
+
+/* Create or replace an attribute of `rank` dimensions `shape` (0 and NULL
+ * for a scalar), elements in native order in `data`, exactly data_size
+ * bytes, stored in byte order `order`. For ARCA_DTYPE_STRING the element
+ * length is data_size / number of elements.
+ *   double gain = 1.5;
+ *   arca_attr_write(a, "gain", ARCA_DTYPE_FLOAT64, ARCA_ORDER_NATIVE, 0, NULL, &gain, sizeof gain);
+ *   int32_t roi[4] = {0, 0, 64, 64}; uint64_t n = 4;
+ *   arca_attr_write(a, "roi", ARCA_DTYPE_INT32, ARCA_ORDER_BIG, 1, &n, roi, sizeof roi); */
+int32_t arca_attr_write(arca_attrs_t *a, const char *name, arca_dtype_t dtype, int32_t order,
+                        int32_t rank, const uint64_t *shape, const void *data, size_t data_size);
+
+/* Create or replace a scalar string attribute.
+ *   arca_attr_write_string(a, "units", "m/s"); */
+int32_t arca_attr_write_string(arca_attrs_t *a, const char *name, const char *value);
+
+/* Type and shape of an attribute (missing: ARCA_ERR_NOT_FOUND).
+ *   arca_attr_info_t i; arca_attr_info(a, "roi", &i);
+ *   int32_t *roi = malloc(i.nbytes); arca_attr_read(a, "roi", roi, i.nbytes); */
+int32_t arca_attr_info(arca_attrs_t *a, const char *name, arca_attr_info_t *info);
+
+/* Read an attribute's elements in native order; buf_size >= nbytes. */
+int32_t arca_attr_read(arca_attrs_t *a, const char *name, void *buf, size_t buf_size);
+
+/* Read a string attribute into a caller buffer, NUL-terminated (required
+ * length). A non-string attribute is ARCA_ERR_INVALID.
+ *   char units[64]; arca_attr_read_string(a, "units", units, sizeof units, NULL); */
+int32_t arca_attr_read_string(arca_attrs_t *a, const char *name, char *buf, size_t cap,
+                              size_t *needed);
+
+/* Read a string attribute into a new string that the caller frees with
+ * arca_string_free (not free). *out is NULL on failure.
+ *   char *s; if (arca_attr_read_string_alloc(a, "units", &s) == ARCA_OK) {
+ *       puts(s); arca_string_free(s); } */
+int32_t arca_attr_read_string_alloc(arca_attrs_t *a, const char *name, char **out);
+
+/* Free a string from arca_attr_read_string_alloc; NULL is a no-op. */
+void arca_string_free(char *s);
+
+/* Delete an attribute (missing: ARCA_ERR_NOT_FOUND). */
+int32_t arca_attr_delete(arca_attrs_t *a, const char *name);
+
+/* Rename an attribute (existing `to`: ARCA_ERR_EXISTS). */
+int32_t arca_attr_rename(arca_attrs_t *a, const char *from, const char *to);
+
+/* *exists = 1 if the attribute exists, else 0. */
+int32_t arca_attr_exists(arca_attrs_t *a, const char *name, int32_t *exists);
+
+/* Number of attributes. */
+int32_t arca_attr_count(arca_attrs_t *a, uint64_t *n);
+
+/* Name of the index-th attribute in name order (caller buffer, required
+ * length; past the end: ARCA_ERR_NOT_FOUND).
+ *   char name[256];
+ *   for (uint64_t i = 0; i < n; i++) arca_attr_name(a, i, name, sizeof name, NULL); */
+int32_t arca_attr_name(arca_attrs_t *a, uint64_t index, char *buf, size_t cap, size_t *needed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ARCA_H */

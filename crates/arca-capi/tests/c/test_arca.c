@@ -1,0 +1,1036 @@
+/*
+ * Tests of the arca C API through the public header, linked against the
+ * library: every function, its values and its error paths.
+ */
+#define _GNU_SOURCE
+#include "arca.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <string.h>
+
+static int failures = 0;
+static int checks = 0;
+
+/* Evaluate a call and compare its status to the expected code. */
+#define EXPECT_RC(call, want)                                                        \
+    do {                                                                             \
+        int32_t rc_ = (call);                                                        \
+        checks++;                                                                    \
+        if (rc_ != (want)) {                                                         \
+            failures++;                                                              \
+            fprintf(stderr, "%s:%d: %s returned %s (%d), expected %s: %s\n", __FILE__, \
+                    __LINE__, #call, arca_error_name(rc_), rc_, arca_error_name(want),  \
+                    arca_last_error());                                              \
+        }                                                                            \
+    } while (0)
+
+#define OK(call) EXPECT_RC(call, ARCA_OK)
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        checks++;                                                              \
+        if (!(cond)) {                                                         \
+            failures++;                                                        \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                      \
+    } while (0)
+
+static char dir[256];
+
+static const char *path_in(const char *name) {
+    static char buf[4][512];
+    static int k = 0;
+    k = (k + 1) % 4;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", dir, name);
+    return buf[k];
+}
+
+/* ---- errors and version --------------------------------------------- */
+
+static void test_errors_and_version(void) {
+    CHECK(strlen(arca_version()) > 0);
+    CHECK(strcmp(arca_error_name(ARCA_OK), "ARCA_OK") == 0);
+    CHECK(strcmp(arca_error_name(ARCA_ERR_NOT_FOUND), "ARCA_ERR_NOT_FOUND") == 0);
+    CHECK(strcmp(arca_error_name(ARCA_ERR_PANIC), "ARCA_ERR_PANIC") == 0);
+    CHECK(strcmp(arca_error_name(12345), "ARCA_ERR_UNKNOWN") == 0);
+    CHECK(arca_last_error() != NULL);
+}
+
+/* ---- files ----------------------------------------------------------- */
+
+static void test_files(void) {
+    const char *p = path_in("files.arca");
+    arca_file_t *f = (arca_file_t *)1;
+
+    /* Opening a missing file read-only is an I/O error, and clears *out. */
+    EXPECT_RC(arca_file_open(path_in("missing.arca"), "r", &f), ARCA_ERR_IO);
+    CHECK(f == NULL);
+    CHECK(strlen(arca_last_error()) > 0);
+    EXPECT_RC(arca_file_open(path_in("missing.arca"), "r+", &f), ARCA_ERR_IO);
+    EXPECT_RC(arca_file_open(p, "q", &f), ARCA_ERR_INVALID);
+    CHECK(strstr(arca_last_error(), "mode") != NULL);
+    EXPECT_RC(arca_file_open(NULL, "w", &f), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_open(p, NULL, &f), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_open(p, "w", NULL), ARCA_ERR_NULL);
+
+    OK(arca_file_create(p, &f));
+    CHECK(f != NULL);
+    int32_t w = -1;
+    OK(arca_file_is_writable(f, &w));
+    CHECK(w == 1);
+    size_t need = 0;
+    OK(arca_file_path(f, NULL, 0, &need));
+    CHECK(need == strlen(p) + 1);
+    char small[4];
+    EXPECT_RC(arca_file_path(f, small, sizeof small, &need), ARCA_ERR_INVALID);
+    char full[512];
+    OK(arca_file_path(f, full, sizeof full, NULL));
+    CHECK(strcmp(full, p) == 0);
+    OK(arca_file_flush(f));
+
+    /* One writer at a time, even within a process. */
+    arca_file_t *g = NULL;
+    EXPECT_RC(arca_file_open(p, "a", &g), ARCA_ERR_LOCKED);
+    CHECK(g == NULL);
+    OK(arca_file_close(f));
+
+    /* "w-" refuses an existing file; "a" opens it; "w" truncates it. */
+    EXPECT_RC(arca_file_open(p, "w-", &f), ARCA_ERR_EXISTS);
+    EXPECT_RC(arca_file_open(p, "x", &f), ARCA_ERR_EXISTS);
+    OK(arca_file_open(path_in("new.arca"), "w-", &f));
+    OK(arca_file_close(f));
+    OK(arca_file_open(path_in("append.arca"), "a", &f));
+    OK(arca_file_close(f));
+    OK(arca_file_open(path_in("append.arca"), "a", &f));
+    OK(arca_file_close(f));
+    OK(arca_file_open(p, "r", &f));
+    OK(arca_file_is_writable(f, &w));
+    CHECK(w == 0);
+    OK(arca_file_close(f));
+    OK(arca_file_open(p, "r+", &f));
+    OK(arca_file_close(f));
+
+    /* A file that is not arca. */
+    const char *junk = path_in("junk.arca");
+    FILE *fp = fopen(junk, "wb");
+    for (int i = 0; i < 10000; i++) fputc(i * 7, fp);
+    fclose(fp);
+    EXPECT_RC(arca_file_open(junk, "r", &f), ARCA_ERR_CORRUPT);
+    CHECK(f == NULL);
+
+    /* Closing NULL is a no-op. */
+    OK(arca_file_close(NULL));
+}
+
+/* ---- groups ---------------------------------------------------------- */
+
+struct names {
+    char list[16][64];
+    int32_t kinds[16];
+    int n;
+    int stop_after;
+};
+
+static int32_t collect(const char *name, int32_t kind, void *user) {
+    struct names *ns = user;
+    if (ns->n < 16) {
+        snprintf(ns->list[ns->n], 64, "%s", name);
+        ns->kinds[ns->n] = kind;
+    }
+    ns->n++;
+    if (ns->stop_after && ns->n == ns->stop_after) return 42;
+    return 0;
+}
+
+static void test_groups(void) {
+    arca_file_t *f;
+    arca_group_t *root, *g, *h;
+    OK(arca_file_create(path_in("groups.arca"), &f));
+    OK(arca_file_root(f, &root));
+    char buf[256];
+    OK(arca_group_path(root, buf, sizeof buf, NULL));
+    CHECK(strcmp(buf, "/") == 0);
+
+    OK(arca_group_create(root, "a/b/c", &g));
+    OK(arca_group_path(g, buf, sizeof buf, NULL));
+    CHECK(strcmp(buf, "/a/b/c") == 0);
+    OK(arca_group_close(g));
+    OK(arca_group_create(root, "z", NULL));
+    EXPECT_RC(arca_group_create(root, "z", NULL), ARCA_ERR_EXISTS);
+    OK(arca_group_open(root, "/a/b", &g));
+    OK(arca_group_open(g, "c", &h));
+    OK(arca_group_path(h, buf, sizeof buf, NULL));
+    CHECK(strcmp(buf, "/a/b/c") == 0);
+    OK(arca_group_close(h));
+    h = (arca_group_t *)1;
+    EXPECT_RC(arca_group_open(g, "nope", &h), ARCA_ERR_NOT_FOUND);
+    CHECK(h == NULL);
+    CHECK(strstr(arca_last_error(), "nope") != NULL);
+    EXPECT_RC(arca_group_open(g, "c", NULL), ARCA_ERR_NULL);
+
+    /* require: existing, new, and over a dataset. */
+    OK(arca_group_require(root, "a/b", &h));
+    OK(arca_group_close(h));
+    OK(arca_group_require(root, "m", NULL));
+    uint64_t one = 1;
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT32, 1, &one));
+    OK(arca_dataset_create(root, "d", &o, NULL));
+    EXPECT_RC(arca_group_require(root, "d", NULL), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_group_open(root, "d", &h), ARCA_ERR_NOT_FOUND);
+
+    /* kind and exists */
+    int32_t kind = 0, e = -1;
+    OK(arca_kind(root, "a/b", &kind));
+    CHECK(kind == ARCA_KIND_GROUP);
+    OK(arca_kind(root, "d", &kind));
+    CHECK(kind == ARCA_KIND_DATASET);
+    EXPECT_RC(arca_kind(root, "none", &kind), ARCA_ERR_NOT_FOUND);
+    EXPECT_RC(arca_kind(root, "d", NULL), ARCA_ERR_NULL);
+    OK(arca_exists(root, "a/b/c", &e));
+    CHECK(e == 1);
+    OK(arca_exists(root, "a/x", &e));
+    CHECK(e == 0);
+
+    /* members by index: a, d, m, z */
+    uint64_t n = 0;
+    OK(arca_group_count(root, &n));
+    CHECK(n == 4);
+    const char *want[4] = {"a", "d", "m", "z"};
+    int32_t want_kind[4] = {ARCA_KIND_GROUP, ARCA_KIND_DATASET, ARCA_KIND_GROUP, ARCA_KIND_GROUP};
+    for (uint64_t i = 0; i < n; i++) {
+        size_t need = 0;
+        OK(arca_group_member(root, i, NULL, 0, &need, NULL));
+        CHECK(need == strlen(want[i]) + 1);
+        OK(arca_group_member(root, i, buf, sizeof buf, NULL, &kind));
+        CHECK(strcmp(buf, want[i]) == 0);
+        CHECK(kind == want_kind[i]);
+    }
+    EXPECT_RC(arca_group_member(root, 4, buf, sizeof buf, NULL, NULL), ARCA_ERR_NOT_FOUND);
+    char tiny[1];
+    EXPECT_RC(arca_group_member(root, 0, tiny, 1, NULL, NULL), ARCA_ERR_INVALID);
+
+    /* callback iteration, whole and stopped early */
+    struct names ns = {0};
+    OK(arca_group_iterate(root, collect, &ns));
+    CHECK(ns.n == 4);
+    CHECK(strcmp(ns.list[0], "a") == 0 && strcmp(ns.list[3], "z") == 0);
+    CHECK(ns.kinds[1] == ARCA_KIND_DATASET);
+    memset(&ns, 0, sizeof ns);
+    ns.stop_after = 2;
+    EXPECT_RC(arca_group_iterate(root, collect, &ns), 42);
+    CHECK(ns.n == 2);
+    EXPECT_RC(arca_group_iterate(root, NULL, NULL), ARCA_ERR_NULL);
+
+    /* recursive visit: pre-order, depth first, members in name order */
+    memset(&ns, 0, sizeof ns);
+    OK(arca_group_visit(root, collect, &ns));
+    CHECK(ns.n == 6);
+    const char *order[6] = {"a", "a/b", "a/b/c", "d", "m", "z"};
+    for (int i = 0; i < 6; i++) CHECK(strcmp(ns.list[i], order[i]) == 0);
+    CHECK(ns.kinds[3] == ARCA_KIND_DATASET && ns.kinds[2] == ARCA_KIND_GROUP);
+    memset(&ns, 0, sizeof ns);
+    ns.stop_after = 3;
+    EXPECT_RC(arca_group_visit(root, collect, &ns), 42);
+    CHECK(ns.n == 3);
+
+    /* move, rename and delete */
+    OK(arca_move(root, "a/b/c", "m/c2"));
+    OK(arca_exists(root, "m/c2", &e));
+    CHECK(e == 1);
+    OK(arca_exists(root, "a/b/c", &e));
+    CHECK(e == 0);
+    OK(arca_move(root, "d", "d2"));
+    OK(arca_kind(root, "d2", &kind));
+    CHECK(kind == ARCA_KIND_DATASET);
+    EXPECT_RC(arca_move(root, "nothing", "x"), ARCA_ERR_NOT_FOUND);
+    EXPECT_RC(arca_move(root, "z", "m"), ARCA_ERR_EXISTS);
+    EXPECT_RC(arca_move(root, "a", "a/b/inside"), ARCA_ERR_INVALID);
+    OK(arca_delete(root, "a"));
+    OK(arca_exists(root, "a/b", &e));
+    CHECK(e == 0);
+    EXPECT_RC(arca_delete(root, "a"), ARCA_ERR_NOT_FOUND);
+    OK(arca_group_count(root, &n));
+    CHECK(n == 3);
+    /* The handle to the deleted group's child is stale but safe to close. */
+    OK(arca_group_close(g));
+
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+}
+
+/* ---- datasets -------------------------------------------------------- */
+
+static void test_numeric_types(arca_group_t *root) {
+    /* Every numeric type round-trips, in both byte orders. */
+    const arca_dtype_t types[] = {ARCA_DTYPE_BOOL,   ARCA_DTYPE_INT8,    ARCA_DTYPE_INT16,
+                                  ARCA_DTYPE_INT32,  ARCA_DTYPE_INT64,   ARCA_DTYPE_UINT8,
+                                  ARCA_DTYPE_UINT16, ARCA_DTYPE_UINT32,  ARCA_DTYPE_UINT64,
+                                  ARCA_DTYPE_FLOAT32, ARCA_DTYPE_FLOAT64};
+    const size_t sizes[] = {1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8};
+    const int32_t orders[] = {ARCA_ORDER_LITTLE, ARCA_ORDER_BIG};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        for (int k = 0; k < 2; k++) {
+            char name[64];
+            snprintf(name, sizeof name, "types/t%d_%d", (int)types[t], orders[k]);
+            uint64_t dims[1] = {10};
+            arca_dataset_opts_t o;
+            OK(arca_dataset_opts_init(&o, types[t], 1, dims));
+            o.order = orders[k];
+            arca_dataset_t *ds;
+            OK(arca_dataset_create(root, name, &o, &ds));
+            size_t size = 0;
+            OK(arca_dtype_size(types[t], 0, &size));
+            CHECK(size == sizes[t]);
+            unsigned char in[80], out[80];
+            for (size_t i = 0; i < 10 * size; i++) in[i] = (unsigned char)(i * 37 + 1);
+            if (types[t] == ARCA_DTYPE_BOOL)
+                for (size_t i = 0; i < 10; i++) in[i] = (unsigned char)(i % 2);
+            if (types[t] == ARCA_DTYPE_FLOAT32) {
+                float v[10];
+                for (int i = 0; i < 10; i++) v[i] = (float)i * 1.25f - 3.0f;
+                memcpy(in, v, sizeof v);
+            }
+            if (types[t] == ARCA_DTYPE_FLOAT64) {
+                double v[10];
+                for (int i = 0; i < 10; i++) v[i] = i * 2.5 - 7.0;
+                memcpy(in, v, sizeof v);
+            }
+            OK(arca_dataset_write(ds, NULL, NULL, NULL, in, 10 * size));
+            memset(out, 0, sizeof out);
+            OK(arca_dataset_read(ds, NULL, NULL, NULL, out, sizeof out));
+            CHECK(memcmp(in, out, 10 * size) == 0);
+            arca_dtype_t dt;
+            int32_t order;
+            size_t es;
+            OK(arca_dataset_dtype(ds, &dt, &order, &es));
+            CHECK(dt == types[t]);
+            CHECK(es == sizes[t]);
+            CHECK(order == (sizes[t] > 1 ? orders[k] : ARCA_ORDER_NATIVE));
+            OK(arca_dataset_close(ds));
+        }
+    }
+    /* Big-endian values read back as native numbers, and say so. */
+    uint64_t dims[1] = {3};
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT32, 1, dims));
+    o.order = ARCA_ORDER_BIG;
+    arca_dataset_t *ds;
+    OK(arca_dataset_create(root, "be", &o, &ds));
+    int32_t v[3] = {1, -2, 0x01020304}, back[3] = {0};
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, v, sizeof v));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, back, sizeof back));
+    CHECK(back[0] == 1 && back[1] == -2 && back[2] == 0x01020304);
+    char ts[16];
+    OK(arca_dataset_dtype_str(ds, ts, sizeof ts, NULL));
+    CHECK(strcmp(ts, ">i4") == 0);
+    OK(arca_dataset_close(ds));
+
+    /* Unknown codes. */
+    OK(arca_dataset_opts_init(&o, 99, 1, dims));
+    EXPECT_RC(arca_dataset_create(root, "bad", &o, NULL), ARCA_ERR_INVALID);
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT32, 1, dims));
+    o.order = 7;
+    EXPECT_RC(arca_dataset_create(root, "bad", &o, NULL), ARCA_ERR_INVALID);
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_VLEN, 1, dims));
+    EXPECT_RC(arca_dataset_create(root, "bad", &o, NULL), ARCA_ERR_UNSUPPORTED);
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_STRING, 1, dims));
+    EXPECT_RC(arca_dataset_create(root, "bad", &o, NULL), ARCA_ERR_INVALID); /* str_len 0 */
+    size_t s;
+    EXPECT_RC(arca_dtype_size(0, 0, &s), ARCA_ERR_INVALID);
+    OK(arca_dtype_size(ARCA_DTYPE_STRING, 9, &s));
+    CHECK(s == 9);
+}
+
+static void test_chunked_2d(arca_group_t *root) {
+    /* 12 x 10 float64 with every filter pipeline; strided hyperslabs. */
+    const arca_filter_t pipes[][2] = {
+        {{ARCA_FILTER_SHUFFLE, 0}, {ARCA_FILTER_GZIP, 6}},
+        {{ARCA_FILTER_SHUFFLE, 0}, {ARCA_FILTER_ZSTD, 3}},
+        {{ARCA_FILTER_LZ4, 0}, {0, 0}},
+        {{ARCA_FILTER_ZSTD, -3}, {0, 0}},
+    };
+    const size_t npipe[] = {2, 2, 1, 1};
+    double all[12][10];
+    for (int i = 0; i < 12; i++)
+        for (int j = 0; j < 10; j++) all[i][j] = i * 100 + j + 0.5;
+    for (int p = 0; p < 4; p++) {
+        char name[32];
+        snprintf(name, sizeof name, "grid%d", p);
+        uint64_t dims[2] = {12, 10}, chunks[2] = {5, 4};
+        arca_dataset_opts_t o;
+        OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT64, 2, dims));
+        o.chunks = chunks;
+        o.filters = pipes[p];
+        o.nfilters = npipe[p];
+        arca_dataset_t *ds;
+        OK(arca_dataset_create(root, name, &o, &ds));
+        OK(arca_dataset_write(ds, NULL, NULL, NULL, all, sizeof all));
+
+        /* rows 1,4,7,10 x columns 2,5,8 */
+        uint64_t start[2] = {1, 2}, count[2] = {4, 3}, step[2] = {3, 3};
+        double sub[4][3];
+        OK(arca_dataset_read(ds, start, count, step, sub, sizeof sub));
+        int good = 1;
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++)
+                if (sub[i][j] != all[1 + 3 * i][2 + 3 * j]) good = 0;
+        CHECK(good);
+
+        /* NULL count reads to the end: rows 9..11, columns 6..9 */
+        uint64_t s2[2] = {9, 6};
+        double tail[3][4];
+        OK(arca_dataset_read(ds, s2, NULL, NULL, tail, sizeof tail));
+        CHECK(tail[0][0] == all[9][6] && tail[2][3] == all[11][9]);
+
+        /* a strided write, read back through the whole array */
+        double patch[2][2] = {{-1, -2}, {-3, -4}};
+        uint64_t ps[2] = {0, 0}, pc[2] = {2, 2}, pst[2] = {11, 9};
+        OK(arca_dataset_write(ds, ps, pc, pst, patch, sizeof patch));
+        double back[12][10];
+        OK(arca_dataset_read(ds, NULL, NULL, NULL, back, sizeof back));
+        CHECK(back[0][0] == -1 && back[0][9] == -2 && back[11][0] == -3 && back[11][9] == -4);
+        CHECK(back[5][5] == all[5][5]);
+
+        /* creation options read back */
+        uint64_t c[ARCA_MAX_RANK];
+        int32_t chunked = -1;
+        OK(arca_dataset_chunks(ds, c, ARCA_MAX_RANK, &chunked));
+        CHECK(chunked == 1 && c[0] == 5 && c[1] == 4);
+        arca_filter_t fl[8];
+        size_t nf = 0;
+        OK(arca_dataset_filters(ds, fl, 8, &nf));
+        CHECK(nf == npipe[p]);
+        CHECK(fl[0].id == pipes[p][0].id);
+        if (npipe[p] == 2) CHECK(fl[1].id == pipes[p][1].id && fl[1].level == pipes[p][1].level);
+        if (pipes[p][0].id == ARCA_FILTER_ZSTD) CHECK(fl[0].level == -3);
+        EXPECT_RC(arca_dataset_filters(ds, fl, 0, &nf), npipe[p] ? ARCA_ERR_INVALID : ARCA_OK);
+        OK(arca_dataset_filters(ds, NULL, 0, &nf));
+        uint64_t stored = 0;
+        OK(arca_dataset_storage_size(ds, &stored));
+        CHECK(stored > 0);
+        OK(arca_dataset_close(ds));
+    }
+
+    /* Bad pipelines. */
+    uint64_t dims[1] = {8};
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT16, 1, dims));
+    arca_filter_t two[2] = {{ARCA_FILTER_GZIP, 1}, {ARCA_FILTER_ZSTD, 1}};
+    o.filters = two;
+    o.nfilters = 2;
+    EXPECT_RC(arca_dataset_create(root, "badpipe", &o, NULL), ARCA_ERR_INVALID);
+    arca_filter_t lvl[1] = {{ARCA_FILTER_GZIP, 12}};
+    o.filters = lvl;
+    o.nfilters = 1;
+    EXPECT_RC(arca_dataset_create(root, "badpipe", &o, NULL), ARCA_ERR_INVALID);
+    lvl[0].level = -1;
+    EXPECT_RC(arca_dataset_create(root, "badpipe", &o, NULL), ARCA_ERR_INVALID);
+    arca_filter_t unk[1] = {{77, 0}};
+    o.filters = unk;
+    EXPECT_RC(arca_dataset_create(root, "badpipe", &o, NULL), ARCA_ERR_INVALID);
+    o.filters = NULL; /* NULL with a count */
+    EXPECT_RC(arca_dataset_create(root, "badpipe", &o, NULL), ARCA_ERR_NULL);
+    int32_t exists = 1;
+    OK(arca_exists(root, "badpipe", &exists));
+    CHECK(exists == 0);
+}
+
+static void test_resize_and_fill(arca_group_t *root) {
+    uint64_t dims[2] = {0, 4}, maxd[2] = {ARCA_UNLIMITED, 4}, chunks[2] = {3, 4};
+    int32_t fill = -7;
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT32, 2, dims));
+    o.maxdims = maxd;
+    o.chunks = chunks;
+    o.fill_value = &fill;
+    o.fill_size = sizeof fill;
+    arca_dataset_t *ds;
+    OK(arca_dataset_create(root, "log", &o, &ds));
+    int32_t rank = -1;
+    OK(arca_dataset_rank(ds, &rank));
+    CHECK(rank == 2);
+    uint64_t d[ARCA_MAX_RANK], m[ARCA_MAX_RANK];
+    OK(arca_dataset_dims(ds, d, m, ARCA_MAX_RANK));
+    CHECK(d[0] == 0 && d[1] == 4 && m[0] == ARCA_UNLIMITED && m[1] == 4);
+    EXPECT_RC(arca_dataset_dims(ds, d, NULL, 1), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_dims(ds, NULL, NULL, 2), ARCA_ERR_NULL);
+    int32_t f2 = 0;
+    OK(arca_dataset_fill_value(ds, &f2, sizeof f2));
+    CHECK(f2 == -7);
+    EXPECT_RC(arca_dataset_fill_value(ds, &f2, 2), ARCA_ERR_INVALID);
+
+    /* append rows in three steps */
+    for (int step = 0; step < 3; step++) {
+        uint64_t nd[2] = {(uint64_t)(step + 1) * 2, 4};
+        OK(arca_dataset_resize(ds, nd));
+        int32_t rows[2][4];
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 4; j++) rows[i][j] = step * 100 + i * 10 + j;
+        uint64_t start[2] = {(uint64_t)step * 2, 0}, count[2] = {2, 4};
+        OK(arca_dataset_write(ds, start, count, NULL, rows, sizeof rows));
+    }
+    OK(arca_dataset_dims(ds, d, NULL, 2));
+    CHECK(d[0] == 6);
+    /* grow past the data: the new rows show the fill value */
+    uint64_t grown[2] = {8, 4};
+    OK(arca_dataset_resize(ds, grown));
+    int32_t all[8][4];
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, all, sizeof all));
+    CHECK(all[0][0] == 0 && all[3][2] == 112 && all[5][3] == 213);
+    CHECK(all[6][0] == -7 && all[7][3] == -7);
+    /* shrink, then grow back: the cut rows are gone */
+    uint64_t shrunk[2] = {1, 4};
+    OK(arca_dataset_resize(ds, shrunk));
+    OK(arca_dataset_resize(ds, grown));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, all, sizeof all));
+    CHECK(all[0][3] == 3 && all[1][0] == -7 && all[5][3] == -7);
+    uint64_t wide[2] = {8, 5};
+    EXPECT_RC(arca_dataset_resize(ds, wide), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_resize(ds, NULL), ARCA_ERR_NULL);
+    OK(arca_dataset_close(ds));
+
+    /* wrong fill size */
+    uint64_t one[1] = {4};
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT64, 1, one));
+    o.fill_value = &fill;
+    o.fill_size = sizeof fill;
+    EXPECT_RC(arca_dataset_create(root, "badfill", &o, NULL), ARCA_ERR_INVALID);
+
+    /* contiguous datasets cannot be resized and report no chunks */
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT32, 1, one));
+    OK(arca_dataset_create(root, "fixed", &o, &ds));
+    EXPECT_RC(arca_dataset_resize(ds, one), ARCA_ERR_INVALID);
+    int32_t chunked = -1;
+    OK(arca_dataset_chunks(ds, NULL, 0, &chunked));
+    CHECK(chunked == 0);
+    float zeros[4] = {1, 1, 1, 1};
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, zeros, sizeof zeros));
+    CHECK(zeros[0] == 0 && zeros[3] == 0);
+    OK(arca_dataset_close(ds));
+}
+
+static void test_scalar_and_strings(arca_group_t *root) {
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT64, 0, NULL));
+    arca_dataset_t *ds;
+    OK(arca_dataset_create(root, "pi", &o, &ds));
+    double pi = 3.14159, back = 0;
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, &pi, sizeof pi));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, &back, sizeof back));
+    CHECK(back == pi);
+    int32_t rank = -1;
+    OK(arca_dataset_rank(ds, &rank));
+    CHECK(rank == 0);
+    OK(arca_dataset_dims(ds, NULL, NULL, 0));
+    OK(arca_dataset_close(ds));
+
+    uint64_t dims[1] = {3};
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_STRING, 1, dims));
+    o.str_len = 6;
+    OK(arca_dataset_create(root, "labels", &o, &ds));
+    const char in[18] = "alpha\0beta\0\0gamma\0";
+    char out[18];
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, in, sizeof in));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, out, sizeof out));
+    CHECK(memcmp(in, out, sizeof in) == 0);
+    CHECK(strcmp(out + 12, "gamma") == 0);
+    arca_dtype_t dt;
+    size_t es;
+    OK(arca_dataset_dtype(ds, &dt, NULL, &es));
+    CHECK(dt == ARCA_DTYPE_STRING && es == 6);
+    OK(arca_dataset_close(ds));
+}
+
+static void test_bad_hyperslabs(arca_group_t *root) {
+    uint64_t dims[2] = {4, 5};
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_UINT16, 2, dims));
+    arca_dataset_t *ds;
+    OK(arca_dataset_create(root, "slab", &o, &ds));
+    uint16_t buf[20] = {0};
+    uint64_t start[2] = {3, 0}, count[2] = {2, 5}, step[2] = {1, 1};
+    EXPECT_RC(arca_dataset_read(ds, start, count, step, buf, sizeof buf), ARCA_ERR_INVALID);
+    CHECK(strstr(arca_last_error(), "bounds") != NULL);
+    EXPECT_RC(arca_dataset_write(ds, start, count, step, buf, sizeof buf), ARCA_ERR_INVALID);
+    uint64_t zstep[2] = {0, 1};
+    start[0] = 0;
+    EXPECT_RC(arca_dataset_read(ds, start, count, zstep, buf, sizeof buf), ARCA_ERR_INVALID);
+    uint64_t step3[2] = {3, 1}, step4[2] = {4, 1};
+    OK(arca_dataset_read(ds, start, count, step3, buf, sizeof buf)); /* rows 0 and 3 */
+    EXPECT_RC(arca_dataset_read(ds, start, count, step4, buf, sizeof buf), ARCA_ERR_INVALID);
+    /* the buffer is smaller than the selection */
+    EXPECT_RC(arca_dataset_read(ds, NULL, NULL, NULL, buf, sizeof buf - 1), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_write(ds, NULL, NULL, NULL, buf, 10), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_read(ds, NULL, NULL, NULL, NULL, sizeof buf), ARCA_ERR_NULL);
+    /* start beyond the extent with count "to the end" */
+    uint64_t far[2] = {9, 0};
+    EXPECT_RC(arca_dataset_read(ds, far, NULL, NULL, buf, sizeof buf), ARCA_ERR_INVALID);
+    /* an empty selection is fine */
+    uint64_t none[2] = {0, 5};
+    OK(arca_dataset_read(ds, NULL, none, NULL, NULL, 0));
+    /* counts whose product overflows */
+    uint64_t huge[2] = {UINT64_MAX / 2, 4};
+    EXPECT_RC(arca_dataset_read(ds, NULL, huge, NULL, buf, sizeof buf), ARCA_ERR_INVALID);
+    OK(arca_dataset_close(ds));
+    EXPECT_RC(arca_dataset_open(root, "nope", &ds), ARCA_ERR_NOT_FOUND);
+    CHECK(ds == NULL);
+    EXPECT_RC(arca_dataset_open(root, "/", &ds), ARCA_ERR_NOT_FOUND);
+}
+
+static void test_datasets(void) {
+    arca_file_t *f;
+    arca_group_t *root;
+    OK(arca_file_create(path_in("datasets.arca"), &f));
+    OK(arca_file_root(f, &root));
+    test_numeric_types(root);
+    test_chunked_2d(root);
+    test_resize_and_fill(root);
+    test_scalar_and_strings(root);
+    test_bad_hyperslabs(root);
+    OK(arca_file_check(f, NULL));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+
+    /* Everything survives a reopen. */
+    OK(arca_file_open(path_in("datasets.arca"), "r", &f));
+    OK(arca_file_root(f, &root));
+    arca_dataset_t *ds;
+    OK(arca_dataset_open(root, "/log", &ds));
+    int32_t all[8][4];
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, all, sizeof all));
+    CHECK(all[0][3] == 3 && all[7][3] == -7);
+    OK(arca_dataset_close(ds));
+    OK(arca_dataset_open(root, "grid1", &ds));
+    double v = 0;
+    uint64_t s[2] = {5, 5}, c[2] = {1, 1};
+    OK(arca_dataset_read(ds, s, c, NULL, &v, sizeof v));
+    CHECK(v == 505.5);
+    char p[64];
+    OK(arca_dataset_path(ds, p, sizeof p, NULL));
+    CHECK(strcmp(p, "/grid1") == 0);
+    OK(arca_dataset_close(ds));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+}
+
+/* ---- attributes ------------------------------------------------------ */
+
+static void check_attrs(arca_attrs_t *a) {
+    double gain = 0;
+    OK(arca_attr_read(a, "gain", &gain, sizeof gain));
+    CHECK(gain == 1.5);
+    arca_attr_info_t info;
+    OK(arca_attr_info(a, "roi", &info));
+    CHECK(info.dtype == ARCA_DTYPE_INT32 && info.order == ARCA_ORDER_BIG);
+    CHECK(info.rank == 2 && info.shape[0] == 2 && info.shape[1] == 2);
+    CHECK(info.nelems == 4 && info.elem_size == 4 && info.nbytes == 16);
+    int32_t roi[4] = {0};
+    OK(arca_attr_read(a, "roi", roi, sizeof roi));
+    CHECK(roi[0] == 1 && roi[1] == -2 && roi[2] == 300000 && roi[3] == -400000);
+    uint64_t big = 0;
+    OK(arca_attr_read(a, "big", &big, sizeof big));
+    CHECK(big == UINT64_MAX - 1);
+    uint8_t flag = 9;
+    OK(arca_attr_read(a, "flag", &flag, sizeof flag));
+    CHECK(flag == 1);
+    char units[16];
+    size_t need = 0;
+    OK(arca_attr_read_string(a, "units", NULL, 0, &need));
+    CHECK(need == 4);
+    OK(arca_attr_read_string(a, "units", units, sizeof units, NULL));
+    CHECK(strcmp(units, "m/s") == 0);
+    EXPECT_RC(arca_attr_read_string(a, "units", units, 3, NULL), ARCA_ERR_INVALID);
+    char *s = NULL;
+    OK(arca_attr_read_string_alloc(a, "units", &s));
+    CHECK(s && strcmp(s, "m/s") == 0);
+    arca_string_free(s);
+    OK(arca_attr_info(a, "units", &info));
+    CHECK(info.dtype == ARCA_DTYPE_STRING && info.rank == 0 && info.nbytes == 3);
+    float fs[3];
+    OK(arca_attr_read(a, "fs", fs, sizeof fs));
+    CHECK(fs[0] == 0.5f && fs[2] == -2.0f);
+}
+
+static void test_attributes(void) {
+    arca_file_t *f;
+    arca_group_t *root;
+    arca_dataset_t *ds;
+    arca_attrs_t *ga, *da;
+    const char *p = path_in("attrs.arca");
+    OK(arca_file_create(p, &f));
+    OK(arca_file_root(f, &root));
+    uint64_t n1 = 1;
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT8, 1, &n1));
+    OK(arca_dataset_create(root, "g/ds", &o, &ds));
+    OK(arca_group_attrs(root, &ga));
+    OK(arca_dataset_attrs(ds, &da));
+
+    arca_attrs_t *both[2] = {ga, da};
+    for (int k = 0; k < 2; k++) {
+        arca_attrs_t *a = both[k];
+        double gain = 1.5;
+        OK(arca_attr_write(a, "gain", ARCA_DTYPE_FLOAT64, ARCA_ORDER_NATIVE, 0, NULL, &gain,
+                           sizeof gain));
+        int32_t roi[4] = {1, -2, 300000, -400000};
+        uint64_t shape[2] = {2, 2};
+        OK(arca_attr_write(a, "roi", ARCA_DTYPE_INT32, ARCA_ORDER_BIG, 2, shape, roi,
+                           sizeof roi));
+        uint64_t big = UINT64_MAX - 1;
+        OK(arca_attr_write(a, "big", ARCA_DTYPE_UINT64, ARCA_ORDER_LITTLE, 0, NULL, &big,
+                           sizeof big));
+        uint8_t flag = 1;
+        OK(arca_attr_write(a, "flag", ARCA_DTYPE_BOOL, ARCA_ORDER_NATIVE, 0, NULL, &flag, 1));
+        float fs[3] = {0.5f, 1.0f, -2.0f};
+        uint64_t n3 = 3;
+        OK(arca_attr_write(a, "fs", ARCA_DTYPE_FLOAT32, ARCA_ORDER_NATIVE, 1, &n3, fs,
+                           sizeof fs));
+        OK(arca_attr_write_string(a, "units", "m/s"));
+        /* an array of fixed-length strings */
+        const char names[8] = "abcdwxyz";
+        uint64_t n2 = 2;
+        OK(arca_attr_write(a, "names", ARCA_DTYPE_STRING, ARCA_ORDER_NATIVE, 1, &n2, names, 8));
+        arca_attr_info_t info;
+        OK(arca_attr_info(a, "names", &info));
+        CHECK(info.elem_size == 4 && info.nelems == 2);
+        EXPECT_RC(arca_attr_write(a, "names", ARCA_DTYPE_STRING, ARCA_ORDER_NATIVE, 1, &n2,
+                                  names, 7),
+                  ARCA_ERR_INVALID);
+        check_attrs(a);
+
+        /* errors */
+        EXPECT_RC(arca_attr_write(a, "gain", ARCA_DTYPE_FLOAT64, ARCA_ORDER_NATIVE, 0, NULL,
+                                  &gain, 4),
+                  ARCA_ERR_INVALID);
+        EXPECT_RC(arca_attr_write(a, "x", ARCA_DTYPE_INT32, ARCA_ORDER_NATIVE, 40, shape, roi,
+                                  sizeof roi),
+                  ARCA_ERR_INVALID);
+        EXPECT_RC(arca_attr_write(a, "", ARCA_DTYPE_INT32, ARCA_ORDER_NATIVE, 0, NULL, roi, 4),
+                  ARCA_ERR_INVALID);
+        EXPECT_RC(arca_attr_write(a, "x", ARCA_DTYPE_INT32, ARCA_ORDER_NATIVE, 0, NULL, NULL, 4),
+                  ARCA_ERR_NULL);
+        EXPECT_RC(arca_attr_read(a, "missing", &gain, sizeof gain), ARCA_ERR_NOT_FOUND);
+        EXPECT_RC(arca_attr_read(a, "roi", roi, 8), ARCA_ERR_INVALID);
+        char buf[16];
+        EXPECT_RC(arca_attr_read_string(a, "gain", buf, sizeof buf, NULL), ARCA_ERR_INVALID);
+        arca_attr_info_t info2;
+        EXPECT_RC(arca_attr_info(a, "missing", &info2), ARCA_ERR_NOT_FOUND);
+        EXPECT_RC(arca_attr_info(a, "gain", NULL), ARCA_ERR_NULL);
+
+        /* names, count, exists, rename, delete */
+        uint64_t n = 0;
+        OK(arca_attr_count(a, &n));
+        CHECK(n == 7);
+        const char *want[7] = {"big", "flag", "fs", "gain", "names", "roi", "units"};
+        for (uint64_t i = 0; i < n; i++) {
+            OK(arca_attr_name(a, i, buf, sizeof buf, NULL));
+            CHECK(strcmp(buf, want[i]) == 0);
+        }
+        EXPECT_RC(arca_attr_name(a, 7, buf, sizeof buf, NULL), ARCA_ERR_NOT_FOUND);
+        int32_t e = -1;
+        OK(arca_attr_exists(a, "gain", &e));
+        CHECK(e == 1);
+        OK(arca_attr_rename(a, "gain", "gain2"));
+        OK(arca_attr_exists(a, "gain", &e));
+        CHECK(e == 0);
+        EXPECT_RC(arca_attr_rename(a, "gain2", "roi"), ARCA_ERR_EXISTS);
+        EXPECT_RC(arca_attr_rename(a, "gone", "x"), ARCA_ERR_NOT_FOUND);
+        OK(arca_attr_rename(a, "gain2", "gain"));
+        OK(arca_attr_write_string(a, "tmp", ""));
+        OK(arca_attr_read_string(a, "tmp", buf, sizeof buf, NULL));
+        CHECK(buf[0] == '\0');
+        OK(arca_attr_delete(a, "tmp"));
+        EXPECT_RC(arca_attr_delete(a, "tmp"), ARCA_ERR_NOT_FOUND);
+        OK(arca_attr_count(a, &n));
+        CHECK(n == 7);
+    }
+    OK(arca_attrs_close(ga));
+    OK(arca_attrs_close(da));
+    OK(arca_dataset_close(ds));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+
+    /* Reopen read-only: values intact, writes refused. */
+    OK(arca_file_open(p, "r", &f));
+    OK(arca_file_root(f, &root));
+    OK(arca_group_attrs(root, &ga));
+    check_attrs(ga);
+    OK(arca_dataset_open(root, "g/ds", &ds));
+    OK(arca_dataset_attrs(ds, &da));
+    check_attrs(da);
+    double x = 2;
+    EXPECT_RC(arca_attr_write(ga, "new", ARCA_DTYPE_FLOAT64, ARCA_ORDER_NATIVE, 0, NULL, &x,
+                              sizeof x),
+              ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_attr_write_string(da, "units", "km"), ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_attr_delete(ga, "gain"), ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_attr_rename(ga, "gain", "g"), ARCA_ERR_READ_ONLY);
+    OK(arca_attrs_close(ga));
+    OK(arca_attrs_close(da));
+    OK(arca_dataset_close(ds));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+}
+
+/* ---- read-only files, stat, closed files ----------------------------- */
+
+static void test_read_only_and_stat(void) {
+    const char *p = path_in("ro.arca");
+    arca_file_t *f;
+    arca_group_t *root;
+    arca_dataset_t *ds;
+    OK(arca_file_create(p, &f));
+    OK(arca_file_root(f, &root));
+    uint64_t dims[1] = {100}, maxd[1] = {ARCA_UNLIMITED}, ch[1] = {10};
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT64, 1, dims));
+    o.maxdims = maxd;
+    o.chunks = ch;
+    OK(arca_dataset_create(root, "g1/g2/data", &o, &ds));
+    int64_t v[100];
+    for (int i = 0; i < 100; i++) v[i] = i * i;
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, v, sizeof v));
+    OK(arca_dataset_close(ds));
+    arca_attrs_t *a;
+    OK(arca_group_attrs(root, &a));
+    OK(arca_attr_write_string(a, "title", "ro test"));
+    OK(arca_attrs_close(a));
+    arca_stat_t s;
+    OK(arca_stat(f, &s));
+    CHECK(s.groups == 3 && s.datasets == 1 && s.attributes == 1 && s.chunks == 10);
+    CHECK(s.file_bytes ==
+          s.superblock_bytes + s.metadata_bytes + s.raw_bytes + s.unused_bytes);
+    CHECK(s.raw_logical_bytes == 800);
+    EXPECT_RC(arca_stat(f, NULL), ARCA_ERR_NULL);
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+
+    OK(arca_file_open(p, "r", &f));
+    OK(arca_file_root(f, &root));
+    arca_stat_t s2;
+    OK(arca_file_check(f, &s2));
+    CHECK(s2.groups == 3 && s2.datasets == 1 && s2.chunks == 10);
+    OK(arca_dataset_open(root, "g1/g2/data", &ds));
+    int64_t back[100];
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, back, sizeof back));
+    CHECK(back[99] == 99 * 99);
+    EXPECT_RC(arca_dataset_write(ds, NULL, NULL, NULL, v, sizeof v), ARCA_ERR_READ_ONLY);
+    uint64_t nd[1] = {200};
+    EXPECT_RC(arca_dataset_resize(ds, nd), ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_group_create(root, "new", NULL), ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_group_require(root, "new", NULL), ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_dataset_create(root, "new", &o, NULL), ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_delete(root, "g1"), ARCA_ERR_READ_ONLY);
+    EXPECT_RC(arca_move(root, "g1", "g9"), ARCA_ERR_READ_ONLY);
+    OK(arca_file_flush(f)); /* nothing to do, not an error */
+
+    /* Handles outlive their file's close but then fail cleanly. */
+    OK(arca_file_close(f));
+    uint64_t n;
+    EXPECT_RC(arca_group_count(root, &n), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_read(ds, NULL, NULL, NULL, back, sizeof back), ARCA_ERR_INVALID);
+    OK(arca_dataset_close(ds));
+    OK(arca_group_close(root));
+}
+
+/* ---- NULL handles and out-pointers ----------------------------------- */
+
+static int32_t never(const char *name, int32_t kind, void *user) {
+    (void)name;
+    (void)kind;
+    (void)user;
+    return 1;
+}
+
+static void test_null_handles(void) {
+    char buf[8];
+    size_t need;
+    uint64_t n;
+    int32_t i;
+    double d;
+    arca_group_t *g = (arca_group_t *)1;
+    arca_dataset_t *ds = (arca_dataset_t *)1;
+    arca_attrs_t *a = (arca_attrs_t *)1;
+    arca_stat_t s;
+    arca_attr_info_t info;
+    arca_dataset_opts_t o;
+    uint64_t dims[1] = {1};
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT8, 1, dims));
+
+    EXPECT_RC(arca_file_flush(NULL), ARCA_ERR_NULL);
+    CHECK(strstr(arca_last_error(), "NULL") != NULL);
+    EXPECT_RC(arca_file_root(NULL, &g), ARCA_ERR_NULL);
+    CHECK(g == NULL);
+    EXPECT_RC(arca_file_is_writable(NULL, &i), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_path(NULL, buf, sizeof buf, &need), ARCA_ERR_NULL);
+    EXPECT_RC(arca_stat(NULL, &s), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_check(NULL, &s), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_create(NULL, "x", NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_open(NULL, "x", &g), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_require(NULL, "x", &g), ARCA_ERR_NULL);
+    EXPECT_RC(arca_delete(NULL, "x"), ARCA_ERR_NULL);
+    EXPECT_RC(arca_move(NULL, "x", "y"), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_count(NULL, &n), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_member(NULL, 0, buf, sizeof buf, NULL, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_iterate(NULL, never, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_visit(NULL, never, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_kind(NULL, "x", &i), ARCA_ERR_NULL);
+    EXPECT_RC(arca_exists(NULL, "x", &i), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_path(NULL, buf, sizeof buf, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_create(NULL, "x", &o, &ds), ARCA_ERR_NULL);
+    CHECK(ds == NULL);
+    EXPECT_RC(arca_dataset_open(NULL, "x", &ds), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_rank(NULL, &i), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_dims(NULL, &n, NULL, 1), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_dtype(NULL, &i, &i, &need), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_dtype_str(NULL, buf, sizeof buf, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_chunks(NULL, &n, 1, &i), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_filters(NULL, NULL, 0, &need), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_fill_value(NULL, &d, sizeof d), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_storage_size(NULL, &n), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_read(NULL, NULL, NULL, NULL, &d, sizeof d), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_write(NULL, NULL, NULL, NULL, &d, sizeof d), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_resize(NULL, dims), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_path(NULL, buf, sizeof buf, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_attrs(NULL, &a), ARCA_ERR_NULL);
+    CHECK(a == NULL);
+    EXPECT_RC(arca_dataset_attrs(NULL, &a), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_write(NULL, "x", ARCA_DTYPE_FLOAT64, 0, 0, NULL, &d, sizeof d),
+              ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_write_string(NULL, "x", "y"), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_info(NULL, "x", &info), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_read(NULL, "x", &d, sizeof d), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_read_string(NULL, "x", buf, sizeof buf, NULL), ARCA_ERR_NULL);
+    char *str = (char *)1;
+    EXPECT_RC(arca_attr_read_string_alloc(NULL, "x", &str), ARCA_ERR_NULL);
+    CHECK(str == NULL);
+    EXPECT_RC(arca_attr_delete(NULL, "x"), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_rename(NULL, "x", "y"), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_exists(NULL, "x", &i), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_count(NULL, &n), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_name(NULL, 0, buf, sizeof buf, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_opts_init(NULL, ARCA_DTYPE_INT8, 1, dims), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dtype_size(ARCA_DTYPE_INT8, 0, NULL), ARCA_ERR_NULL);
+
+    /* NULL names and out-pointers on live handles. */
+    arca_file_t *f;
+    arca_group_t *root;
+    OK(arca_file_create(path_in("null.arca"), &f));
+    OK(arca_file_root(f, &root));
+    EXPECT_RC(arca_group_create(root, NULL, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_move(root, "a", NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_dataset_create(root, "x", NULL, NULL), ARCA_ERR_NULL);
+    o.dims = NULL; /* rank 1 with no dims */
+    EXPECT_RC(arca_dataset_create(root, "x", &o, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_root(f, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_count(root, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_group_attrs(root, NULL), ARCA_ERR_NULL);
+    arca_attrs_t *ra;
+    OK(arca_group_attrs(root, &ra));
+    EXPECT_RC(arca_attr_exists(ra, NULL, &i), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_read_string_alloc(ra, "x", NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_attr_write_string(ra, "x", NULL), ARCA_ERR_NULL);
+    /* invalid UTF-8 names are refused, not mangled */
+    EXPECT_RC(arca_attr_write_string(ra, "\xff\xfe", "v"), ARCA_ERR_INVALID);
+    OK(arca_attrs_close(ra));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+
+    /* Closing NULL is a no-op everywhere. */
+    OK(arca_group_close(NULL));
+    OK(arca_dataset_close(NULL));
+    OK(arca_attrs_close(NULL));
+    arca_string_free(NULL);
+}
+
+/* ---- threads ----------------------------------------------------------- */
+
+struct reader {
+    arca_group_t *root;
+    int id;
+    int bad;
+};
+
+/* Each thread reads through its own dataset handle into the shared file,
+ * and fails one call on purpose: its error message must be its own. */
+static void *read_many(void *arg) {
+    struct reader *r = arg;
+    arca_dataset_t *ds;
+    if (arca_dataset_open(r->root, "shared", &ds) != ARCA_OK) {
+        r->bad++;
+        return NULL;
+    }
+    char missing[32];
+    snprintf(missing, sizeof missing, "missing-%d", r->id);
+    for (int k = 0; k < 200; k++) {
+        uint64_t start[1] = {(uint64_t)((k * 7 + r->id) % 1000)}, count[1] = {1};
+        int32_t v = -1;
+        if (arca_dataset_read(ds, start, count, NULL, &v, sizeof v) != ARCA_OK ||
+            v != (int32_t)start[0] * 3)
+            r->bad++;
+        arca_group_t *g;
+        if (arca_group_open(r->root, missing, &g) != ARCA_ERR_NOT_FOUND ||
+            strstr(arca_last_error(), missing) == NULL)
+            r->bad++;
+    }
+    arca_dataset_close(ds);
+    return NULL;
+}
+
+static void test_threads(void) {
+    arca_file_t *f;
+    arca_group_t *root;
+    OK(arca_file_create(path_in("threads.arca"), &f));
+    OK(arca_file_root(f, &root));
+    uint64_t dims[1] = {1000}, ch[1] = {64};
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_INT32, 1, dims));
+    o.chunks = ch;
+    arca_dataset_t *ds;
+    OK(arca_dataset_create(root, "shared", &o, &ds));
+    static int32_t v[1000];
+    for (int i = 0; i < 1000; i++) v[i] = i * 3;
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, v, sizeof v));
+    OK(arca_dataset_close(ds));
+    pthread_t t[4];
+    struct reader r[4];
+    for (int i = 0; i < 4; i++) {
+        r[i] = (struct reader){root, i, 0};
+        CHECK(pthread_create(&t[i], NULL, read_many, &r[i]) == 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        CHECK(pthread_join(t[i], NULL) == 0);
+        CHECK(r[i].bad == 0);
+    }
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/arca-capi-test-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_errors_and_version();
+    test_files();
+    test_groups();
+    test_datasets();
+    test_attributes();
+    test_read_only_and_stat();
+    test_null_handles();
+    test_threads();
+
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    if (failures) {
+        fprintf(stderr, "test_arca: %d of %d checks FAILED\n", failures, checks);
+        return 1;
+    }
+    printf("test_arca: all %d checks passed\n", checks);
+    return 0;
+}

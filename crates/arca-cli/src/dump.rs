@@ -1,0 +1,534 @@
+//! `arca dump`: values and metadata of a file, a group or a dataset, as
+//! h5dump-style text or as JSON.
+
+use std::io::Write;
+use std::path::Path;
+
+use arca::{AttrValue, Attributes, Dataset, Datatype, Filter, Group, Object};
+use serde_json::{json, Map, Value};
+
+use crate::data::{attr_elements, check_depth, children, read_range, BATCH};
+use crate::error::{CliError, Context};
+use crate::target::Target;
+use crate::values::{self, Elements};
+
+/// Elements printed per dataset or attribute unless `--max-elements` says otherwise.
+pub const DEFAULT_MAX_ELEMENTS: u64 = 2000;
+/// Data lines wrap before this many columns.
+const WIDTH: usize = 80;
+/// One level of indentation, as h5dump indents.
+const STEP: &str = "   ";
+
+/// What to print.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Elements per dataset or attribute; 0 means all.
+    pub max_elements: u64,
+    /// Leave out dataset values.
+    pub header_only: bool,
+}
+
+impl Options {
+    fn limit(&self) -> u64 {
+        if self.max_elements == 0 {
+            u64::MAX
+        } else {
+            self.max_elements
+        }
+    }
+}
+
+/// Dump the target as text.
+pub fn run_text(t: &Target, o: &Options, out: &mut dyn Write) -> Result<(), CliError> {
+    let f = t.open()?;
+    let obj = t.object(&f)?;
+    let mut d = Text {
+        file: &t.file,
+        o,
+        out,
+    };
+    writeln!(d.out, "ARCA \"{}\" {{", t.file.display())?;
+    match obj {
+        Object::Group(g) => {
+            let label = g.path().to_string();
+            d.group(&g, &label, 0, 0)?;
+        }
+        Object::Dataset(ds) => {
+            let label = ds.path().to_string();
+            d.dataset(&ds, &label, 0)?;
+        }
+    }
+    writeln!(d.out, "}}")?;
+    Ok(())
+}
+
+/// Dump the target as one JSON document:
+/// `{"file": ..., "object": {...}}` where groups hold `members`.
+pub fn run_json(t: &Target, o: &Options, out: &mut dyn Write) -> Result<(), CliError> {
+    let f = t.open()?;
+    let obj = t.object(&f)?;
+    let j = Json { file: &t.file, o };
+    let v = match obj {
+        Object::Group(g) => j.group(&g, 0)?,
+        Object::Dataset(ds) => j.dataset(&ds)?,
+    };
+    let doc = json!({ "file": t.file.display().to_string(), "object": v });
+    serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+struct Text<'a> {
+    file: &'a Path,
+    o: &'a Options,
+    out: &'a mut dyn Write,
+}
+
+fn pad(ind: usize) -> String {
+    STEP.repeat(ind)
+}
+
+fn quote_name(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+fn dtype_text(dt: &Datatype) -> String {
+    format!("{dt} ({})", dt.to_numpy_str())
+}
+
+fn dims_text(d: &[u64]) -> String {
+    let v: Vec<String> = d.iter().map(u64::to_string).collect();
+    format!("( {} )", v.join(", "))
+}
+
+fn dataspace_text(shape: &[u64], maxshape: &[Option<u64>]) -> String {
+    if shape.is_empty() {
+        return "SCALAR".into();
+    }
+    let m: Vec<String> = maxshape
+        .iter()
+        .map(|m| m.map_or("UNLIMITED".into(), |v| v.to_string()))
+        .collect();
+    format!("SIMPLE {{ {} / ( {} ) }}", dims_text(shape), m.join(", "))
+}
+
+fn filter_text(f: &Filter) -> String {
+    match f.level() {
+        Some(l) => format!("{} {{ LEVEL {l} }}", f.name().to_uppercase()),
+        None => f.name().to_uppercase(),
+    }
+}
+
+fn index_text(mut k: u64, shape: &[u64]) -> String {
+    if shape.is_empty() {
+        return "(0)".into();
+    }
+    let mut idx = vec![0u64; shape.len()];
+    for (i, &d) in shape.iter().enumerate().rev() {
+        if d > 0 {
+            idx[i] = k % d;
+            k /= d;
+        }
+    }
+    let v: Vec<String> = idx.iter().map(u64::to_string).collect();
+    format!("({})", v.join(","))
+}
+
+impl Text<'_> {
+    fn line(&mut self, ind: usize, s: &str) -> Result<(), CliError> {
+        writeln!(self.out, "{}{s}", pad(ind))?;
+        Ok(())
+    }
+
+    fn group(&mut self, g: &Group, label: &str, ind: usize, depth: usize) -> Result<(), CliError> {
+        check_depth(depth, self.file, g.path())?;
+        self.line(ind, &format!("GROUP \"{}\" {{", quote_name(label)))?;
+        self.attrs(&g.attrs(), ind + 1)?;
+        for (name, obj) in children(g, self.file)? {
+            match obj {
+                Object::Group(sub) => self.group(&sub, &name, ind + 1, depth + 1)?,
+                Object::Dataset(ds) => self.dataset(&ds, &name, ind + 1)?,
+            }
+        }
+        self.line(ind, "}")
+    }
+
+    fn attrs(&mut self, a: &Attributes, ind: usize) -> Result<(), CliError> {
+        for name in a.names().in_file(self.file)? {
+            let v = a.get(&name).in_file(self.file)?;
+            self.attr(&name, &v, ind)?;
+        }
+        Ok(())
+    }
+
+    fn attr(&mut self, name: &str, v: &AttrValue, ind: usize) -> Result<(), CliError> {
+        self.line(ind, &format!("ATTRIBUTE \"{}\" {{", quote_name(name)))?;
+        self.line(ind + 1, &format!("DATATYPE  {}", dtype_text(&v.dtype)))?;
+        let maxshape: Vec<Option<u64>> = v.shape.iter().map(|&s| Some(s)).collect();
+        self.line(
+            ind + 1,
+            &format!("DATASPACE  {}", dataspace_text(&v.shape, &maxshape)),
+        )?;
+        let total: u64 = v.shape.iter().product();
+        let mut e = attr_elements(v).in_file(self.file)?;
+        e.truncate(total.min(self.o.limit()) as usize);
+        self.data(&e, &v.shape, total, ind + 1)?;
+        self.line(ind, "}")
+    }
+
+    fn dataset(&mut self, ds: &Dataset, label: &str, ind: usize) -> Result<(), CliError> {
+        let file = self.file;
+        let dt = ds.dtype().in_file(file)?;
+        let shape = ds.shape().in_file(file)?;
+        let maxshape = ds.maxshape().in_file(file)?;
+        let chunks = ds.chunks().in_file(file)?;
+        let filters = ds.filters().in_file(file)?;
+        let fill = ds.fill_value().in_file(file)?;
+        let stored = ds.storage_size().in_file(file)?;
+        let total: u64 = shape.iter().product();
+        let logical = total.saturating_mul(dt.size() as u64);
+
+        self.line(ind, &format!("DATASET \"{}\" {{", quote_name(label)))?;
+        let i = ind + 1;
+        self.line(i, &format!("DATATYPE  {}", dtype_text(&dt)))?;
+        self.line(
+            i,
+            &format!("DATASPACE  {}", dataspace_text(&shape, &maxshape)),
+        )?;
+        let layout = match &chunks {
+            Some(c) => format!("CHUNKED {}", dims_text(c)),
+            None => "CONTIGUOUS".into(),
+        };
+        let size = if stored == 0 {
+            "SIZE 0 (not allocated)".to_string()
+        } else if chunks.is_some() {
+            format!(
+                "SIZE {stored} ({:.3}:1 COMPRESSION)",
+                logical as f64 / stored as f64
+            )
+        } else {
+            format!("SIZE {stored}")
+        };
+        self.line(i, &format!("STORAGE_LAYOUT {{ {layout} {size} }}"))?;
+        let fl: Vec<String> = filters.iter().map(filter_text).collect();
+        let fl = if fl.is_empty() {
+            "NONE".to_string()
+        } else {
+            fl.join(" ")
+        };
+        self.line(i, &format!("FILTERS {{ {fl} }}"))?;
+        if values::is_fixed(&dt) {
+            self.line(i, &format!("FILLVALUE {{ {} }}", values::text(&dt, &fill)))?;
+        }
+        if let Some(v) = ds.vlen_info().in_file(file)? {
+            let fl: Vec<String> = v.filters.iter().map(filter_text).collect();
+            let fl = if fl.is_empty() {
+                "NONE".to_string()
+            } else {
+                fl.join(" ")
+            };
+            self.line(i, "VLEN_STORAGE {")?;
+            self.line(
+                i + 1,
+                &format!("VECTOR {} BYTES, {} LIVE", v.vector_bytes, v.live_bytes),
+            )?;
+            self.line(
+                i + 1,
+                &format!(
+                    "CHUNKED ( {} ) {} CHUNKS SIZE {}",
+                    v.chunk_bytes, v.chunks, v.stored_bytes
+                ),
+            )?;
+            self.line(i + 1, &format!("FILTERS {{ {fl} }}"))?;
+            self.line(i, "}")?;
+        }
+        self.attrs(&ds.attrs(), i)?;
+        if !self.o.header_only {
+            self.dataset_data(ds, &dt, &shape, i)?;
+        }
+        self.line(ind, "}")
+    }
+
+    /// `DATA { ... }` for elements that are all in memory (attributes).
+    fn data(
+        &mut self,
+        data: &Elements,
+        shape: &[u64],
+        total: u64,
+        ind: usize,
+    ) -> Result<(), CliError> {
+        let mut rows = Rows::start(&mut *self.out, ind, shape, data.len() as u64)?;
+        rows.push(data)?;
+        rows.finish(total)
+    }
+
+    /// `DATA { ... }` for a dataset, read and printed [`BATCH`] elements
+    /// at a time.
+    fn dataset_data(
+        &mut self,
+        ds: &Dataset,
+        dt: &Datatype,
+        shape: &[u64],
+        ind: usize,
+    ) -> Result<(), CliError> {
+        let total: u64 = shape.iter().product();
+        let n = total.min(self.o.limit());
+        let mut rows = Rows::start(&mut *self.out, ind, shape, n)?;
+        let mut pos = 0;
+        while pos < n {
+            let end = (pos + BATCH).min(n);
+            let e = read_range(ds, dt, shape, pos, end).in_file(self.file)?;
+            rows.push(&e)?;
+            pos = end;
+        }
+        rows.finish(total)
+    }
+}
+
+/// Writes `DATA { ... }` as elements arrive: each row of the last dimension
+/// starts a line prefixed by its index, long rows wrap, and a note follows
+/// when fewer than all elements were shown.
+struct Rows<'w> {
+    out: &'w mut dyn Write,
+    pad: String,
+    shape: Vec<u64>,
+    row: u64,
+    line: String,
+    /// Flat index of the next element.
+    k: u64,
+    /// Elements that will be shown in all.
+    n: u64,
+}
+
+impl<'w> Rows<'w> {
+    fn start(out: &'w mut dyn Write, ind: usize, shape: &[u64], n: u64) -> Result<Self, CliError> {
+        let pad = pad(ind);
+        writeln!(out, "{pad}DATA {{")?;
+        Ok(Rows {
+            out,
+            pad,
+            shape: shape.to_vec(),
+            row: shape.last().copied().unwrap_or(1).max(1),
+            line: String::new(),
+            k: 0,
+            n,
+        })
+    }
+
+    fn push(&mut self, data: &Elements) -> Result<(), CliError> {
+        for i in 0..data.len() {
+            let s = data.text(i);
+            if self.k % self.row == 0 || self.line.len() + s.len() + 2 > WIDTH {
+                if !self.line.is_empty() {
+                    writeln!(self.out, "{}", self.line)?;
+                }
+                self.line = format!("{}{}: ", self.pad, index_text(self.k, &self.shape));
+            } else {
+                self.line.push(' ');
+            }
+            self.line.push_str(&s);
+            if self.k + 1 < self.n {
+                self.line.push(',');
+            }
+            self.k += 1;
+        }
+        Ok(())
+    }
+
+    fn finish(self, total: u64) -> Result<(), CliError> {
+        let p = &self.pad;
+        if !self.line.is_empty() {
+            writeln!(self.out, "{}", self.line)?;
+        }
+        if self.k < total {
+            writeln!(
+                self.out,
+                "{p}... showing {} of {total} elements; --max-elements 0 shows all",
+                self.k
+            )?;
+        }
+        writeln!(self.out, "{p}}}")?;
+        Ok(())
+    }
+}
+
+struct Json<'a> {
+    file: &'a Path,
+    o: &'a Options,
+}
+
+impl Json<'_> {
+    fn group(&self, g: &Group, depth: usize) -> Result<Value, CliError> {
+        check_depth(depth, self.file, g.path())?;
+        let mut members = vec![];
+        for (_, obj) in children(g, self.file)? {
+            members.push(match obj {
+                Object::Group(sub) => self.group(&sub, depth + 1)?,
+                Object::Dataset(ds) => self.dataset(&ds)?,
+            });
+        }
+        Ok(json!({
+            "name": g.name(),
+            "path": g.path(),
+            "kind": "group",
+            "attributes": self.attrs(&g.attrs())?,
+            "members": members,
+        }))
+    }
+
+    fn attrs(&self, a: &Attributes) -> Result<Value, CliError> {
+        let mut list = vec![];
+        for name in a.names().in_file(self.file)? {
+            let v = a.get(&name).in_file(self.file)?;
+            let total: u64 = v.shape.iter().product();
+            let n = total.min(self.o.limit()) as usize;
+            let mut e = attr_elements(&v).in_file(self.file)?;
+            e.truncate(n);
+            let value = if v.shape.is_empty() {
+                e.json(0)
+            } else {
+                Value::Array(e.json_list())
+            };
+            list.push(json!({
+                "name": name,
+                "dtype": v.dtype.to_numpy_str(),
+                "type": v.dtype.to_string(),
+                "shape": v.shape,
+                "value": value,
+                "truncated": (n as u64) < total,
+            }));
+        }
+        Ok(Value::Array(list))
+    }
+
+    fn dataset(&self, ds: &Dataset) -> Result<Value, CliError> {
+        let file = self.file;
+        let dt = ds.dtype().in_file(file)?;
+        let shape = ds.shape().in_file(file)?;
+        let maxshape = ds.maxshape().in_file(file)?;
+        let chunks = ds.chunks().in_file(file)?;
+        let filters = ds.filters().in_file(file)?;
+        let fill = ds.fill_value().in_file(file)?;
+        let stored = ds.storage_size().in_file(file)?;
+        let total: u64 = shape.iter().product();
+        let mut m = Map::new();
+        m.insert("name".into(), json!(ds.name()));
+        m.insert("path".into(), json!(ds.path()));
+        m.insert("kind".into(), json!("dataset"));
+        m.insert("dtype".into(), json!(dt.to_numpy_str()));
+        m.insert("type".into(), json!(dt.to_string()));
+        m.insert("shape".into(), json!(shape));
+        m.insert("maxshape".into(), values::maxshape_json(&maxshape));
+        m.insert(
+            "layout".into(),
+            json!(if chunks.is_some() {
+                "chunked"
+            } else {
+                "contiguous"
+            }),
+        );
+        m.insert("chunks".into(), json!(chunks));
+        m.insert("filters".into(), values::filters_json(&filters));
+        m.insert("fill_value".into(), values::json(&dt, &fill));
+        m.insert("storage_bytes".into(), json!(stored));
+        m.insert(
+            "logical_bytes".into(),
+            json!(total.saturating_mul(dt.size() as u64)),
+        );
+        if let Some(v) = ds.vlen_info().in_file(file)? {
+            m.insert(
+                "vlen".into(),
+                json!({
+                    "vector_bytes": v.vector_bytes,
+                    "live_bytes": v.live_bytes,
+                    "stored_bytes": v.stored_bytes,
+                    "chunk_logical_bytes": v.chunk_logical_bytes,
+                    "chunks": v.chunks,
+                    "chunk_bytes": v.chunk_bytes,
+                    "filters": values::filters_json(&v.filters),
+                    "reuse_space": v.reuse_space,
+                    "free_bytes": v.free_bytes,
+                }),
+            );
+        }
+        m.insert("attributes".into(), self.attrs(&ds.attrs())?);
+        if !self.o.header_only {
+            let n = total.min(self.o.limit());
+            let data = read_range(ds, &dt, &shape, 0, n).in_file(file)?;
+            let shown = data.len() as u64;
+            m.insert("data".into(), Value::Array(data.json_list()));
+            m.insert("truncated".into(), json!(shown < total));
+        }
+        Ok(Value::Object(m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_and_dataspaces() {
+        assert_eq!(index_text(0, &[]), "(0)");
+        assert_eq!(index_text(7, &[3, 4]), "(1,3)");
+        assert_eq!(index_text(23, &[2, 3, 4]), "(1,2,3)");
+        assert_eq!(dataspace_text(&[], &[]), "SCALAR");
+        assert_eq!(
+            dataspace_text(&[4, 3], &[None, Some(3)]),
+            "SIMPLE { ( 4, 3 ) / ( UNLIMITED, 3 ) }"
+        );
+        assert_eq!(filter_text(&Filter::Zstd(3)), "ZSTD { LEVEL 3 }");
+        assert_eq!(filter_text(&Filter::Deflate(6)), "GZIP { LEVEL 6 }");
+    }
+
+    #[test]
+    fn data_rows_wrap_and_note_truncation() {
+        let dt = Datatype::uint(2);
+        let vals: Vec<u16> = (0..60).collect();
+        let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let o = Options {
+            max_elements: 0,
+            header_only: false,
+        };
+        let mut buf = Vec::new();
+        let mut t = Text {
+            file: Path::new("x"),
+            o: &o,
+            out: &mut buf,
+        };
+        // Arriving in two pieces must not change the layout.
+        t.data(
+            &Elements::Fixed {
+                dt,
+                data: bytes[..120].to_vec(),
+            },
+            &[2, 40],
+            80,
+            1,
+        )
+        .unwrap();
+        let one = String::from_utf8(std::mem::take(&mut buf)).unwrap();
+        let mut rows = Rows::start(&mut buf, 1, &[2, 40], 60).unwrap();
+        for part in [&bytes[..50], &bytes[50..120]] {
+            rows.push(&Elements::Fixed {
+                dt,
+                data: part.to_vec(),
+            })
+            .unwrap();
+        }
+        rows.finish(80).unwrap();
+        assert_eq!(String::from_utf8(buf.clone()).unwrap(), one);
+        let s = one;
+        let lines: Vec<&str> = s.lines().collect();
+        assert_eq!(lines[0], "   DATA {");
+        assert!(lines[1].starts_with("   (0,0): 0, 1, 2,"), "{s}");
+        assert!(lines.iter().all(|l| l.len() <= WIDTH), "{s}");
+        assert!(
+            lines.iter().any(|l| l.starts_with("   (1,0): 40, 41,")),
+            "{s}"
+        );
+        assert!(s.contains("showing 60 of 80 elements"), "{s}");
+        assert!(lines[lines.len() - 3].ends_with(" 59"), "{s}");
+        assert_eq!(*lines.last().unwrap(), "   }");
+    }
+}

@@ -1,0 +1,145 @@
+//! `arca ls`: the members of a group, one line each, like h5ls.
+
+use std::io::Write;
+use std::path::Path;
+
+use arca::{Dataset, Group, Object};
+use serde_json::{json, Value};
+
+use crate::data::{check_depth, children};
+use crate::error::{CliError, Context};
+use crate::target::Target;
+use crate::values;
+
+/// One listed object.
+struct Entry {
+    /// What the line shows: the name, or the full path when recursive.
+    label: String,
+    json: Value,
+    detail: String,
+}
+
+/// List the target: a group's members (all descendants with `recursive`),
+/// or the one dataset it names.
+pub fn run(
+    t: &Target,
+    recursive: bool,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let f = t.open()?;
+    let mut entries = vec![];
+    match t.object(&f)? {
+        Object::Group(g) => walk(&g, &t.file, recursive, 0, &mut entries)?,
+        Object::Dataset(ds) => entries.push(dataset_entry(&ds, ds.path().to_string(), &t.file)?),
+    }
+    if as_json {
+        let list: Vec<Value> = entries.into_iter().map(|e| e.json).collect();
+        serde_json::to_writer_pretty(&mut *out, &list).map_err(std::io::Error::from)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    let width = entries
+        .iter()
+        .map(|e| e.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    for e in entries {
+        let n = e.label.chars().count();
+        writeln!(out, "{}{}  {}", e.label, " ".repeat(width - n), e.detail)?;
+    }
+    Ok(())
+}
+
+fn walk(
+    g: &Group,
+    file: &Path,
+    recursive: bool,
+    depth: usize,
+    entries: &mut Vec<Entry>,
+) -> Result<(), CliError> {
+    check_depth(depth, file, g.path())?;
+    for (name, obj) in children(g, file)? {
+        match obj {
+            Object::Group(sub) => {
+                let label = if recursive {
+                    sub.path().to_string()
+                } else {
+                    name
+                };
+                let members = sub.len().in_file(file)?;
+                let attrs = sub.attrs().len().in_file(file)?;
+                entries.push(Entry {
+                    label,
+                    detail: "Group".into(),
+                    json: json!({
+                        "name": sub.name(),
+                        "path": sub.path(),
+                        "kind": "group",
+                        "members": members,
+                        "attributes": attrs,
+                    }),
+                });
+                if recursive {
+                    walk(&sub, file, true, depth + 1, entries)?;
+                }
+            }
+            Object::Dataset(ds) => {
+                let label = if recursive {
+                    ds.path().to_string()
+                } else {
+                    name
+                };
+                entries.push(dataset_entry(&ds, label, file)?);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliError> {
+    let dt = ds.dtype().in_file(file)?;
+    let shape = ds.shape().in_file(file)?;
+    let maxshape = ds.maxshape().in_file(file)?;
+    let chunks = ds.chunks().in_file(file)?;
+    let filters = ds.filters().in_file(file)?;
+    let attrs = ds.attrs().len().in_file(file)?;
+    let resizable = maxshape.iter().zip(&shape).any(|(m, s)| *m != Some(*s));
+    let layout = match &chunks {
+        Some(c) => format!("chunks {}", values::shape_text(c, None)),
+        None => "contiguous".into(),
+    };
+    let mut detail = format!(
+        "Dataset {} {}, {layout}",
+        values::shape_text(&shape, resizable.then_some(&maxshape[..])),
+        dt
+    );
+    if !filters.is_empty() {
+        detail.push_str(&format!(", filters {}", values::filters_text(&filters)));
+    }
+    let vlen = ds.vlen_info().in_file(file)?;
+    let vector_filters = vlen.as_ref().map(|v| v.filters.clone()).unwrap_or_default();
+    if !vector_filters.is_empty() {
+        detail.push_str(&format!(
+            ", vector filters {}",
+            values::filters_text(&vector_filters)
+        ));
+    }
+    Ok(Entry {
+        label,
+        detail,
+        json: json!({
+            "name": ds.name(),
+            "path": ds.path(),
+            "kind": "dataset",
+            "dtype": dt.to_numpy_str(),
+            "type": dt.to_string(),
+            "shape": shape,
+            "maxshape": values::maxshape_json(&maxshape),
+            "chunks": chunks,
+            "filters": values::filters_json(&filters),
+            "vector_filters": vlen.map(|_| values::filters_json(&vector_filters)),
+            "attributes": attrs,
+        }),
+    })
+}

@@ -1,0 +1,307 @@
+//! `arca`: list, dump, measure and check arca files from the shell.
+//!
+//! ```text
+//! arca create-example run.arca
+//! arca ls -r run.arca
+//! arca dump run.arca:/experiment/raw/events
+//! arca stat --json run.arca
+//! arca check run.arca
+//! ```
+//!
+//! Exit codes: 0 success, 1 usage or I/O error (or no such object), 2 the
+//! file is damaged or is not an arca file.
+
+mod check;
+mod data;
+mod dump;
+mod error;
+mod example;
+mod ls;
+mod repack;
+mod stat;
+mod target;
+mod values;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use error::CliError;
+
+/// The exit status section shared by the help of most commands.
+macro_rules! exit_codes {
+    () => {
+        "Exit status:\n  \
+         0  success\n  \
+         1  usage error, I/O error, or no object at the given path\n  \
+         2  the file is damaged or is not an arca file"
+    };
+}
+
+/// Inspect arca files: list members, dump values, measure space, verify integrity.
+#[derive(Debug, Parser)]
+#[command(
+    name = "arca",
+    version,
+    propagate_version = true,
+    after_help = concat!(
+        "Examples:\n",
+        "  arca create-example example.arca\n",
+        "  arca ls -r example.arca\n",
+        "  arca dump example.arca:/experiment/raw/events\n",
+        "  arca stat example.arca\n",
+        "  arca check example.arca\n\n",
+        "Objects inside a file are named FILE:/path (e.g. run.arca:/detector/frame).\n\n",
+        exit_codes!(),
+        "\n(arca edit has statuses of its own: see arca edit --help)"
+    )
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the members of a group (name, kind; shape, type, chunks and filters of datasets).
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca ls example.arca                    members of the root group\n",
+        "  arca ls -r example.arca                 every object, with full paths\n",
+        "  arca ls example.arca:/experiment/raw    members of one group\n",
+        "  arca ls --json -r example.arca | jq '.[].path'\n\n",
+        exit_codes!()
+    ))]
+    Ls(LsArgs),
+    /// Print groups, attributes and datasets with their values, like h5dump.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca dump example.arca                          the whole file\n",
+        "  arca dump example.arca:/experiment/temperature  one dataset\n",
+        "  arca dump -H example.arca                       structure only, no values\n",
+        "  arca dump --max-elements 0 example.arca         every element, no limit\n",
+        "  arca dump --json example.arca:/experiment | jq .\n\n",
+        exit_codes!()
+    ))]
+    Dump(DumpArgs),
+    /// Count objects and show where the file's bytes go.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca stat example.arca\n",
+        "  arca stat --json example.arca | jq .raw_stored_bytes\n\n",
+        "Exit status:\n",
+        "  0  success\n",
+        "  1  usage or I/O error\n",
+        "  2  the file is damaged or is not an arca file"
+    ))]
+    Stat(StatArgs),
+    /// Read every structure and chunk, verifying checksums; report the first damage.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca check example.arca\n",
+        "  arca check -q example.arca && echo intact\n",
+        "  arca check --json example.arca\n\n",
+        "Exit status:\n",
+        "  0  the file is intact\n",
+        "  1  usage or I/O error (the file could not be read)\n",
+        "  2  the file is damaged or is not an arca file; the damaged\n",
+        "     structure and its byte offset are printed"
+    ))]
+    Check(CheckArgs),
+    /// Write a small example file: nested groups, typed datasets, filters, attributes.
+    #[command(
+        visible_alias = "demo",
+        after_help = concat!(
+            "Examples:\n",
+            "  arca create-example example.arca\n",
+            "  arca create-example --force example.arca   replace an existing file\n",
+            "  arca demo example.arca && arca ls -r example.arca\n\n",
+            "Exit status:\n",
+            "  0  success\n",
+            "  1  usage or I/O error, or FILE exists and --force was not given"
+        )
+    )]
+    CreateExample(ExampleArgs),
+    /// Change attributes, groups and datasets with h5edit's command language.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca edit -c 'CREATE /g/units {{\"m/s\"}};' example.arca\n",
+        "  arca edit --atomic inc --command-file cmds.txt example.arca\n\n",
+        "Exit status: 0 success, 1 usage or I/O error, 2 parse error,\n",
+        "3 a command cannot be applied, 4 the file is damaged or locked.\n",
+        "The language is described in docs/EDIT.md."
+    ))]
+    Edit(arca_edit::EditArgs),
+    /// Write a compact copy of a file: the same objects and values, no free space.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca repack big.arca compact.arca\n",
+        "  arca repack -q big.arca compact.arca && mv compact.arca big.arca\n\n",
+        "Deleted data already gives its space back to later writes; repack is for\n",
+        "closing the holes between live objects. OUTPUT must not exist.\n\n",
+        exit_codes!()
+    ))]
+    Repack(RepackArgs),
+}
+
+#[derive(Debug, Args)]
+struct RepackArgs {
+    /// No progress bar.
+    #[arg(short, long)]
+    quiet: bool,
+    /// The file to copy.
+    #[arg(value_name = "INPUT")]
+    input: PathBuf,
+    /// The compact copy to create.
+    #[arg(value_name = "OUTPUT")]
+    output: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct LsArgs {
+    /// Recurse into subgroups, printing full paths.
+    #[arg(short, long)]
+    recursive: bool,
+    /// Print a JSON array of objects instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The file, optionally followed by `:/path` of a group or dataset in it.
+    #[arg(value_name = "FILE[:/path]")]
+    target: String,
+}
+
+#[derive(Debug, Args)]
+struct DumpArgs {
+    /// Print at most N elements of each dataset and attribute (0: no limit);
+    /// a note marks each truncated one.
+    #[arg(short = 'n', long, value_name = "N", default_value_t = dump::DEFAULT_MAX_ELEMENTS)]
+    max_elements: u64,
+    /// Header only: types, shapes, layout and attributes, no dataset values.
+    #[arg(short = 'H', long)]
+    header: bool,
+    /// Print JSON instead of h5dump-style text.
+    #[arg(long)]
+    json: bool,
+    /// The file, optionally followed by `:/path` of a group or dataset in it.
+    #[arg(value_name = "FILE[:/path]")]
+    target: String,
+}
+
+#[derive(Debug, Args)]
+struct StatArgs {
+    /// Print a JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The file.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// Print nothing on success; damage is still reported on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Print a JSON report on stdout (the exit status is the same).
+    #[arg(long)]
+    json: bool,
+    /// The file.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct ExampleArgs {
+    /// Replace FILE if it exists.
+    #[arg(short, long)]
+    force: bool,
+    /// Where to write the example file.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+}
+
+fn run(cli: Cli, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Ls(a) => {
+            let t = target::Target::parse(&a.target);
+            ls::run(&t, a.recursive, a.json, out)?;
+        }
+        Command::Dump(a) => {
+            let t = target::Target::parse(&a.target);
+            let opts = dump::Options {
+                max_elements: a.max_elements,
+                header_only: a.header,
+            };
+            if a.json {
+                dump::run_json(&t, &opts, out)?;
+            } else {
+                dump::run_text(&t, &opts, out)?;
+            }
+        }
+        Command::Stat(a) => stat::run(&a.file, a.json, out)?,
+        Command::Check(a) => return check::run(&a.file, a.quiet, a.json, out),
+        Command::CreateExample(a) => example::run(&a.file, a.force)?,
+        Command::Edit(a) => return Ok(ExitCode::from(arca_edit::main_with(a) as u8)),
+        Command::Repack(a) => repack::run(&a.input, &a.output, a.quiet)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    // clap exits with 2 on usage errors; 2 is reserved for damaged files here.
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let r = run(cli, &mut out).and_then(|code| {
+        out.flush().map_err(CliError::Output)?;
+        Ok(code)
+    });
+    match r {
+        Ok(code) => code,
+        // A closed pipe (`arca dump f | head`) is the reader's choice, not a failure.
+        Err(CliError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            drop(out);
+            eprintln!("arca: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_help_shows_an_example_and_exit_codes() {
+        let mut cmd = Cli::command();
+        let top = cmd.render_long_help().to_string();
+        assert!(
+            top.contains("Examples:") && top.contains("Exit status:"),
+            "{top}"
+        );
+        for sub in cmd.get_subcommands_mut().filter(|s| s.get_name() != "help") {
+            let help = sub.render_long_help().to_string();
+            assert!(help.contains("Examples:"), "{help}");
+            assert!(help.contains("Exit status:"), "{help}");
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! Turning elements (native byte order) into text and JSON.
+
+use arca::{Datatype, Filter};
+use serde_json::{json, Value};
+
+/// Whether elements of `dt` are fixed-size values held in their own bytes
+/// (variable-length types keep their items in a separate vector).
+pub fn is_fixed(dt: &Datatype) -> bool {
+    matches!(
+        dt,
+        Datatype::Bool
+            | Datatype::Int { .. }
+            | Datatype::UInt { .. }
+            | Datatype::Float { .. }
+            | Datatype::FixedBytes { .. }
+    )
+}
+
+/// Elements read from a dataset or attribute, native byte order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elements {
+    /// Fixed-size elements, `dt.size()` bytes each.
+    Fixed {
+        /// The element type.
+        dt: Datatype,
+        /// The elements back to back.
+        data: Vec<u8>,
+    },
+    /// Variable-length elements: element `i` is items `offsets[i]..offsets[i + 1]`.
+    Vlen {
+        /// The element type (its base gives the item type).
+        dt: Datatype,
+        /// Every element's items back to back.
+        values: Vec<u8>,
+        /// `len + 1` offsets in items, starting at 0.
+        offsets: Vec<u64>,
+    },
+}
+
+impl Elements {
+    /// No elements of `dt`.
+    pub fn empty(dt: Datatype) -> Self {
+        if is_fixed(&dt) {
+            Elements::Fixed { dt, data: vec![] }
+        } else {
+            Elements::Vlen {
+                dt,
+                values: vec![],
+                offsets: vec![0],
+            }
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Elements::Fixed { dt, data } => data.len() / dt.size().max(1),
+            Elements::Vlen { offsets, .. } => offsets.len().saturating_sub(1),
+        }
+    }
+
+    /// Keep the first `n` elements.
+    pub fn truncate(&mut self, n: usize) {
+        match self {
+            Elements::Fixed { dt, data } => data.truncate(n * dt.size()),
+            Elements::Vlen {
+                dt,
+                values,
+                offsets,
+                ..
+            } => {
+                if n + 1 < offsets.len() {
+                    offsets.truncate(n + 1);
+                    let item = dt.base().map_or(1, |b| b.size());
+                    values.truncate(offsets[n] as usize * item);
+                }
+            }
+        }
+    }
+
+    /// Append `other`'s elements (of the same type).
+    pub fn extend(&mut self, other: Elements) {
+        match (self, other) {
+            (Elements::Fixed { data, .. }, Elements::Fixed { data: more, .. }) => {
+                data.extend_from_slice(&more)
+            }
+            (
+                Elements::Vlen {
+                    values, offsets, ..
+                },
+                Elements::Vlen {
+                    values: v2,
+                    offsets: o2,
+                    ..
+                },
+            ) => {
+                let base = offsets.last().copied().unwrap_or(0);
+                let first = o2.first().copied().unwrap_or(0);
+                values.extend_from_slice(&v2);
+                offsets.extend(o2.iter().skip(1).map(|o| base + (o - first)));
+            }
+            // Callers extend only with elements read from the same object.
+            _ => {}
+        }
+    }
+
+    /// The element type.
+    fn dt(&self) -> &Datatype {
+        match self {
+            Elements::Fixed { dt, .. } | Elements::Vlen { dt, .. } => dt,
+        }
+    }
+
+    /// The bytes of element `i`: the element, or its items.
+    fn bytes(&self, i: usize) -> &[u8] {
+        match self {
+            Elements::Fixed { dt, data } => {
+                let n = dt.size();
+                data.get(i * n..(i + 1) * n).unwrap_or(&[])
+            }
+            Elements::Vlen {
+                dt,
+                values,
+                offsets,
+            } => {
+                let item = dt.base().map_or(1, |b| b.size());
+                let (a, b) = (offsets[i] as usize * item, offsets[i + 1] as usize * item);
+                values.get(a..b).unwrap_or(&[])
+            }
+        }
+    }
+
+    /// Element `i` as text; sequences as `[1, 2, 3]`.
+    pub fn text(&self, i: usize) -> String {
+        let b = self.bytes(i);
+        match *self.dt() {
+            Datatype::VlenStr | Datatype::VlenBytes => quote(b),
+            dt if is_fixed(&dt) => text(&dt, b),
+            dt => match dt.base() {
+                Some(base) => {
+                    let items: Vec<String> = b
+                        .chunks_exact(base.size())
+                        .map(|e| text(&base, e))
+                        .collect();
+                    format!("[{}]", items.join(", "))
+                }
+                None => "?".into(),
+            },
+        }
+    }
+
+    /// Element `i` as JSON; sequences as arrays.
+    pub fn json(&self, i: usize) -> Value {
+        let b = self.bytes(i);
+        match *self.dt() {
+            Datatype::VlenStr | Datatype::VlenBytes => bytes_json(b),
+            dt if is_fixed(&dt) => json(&dt, b),
+            dt => match dt.base() {
+                Some(base) => Value::Array(
+                    b.chunks_exact(base.size())
+                        .map(|e| json(&base, e))
+                        .collect(),
+                ),
+                None => Value::Null,
+            },
+        }
+    }
+
+    /// Every element as JSON, in order.
+    pub fn json_list(&self) -> Vec<Value> {
+        (0..self.len()).map(|i| self.json(i)).collect()
+    }
+}
+
+/// One fixed-size element of `dt`, given as its native-order bytes, as text.
+pub fn text(dt: &Datatype, b: &[u8]) -> String {
+    match *dt {
+        Datatype::Bool => (if b.first().copied().unwrap_or(0) != 0 {
+            "true"
+        } else {
+            "false"
+        })
+        .into(),
+        Datatype::Int { size, .. } => signed(size, b).to_string(),
+        Datatype::UInt { size, .. } => unsigned(size, b).to_string(),
+        Datatype::Float { size: 4, .. } => {
+            let v = f32::from_ne_bytes(arr(b));
+            float_text(v, v.abs() as f64)
+        }
+        Datatype::Float { .. } => {
+            let v = f64::from_ne_bytes(arr(b));
+            float_text(v, v.abs())
+        }
+        Datatype::FixedBytes { .. } => quote(trim_nul(b)),
+        _ => "?".into(),
+    }
+}
+
+/// A byte string as JSON: a string when it is UTF-8, else `{"hex": "..."}`.
+fn bytes_json(b: &[u8]) -> Value {
+    match std::str::from_utf8(b) {
+        Ok(t) => Value::String(t.into()),
+        Err(_) => json!({ "hex": hex(b) }),
+    }
+}
+
+/// One fixed-size element as JSON: numbers, booleans, strings; non-finite
+/// floats as the strings "NaN", "Infinity" and "-Infinity" (JSON has no
+/// such numbers); byte strings that are not UTF-8 as `{"hex": "..."}`.
+pub fn json(dt: &Datatype, b: &[u8]) -> Value {
+    match *dt {
+        Datatype::Bool => Value::Bool(b.first().copied().unwrap_or(0) != 0),
+        Datatype::Int { size, .. } => json!(signed(size, b)),
+        Datatype::UInt { size, .. } => json!(unsigned(size, b)),
+        Datatype::Float { size: 4, .. } => float_json(f32::from_ne_bytes(arr(b)) as f64),
+        Datatype::Float { .. } => float_json(f64::from_ne_bytes(arr(b))),
+        Datatype::FixedBytes { .. } => bytes_json(trim_nul(b)),
+        _ => Value::Null,
+    }
+}
+
+/// A filter pipeline as text: `shuffle+zstd(3)`, or `none`.
+pub fn filters_text(filters: &[Filter]) -> String {
+    if filters.is_empty() {
+        return "none".into();
+    }
+    filters
+        .iter()
+        .map(|f| match f.level() {
+            Some(l) => format!("{}({l})", f.name()),
+            None => f.name().to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// A filter pipeline as JSON: `[{"name": "zstd", "level": 3}, ...]`.
+pub fn filters_json(filters: &[Filter]) -> Value {
+    Value::Array(
+        filters
+            .iter()
+            .map(|f| json!({ "name": f.name(), "level": f.level() }))
+            .collect(),
+    )
+}
+
+/// `{4, 3}` or, with a maxshape, `{4/Inf, 3}` as h5ls writes extents;
+/// `{SCALAR}` for rank 0.
+pub fn shape_text(shape: &[u64], maxshape: Option<&[Option<u64>]>) -> String {
+    if shape.is_empty() {
+        return "{SCALAR}".into();
+    }
+    let parts: Vec<String> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match maxshape.and_then(|m| m.get(i)) {
+            Some(None) => format!("{s}/Inf"),
+            Some(Some(m)) if m != s => format!("{s}/{m}"),
+            _ => s.to_string(),
+        })
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+/// A maxshape as JSON: numbers, `null` for unlimited.
+pub fn maxshape_json(maxshape: &[Option<u64>]) -> Value {
+    Value::Array(maxshape.iter().map(|m| json!(m)).collect())
+}
+
+/// Shortest text that reads back to the same value; exponent form for very
+/// large or small magnitudes, which plain digits would spell out at length.
+fn float_text<F: std::fmt::Display + std::fmt::LowerExp>(v: F, abs: f64) -> String {
+    if abs != 0.0 && abs.is_finite() && !(1e-5..1e16).contains(&abs) {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+fn float_json(v: f64) -> Value {
+    if v.is_nan() {
+        json!("NaN")
+    } else if v.is_infinite() {
+        json!(if v > 0.0 { "Infinity" } else { "-Infinity" })
+    } else {
+        json!(v)
+    }
+}
+
+fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    let n = b.len().min(N);
+    a[..n].copy_from_slice(&b[..n]);
+    a
+}
+
+fn signed(size: u8, b: &[u8]) -> i64 {
+    match size {
+        1 => i8::from_ne_bytes(arr(b)) as i64,
+        2 => i16::from_ne_bytes(arr(b)) as i64,
+        4 => i32::from_ne_bytes(arr(b)) as i64,
+        _ => i64::from_ne_bytes(arr(b)),
+    }
+}
+
+fn unsigned(size: u8, b: &[u8]) -> u64 {
+    match size {
+        1 => u8::from_ne_bytes(arr(b)) as u64,
+        2 => u16::from_ne_bytes(arr(b)) as u64,
+        4 => u32::from_ne_bytes(arr(b)) as u64,
+        _ => u64::from_ne_bytes(arr(b)),
+    }
+}
+
+/// Fixed-length strings are NUL-padded; the padding is not part of the value.
+fn trim_nul(b: &[u8]) -> &[u8] {
+    let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
+    &b[..end]
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|c| format!("{c:02x}")).collect()
+}
+
+/// A double-quoted string: UTF-8 text as is, control characters and bytes
+/// that are not UTF-8 escaped, so every value stays on one line.
+fn quote(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() + 2);
+    s.push('"');
+    for chunk in b.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '"' => s.push_str("\\\""),
+                '\\' => s.push_str("\\\\"),
+                '\n' => s.push_str("\\n"),
+                '\t' => s.push_str("\\t"),
+                '\r' => s.push_str("\\r"),
+                c if c.is_control() => s.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                c => s.push(c),
+            }
+        }
+        for byte in chunk.invalid() {
+            s.push_str(&format!("\\x{byte:02x}"));
+        }
+    }
+    s.push('"');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variable_length_elements() {
+        let mut e = Elements::Vlen {
+            dt: Datatype::VlenStr,
+            values: b"abcd\"e".to_vec(),
+            offsets: vec![0, 2, 2, 6],
+        };
+        assert_eq!(e.len(), 3);
+        assert_eq!(e.text(0), "\"ab\"");
+        assert_eq!(e.text(1), "\"\"");
+        assert_eq!(e.text(2), "\"cd\\\"e\"");
+        assert_eq!(e.json(2), json!("cd\"e"));
+        e.extend(Elements::Vlen {
+            dt: Datatype::VlenStr,
+            values: b"xyz".to_vec(),
+            offsets: vec![0, 3],
+        });
+        assert_eq!(e.len(), 4);
+        assert_eq!(e.text(3), "\"xyz\"");
+        e.truncate(1);
+        assert_eq!(e.json_list(), vec![json!("ab")]);
+
+        let dt = Datatype::vlen(Datatype::int(2)).unwrap();
+        let vals: Vec<u8> = [1i16, -2, 3].iter().flat_map(|v| v.to_ne_bytes()).collect();
+        let r = Elements::Vlen {
+            dt,
+            values: vals,
+            offsets: vec![0, 2, 2, 3],
+        };
+        assert_eq!(r.text(0), "[1, -2]");
+        assert_eq!(r.text(1), "[]");
+        assert_eq!(r.json(2), json!([3]));
+
+        let mut f = Elements::Fixed {
+            dt: Datatype::uint(1),
+            data: vec![1, 2, 3],
+        };
+        f.extend(Elements::Fixed {
+            dt: Datatype::uint(1),
+            data: vec![4],
+        });
+        f.truncate(3);
+        assert_eq!(f.json_list(), vec![json!(1), json!(2), json!(3)]);
+        assert_eq!(Elements::empty(Datatype::VlenBytes).len(), 0);
+    }
+
+    #[test]
+    fn numbers_and_bools() {
+        assert_eq!(text(&Datatype::int(2), &(-5i16).to_ne_bytes()), "-5");
+        assert_eq!(
+            text(&Datatype::uint(8), &u64::MAX.to_ne_bytes()),
+            "18446744073709551615"
+        );
+        assert_eq!(text(&Datatype::float(4), &1.5f32.to_ne_bytes()), "1.5");
+        assert_eq!(text(&Datatype::float(8), &0.1f64.to_ne_bytes()), "0.1");
+        assert_eq!(text(&Datatype::float(8), &1e300f64.to_ne_bytes()), "1e300");
+        assert_eq!(
+            text(&Datatype::float(8), &(-2.5e-9f64).to_ne_bytes()),
+            "-2.5e-9"
+        );
+        assert_eq!(
+            text(&Datatype::float(4), &3e10f32.to_ne_bytes()),
+            "30000000000"
+        );
+        assert_eq!(
+            text(&Datatype::float(8), &f64::INFINITY.to_ne_bytes()),
+            "inf"
+        );
+        assert_eq!(text(&Datatype::Bool, &[1]), "true");
+        assert_eq!(json(&Datatype::Bool, &[0]), Value::Bool(false));
+        assert_eq!(
+            json(&Datatype::float(8), &f64::NAN.to_ne_bytes()),
+            json!("NaN")
+        );
+        assert_eq!(
+            json(&Datatype::float(4), &f32::NEG_INFINITY.to_ne_bytes()),
+            json!("-Infinity")
+        );
+    }
+
+    #[test]
+    fn strings() {
+        let dt = Datatype::FixedBytes { len: 8 };
+        assert_eq!(text(&dt, b"ab\"c\0\0\0\0"), "\"ab\\\"c\"");
+        assert_eq!(text(&dt, b"a\nb\xff\0\0\0\0"), "\"a\\nb\\xff\"");
+        assert_eq!(text(&dt, "µm\0\0\0\0\0\0".as_bytes()), "\"µm\"");
+        assert_eq!(json(&dt, b"ok\0\0\0\0\0\0"), json!("ok"));
+        assert_eq!(json(&dt, b"\xff\xfe\0\0\0\0\0\0"), json!({"hex": "fffe"}));
+    }
+
+    #[test]
+    fn shapes_and_filters() {
+        assert_eq!(shape_text(&[4, 3], None), "{4, 3}");
+        assert_eq!(shape_text(&[4, 3], Some(&[None, Some(3)])), "{4/Inf, 3}");
+        assert_eq!(shape_text(&[], None), "{SCALAR}");
+        assert_eq!(
+            filters_text(&[Filter::Shuffle, Filter::Zstd(3)]),
+            "shuffle+zstd(3)"
+        );
+        assert_eq!(filters_text(&[]), "none");
+    }
+}

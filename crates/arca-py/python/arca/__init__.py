@@ -1,0 +1,70 @@
+"""arca: hierarchical scientific data storage with an h5py-like API.
+
+Groups hold groups and datasets; datasets are typed n-dimensional arrays,
+optionally chunked and compressed; both carry attributes::
+
+    import numpy as np
+    import arca
+
+    with arca.File("run.arca", "w") as f:
+        g = f.create_group("detector")
+        g.attrs["gain"] = 1.5
+        ds = g.create_dataset("frames", shape=(0, 512), maxshape=(None, 512),
+                              dtype="u2", chunks=(64, 512), compression="zstd")
+        ds.resize(10, axis=0)
+        ds[3] = np.arange(512)
+
+    with arca.File("run.arca") as f:
+        row = f["detector/frames"][3, ::2]
+
+Errors follow h5py: a missing name is a ``KeyError``, a wrong kind of object
+a ``TypeError``, a bad value a ``ValueError``, and problems with the file
+itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
+``FileNotFoundError``/``FileExistsError``/``PermissionError``).
+"""
+
+from . import _native
+from ._attrs import AttributeManager
+from ._dataset import Dataset
+from ._errors import (
+    ArcaError,
+    CorruptError,
+    LockedError,
+    NeedsRecoveryError,
+    PoisonedError,
+    ReadOnlyError,
+    UnsupportedError,
+)
+from ._file import File
+from ._group import Group
+from ._vlen import VlenDataset, check_vlen_dtype, string_dtype, vlen_dtype
+
+__version__ = _native.__version__
+
+# The core's free lists (see docs/POOLS.md).
+gc = _native.gc
+pool_stats = _native.pool_stats
+set_pool_limits = _native.set_pool_limits
+set_pooling = _native.set_pooling
+
+__all__ = [
+    "ArcaError",
+    "AttributeManager",
+    "CorruptError",
+    "Dataset",
+    "File",
+    "Group",
+    "LockedError",
+    "NeedsRecoveryError",
+    "PoisonedError",
+    "ReadOnlyError",
+    "UnsupportedError",
+    "VlenDataset",
+    "check_vlen_dtype",
+    "gc",
+    "pool_stats",
+    "set_pool_limits",
+    "set_pooling",
+    "string_dtype",
+    "vlen_dtype",
+]

@@ -1,0 +1,115 @@
+"""Attributes: small named values attached to groups and datasets."""
+
+from collections.abc import MutableMapping
+
+import numpy as np
+
+from ._dtypes import as_array, check_dtype, native, type_string
+
+
+def _encode(value, dtype=None):
+    """``(type string, shape, native-order bytes)`` for an attribute value."""
+    from . import _vlen  # late: _vlen imports the dataset module, which imports this one
+
+    if _vlen.is_vlen_attr(value, dtype):
+        return _vlen.encode_attr(value, dtype)
+    if isinstance(value, (str, bytes, np.bytes_)) and dtype is None:
+        b = value.encode("utf-8") if isinstance(value, str) else bytes(value)
+        # A zero-length string is stored as one NUL, which reads back as "".
+        return f"|S{max(len(b), 1)}", [], b or b"\0"
+    arr = as_array(value, None if dtype is None else check_dtype(dtype))
+    dt = check_dtype(arr.dtype)
+    data = np.ascontiguousarray(arr, dtype=native(dt))
+    return type_string(dt), [int(s) for s in arr.shape], data.tobytes()
+
+
+def _decode(dtype, shape, data):
+    if dtype.startswith("vlen:"):
+        from . import _vlen
+
+        return _vlen.decode_attr(dtype, shape, data)
+    dt = np.dtype(dtype)
+    arr = np.frombuffer(data, dtype=native(dt)).reshape(shape)
+    if shape:
+        return arr.copy()
+    v = arr[()]
+    if dt.kind == "S":
+        # Strings come back as str; bytes that are not UTF-8 stay bytes.
+        try:
+            return v.decode("utf-8")
+        except UnicodeDecodeError:
+            return bytes(v)
+    return v
+
+
+class AttributeManager(MutableMapping):
+    """The attributes of a group or dataset, as a dict-like mapping.
+
+    Values may be Python or numpy scalars, numpy arrays (any supported dtype
+    and byte order), ``str`` or ``bytes``. Both are stored as fixed-length
+    bytes (``str`` as UTF-8); a scalar string reads back as ``str`` when it
+    is valid UTF-8, else as ``bytes``::
+
+        ds.attrs["units"] = "m/s"
+        ds.attrs["calib"] = np.array([1.0, 0.5])
+        dict(ds.attrs)   # {'calib': array([1. , 0.5]), 'units': 'm/s'}
+
+    Scalars read back as numpy scalars, arrays as numpy arrays in native byte
+    order.
+    """
+
+    def __init__(self, aid):
+        self._id = aid
+
+    def __getitem__(self, name):
+        return _decode(*self._id.get(_name(name)))
+
+    def __setitem__(self, name, value):
+        self._id.set(_name(name), *_encode(value))
+
+    def __delitem__(self, name):
+        self._id.delete(_name(name))
+
+    def __contains__(self, name):
+        if not isinstance(name, (str, bytes)):
+            return False
+        return self._id.contains(_name(name))
+
+    def __iter__(self):
+        return iter(self._id.names())
+
+    def __len__(self):
+        return int(self._id.len())
+
+    def create(self, name, data, shape=None, dtype=None):
+        """Create or replace an attribute, optionally with a given shape and dtype."""
+        from . import _vlen
+
+        if _vlen.is_vlen_attr(data, dtype):
+            self._id.set(_name(name), *_vlen.encode_attr(data, dtype, shape))
+            return
+        if shape is not None or dtype is not None:
+            arr = as_array(data, None if dtype is None else check_dtype(dtype))
+            if shape is not None:
+                arr = arr.reshape(shape)
+            data = arr
+        self._id.set(_name(name), *_encode(data))
+
+    def modify(self, name, value):
+        """Set an attribute, creating it if needed."""
+        self[name] = value
+
+    def rename(self, src, dst):
+        """Rename an attribute."""
+        self._id.rename(_name(src), _name(dst))
+
+    def __repr__(self):
+        return f"<Attributes of arca object ({len(self)} attributes)>"
+
+
+def _name(name):
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    if not isinstance(name, str):
+        raise TypeError(f"attribute names are str, not {type(name).__name__}")
+    return name

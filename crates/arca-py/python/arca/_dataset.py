@@ -1,0 +1,430 @@
+"""Datasets: typed n-dimensional arrays, read and written with numpy indexing."""
+
+import itertools
+import posixpath
+
+import numpy as np
+
+from . import _selection
+from ._attrs import AttributeManager
+from ._dtypes import as_array, native
+
+# A list index whose span is at most this many times its length is read as
+# one box and picked from in memory; sparser ones are read index by index.
+_DENSE_SPAN = 4
+
+
+class Dataset:
+    """A dataset in an open :class:`arca.File`.
+
+    Read and write with numpy indexing; ``np.asarray(ds)`` reads it all::
+
+        ds = f.create_dataset("x", data=np.arange(12).reshape(3, 4))
+        ds[1, ::2]          # array([4, 6])
+        ds[:, -1] = 0
+        ds.attrs["units"] = "m"
+
+    Values arrive in native byte order whatever the stored order;
+    :attr:`dtype` reports the stored type.
+    """
+
+    def __new__(cls, file=None, dsid=None):
+        # Variable-length datasets get their own class (object arrays, bulk paths).
+        if cls is Dataset and dsid is not None and dsid.dtype().startswith("vlen:"):
+            from ._vlen import VlenDataset
+
+            cls = VlenDataset
+        return super().__new__(cls)
+
+    def __init__(self, file, dsid):
+        self._file = file
+        self._id = dsid
+        self._dtype = None
+        self._mdtype = None
+
+    # -- identity ------------------------------------------------------------
+    @property
+    def id(self):
+        """The native dataset handle."""
+        return self._id
+
+    @property
+    def name(self):
+        """Absolute path of this dataset."""
+        return self._id.path
+
+    @property
+    def file(self):
+        """The :class:`arca.File` this dataset belongs to."""
+        return self._file
+
+    @property
+    def parent(self):
+        """The group holding this dataset."""
+        return self._file[posixpath.dirname(self.name) or "/"]
+
+    @property
+    def attrs(self):
+        """Attributes of this dataset, as a mutable mapping."""
+        return AttributeManager(self._id.attrs())
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, Dataset)
+            and other._file is self._file
+            and other.name == self.name
+        )
+
+    def __hash__(self):
+        return hash((id(self._file), self.name))
+
+    def __bool__(self):
+        return not self._file._native.closed
+
+    def __repr__(self):
+        if not self:
+            return "<Closed arca Dataset>"
+        return f'<arca Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
+
+    # -- metadata -------------------------------------------------------------
+    @property
+    def dtype(self):
+        """The stored element type (``>i4`` for a big-endian dataset)."""
+        if self._dtype is None:
+            self._dtype = np.dtype(self._id.dtype())
+            self._mdtype = native(self._dtype)
+        return self._dtype
+
+    @property
+    def _memtype(self):
+        if self._mdtype is None:
+            self.dtype  # noqa: B018 -- loads both
+        return self._mdtype
+
+    @property
+    def shape(self):
+        """Current extent, a tuple."""
+        return tuple(self._id.shape())
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return len(self._id.shape())
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return int(self._id.len())
+
+    @property
+    def nbytes(self):
+        """Bytes the elements occupy in memory."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def maxshape(self):
+        """Largest extent per dimension; None is unlimited."""
+        return tuple(self._id.maxshape())
+
+    @property
+    def chunks(self):
+        """Chunk shape, or None for contiguous storage."""
+        c = self._id.chunks()
+        return None if c is None else tuple(c)
+
+    @property
+    def compression(self):
+        """``"gzip"``, ``"zstd"``, ``"lz4"`` or None."""
+        for name, _ in self._id.filters():
+            if name != "shuffle":
+                return name
+        return None
+
+    @property
+    def compression_opts(self):
+        """The compression level, or None."""
+        for name, level in self._id.filters():
+            if name != "shuffle":
+                return level
+        return None
+
+    @property
+    def shuffle(self):
+        """Whether the byte-shuffle filter is on."""
+        return any(name == "shuffle" for name, _ in self._id.filters())
+
+    @property
+    def fillvalue(self):
+        """The value shown where nothing was written, a numpy scalar."""
+        return np.frombuffer(self._id.fill_value(), dtype=self._memtype)[0]
+
+    @property
+    def storage_size(self):
+        """Bytes of file space holding this dataset's elements."""
+        return int(self._id.storage_size())
+
+    def __len__(self):
+        shape = self._id.shape()
+        if not shape:
+            raise TypeError("Attempt to take len() of scalar dataset")
+        return int(shape[0])
+
+    def len(self):
+        """Length of the first axis, like ``len(ds)``."""
+        return len(self)
+
+    def astype(self, dtype):
+        """A view that reads as ``dtype``: ``ds.astype("f4")[:10]``."""
+        return _AsType(self, np.dtype(dtype))
+
+    def iter_chunks(self, sel=None):
+        """Yield, for every chunk the selection touches, a tuple of slices
+        covering the part of the selection inside that chunk.
+
+        ``sel`` is a tuple of step-1 slices (default: everything). TypeError
+        for a contiguous dataset.
+        """
+        chunks = self.chunks
+        if chunks is None:
+            raise TypeError("Chunked dataset required")
+        shape = self.shape
+        if sel is None:
+            sel = ()
+        if not isinstance(sel, tuple):
+            sel = (sel,)
+        if len(sel) > len(shape):
+            raise ValueError("selection has more dimensions than the dataset")
+        sel = sel + (slice(None),) * (len(shape) - len(sel))
+        bounds = []
+        for s, n in zip(sel, shape):
+            if not isinstance(s, slice):
+                raise TypeError("iter_chunks takes a tuple of slices")
+            a, b, st = s.indices(n)
+            if st != 1:
+                raise TypeError("iter_chunks takes slices with step 1")
+            bounds.append((a, max(a, b)))
+        if any(a == b for a, b in bounds):
+            return
+        ranges = [range(a // c, (b - 1) // c + 1) for (a, b), c in zip(bounds, chunks)]
+        for idx in itertools.product(*ranges):
+            yield tuple(
+                slice(max(a, i * c), min(b, (i + 1) * c), 1)
+                for i, c, (a, b) in zip(idx, chunks, bounds)
+            )
+
+    def __iter__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("Can't iterate over a scalar dataset")
+        for i in range(shape[0]):
+            yield self[i]
+
+    # -- resizing -------------------------------------------------------------
+    def resize(self, size, axis=None):
+        """Change the extent: ``resize((n, m))`` or ``resize(n, axis=0)``.
+
+        Only chunked datasets can be resized, within :attr:`maxshape`.
+        """
+        if self.chunks is None:
+            raise TypeError("Only chunked datasets can be resized")
+        shape = list(self.shape)
+        if axis is not None:
+            if not 0 <= axis < len(shape):
+                raise ValueError(f"Invalid axis ({axis} for {len(shape)}-d dataset)")
+            shape[axis] = int(size)
+        else:
+            if isinstance(size, (int, np.integer)):
+                size = (size,)
+            size = tuple(int(s) for s in size)
+            if len(size) != len(shape):
+                raise ValueError(
+                    f"new shape {size} must have {len(shape)} dimensions"
+                )
+            shape = list(size)
+        if any(s < 0 for s in shape):
+            raise ValueError(f"negative size in {tuple(shape)}")
+        self._id.resize(shape)
+
+    # -- reading --------------------------------------------------------------
+    def _read_box(self, start, count, step):
+        """Read a hyperslab into a new array of shape ``count``."""
+        mdt = self._memtype
+        n = 1
+        for c in count:
+            n *= c
+        if n == 0:
+            return np.empty(count, dtype=mdt)
+        raw = self._id.read(start, count, step)
+        return raw.view(mdt).reshape(count)
+
+    def __getitem__(self, key):
+        shape = self.shape
+        if key is Ellipsis or (type(key) is tuple and not key):
+            arr = self._read_box([0] * len(shape), list(shape), [1] * len(shape))
+            return arr[()] if (not shape and key is not Ellipsis) else arr
+        if isinstance(key, np.ndarray) and key.dtype.kind == "b" and key.ndim > 1:
+            return self._mask(key, shape)[...][key]
+        sel = _selection.parse(key, shape)
+        if sel.fancy is None:
+            arr = self._read_box(sel.start, sel.count, sel.step)
+        else:
+            arr = self._read_fancy(sel)
+        if sel.flip:
+            arr = np.flip(arr, axis=sel.flip)
+        arr = arr.reshape(sel.natural_shape)
+        if sel.moved is not None:
+            arr = np.moveaxis(arr, sel.moved, 0)
+        return arr[()] if sel.scalar else arr
+
+    def _mask(self, key, shape):
+        if key.shape != shape:
+            raise IndexError(f"boolean index of shape {key.shape} does not match {shape}")
+        return self
+
+    def _read_fancy(self, sel):
+        axis, idx = sel.fancy
+        lo = sel.start[axis]
+        span = sel.count[axis]
+        if span <= _DENSE_SPAN * max(len(idx), 1):
+            box = self._read_box(sel.start, sel.count, sel.step)
+            return np.take(box, idx - lo, axis=axis)
+        count = list(sel.count)
+        count[axis] = len(idx)
+        out = np.empty(count, dtype=self._memtype)
+        start = list(sel.start)
+        one = list(sel.count)
+        one[axis] = 1
+        where = [slice(None)] * len(count)
+        for j, i in enumerate(idx):
+            start[axis] = int(i)
+            where[axis] = slice(j, j + 1)
+            out[tuple(where)] = self._read_box(start, one, sel.step)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("reading a dataset always makes a copy; copy=False is impossible")
+        arr = self[...]
+        if dtype is not None and arr.dtype != np.dtype(dtype):
+            arr = arr.astype(dtype)
+        return arr
+
+    def read_direct(self, dest, source_sel=None, dest_sel=None):
+        """Read into an existing array: ``dest[dest_sel] = self[source_sel]``.
+
+        With no selections and a C-contiguous ``dest`` of the native dtype and
+        the dataset's shape, elements land in ``dest`` without a copy.
+        """
+        if not isinstance(dest, np.ndarray):
+            raise TypeError("dest must be a numpy array")
+        if source_sel is None and dest_sel is None:
+            shape = self.shape
+            if (
+                dest.shape == shape
+                and dest.dtype == self._memtype
+                and dest.flags.c_contiguous
+                and dest.flags.writeable
+            ):
+                if dest.size:
+                    r = len(shape)
+                    self._id.read_into(
+                        [0] * r, list(shape), [1] * r, dest.reshape(-1).view(np.uint8)
+                    )
+                return
+        src = self[() if source_sel is None else source_sel]
+        dest[() if dest_sel is None else dest_sel] = src
+
+    # -- writing --------------------------------------------------------------
+    def _write_box(self, start, count, step, data):
+        """Write a C-contiguous native-order array of exactly ``count`` elements."""
+        if data.size:
+            self._id.write(start, count, step, data.reshape(-1).view(np.uint8))
+
+    def _coerce(self, value, out_shape, count):
+        """``value`` as a native-order array broadcast to the selection, in box order."""
+        mdt = self._memtype
+        arr = as_array(value, mdt)
+        if arr.shape != out_shape:
+            try:
+                arr = np.broadcast_to(arr, out_shape)
+            except ValueError:
+                # Like h5py, accept any shape with the right number of elements.
+                if arr.size != int(np.prod(out_shape, dtype=np.int64)):
+                    raise ValueError(
+                        f"could not broadcast input array from shape {arr.shape} "
+                        f"into shape {out_shape}"
+                    ) from None
+        return arr.reshape(count)
+
+    def __setitem__(self, key, value):
+        shape = self.shape
+        mdt = self._memtype
+        if key is Ellipsis or (type(key) is tuple and not key):
+            # Fast path: a whole-dataset write from a matching array is not copied.
+            if not (
+                isinstance(value, np.ndarray)
+                and value.shape == shape
+                and value.dtype == mdt
+                and value.flags.c_contiguous
+            ):
+                value = self._coerce(value, shape, shape)
+            r = len(shape)
+            self._write_box([0] * r, list(shape), [1] * r, np.ascontiguousarray(value))
+            return
+        if isinstance(key, np.ndarray) and key.dtype.kind == "b" and key.ndim > 1:
+            self._mask(key, shape)
+            whole = self[...]
+            whole[key] = as_array(value, mdt)
+            self[...] = whole
+            return
+        sel = _selection.parse(key, shape)
+        if sel.fancy is None:
+            arr = self._coerce(value, sel.out_shape, sel.count)
+            if sel.flip:
+                arr = np.flip(arr, axis=sel.flip)
+            self._write_box(sel.start, sel.count, sel.step, np.ascontiguousarray(arr))
+            return
+        axis, idx = sel.fancy
+        count = list(sel.count)
+        count[axis] = len(idx)
+        if sel.moved is not None:
+            arr = self._coerce(value, sel.out_shape, sel.out_shape)
+            arr = np.moveaxis(arr, 0, sel.moved).reshape(count)
+        else:
+            arr = self._coerce(value, sel.out_shape, count)
+        if sel.flip:
+            arr = np.flip(arr, axis=sel.flip)
+        start = list(sel.start)
+        one = list(count)
+        one[axis] = 1
+        where = [slice(None)] * len(count)
+        # In order, so a repeated index keeps the last value as in numpy.
+        for j, i in enumerate(idx):
+            start[axis] = int(i)
+            where[axis] = slice(j, j + 1)
+            self._write_box(start, one, sel.step, np.ascontiguousarray(arr[tuple(where)]))
+
+    def write_direct(self, source, source_sel=None, dest_sel=None):
+        """Write from an array: ``self[dest_sel] = source[source_sel]``."""
+        src = np.asarray(source)
+        if source_sel is not None:
+            src = src[source_sel]
+        self[() if dest_sel is None else dest_sel] = src
+
+
+class _AsType:
+    """What :meth:`Dataset.astype` returns: reads converted to a dtype."""
+
+    def __init__(self, ds, dtype):
+        self._ds = ds
+        self._dtype = dtype
+
+    def __getitem__(self, key):
+        return np.asarray(self._ds[key]).astype(self._dtype)
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self[...]
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self):
+        return len(self._ds)

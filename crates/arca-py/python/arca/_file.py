@@ -1,0 +1,165 @@
+"""Files: opening modes, the context manager, flush and close."""
+
+import os
+
+from . import _native
+from ._group import Group
+
+_MODES = ("r", "r+", "w", "w-", "x", "a")
+
+
+class File(Group):
+    """An arca file, which is also its root group.
+
+    ``mode`` is one of h5py's letters:
+
+    ========  ==============================================
+    ``r``     read only, the file must exist (default)
+    ``r+``    read and write, the file must exist
+    ``w``     create, truncating an existing file
+    ``w-``    create, fail if the file exists (also ``x``)
+    ``a``     read and write if it exists, create otherwise
+    ========  ==============================================
+
+    ::
+
+        with arca.File("data.arca", "w") as f:
+            f["x"] = np.arange(10)
+
+    ``rdcc_nbytes`` sets the per-dataset chunk cache; ``page_cache_pages``
+    the metadata page cache. ``locking=False`` skips the advisory file lock
+    (one writer or many readers); ``journal=False`` turns off the undo
+    journal, for scratch files a crash may damage. ``exact_rollback=True``
+    makes a rolled-back transaction restore every byte, free space
+    included. ``free_list="naive"`` selects the O(n) baseline free list,
+    for benchmarks only. ``driver="memory"`` keeps the file in RAM only;
+    add ``compress=True`` to keep its bytes compressed (see
+    :attr:`memory_bytes`).
+
+    Every ``flush()`` and ``close()`` commits atomically; a crash never
+    leaves a half-written file. Group changes into one atomic unit with
+    :meth:`transaction`.
+    """
+
+    def __init__(
+        self,
+        name,
+        mode="r",
+        *,
+        rdcc_nbytes=None,
+        page_cache_pages=None,
+        locking=None,
+        journal=None,
+        exact_rollback=None,
+        free_list=None,
+        driver=None,
+        compress=False,
+    ):
+        path = os.fspath(name)
+        if isinstance(path, bytes):
+            path = os.fsdecode(path)
+        if mode not in _MODES:
+            raise ValueError(f"Invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")
+        if driver == "memory":
+            # The name only labels the file; nothing touches the disk.
+            if mode not in ("w", "w-", "x", "a"):
+                raise ValueError("an in-memory file starts empty: use mode 'w'")
+            self._native = _native.File.in_memory(bool(compress))
+        elif driver is not None:
+            raise ValueError(f"unknown driver {driver!r}; use None (a file) or 'memory'")
+        elif compress:
+            raise ValueError("compress=True needs driver='memory'")
+        else:
+            self._native = _native.File(
+                path, mode, rdcc_nbytes, page_cache_pages, locking, journal, free_list, exact_rollback
+            )
+        self._filename = path
+        super().__init__(self, self._native.root())
+
+    @property
+    def filename(self):
+        """The path the file was opened with."""
+        return self._filename
+
+    @property
+    def mode(self):
+        """``"r"`` for a read-only file, ``"r+"`` otherwise (as h5py reports)."""
+        return "r+" if self._native.writable else "r"
+
+    @property
+    def memory_bytes(self):
+        """Bytes of RAM an in-memory file holds; None for a file on disk."""
+        return self._native.memory_bytes
+
+    @property
+    def recovered(self):
+        """Whether opening rolled back changes a crash left half-done."""
+        return self._native.recovered
+
+    @property
+    def parent(self):
+        """The root group is its own parent."""
+        return self
+
+    def flush(self):
+        """Write every pending change to storage and sync it."""
+        self._native.flush()
+
+    def close(self):
+        """Flush and close; objects from this file stop working. Idempotent."""
+        self._native.close()
+
+    def stat(self):
+        """Object counts and byte totals of the whole file, as a dict."""
+        return self._native.stat()
+
+    def transaction(self):
+        """A context manager making its block one atomic change: committed
+        when the block ends, rolled back — the file as it was before — if
+        it raises. Nested blocks join the outer one.
+
+        ::
+
+            with f.transaction():
+                f["a"].attrs["n"] = 1
+                del f["b"]
+        """
+        return _Transaction(self._native)
+
+    def space_info(self):
+        """Free-space figures: ``sections``, ``free_bytes``, ``largest``,
+        ``histogram`` (list of (bin lower bound, count, bytes)),
+        ``fragmentation`` (1 - largest/free) and ``eof``."""
+        return self._native.space_info()
+
+    def check(self):
+        """Read and verify every structure and chunk; raises CorruptError on
+        damage, else returns the same dict as :meth:`stat`."""
+        return self._native.check()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if not self:
+            return "<Closed arca File>"
+        return f'<arca File "{os.path.basename(self._filename)}" (mode {self.mode})>'
+
+
+class _Transaction:
+    """Context manager behind :meth:`File.transaction`."""
+
+    def __init__(self, native):
+        self._native = native
+
+    def __enter__(self):
+        self._native.begin_transaction()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._native.end_transaction(exc_type is None)
+        return False

@@ -1,0 +1,426 @@
+"""Groups: named containers of groups and datasets, addressed by paths."""
+
+import operator
+import posixpath
+from collections.abc import MutableMapping
+
+import numpy as np
+
+from . import _native, _vlen
+from ._attrs import AttributeManager
+from ._dataset import Dataset
+from ._dtypes import as_array, check_dtype, native, type_string
+
+_COMPRESSORS = ("gzip", "zstd", "lz4")
+_DEFAULT_LEVEL = {"gzip": 4, "zstd": 3}
+# Automatic chunks aim at about this many bytes, like the core's own choice.
+_AUTO_CHUNK_BYTES = 1 << 20
+
+
+def _path(name):
+    if isinstance(name, bytes):
+        name = name.decode("utf-8")
+    if not isinstance(name, str):
+        raise TypeError(
+            f"Accessing a group is done with bytes or str, not {type(name).__name__}"
+        )
+    return name
+
+
+def _shape_tuple(shape, what="shape"):
+    if shape is None:
+        return None
+    try:
+        shape = (operator.index(shape),)
+    except TypeError:
+        pass
+    try:
+        out = tuple(operator.index(s) for s in shape)
+    except TypeError as e:
+        raise TypeError(f"{what} must be a tuple of integers, not {shape!r}") from e
+    if any(s < 0 for s in out):
+        raise ValueError(f"{what} {out} has a negative entry")
+    return out
+
+
+def auto_chunks(shape, maxshape, itemsize):
+    """A chunk shape near 1 MiB: start from the extent and halve the largest axis."""
+    c = []
+    for s, m in zip(shape, maxshape):
+        if s == 0:
+            c.append(1024 if m is None else max(1, min(m, 1024)))
+        else:
+            c.append(s)
+    while int(np.prod(c, dtype=np.int64)) * itemsize > _AUTO_CHUNK_BYTES:
+        i = max(range(len(c)), key=lambda j: c[j])
+        if c[i] == 1:
+            break
+        c[i] = (c[i] + 1) // 2
+    return tuple(c)
+
+
+class Group(MutableMapping):
+    """A group: a mapping from names to groups and datasets.
+
+    Paths may be relative (``"a/b"``) or absolute (``"/a/b"``); missing
+    intermediate groups are created by ``create_group``/``create_dataset``::
+
+        g = f.create_group("sim/run1")
+        g["x"] = np.arange(10)              # shorthand for create_dataset
+        "run1/x" in f["sim"]                # True
+        for name, obj in g.items(): ...
+        del g["x"]
+    """
+
+    def __init__(self, file, gid):
+        self._file = file
+        self._id = gid
+
+    def _wrap(self, obj):
+        if isinstance(obj, _native.Dataset):
+            return Dataset(self._file, obj)
+        return Group(self._file, obj)
+
+    # -- identity ------------------------------------------------------------
+    @property
+    def id(self):
+        """The native group handle."""
+        return self._id
+
+    @property
+    def name(self):
+        """Absolute path of this group."""
+        return self._id.path
+
+    @property
+    def file(self):
+        """The :class:`arca.File` this group belongs to."""
+        return self._file
+
+    @property
+    def parent(self):
+        """The group holding this one (the root is its own parent)."""
+        return self._file[posixpath.dirname(self.name) or "/"]
+
+    @property
+    def attrs(self):
+        """Attributes of this group, as a mutable mapping."""
+        return AttributeManager(self._id.attrs())
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, Group)
+            and other._file is self._file
+            and other.name == self.name
+        )
+
+    def __hash__(self):
+        return hash((id(self._file), self.name))
+
+    def __bool__(self):
+        return not self._file._native.closed
+
+    def __repr__(self):
+        if not self:
+            return "<Closed arca Group>"
+        return f'<arca Group "{self.name}" ({len(self)} members)>'
+
+    # -- mapping ---------------------------------------------------------------
+    def __getitem__(self, name):
+        return self._wrap(self._id.object(_path(name)))
+
+    def get(self, name, default=None, getclass=False):
+        """The object at ``name``, or ``default``; with ``getclass`` its class."""
+        try:
+            obj = self[name]
+        except KeyError:
+            return default
+        return type(obj) if getclass else obj
+
+    def __setitem__(self, name, value):
+        if isinstance(value, (Group, Dataset)):
+            raise TypeError("arca has no hard links; use move() to rename an object")
+        self.create_dataset(name, data=value)
+
+    def __delitem__(self, name):
+        self._id.delete(_path(name))
+
+    def __contains__(self, name):
+        if not isinstance(name, (str, bytes)):
+            return False
+        try:
+            return self._id.contains(_path(name))
+        except ValueError:
+            if not self:
+                raise
+            return False  # a name that cannot exist, e.g. one with ".."
+
+    def __iter__(self):
+        return iter(self._id.member_names())
+
+    def __len__(self):
+        return int(self._id.len())
+
+    # -- creation ----------------------------------------------------------------
+    def create_group(self, name):
+        """Create a group (and missing parents); ValueError if the name is taken."""
+        return Group(self._file, self._id.create_group(_path(name)))
+
+    def require_group(self, name):
+        """Open the group at ``name``, creating it if absent.
+
+        TypeError if a dataset is there.
+        """
+        name = _path(name)
+        if name in self:
+            obj = self[name]
+            if not isinstance(obj, Group):
+                raise TypeError(f"Incompatible object (Dataset) already exists at {name!r}")
+            return obj
+        return self.create_group(name)
+
+    def create_dataset(
+        self,
+        name,
+        shape=None,
+        dtype=None,
+        data=None,
+        chunks=None,
+        maxshape=None,
+        compression=None,
+        compression_opts=None,
+        shuffle=False,
+        fillvalue=None,
+        **vlen_options,
+    ):
+        """Create a dataset.
+
+        ``shape``/``dtype`` describe it, or ``data`` gives both and the
+        contents (dtype defaults to float32 without data). ``chunks`` is a
+        tuple, True for an automatic shape, or None (chunked only when
+        filters or ``maxshape`` need it). ``maxshape`` entries of None are
+        unlimited. ``compression`` is ``"gzip"`` (or an int level),
+        ``"zstd"`` or ``"lz4"``, with ``compression_opts`` the level;
+        ``shuffle`` adds the byte-shuffle filter. ``fillvalue`` is shown
+        where nothing was written. Variable-length types (``arca.string_dtype()``,
+        ``arca.vlen_dtype(base)``, ``str``, object arrays) take ``vlen_*``
+        options for their byte vector (see ``arca._vlen``).
+        """
+        if _vlen.wants_vlen(dtype, data):
+            return _vlen.create_dataset(self, name, shape, dtype, data, chunks, maxshape,
+                                        compression, compression_opts, shuffle, fillvalue,
+                                        vlen_options)
+        if vlen_options:
+            raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
+        name = _path(name)
+        if data is not None:
+            if isinstance(data, Dataset):
+                data = data[()]
+            data = as_array(data, None if dtype is None else check_dtype(dtype))
+        if dtype is None:
+            dtype = data.dtype if data is not None else np.dtype("f4")
+        dtype = check_dtype(dtype)
+        if data is not None and data.dtype != dtype:
+            data = data.astype(dtype)
+
+        shape = _shape_tuple(shape)
+        if shape is None:
+            if data is None:
+                raise TypeError("One of data or shape must be specified")
+            shape = data.shape
+        elif data is not None:
+            if int(np.prod(shape, dtype=np.int64)) != data.size:
+                raise ValueError(
+                    f"Shape tuple {shape} is incompatible with data of shape {data.shape}"
+                )
+            data = data.reshape(shape)
+
+        if maxshape is not None:
+            if not isinstance(maxshape, (tuple, list)):
+                maxshape = (maxshape,)
+            maxshape = tuple(None if m is None else operator.index(m) for m in maxshape)
+            if len(maxshape) != len(shape):
+                raise ValueError(f"maxshape {maxshape} must have one entry per dimension of {shape}")
+            for s, m in zip(shape, maxshape):
+                if m is not None and m < s:
+                    raise ValueError(f"maxshape {maxshape} is smaller than shape {shape}")
+
+        filters = []
+        if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool):
+            compression, compression_opts = "gzip", int(compression)
+        if compression is not None:
+            if compression not in _COMPRESSORS:
+                raise ValueError(
+                    f"Compression filter {compression!r} is unavailable; use gzip, zstd or lz4"
+                )
+            if compression == "lz4" and compression_opts is not None:
+                raise ValueError("lz4 takes no compression_opts")
+            if compression == "gzip" and compression_opts is not None:
+                if not 0 <= int(compression_opts) <= 9:
+                    raise ValueError(f"gzip level {compression_opts} outside 0..9")
+        elif compression_opts is not None:
+            raise TypeError("compression_opts given without a compression method")
+        if shuffle:
+            filters.append(("shuffle", None))
+        if compression is not None:
+            level = compression_opts if compression_opts is not None else _DEFAULT_LEVEL.get(compression)
+            filters.append((compression, None if level is None else int(level)))
+
+        needs_chunks = bool(filters) or (maxshape is not None and maxshape != shape)
+        if chunks is False:
+            if needs_chunks:
+                raise ValueError("Chunked format required for given storage options")
+            chunks = None
+        if (chunks is not None or needs_chunks) and not shape:
+            raise TypeError("Scalar datasets don't support chunk/filter options")
+        if chunks is True:
+            chunks = auto_chunks(shape, maxshape or shape, dtype.itemsize)
+        elif chunks is not None:
+            chunks = _shape_tuple(chunks, "chunks")
+            if len(chunks) != len(shape):
+                raise ValueError(f"chunks {chunks} must have one entry per dimension of {shape}")
+            if any(c == 0 for c in chunks):
+                raise ValueError(f"chunks {chunks} must be positive")
+            for c, s, m in zip(chunks, shape, maxshape or shape):
+                if m is not None and c > m:
+                    raise ValueError(
+                        f"Chunk shape must not be greater than data shape in any dimension. "
+                        f"{chunks} is not compatible with {shape}"
+                    )
+
+        fill = None
+        if fillvalue is not None:
+            fv = as_array(fillvalue, native(dtype))
+            if fv.size != 1:
+                raise ValueError("fillvalue must be a single value")
+            fill = fv.reshape(()).tobytes()
+
+        dsid = self._id.create_dataset(
+            name,
+            type_string(dtype),
+            list(shape),
+            None if maxshape is None else list(maxshape),
+            None if chunks is None else list(chunks),
+            filters,
+            fill,
+        )
+        ds = Dataset(self._file, dsid)
+        if data is not None and data.size:
+            ds[...] = data
+        return ds
+
+    def require_dataset(self, name, shape, dtype, exact=False, **kwds):
+        """Open the dataset at ``name`` if its shape and dtype fit, else create it.
+
+        TypeError if something incompatible is there: a group, another
+        shape, or a dtype that differs (``exact``) or cannot hold ``dtype``.
+        """
+        name = _path(name)
+        if name not in self:
+            return self.create_dataset(name, shape=shape, dtype=dtype, **kwds)
+        ds = self[name]
+        if not isinstance(ds, Dataset):
+            raise TypeError(f"Incompatible object (Group) already exists at {name!r}")
+        shape = _shape_tuple(shape)
+        if shape != ds.shape:
+            raise TypeError(f"Shapes do not match (existing {ds.shape} vs new {shape})")
+        dtype = np.dtype(dtype)
+        if exact:
+            if dtype != ds.dtype:
+                raise TypeError(f"Datatypes do not exactly match (existing {ds.dtype} vs new {dtype})")
+        elif not np.can_cast(dtype, ds.dtype):
+            raise TypeError(f"Datatypes cannot be safely cast (existing {ds.dtype} vs new {dtype})")
+        return ds
+
+    # -- moving, copying and walking ---------------------------------------------
+    def copy(self, source, dest, name=None, shallow=False, without_attrs=False):
+        """Copy a group (recursively) or dataset, with its attributes and
+        creation settings, possibly into another open file.
+
+        ``source`` is a path relative to this group or a Group/Dataset.
+        ``dest`` is a Group, where the copy is named ``name`` (default: the
+        source's own name), or a path relative to this group. ``shallow``
+        copies only a group's direct members; ``without_attrs`` skips
+        attributes.
+        """
+        src = self[source] if isinstance(source, (str, bytes)) else source
+        if not isinstance(src, (Group, Dataset)):
+            raise TypeError("source must be a path, Group or Dataset")
+        if isinstance(dest, Group):
+            target = dest
+            path = _path(name) if name is not None else (posixpath.basename(src.name) or None)
+            if path is None:
+                raise ValueError("copying the root group needs a name")
+        elif isinstance(dest, (str, bytes)):
+            target, path = self, _path(dest)
+        else:
+            raise TypeError("Destination must be path or Group object")
+        _copy_object(src, target, path, 1 if shallow else -1, without_attrs)
+
+    # -- walking -----------------------------------------------------------------
+    def move(self, source, dest):
+        """Move or rename the object at ``source`` to ``dest``."""
+        source, dest = _path(source), _path(dest)
+        if source == dest:
+            return
+        self._id.rename(source, dest)
+
+    def _walk(self):
+        # Depth first, parents before children, siblings in name order: the
+        # order h5py visits in.
+        return sorted((p for p, _ in self._id.visit()), key=lambda p: p.split("/"))
+
+    def visit(self, func):
+        """Call ``func(name)`` for every object below, depth first in name
+        order; stop and return the first value that is not None."""
+        for path in self._walk():
+            r = func(path)
+            if r is not None:
+                return r
+        return None
+
+    def visititems(self, func):
+        """Like :meth:`visit`, calling ``func(name, object)``."""
+        for path in self._walk():
+            r = func(path, self[path])
+            if r is not None:
+                return r
+        return None
+
+
+# Datasets larger than this are copied in slabs along their first axis.
+_COPY_SLAB_BYTES = 64 << 20
+
+
+def _copy_object(src, target, path, depth, without_attrs):
+    """Copy ``src`` to ``target[path]``; ``depth`` < 0 means all levels."""
+    if isinstance(src, Dataset):
+        out = target.create_dataset(
+            path,
+            shape=src.shape,
+            dtype=src.dtype,
+            chunks=src.chunks,
+            maxshape=src.maxshape if src.chunks is not None else None,
+            compression=src.compression,
+            compression_opts=src.compression_opts,
+            shuffle=src.shuffle,
+            fillvalue=src.fillvalue,
+            **getattr(src, "_create_options", dict)(),
+        )
+        shape = src.shape
+        if shape and src.nbytes > _COPY_SLAB_BYTES and shape[0] > 1:
+            row = max(1, src.nbytes // shape[0])
+            step = max(1, _COPY_SLAB_BYTES // row)
+            for i in range(0, shape[0], step):
+                out[i : i + step] = src[i : i + step]
+        elif src.size:
+            out[...] = src[...]
+    else:
+        out = target.create_group(path)
+        if depth != 0:
+            for name in src:
+                _copy_object(src[name], out, name, depth - 1, without_attrs)
+    if not without_attrs:
+        for k in src.attrs:
+            out.attrs[k] = src.attrs[k]
+    return out

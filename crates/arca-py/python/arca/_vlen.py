@@ -1,0 +1,576 @@
+"""Variable-length data: strings, byte strings and ragged arrays.
+
+Types are numpy object dtypes tagged as in h5py::
+
+    arca.string_dtype()              # str elements (UTF-8)
+    arca.vlen_dtype(bytes)           # bytes elements
+    arca.vlen_dtype(np.float32)      # 1-D float32 arrays of any length
+
+Datasets of these types read and write numpy object arrays like h5py, and
+have fast paths that move whole buffers and never build a Python object per
+element::
+
+    ds = f.create_dataset("rows", shape=(3,), dtype=arca.vlen_dtype("f4"))
+    ds.write_ragged(np.array([1, 2, 3], "f4"), np.array([0, 1, 1, 3]))
+    values, offsets = ds.read_ragged()          # Arrow-style offsets
+    ds.read_arrow()                             # pyarrow LargeListArray
+
+Every such dataset stores its data in its own chunked byte vector;
+``vlen_chunk_bytes``, ``vlen_compression``/``vlen_compression_opts``,
+``vlen_shuffle`` and ``vlen_reuse_space`` at creation configure it.
+"""
+
+import numpy as np
+
+from . import _native, _selection
+from ._dataset import Dataset
+
+_COMPRESSORS = ("gzip", "zstd", "lz4")
+_DEFAULT_LEVEL = {"gzip": 4, "zstd": 3}
+_VLEN_OPTIONS = (
+    "vlen_chunk_bytes",
+    "vlen_compression",
+    "vlen_compression_opts",
+    "vlen_shuffle",
+    "vlen_reuse_space",
+)
+
+
+# -- types ----------------------------------------------------------------------
+def _check_base(base):
+    dt = np.dtype(base)
+    k, n = dt.kind, dt.itemsize
+    if not (k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (4, 8))):
+        raise TypeError(
+            f"variable-length base type must be bool, an integer or float32/64, not {dt}"
+        )
+    return dt
+
+
+def vlen_dtype(base):
+    """The dtype of variable-length elements of ``base``: ``str``, ``bytes``
+    or a numeric numpy type (each element a 1-D array), as h5py's."""
+    if base is str or base is bytes:
+        return np.dtype("O", metadata={"vlen": base})
+    return np.dtype("O", metadata={"vlen": _check_base(base)})
+
+
+def string_dtype(encoding="utf-8", length=None):
+    """Variable-length UTF-8 strings (``length=None``), or fixed-length bytes
+    ``S<length>``; ``encoding="ascii"`` gives byte strings, as in h5py."""
+    if length is not None:
+        return np.dtype(f"S{int(length)}")
+    enc = encoding.lower().replace("-", "")
+    if enc == "utf8":
+        return vlen_dtype(str)
+    if enc == "ascii":
+        return vlen_dtype(bytes)
+    raise ValueError(f"unknown encoding {encoding!r}; use 'utf-8' or 'ascii'")
+
+
+def check_vlen_dtype(dt):
+    """The base of a variable-length dtype (``str``, ``bytes`` or a numpy
+    dtype), or None."""
+    try:
+        dt = np.dtype(dt)
+    except TypeError:
+        return None
+    if dt.kind != "O" or not dt.metadata:
+        return None
+    return dt.metadata.get("vlen")
+
+
+def _type_string(base):
+    if base is str:
+        return "vlen:str"
+    if base is bytes:
+        return "vlen:bytes"
+    return "vlen:" + _check_base(base).str
+
+
+def _base_of(type_string):
+    rest = type_string[len("vlen:"):]
+    if rest == "str":
+        return str
+    if rest == "bytes":
+        return bytes
+    return np.dtype(rest)
+
+
+def _infer_base(data):
+    """The base of an object array or list of elements, from its first one."""
+    flat = data.reshape(-1) if isinstance(data, np.ndarray) else data
+    for x in flat:
+        if x is None:
+            continue
+        if isinstance(x, (str, np.str_)):
+            return str
+        if isinstance(x, (bytes, np.bytes_)):
+            return bytes
+        return _check_base(np.asarray(x).dtype)
+    raise TypeError("cannot tell the element type of empty object data; pass dtype")
+
+
+def wants_vlen(dtype, data):
+    """Whether ``create_dataset(dtype=..., data=...)`` asks for variable length."""
+    if dtype is str or dtype is bytes:
+        return True
+    if dtype is not None:
+        if check_vlen_dtype(dtype) is not None:
+            return True
+        try:
+            return np.dtype(dtype).kind == "O"
+        except TypeError:
+            return False
+    return isinstance(data, np.ndarray) and data.dtype.kind == "O"
+
+
+def _filters(compression, opts, shuffle, what):
+    fs = []
+    if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool):
+        compression, opts = "gzip", int(compression)
+    if compression is not None and compression not in _COMPRESSORS:
+        raise ValueError(f"{what} filter {compression!r} is unavailable; use gzip, zstd or lz4")
+    if compression is None and opts is not None:
+        raise TypeError(f"{what} options given without a compression method")
+    if compression == "lz4" and opts is not None:
+        raise ValueError("lz4 takes no compression options")
+    if shuffle:
+        fs.append(("shuffle", None))
+    if compression is not None:
+        level = opts if opts is not None else _DEFAULT_LEVEL.get(compression)
+        fs.append((compression, None if level is None else int(level)))
+    return fs
+
+
+def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compression,
+                   compression_opts, shuffle, fillvalue, options):
+    """The variable-length branch of :meth:`Group.create_dataset`."""
+    from ._group import _path, _shape_tuple, auto_chunks
+
+    unknown = set(options) - set(_VLEN_OPTIONS)
+    if unknown:
+        raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}")
+    if fillvalue is not None and not _is_empty(fillvalue):
+        raise ValueError("variable-length datasets take no fillvalue (unwritten elements are empty)")
+    if isinstance(data, Dataset):
+        data = data[()]
+    if data is not None and not isinstance(data, np.ndarray):
+        data = _object_array(data, None if dtype is None else _dtype_base(dtype))
+    base = _dtype_base(dtype) if dtype is not None and _dtype_base(dtype) is not None else None
+    if base is None:
+        if data is None:
+            raise TypeError("a plain object dtype needs data to tell the element type")
+        base = _infer_base(data)
+    shape = _shape_tuple(shape)
+    if shape is None:
+        if data is None:
+            raise TypeError("One of data or shape must be specified")
+        shape = data.shape
+    name = _path(name)
+    filters = _filters(compression, compression_opts, shuffle, "Compression")
+    vfilters = _filters(
+        options.get("vlen_compression"),
+        options.get("vlen_compression_opts"),
+        options.get("vlen_shuffle", False),
+        "vlen_compression",
+    )
+    if maxshape is not None:
+        if not isinstance(maxshape, (tuple, list)):
+            maxshape = (maxshape,)
+        maxshape = tuple(None if m is None else int(m) for m in maxshape)
+    needs_chunks = bool(filters) or (maxshape is not None and maxshape != tuple(shape))
+    if chunks is True or (chunks is None and needs_chunks):
+        chunks = auto_chunks(tuple(shape), maxshape or tuple(shape), 16)
+    elif chunks is False:
+        if needs_chunks:
+            raise ValueError("Chunked format required for given storage options")
+        chunks = None
+    elif chunks is not None:
+        chunks = _shape_tuple(chunks, "chunks")
+    vchunk = options.get("vlen_chunk_bytes")
+    dsid = _native.vlen_create(
+        group._id,
+        name,
+        _type_string(base),
+        [int(s) for s in shape],
+        None if maxshape is None else list(maxshape),
+        None if chunks is None else [int(c) for c in chunks],
+        filters,
+        None if vchunk is None else int(vchunk),
+        vfilters,
+        bool(options.get("vlen_reuse_space", False)),
+    )
+    ds = Dataset(group._file, dsid)
+    if data is not None and data.size:
+        ds[...] = data
+    return ds
+
+
+def _is_empty(value):
+    """Whether ``value`` is the empty element (what unwritten elements show)."""
+    try:
+        return len(value) == 0
+    except TypeError:
+        return False
+
+
+def _dtype_base(dtype):
+    if dtype is str or dtype is bytes:
+        return dtype
+    return check_vlen_dtype(dtype)
+
+
+def _object_array(value, base):
+    """``value`` as an object array whose elements are the variable-length items."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+        return value
+    if base in (str, bytes) or base is None:
+        if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+            out = np.empty((), dtype=object)
+            out[()] = value
+            return out
+        arr = np.asarray(value)
+        if arr.dtype.kind in "USO":
+            return arr.astype(object)
+        raise TypeError(f"cannot store {arr.dtype} data in a string dataset")
+    # Numeric elements: a 1-D array is one element; a list of them is many.
+    if isinstance(value, np.ndarray) and value.ndim <= 1:
+        out = np.empty((), dtype=object)
+        out[()] = value
+        return out
+    seq = list(value)
+    out = np.empty(len(seq), dtype=object)
+    for i, x in enumerate(seq):
+        out[i] = x
+    return out
+
+
+def _prod(shape):
+    n = 1
+    for s in shape:
+        n *= int(s)
+    return n
+
+
+# -- datasets ---------------------------------------------------------------------
+class VlenDataset(Dataset):
+    """A dataset of variable-length elements: ``str``, ``bytes`` or 1-D arrays.
+
+    Indexing reads and writes numpy object arrays like h5py; see
+    :meth:`read_ragged`, :meth:`write_ragged`, :meth:`read_arrow` and
+    :meth:`write_arrow` for the bulk paths.
+    """
+
+    @property
+    def dtype(self):
+        """The object dtype tagged with the element base (see :func:`vlen_dtype`)."""
+        if self._dtype is None:
+            self._base = _base_of(self._id.dtype())
+            self._dtype = vlen_dtype(self._base)
+            self._mdtype = self._dtype
+        return self._dtype
+
+    @property
+    def vlen_base(self):
+        """``str``, ``bytes`` or the numpy dtype of the items (native order)."""
+        self.dtype  # noqa: B018 -- loads the base
+        b = self._base
+        return b if b in (str, bytes) else b.newbyteorder("=")
+
+    @property
+    def fillvalue(self):
+        """The empty element: ``""``, ``b""`` or an empty array."""
+        b = self.vlen_base
+        return "" if b is str else b"" if b is bytes else np.empty(0, b)
+
+    @property
+    def vlen_info(self):
+        """How the byte vector is stored: a dict of ``vector_bytes``,
+        ``live_bytes``, ``stored_bytes``, ``compression_ratio``, ``chunks``,
+        ``chunk_bytes``, ``filters``, ``reuse_space``, ``free_bytes``."""
+        return _native.vlen_info(self._id)
+
+    def asstr(self, encoding="utf-8", errors="strict"):
+        """A view that reads elements as ``str``, as h5py's: string datasets
+        already read as ``str``; byte-string elements are decoded."""
+        b = self.vlen_base
+        if b not in (str, bytes):
+            raise TypeError("asstr() is for string datasets")
+        return _AsStr(self, encoding, errors)
+
+    def _create_options(self):
+        """The ``vlen_*`` creation keywords that reproduce this byte vector."""
+        info = self.vlen_info
+        opts = {"vlen_chunk_bytes": info["chunk_bytes"], "vlen_reuse_space": info["reuse_space"]}
+        for name, level in info["filters"]:
+            if name == "shuffle":
+                opts["vlen_shuffle"] = True
+            else:
+                opts["vlen_compression"] = name
+                if level is not None:
+                    opts["vlen_compression_opts"] = level
+        return opts
+
+    def vlen_repack(self):
+        """Rewrite the byte vector with only live data, reclaiming the space
+        that overwrites left behind."""
+        _native.vlen_repack(self._id)
+
+    # -- object arrays ---------------------------------------------------------
+    def _read_box(self, start, count, step):
+        n = _prod(count)
+        out = np.empty(n, dtype=object)
+        if n:
+            values, offsets = _native.vlen_read(self._id, start, count, step)
+            b = self.vlen_base
+            if b in (str, bytes):
+                out[:] = _native.vlen_unpack(values, offsets, b is str)
+            else:
+                vals = values.view(b)
+                off = offsets.tolist()
+                for i in range(n):
+                    out[i] = vals[off[i]:off[i + 1]]
+        return out.reshape(count)
+
+    def _pack(self, flat):
+        b = self.vlen_base
+        if b in (str, bytes):
+            items = [x if isinstance(x, (str, bytes)) else _item_text(x) for x in flat.tolist()]
+            return _native.vlen_pack(items)
+        rows = []
+        for x in flat:
+            a = np.asarray(x, dtype=b)
+            if a.ndim > 1:
+                raise ValueError(f"variable-length elements are 1-D, got shape {a.shape}")
+            rows.append(a.reshape(-1))
+        lens = np.fromiter((r.size for r in rows), dtype=np.uint64, count=len(rows))
+        offsets = np.zeros(len(rows) + 1, dtype=np.uint64)
+        np.cumsum(lens, out=offsets[1:])
+        values = np.concatenate(rows) if rows else np.empty(0, b)
+        return np.ascontiguousarray(values).view(np.uint8), offsets
+
+    def _write_box(self, start, count, step, data):
+        flat = np.asarray(data, dtype=object).reshape(-1)
+        if flat.size:
+            values, offsets = self._pack(flat)
+            _native.vlen_write(self._id, start, count, step, values, offsets)
+
+    def _coerce(self, value, out_shape, count):
+        b = self.vlen_base
+        if tuple(out_shape) == () and b not in (str, bytes) and not (
+            isinstance(value, np.ndarray) and value.dtype.kind == "O"
+        ):
+            # One numeric element: the whole value is its items.
+            arr = np.empty((), dtype=object)
+            arr[()] = np.asarray(value, dtype=b)
+            return arr.reshape(count)
+        arr = _object_array(value, b)
+        if arr.shape != tuple(out_shape):
+            if arr.size == _prod(out_shape):
+                arr = arr.reshape(out_shape)
+            else:
+                try:
+                    arr = np.broadcast_to(arr, out_shape)
+                except ValueError:
+                    raise ValueError(
+                        f"could not broadcast input of shape {arr.shape} into shape {out_shape}"
+                    ) from None
+        return arr.reshape(count)
+
+    def __setitem__(self, key, value):
+        if key is Ellipsis or (type(key) is tuple and not key):
+            shape = self.shape
+            arr = self._coerce(value, shape, shape)
+            self._write_box([0] * len(shape), list(shape), [1] * len(shape), arr)
+            return
+        super().__setitem__(key, value)
+
+    def read_direct(self, dest, source_sel=None, dest_sel=None):
+        """``dest[dest_sel] = self[source_sel]`` for an object array ``dest``."""
+        src = self[() if source_sel is None else source_sel]
+        dest[() if dest_sel is None else dest_sel] = src
+
+    # -- buffers ---------------------------------------------------------------
+    def _box(self, sel):
+        shape = self.shape
+        if sel is None or sel is Ellipsis or (type(sel) is tuple and not sel):
+            return [0] * len(shape), list(shape), [1] * len(shape)
+        s = _selection.parse(sel, shape)
+        if s.fancy is not None or s.flip:
+            raise ValueError(
+                "the bulk paths take integers and slices with positive steps; "
+                "use indexing for list indices or reversed slices"
+            )
+        return s.start, s.count, s.step
+
+    def read_ragged(self, sel=None):
+        """``(values, offsets)`` of the selected elements in row-major order:
+        element ``i`` is ``values[offsets[i]:offsets[i + 1]]``. ``values`` has
+        the base dtype (``uint8`` UTF-8/bytes for strings), ``offsets`` is
+        int64 with one more entry than elements, starting at 0."""
+        start, count, step = self._box(sel)
+        values, offsets = _native.vlen_read(self._id, start, count, step)
+        b = self.vlen_base
+        if b not in (str, bytes):
+            values = values.view(b)
+        return values, offsets.view(np.int64)
+
+    def write_ragged(self, values, offsets, sel=None):
+        """Write the selected elements from ``values`` and Arrow-style
+        ``offsets`` (one more than the elements; they need not start at 0).
+        All the data goes to the byte vector in one append."""
+        start, count, step = self._box(sel)
+        b = self.vlen_base
+        if b in (str, bytes):
+            if isinstance(values, (bytes, bytearray, memoryview)):
+                values = np.frombuffer(values, dtype=np.uint8)
+            v = np.ascontiguousarray(values)
+            if v.dtype.itemsize != 1:
+                raise TypeError("string values are a uint8 array or bytes")
+            v = v.view(np.uint8).reshape(-1)
+        else:
+            v = np.ascontiguousarray(values, dtype=b).reshape(-1).view(np.uint8)
+        o = np.asarray(offsets)
+        if o.dtype.kind not in "iu":
+            raise TypeError("offsets must be integers")
+        if o.dtype.kind == "i" and o.size and o.min() < 0:
+            raise ValueError("offsets must not be negative")
+        if o.dtype.kind == "i" and o.dtype.itemsize == 8:
+            o = o.view(np.uint64)  # checked non-negative: same bits, no copy
+        o = np.ascontiguousarray(o, dtype=np.uint64).reshape(-1)
+        _native.vlen_write(self._id, start, count, step, v, o)
+
+    def read_arrow(self, sel=None):
+        """The selected elements as a pyarrow ``LargeStringArray``,
+        ``LargeBinaryArray`` or ``LargeListArray``, built on the buffers read
+        without copying them."""
+        import pyarrow as pa
+
+        values, offsets = self.read_ragged(sel)
+        n = len(offsets) - 1
+        obuf = pa.py_buffer(offsets)
+        b = self.vlen_base
+        if b is str or b is bytes:
+            t = pa.large_string() if b is str else pa.large_binary()
+            return pa.Array.from_buffers(t, n, [None, obuf, pa.py_buffer(values)])
+        child = pa.array(values) if values.dtype.kind == "b" else pa.Array.from_buffers(
+            pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)]
+        )
+        return pa.LargeListArray.from_arrays(pa.Array.from_buffers(pa.int64(), n + 1, [None, obuf]), child)
+
+    def write_arrow(self, array, sel=None):
+        """Write a pyarrow ``StringArray``/``LargeStringArray``/``BinaryArray``/
+        ``ListArray``/``LargeListArray`` (or chunked array) without copying its
+        buffers where the layouts allow. Nulls are refused."""
+        import pyarrow as pa
+
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks()
+        if array.null_count:
+            raise ValueError("arca has no null elements; fill or drop the nulls first")
+        t = array.type
+        n = len(array)
+        if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+                or pa.types.is_large_binary(t):
+            wide = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+            bufs = array.buffers()
+            odt = np.int64 if wide else np.int32
+            offsets = np.frombuffer(bufs[1], dtype=odt, count=array.offset + n + 1)[array.offset:]
+            values = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+            self.write_ragged(values, offsets, sel)
+            return
+        if pa.types.is_list(t) or pa.types.is_large_list(t):
+            offsets = array.offsets.to_numpy()
+            child = array.values
+            if child.null_count:
+                raise ValueError("arca has no null items; fill or drop the nulls first")
+            values = child.to_numpy(zero_copy_only=not pa.types.is_boolean(child.type))
+            self.write_ragged(values, offsets, sel)
+            return
+        raise TypeError(f"cannot write a pyarrow {t} array to a variable-length dataset")
+
+
+class _AsStr:
+    """What :meth:`VlenDataset.asstr` returns."""
+
+    def __init__(self, ds, encoding, errors):
+        self._ds, self._enc, self._err = ds, encoding, errors
+
+    def __getitem__(self, key):
+        v = self._ds[key]
+        if self._ds.vlen_base is str:
+            return v
+        if isinstance(v, bytes):
+            return v.decode(self._enc, self._err)
+        out = np.empty(v.shape, dtype=object)
+        out.reshape(-1)[:] = [x.decode(self._enc, self._err) for x in v.reshape(-1)]
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self[...]
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self):
+        return len(self._ds)
+
+
+def _item_text(x):
+    if isinstance(x, np.str_):
+        return str(x)
+    if isinstance(x, np.bytes_):
+        return bytes(x)
+    raise TypeError(f"cannot store {type(x).__name__} in a string dataset; use str or bytes")
+
+
+# -- attributes -------------------------------------------------------------------
+def is_vlen_attr(value, dtype):
+    """Whether an attribute value should be stored variable-length."""
+    if dtype is not None:
+        return _dtype_base(dtype) is not None or dtype is str
+    return isinstance(value, np.ndarray) and value.dtype.kind == "O"
+
+
+def encode_attr(value, dtype=None, shape=None):
+    """``(type string, shape, payload)`` of a variable-length attribute:
+    little-endian u64 byte lengths, then the items."""
+    base = _dtype_base(dtype) if dtype is not None else None
+    arr = _object_array(value, base)
+    if base is None:
+        base = _infer_base(arr) if arr.size else str
+    if shape is not None:
+        arr = arr.reshape(shape)
+    flat = arr.reshape(-1)
+    if base in (str, bytes):
+        chunks = [
+            (x.encode("utf-8") if isinstance(x, str) else bytes(x)) for x in flat.tolist()
+        ]
+        data = b"".join(chunks)
+        lens = np.fromiter((len(c) for c in chunks), dtype="<u8", count=len(chunks))
+    else:
+        base = _check_base(base)
+        rows = [np.asarray(x, dtype=base).reshape(-1) for x in flat]
+        data = b"".join(np.ascontiguousarray(r, dtype=base.newbyteorder("=")).tobytes() for r in rows)
+        lens = np.fromiter((r.nbytes for r in rows), dtype="<u8", count=len(rows))
+    return _type_string(base), [int(s) for s in arr.shape], lens.tobytes() + data
+
+
+def decode_attr(type_string, shape, data):
+    """The value of a variable-length attribute: ``str``/``bytes``/array for
+    a scalar, else an object array."""
+    base = _base_of(type_string)
+    n = _prod(shape)
+    lens = np.frombuffer(data, dtype="<u8", count=n)
+    offsets = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(lens, out=offsets[1:])
+    values = np.frombuffer(data, dtype=np.uint8, offset=8 * n)
+    out = np.empty(n, dtype=object)
+    if base in (str, bytes):
+        out[:] = _native.vlen_unpack(np.ascontiguousarray(values), offsets, base is str)
+    else:
+        nb = base.newbyteorder("=")
+        for i in range(n):
+            out[i] = values[offsets[i]:offsets[i + 1]].view(nb).copy()
+    if not shape:
+        return out[0]
+    return out.reshape(shape)

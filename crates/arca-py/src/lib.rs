@@ -1,0 +1,741 @@
+//! `arca._native`: the thin native layer under the `arca` Python package.
+//!
+//! Every class here mirrors one type of the Rust crate one-to-one ([`arca::File`],
+//! [`arca::Group`], [`arca::Dataset`], [`arca::Attributes`]); the h5py-like
+//! behaviour (numpy indexing, dtype handling, mapping semantics) lives in the
+//! pure-Python package `python/arca/`. Element data crosses the boundary as
+//! flat `uint8` numpy arrays so that reads land directly in the array the
+//! caller gets back and writes read straight from the caller's buffer; the GIL
+//! is released for every call that touches storage.
+//!
+//! ```python
+//! from arca import _native
+//! f = _native.File("x.arca", "w")
+//! ds = f.root().create_dataset("d", "<f8", [4], None, None, [], None)
+//! ds.write([0], [4], [1], np.arange(4.0).view(np.uint8))
+//! f.close()
+//! ```
+
+mod error;
+mod pools;
+mod vlen;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use arca::{AttrValue, DatasetOptions, Datatype, Filter, Mode, ObjectKind, Selection, Stat};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict};
+
+use error::{err, open_err, ArcaError, CorruptError, LockedError, NeedsRecoveryError};
+use error::{PoisonedError, ReadOnlyError, UnsupportedError};
+
+/// Turn a core result into a Python one, mapping the error.
+fn cvt<T>(r: arca::Result<T>) -> PyResult<T> {
+    r.map_err(err)
+}
+
+fn kind_name(k: ObjectKind) -> &'static str {
+    match k {
+        ObjectKind::Group => "group",
+        ObjectKind::Dataset => "dataset",
+    }
+}
+
+fn stat_dict<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("groups", s.groups)?;
+    d.set_item("datasets", s.datasets)?;
+    d.set_item("attributes", s.attributes)?;
+    d.set_item("chunks", s.chunks)?;
+    d.set_item("file_bytes", s.file_bytes)?;
+    d.set_item("superblock_bytes", s.superblock_bytes)?;
+    d.set_item("metadata_bytes", s.metadata_bytes)?;
+    d.set_item("raw_bytes", s.raw_bytes)?;
+    d.set_item("raw_logical_bytes", s.raw_logical_bytes)?;
+    d.set_item("unused_bytes", s.unused_bytes)?;
+    Ok(d)
+}
+
+/// Parse a filter given as `(name, level)`: `shuffle`, `gzip`, `zstd`, `lz4`.
+fn parse_filter(name: &str, level: Option<i32>) -> PyResult<Filter> {
+    let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+    Ok(match name {
+        "shuffle" => Filter::Shuffle,
+        "gzip" | "deflate" => {
+            let l = level.unwrap_or(4);
+            Filter::Deflate(
+                u32::try_from(l).map_err(|_| bad(format!("gzip level {l} outside 0..=9")))?,
+            )
+        }
+        "zstd" => Filter::Zstd(level.unwrap_or(3)),
+        "lz4" => Filter::Lz4,
+        other => {
+            return Err(bad(format!(
+                "unknown filter {other:?}; use shuffle, gzip, zstd or lz4"
+            )))
+        }
+    })
+}
+
+/// Bytes needed for `count` elements of `elem` bytes, refusing overflow.
+fn selection_bytes(count: &[u64], elem: usize) -> PyResult<usize> {
+    count
+        .iter()
+        .try_fold(elem as u64, |a, &c| a.checked_mul(c))
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("selection too large"))
+}
+
+/// A new `uint8` array of `n` bytes for a read to fill completely.
+/// Allocated through `numpy.empty` — not zeroed, since the read overwrites
+/// every byte and zeroing a large buffer costs a pass over memory — so
+/// that running out of memory is a `MemoryError`, not a panic.
+fn alloc_bytes(py: Python<'_>, n: usize) -> PyResult<Bound<'_, PyArray1<u8>>> {
+    static EMPTY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let empty = EMPTY.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("numpy")?.getattr("empty")?.unbind())
+    })?;
+    let arr = empty.bind(py).call1((n, "u1"))?;
+    Ok(arr.cast_into::<PyArray1<u8>>()?)
+}
+
+/// Refuse a selection that does not fit `shape`.
+fn check_bounds(sel: &Selection, shape: &[u64]) -> PyResult<()> {
+    let bad = |m: String| err(arca::Error::InvalidArgument(m));
+    if sel.shape().len() != shape.len() {
+        return Err(bad(format!(
+            "selection has rank {}, dataset has rank {}",
+            sel.shape().len(),
+            shape.len()
+        )));
+    }
+    for (d, &n) in shape.iter().enumerate() {
+        let c = sel.shape()[d];
+        if c == 0 {
+            continue;
+        }
+        let last = (c - 1)
+            .checked_mul(sel.step()[d])
+            .and_then(|x| x.checked_add(sel.start()[d]));
+        if last.is_none_or(|l| l >= n) {
+            return Err(bad(format!(
+                "selection out of bounds in dimension {d} (size {n})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An open arca file; mirrors `arca::File`.
+///
+/// ```python
+/// f = _native.File("data.arca", "a")
+/// g = f.root()
+/// f.close()
+/// ```
+#[pyclass(module = "arca._native", name = "File", frozen)]
+pub struct PyFile {
+    inner: Mutex<Option<arca::File>>,
+    writable: bool,
+}
+
+impl PyFile {
+    fn get(&self) -> PyResult<arca::File> {
+        self.inner
+            .lock()
+            .map_err(|_| PoisonedError::new_err("file handle poisoned"))?
+            .clone()
+            .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("the file is closed"))
+    }
+
+    fn wrap(f: arca::File) -> Self {
+        PyFile {
+            writable: f.is_writable(),
+            inner: Mutex::new(Some(f)),
+        }
+    }
+}
+
+#[pymethods]
+impl PyFile {
+    /// Open or create `path` with an h5py mode letter (r, r+, w, w-, x, a).
+    /// `locking` and `journal` default to the core's defaults (both on).
+    #[new]
+    #[pyo3(signature = (path, mode = "r", chunk_cache_bytes = None, page_cache_pages = None, locking = None, journal = None, free_list = None, exact_rollback = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        mode: &str,
+        chunk_cache_bytes: Option<usize>,
+        page_cache_pages: Option<usize>,
+        locking: Option<bool>,
+        journal: Option<bool>,
+        free_list: Option<&str>,
+        exact_rollback: Option<bool>,
+    ) -> PyResult<Self> {
+        let mode = cvt(Mode::parse(mode))?;
+        let mut o = arca::File::options();
+        o.mode(mode);
+        if let Some(b) = chunk_cache_bytes {
+            o.chunk_cache_bytes(b);
+        }
+        if let Some(p) = page_cache_pages {
+            o.page_cache_pages(p);
+        }
+        if let Some(l) = locking {
+            o.lock(l);
+        }
+        if let Some(j) = journal {
+            o.journal(j);
+        }
+        if let Some(x) = exact_rollback {
+            o.exact_rollback(x);
+        }
+        match free_list {
+            None | Some("managed") => {}
+            Some("naive") => {
+                o.free_list(arca::FreeListKind::Naive);
+            }
+            Some(other) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "free_list must be 'managed' or 'naive', not {other:?}"
+                )))
+            }
+        }
+        let f = py.detach(|| o.open(&path)).map_err(open_err)?;
+        Ok(Self::wrap(f))
+    }
+
+    /// A new file that lives in memory only; with `compress`, its bytes
+    /// are kept compressed in a compll arena.
+    #[staticmethod]
+    #[pyo3(signature = (compress = false))]
+    fn in_memory(compress: bool) -> PyResult<Self> {
+        let f = if compress {
+            arca::File::in_memory_compressed()
+        } else {
+            arca::File::in_memory()
+        };
+        Ok(Self::wrap(cvt(f)?))
+    }
+
+    /// Bytes of RAM an in-memory file holds (None for files on disk).
+    #[getter]
+    fn memory_bytes(&self) -> PyResult<Option<u64>> {
+        Ok(self.get()?.memory_bytes())
+    }
+
+    /// Open an arca file image held in memory, read-only.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Vec<u8>) -> PyResult<Self> {
+        Ok(Self::wrap(cvt(py.detach(|| arca::File::from_bytes(data)))?))
+    }
+
+    /// The root group.
+    fn root(&self) -> PyResult<PyGroup> {
+        Ok(PyGroup {
+            g: self.get()?.root(),
+        })
+    }
+
+    /// Whether the file was opened for writing.
+    #[getter]
+    fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Whether opening rolled back a transaction a crash interrupted.
+    #[getter]
+    fn recovered(&self) -> PyResult<bool> {
+        Ok(self.get()?.recovered())
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.lock().map(|g| g.is_none()).unwrap_or(true)
+    }
+
+    /// Write pending changes and sync.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.flush()))
+    }
+
+    /// Flush and close; a second call does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let f = self
+            .inner
+            .lock()
+            .map_err(|_| PoisonedError::new_err("file handle poisoned"))?
+            .take();
+        match f {
+            Some(f) => cvt(py.detach(|| f.close())),
+            None => Ok(()),
+        }
+    }
+
+    /// Object counts and byte totals as a dict.
+    fn stat<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = self.get()?;
+        let s = cvt(py.detach(|| f.stat()))?;
+        stat_dict(py, &s)
+    }
+
+    /// Start a transaction (see `arca::File::begin_transaction`).
+    fn begin_transaction(&self, py: Python<'_>) -> PyResult<()> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.begin_transaction()))
+    }
+
+    /// Commit (`commit=True`) or roll back the innermost transaction.
+    fn end_transaction(&self, py: Python<'_>, commit: bool) -> PyResult<()> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.end_transaction(commit)))
+    }
+
+    /// Free-space figures as a dict: sections, free_bytes, largest,
+    /// histogram [(bin lower bound, count, bytes)], fragmentation, eof.
+    fn space_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = self.get()?;
+        let i = cvt(py.detach(|| f.space_info()))?;
+        let d = PyDict::new(py);
+        d.set_item("sections", i.sections)?;
+        d.set_item("free_bytes", i.free_bytes)?;
+        d.set_item("largest", i.largest)?;
+        d.set_item("histogram", i.histogram)?;
+        d.set_item("fragmentation", i.fragmentation)?;
+        d.set_item("eof", i.eof)?;
+        Ok(d)
+    }
+
+    /// Verify every structure and chunk; returns the same dict as `stat()`.
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = self.get()?;
+        let s = cvt(py.detach(|| f.check()))?;
+        stat_dict(py, &s)
+    }
+}
+
+/// A group; mirrors `arca::Group`.
+///
+/// ```python
+/// g = f.root().create_group("a/b")
+/// assert g.path == "/a/b"
+/// ```
+#[pyclass(module = "arca._native", name = "Group", frozen)]
+pub struct PyGroup {
+    g: arca::Group,
+}
+
+fn object_to_py(py: Python<'_>, o: arca::Object) -> PyResult<Py<PyAny>> {
+    Ok(match o {
+        arca::Object::Group(g) => Bound::new(py, PyGroup { g })?.into_any().unbind(),
+        arca::Object::Dataset(d) => Bound::new(py, PyDataset::new(d))?.into_any().unbind(),
+    })
+}
+
+#[pymethods]
+impl PyGroup {
+    /// Absolute path.
+    #[getter]
+    fn path(&self) -> &str {
+        self.g.path()
+    }
+
+    /// Last path component (`/` for the root).
+    #[getter]
+    fn name(&self) -> &str {
+        self.g.name()
+    }
+
+    /// This group's attributes.
+    fn attrs(&self) -> PyAttributes {
+        PyAttributes { a: self.g.attrs() }
+    }
+
+    /// The group or dataset at `path`.
+    fn object(&self, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
+        let o = cvt(py.detach(|| self.g.object(path)))?;
+        object_to_py(py, o)
+    }
+
+    /// The group at `path`.
+    fn group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
+        Ok(PyGroup {
+            g: cvt(py.detach(|| self.g.group(path)))?,
+        })
+    }
+
+    /// The dataset at `path`.
+    fn dataset(&self, py: Python<'_>, path: &str) -> PyResult<PyDataset> {
+        Ok(PyDataset::new(cvt(py.detach(|| self.g.dataset(path)))?))
+    }
+
+    /// Whether anything exists at `path`.
+    fn contains(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
+        cvt(py.detach(|| self.g.contains(path)))
+    }
+
+    /// Create a group (and missing parents).
+    fn create_group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
+        Ok(PyGroup {
+            g: cvt(py.detach(|| self.g.create_group(path)))?,
+        })
+    }
+
+    /// Open or create the group at `path`.
+    fn require_group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
+        Ok(PyGroup {
+            g: cvt(py.detach(|| self.g.require_group(path)))?,
+        })
+    }
+
+    /// Create a dataset. `dtype` is a numpy type string; `filters` a list of
+    /// `(name, level)`; `fill` one element in native byte order.
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_dataset(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        dtype: &str,
+        shape: Vec<u64>,
+        maxshape: Option<Vec<Option<u64>>>,
+        chunks: Option<Vec<u64>>,
+        filters: Vec<(String, Option<i32>)>,
+        fill: Option<Vec<u8>>,
+    ) -> PyResult<PyDataset> {
+        let dt = cvt(Datatype::parse(dtype))?;
+        let mut o = DatasetOptions::new(dt, &shape);
+        if let Some(m) = maxshape {
+            o = o.maxshape(&m);
+        }
+        if let Some(c) = chunks {
+            o = o.chunks(&c);
+        }
+        let fs = filters
+            .iter()
+            .map(|(n, l)| parse_filter(n, *l))
+            .collect::<PyResult<Vec<_>>>()?;
+        if !fs.is_empty() {
+            o = o.filters(&fs);
+        }
+        if let Some(f) = fill {
+            o = o.fill_value(&f);
+        }
+        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
+        Ok(PyDataset::new(d))
+    }
+
+    /// Delete the object at `path` and everything below it.
+    fn delete(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.delete(path)))
+    }
+
+    /// Move or rename `src` to `dst`.
+    fn rename(&self, py: Python<'_>, src: &str, dst: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.rename(src, dst)))
+    }
+
+    /// `[(name, "group" | "dataset")]` of the direct members, in name order.
+    fn members(&self, py: Python<'_>) -> PyResult<Vec<(String, &'static str)>> {
+        let m = cvt(py.detach(|| self.g.members()))?;
+        Ok(m.into_iter().map(|(n, k)| (n, kind_name(k))).collect())
+    }
+
+    /// Names of the direct members, in name order.
+    fn member_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        cvt(py.detach(|| self.g.member_names()))
+    }
+
+    /// Number of direct members.
+    fn len(&self, py: Python<'_>) -> PyResult<u64> {
+        cvt(py.detach(|| self.g.len()))
+    }
+
+    /// `[(relative path, kind)]` of every object below, depth first in name order.
+    fn visit(&self, py: Python<'_>) -> PyResult<Vec<(String, &'static str)>> {
+        cvt(py.detach(|| {
+            let mut out = vec![];
+            self.g.visit(&mut |p, k| {
+                out.push((p.to_string(), kind_name(k)));
+                Ok(())
+            })?;
+            Ok(out)
+        }))
+    }
+}
+
+/// A dataset; mirrors `arca::Dataset`. Element data is passed as flat
+/// `uint8` arrays in native byte order.
+///
+/// ```python
+/// ds = f.root().dataset("d")
+/// raw = ds.read([0], [4], [1])          # uint8 array of 4 * itemsize bytes
+/// x = raw.view(np.dtype(ds.dtype).newbyteorder("="))
+/// ```
+#[pyclass(module = "arca._native", name = "Dataset", frozen)]
+pub struct PyDataset {
+    d: arca::Dataset,
+    // A dataset's type never changes, so it is loaded once.
+    dtype: OnceLock<Datatype>,
+}
+
+impl PyDataset {
+    fn new(d: arca::Dataset) -> Self {
+        PyDataset {
+            d,
+            dtype: OnceLock::new(),
+        }
+    }
+
+    fn datatype(&self, py: Python<'_>) -> PyResult<Datatype> {
+        if let Some(t) = self.dtype.get() {
+            return Ok(*t);
+        }
+        let t = cvt(py.detach(|| self.d.dtype()))?;
+        Ok(*self.dtype.get_or_init(|| t))
+    }
+}
+
+#[pymethods]
+impl PyDataset {
+    /// Absolute path.
+    #[getter]
+    fn path(&self) -> &str {
+        self.d.path()
+    }
+
+    /// Last path component.
+    #[getter]
+    fn name(&self) -> &str {
+        self.d.name()
+    }
+
+    /// This dataset's attributes.
+    fn attrs(&self) -> PyAttributes {
+        PyAttributes { a: self.d.attrs() }
+    }
+
+    /// Current extent.
+    fn shape(&self, py: Python<'_>) -> PyResult<Vec<u64>> {
+        cvt(py.detach(|| self.d.shape()))
+    }
+
+    /// Largest extent; `None` entries are unlimited.
+    fn maxshape(&self, py: Python<'_>) -> PyResult<Vec<Option<u64>>> {
+        cvt(py.detach(|| self.d.maxshape()))
+    }
+
+    /// The stored element type as a numpy type string (e.g. `>i4`).
+    fn dtype(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(self.datatype(py)?.to_numpy_str())
+    }
+
+    /// Chunk shape, or `None` when contiguous.
+    fn chunks(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
+        cvt(py.detach(|| self.d.chunks()))
+    }
+
+    /// The filter pipeline as `[(name, level or None)]`.
+    fn filters(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, Option<i32>)>> {
+        Ok(cvt(py.detach(|| self.d.filters()))?
+            .iter()
+            .map(|f| (f.name(), f.level()))
+            .collect())
+    }
+
+    /// The fill value: one element, native byte order.
+    fn fill_value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let f = cvt(py.detach(|| self.d.fill_value()))?;
+        Ok(PyBytes::new(py, &f))
+    }
+
+    /// Bytes of file space holding elements.
+    fn storage_size(&self, py: Python<'_>) -> PyResult<u64> {
+        cvt(py.detach(|| self.d.storage_size()))
+    }
+
+    /// Number of elements.
+    fn len(&self, py: Python<'_>) -> PyResult<u64> {
+        cvt(py.detach(|| self.d.len()))
+    }
+
+    /// Read the hyperslab `start/count/step` into a new flat `uint8` array.
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        start: Vec<u64>,
+        count: Vec<u64>,
+        step: Vec<u64>,
+    ) -> PyResult<Bound<'py, PyArray1<u8>>> {
+        let sel = cvt(Selection::new(start, count, step))?;
+        let elem = self.datatype(py)?.size();
+        // Check bounds before allocating, so a bad selection cannot ask for
+        // an enormous buffer.
+        check_bounds(&sel, &cvt(py.detach(|| self.d.shape()))?)?;
+        let n = selection_bytes(sel.shape(), elem)?;
+        let arr = alloc_bytes(py, n)?;
+        {
+            let mut rw = arr.readwrite();
+            let buf = rw
+                .as_slice_mut()
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+            cvt(py.detach(|| self.d.read_raw(&sel, buf)))?;
+        }
+        Ok(arr)
+    }
+
+    /// Read the hyperslab into `out`, a C-contiguous `uint8` array of exactly
+    /// the selection's byte size.
+    fn read_into(
+        &self,
+        py: Python<'_>,
+        start: Vec<u64>,
+        count: Vec<u64>,
+        step: Vec<u64>,
+        mut out: PyReadwriteArray1<'_, u8>,
+    ) -> PyResult<()> {
+        let sel = cvt(Selection::new(start, count, step))?;
+        let buf = out
+            .as_slice_mut()
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        cvt(py.detach(|| self.d.read_raw(&sel, buf)))
+    }
+
+    /// Write a C-contiguous flat `uint8` array (native byte order) to the hyperslab.
+    fn write(
+        &self,
+        py: Python<'_>,
+        start: Vec<u64>,
+        count: Vec<u64>,
+        step: Vec<u64>,
+        data: PyReadonlyArray1<'_, u8>,
+    ) -> PyResult<()> {
+        let sel = cvt(Selection::new(start, count, step))?;
+        let buf = data
+            .as_slice()
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        cvt(py.detach(|| self.d.write_raw(&sel, buf)))
+    }
+
+    /// Change the extent within maxshape.
+    fn resize(&self, py: Python<'_>, shape: Vec<u64>) -> PyResult<()> {
+        cvt(py.detach(|| self.d.resize(&shape)))
+    }
+
+    /// Set this dataset's chunk cache size in bytes.
+    fn set_chunk_cache(&self, bytes: usize) -> PyResult<()> {
+        cvt(self.d.set_chunk_cache(bytes))
+    }
+}
+
+/// The attributes of a group or dataset; mirrors `arca::Attributes`.
+/// Values cross as `(dtype string, shape, bytes in native order)`.
+///
+/// ```python
+/// a = f.root().attrs()
+/// a.set("gain", "<f8", [], np.float64(1.5).tobytes())
+/// dtype, shape, data = a.get("gain")
+/// ```
+#[pyclass(module = "arca._native", name = "Attributes", frozen)]
+pub struct PyAttributes {
+    a: arca::Attributes,
+}
+
+fn attr_value(dtype: &str, shape: Vec<u64>, data: Vec<u8>) -> PyResult<AttrValue> {
+    let dt = cvt(Datatype::parse(dtype))?;
+    cvt(AttrValue::new(dt, &shape, data))
+}
+
+#[pymethods]
+impl PyAttributes {
+    /// Create or replace an attribute.
+    fn set(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        dtype: &str,
+        shape: Vec<u64>,
+        data: Vec<u8>,
+    ) -> PyResult<()> {
+        let v = attr_value(dtype, shape, data)?;
+        cvt(py.detach(|| self.a.set(name, &v)))
+    }
+
+    /// Create an attribute; fails if it exists.
+    fn create(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        dtype: &str,
+        shape: Vec<u64>,
+        data: Vec<u8>,
+    ) -> PyResult<()> {
+        let v = attr_value(dtype, shape, data)?;
+        cvt(py.detach(|| self.a.create(name, &v)))
+    }
+
+    /// `(dtype string, shape, bytes)` of an attribute.
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<(String, Vec<u64>, Bound<'py, PyBytes>)> {
+        let v = cvt(py.detach(|| self.a.get(name)))?;
+        Ok((v.dtype.to_numpy_str(), v.shape, PyBytes::new(py, &v.data)))
+    }
+
+    /// Whether an attribute exists.
+    fn contains(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        cvt(py.detach(|| self.a.contains(name)))
+    }
+
+    /// Delete an attribute.
+    fn delete(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.a.delete(name)))
+    }
+
+    /// Rename an attribute.
+    fn rename(&self, py: Python<'_>, src: &str, dst: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.a.rename(src, dst)))
+    }
+
+    /// Attribute names in name order.
+    fn names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        cvt(py.detach(|| self.a.names()))
+    }
+
+    /// Number of attributes.
+    fn len(&self, py: Python<'_>) -> PyResult<u64> {
+        cvt(py.detach(|| self.a.len()))
+    }
+}
+
+/// The module `arca._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<PyFile>()?;
+    m.add_class::<PyGroup>()?;
+    m.add_class::<PyDataset>()?;
+    m.add_class::<PyAttributes>()?;
+    m.add("ArcaError", py.get_type::<ArcaError>())?;
+    m.add("CorruptError", py.get_type::<CorruptError>())?;
+    m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
+    m.add("LockedError", py.get_type::<LockedError>())?;
+    m.add("PoisonedError", py.get_type::<PoisonedError>())?;
+    m.add("NeedsRecoveryError", py.get_type::<NeedsRecoveryError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("MAX_RANK", arca::MAX_RANK)?;
+    vlen::register(m)?;
+    pools::register(m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,291 @@
+//! Variable-length data for the Python package: dataset creation with byte
+//! vector options, Arrow-style `(values, offsets)` reads and writes that
+//! move whole buffers, and packing/unpacking of str/bytes objects done
+//! here rather than one Python call per element.
+//!
+//! ```python
+//! from arca import _native
+//! ds = _native.vlen_create(f.root(), "s", "vlen:str", [3], None, None, [], None, [], False)
+//! _native.vlen_write(ds, [0], [3], [1], np.frombuffer(b"abcdef", np.uint8), np.array([0, 1, 3, 6], np.uint64))
+//! values, offsets = _native.vlen_read(ds, [0], [3], [1])
+//! ```
+
+use arca::{DatasetOptions, Datatype, Selection, VlenOptions};
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use crate::{cvt, parse_filter, PyDataset, PyGroup};
+
+/// `(values, offsets)` as numpy arrays.
+type Ragged<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<u64>>);
+
+fn filters(fs: &[(String, Option<i32>)]) -> PyResult<Vec<arca::Filter>> {
+    fs.iter().map(|(n, l)| parse_filter(n, *l)).collect()
+}
+
+/// Create a variable-length dataset: `dtype` is `vlen:str`, `vlen:bytes` or
+/// `vlen:<base>`; `filters` apply to the records, `vlen_filters` to the
+/// byte vector.
+#[pyfunction]
+#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse))]
+#[allow(clippy::too_many_arguments)]
+fn vlen_create(
+    py: Python<'_>,
+    group: &PyGroup,
+    path: &str,
+    dtype: &str,
+    shape: Vec<u64>,
+    maxshape: Option<Vec<Option<u64>>>,
+    chunks: Option<Vec<u64>>,
+    filters_: Vec<(String, Option<i32>)>,
+    vlen_chunk: Option<u64>,
+    vlen_filters: Vec<(String, Option<i32>)>,
+    reuse: bool,
+) -> PyResult<PyDataset> {
+    let dt = cvt(Datatype::parse(dtype))?;
+    if !dt.is_vlen() {
+        return Err(PyTypeError::new_err(format!(
+            "{dtype} is not a variable-length type"
+        )));
+    }
+    let mut v = VlenOptions::default()
+        .filters(&filters(&vlen_filters)?)
+        .reuse_space(reuse);
+    if let Some(c) = vlen_chunk {
+        v = v.chunk_bytes(c);
+    }
+    let mut o = DatasetOptions::new(dt, &shape).vlen(v);
+    if let Some(m) = maxshape {
+        o = o.maxshape(&m);
+    }
+    if let Some(c) = chunks {
+        o = o.chunks(&c);
+    }
+    let fs = filters(&filters_)?;
+    if !fs.is_empty() {
+        o = o.filters(&fs);
+    }
+    let d = cvt(py.detach(|| group.g.create_dataset(path, &o)))?;
+    Ok(PyDataset::new(d))
+}
+
+/// Write `values` (flat uint8, native order) with Arrow-style `offsets` in
+/// items (uint64, one more than the selected elements) to a hyperslab.
+#[pyfunction]
+fn vlen_write(
+    py: Python<'_>,
+    ds: &PyDataset,
+    start: Vec<u64>,
+    count: Vec<u64>,
+    step: Vec<u64>,
+    values: PyReadonlyArray1<'_, u8>,
+    offsets: PyReadonlyArray1<'_, u64>,
+) -> PyResult<()> {
+    let sel = cvt(Selection::new(start, count, step))?;
+    let v = values
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let o = offsets
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    cvt(py.detach(|| ds.d.write_ragged_raw(&sel, v, o)))
+}
+
+/// Read a hyperslab as `(values uint8, offsets uint64)`; the arrays take
+/// over the buffers the core filled, without a copy.
+#[pyfunction]
+fn vlen_read<'py>(
+    py: Python<'py>,
+    ds: &PyDataset,
+    start: Vec<u64>,
+    count: Vec<u64>,
+    step: Vec<u64>,
+) -> PyResult<Ragged<'py>> {
+    let sel = cvt(Selection::new(start, count, step))?;
+    let (v, o) = cvt(py.detach(|| ds.d.read_ragged_raw(&sel)))?;
+    Ok((PyArray1::from_vec(py, v), PyArray1::from_vec(py, o)))
+}
+
+/// Pack a list of `str` (as UTF-8) and `bytes` items into `(values, offsets)`.
+#[pyfunction]
+fn vlen_pack<'py>(py: Python<'py>, items: &Bound<'py, PyList>) -> PyResult<Ragged<'py>> {
+    let mut values: Vec<u8> = Vec::new();
+    let mut offsets: Vec<u64> = Vec::with_capacity(items.len() + 1);
+    offsets.push(0);
+    for it in items.iter() {
+        if let Ok(s) = it.cast::<PyString>() {
+            values.extend_from_slice(s.to_cow()?.as_bytes());
+        } else if let Ok(b) = it.cast::<PyBytes>() {
+            values.extend_from_slice(b.as_bytes());
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "cannot store {} in a string dataset; use str or bytes",
+                it.get_type().name()?
+            )));
+        }
+        offsets.push(values.len() as u64);
+    }
+    Ok((
+        PyArray1::from_vec(py, values),
+        PyArray1::from_vec(py, offsets),
+    ))
+}
+
+/// Unpack `(values, offsets)` into a list of `str` (`as_str`) or `bytes`.
+#[pyfunction]
+fn vlen_unpack<'py>(
+    py: Python<'py>,
+    values: PyReadonlyArray1<'py, u8>,
+    offsets: PyReadonlyArray1<'py, u64>,
+    as_str: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let v = values
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let o = offsets
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut out: Vec<Bound<'py, PyAny>> = Vec::with_capacity(o.len().saturating_sub(1));
+    for w in o.windows(2) {
+        let b = v
+            .get(w[0] as usize..w[1] as usize)
+            .ok_or_else(|| PyValueError::new_err("offsets outside the values"))?;
+        out.push(if as_str {
+            let s = std::str::from_utf8(b)
+                .map_err(|_| PyValueError::new_err("stored string is not valid UTF-8"))?;
+            PyString::new(py, s).into_any()
+        } else {
+            PyBytes::new(py, b).into_any()
+        });
+    }
+    PyList::new(py, out)
+}
+
+/// How the byte vector is stored, as a dict (None for fixed-length data).
+#[pyfunction]
+fn vlen_info<'py>(py: Python<'py>, ds: &PyDataset) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let Some(i) = cvt(py.detach(|| ds.d.vlen_info()))? else {
+        return Ok(None);
+    };
+    let d = PyDict::new(py);
+    d.set_item("vector_bytes", i.vector_bytes)?;
+    d.set_item("live_bytes", i.live_bytes)?;
+    d.set_item("stored_bytes", i.stored_bytes)?;
+    d.set_item("chunk_logical_bytes", i.chunk_logical_bytes)?;
+    d.set_item("chunks", i.chunks)?;
+    d.set_item("chunk_bytes", i.chunk_bytes)?;
+    d.set_item("compression_ratio", i.compression_ratio())?;
+    let fs: Vec<(&str, Option<i32>)> = i.filters.iter().map(|f| (f.name(), f.level())).collect();
+    d.set_item("filters", fs)?;
+    d.set_item("reuse_space", i.reuse_space)?;
+    d.set_item("free_bytes", i.free_bytes)?;
+    Ok(Some(d))
+}
+
+/// Rewrite the byte vector with only live data.
+#[pyfunction]
+fn vlen_repack(py: Python<'_>, ds: &PyDataset) -> PyResult<()> {
+    cvt(py.detach(|| ds.d.vlen_repack()))
+}
+
+/// Grow an unfiltered vector by `nbytes` for writers that put the bytes in
+/// the file themselves: `(offset, addr, len, chunk_bytes)`.
+#[pyfunction]
+fn vlen_extend(py: Python<'_>, ds: &PyDataset, nbytes: u64) -> PyResult<(u64, u64, u64, u64)> {
+    let e = cvt(py.detach(|| ds.d.vlen_extend(nbytes)))?;
+    Ok((e.offset, e.addr, e.len, e.chunk_bytes))
+}
+
+/// Checksum an extent's chunks: `crcs` are `(chunk number, crc)` already
+/// computed by the writers; the rest are read back.
+#[pyfunction]
+fn vlen_seal(
+    py: Python<'_>,
+    ds: &PyDataset,
+    extent: (u64, u64, u64, u64),
+    crcs: Vec<(u64, u32)>,
+) -> PyResult<()> {
+    let e = arca::VlenExtent {
+        offset: extent.0,
+        addr: extent.1,
+        len: extent.2,
+        chunk_bytes: extent.3,
+    };
+    cvt(py.detach(|| ds.d.vlen_seal(&e, &crcs)))
+}
+
+/// `(addr, bytes)` of a contiguous variable-length dataset's records (journaled
+/// first), or None when they are chunked.
+#[pyfunction]
+fn vlen_record_extent(py: Python<'_>, ds: &PyDataset) -> PyResult<Option<(u64, u64)>> {
+    cvt(py.detach(|| ds.d.vlen_record_extent()))
+}
+
+/// Write `(offset, length)` records (flat uint64 pairs) to a hyperslab.
+#[pyfunction]
+fn vlen_write_records(
+    py: Python<'_>,
+    ds: &PyDataset,
+    start: Vec<u64>,
+    count: Vec<u64>,
+    step: Vec<u64>,
+    records: PyReadonlyArray1<'_, u64>,
+) -> PyResult<()> {
+    let sel = cvt(Selection::new(start, count, step))?;
+    let r = records
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    cvt(py.detach(|| ds.d.write_vlen_records(&sel, r)))
+}
+
+/// CRC32C of a buffer, as arca's chunk checksums.
+#[pyfunction]
+#[pyo3(name = "crc32c")]
+fn crc32c_of(py: Python<'_>, data: PyReadonlyArray1<'_, u8>) -> PyResult<u32> {
+    let b = data
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(py.detach(|| ::crc32c::crc32c(b)))
+}
+
+/// Whether every element of `(values, offsets)` is valid UTF-8.
+#[pyfunction]
+fn vlen_check_utf8(
+    py: Python<'_>,
+    values: PyReadonlyArray1<'_, u8>,
+    offsets: PyReadonlyArray1<'_, u64>,
+) -> PyResult<bool> {
+    let v = values
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let o = offsets
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(py.detach(|| {
+        o.windows(2).all(|w| {
+            w[0] <= w[1]
+                && v.get(w[0] as usize..w[1] as usize)
+                    .is_some_and(|s| std::str::from_utf8(s).is_ok())
+        })
+    }))
+}
+
+/// Add this module's functions to `arca._native`.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(vlen_create, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_write, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_read, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_pack, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_unpack, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_info, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_repack, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_extend, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_seal, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_write_records, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_record_extent, m)?)?;
+    m.add_function(wrap_pyfunction!(crc32c_of, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_check_utf8, m)?)?;
+    Ok(())
+}

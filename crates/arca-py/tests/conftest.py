@@ -1,0 +1,77 @@
+"""Shared fixtures: a fresh file path per test, and the h5py peer."""
+
+import h5py
+import numpy as np
+import pytest
+
+import arca
+
+# Every dtype arca stores, in both byte orders where that means anything.
+NUMERIC = [
+    "?", "i1", "u1", "<i2", ">i2", "<u2", ">u2", "<i4", ">i4", "<u4", ">u4",
+    "<i8", ">i8", "<u8", ">u8", "<f4", ">f4", "<f8", ">f8",
+]
+ALL_DTYPES = NUMERIC + ["S1", "S7"]
+
+
+def random_array(rng, shape, dtype):
+    """Random values of `dtype` covering its range (NaN-free floats)."""
+    dt = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    if dt.kind == "b":
+        a = rng.integers(0, 2, n).astype(bool)
+    elif dt.kind in "iu":
+        info = np.iinfo(dt)
+        a = rng.integers(info.min, info.max, n, dtype=np.int64 if dt.kind == "i" else np.uint64,
+                         endpoint=True).astype(dt)
+    elif dt.kind == "f":
+        a = (rng.standard_normal(n) * 1e3).astype(dt)
+    else:
+        # Letters, NUL-padded to a random length: what both peers store alike.
+        raw = rng.integers(ord("a"), ord("z") + 1, (n, dt.itemsize), dtype=np.uint8)
+        lens = rng.integers(0, dt.itemsize + 1, n)
+        raw[np.arange(dt.itemsize)[None, :] >= lens[:, None]] = 0
+        a = raw.reshape(-1).view(dt)
+    return a.reshape(shape)
+
+
+def native(dt):
+    dt = np.dtype(dt)
+    return dt if dt.byteorder in "=|" else dt.newbyteorder("=")
+
+
+def assert_same(got, want):
+    """Equal shape and bit-identical values, compared in native byte order."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype.kind == want.dtype.kind and got.dtype.itemsize == want.dtype.itemsize, (
+        got.dtype, want.dtype)
+    g = np.ascontiguousarray(got, dtype=native(got.dtype)).tobytes()
+    w = np.ascontiguousarray(want, dtype=native(got.dtype)).tobytes()
+    assert g == w
+
+
+@pytest.fixture
+def path(tmp_path):
+    return tmp_path / "test.arca"
+
+
+@pytest.fixture
+def h5path(tmp_path):
+    return tmp_path / "peer.h5"
+
+
+@pytest.fixture
+def f(path):
+    with arca.File(path, "w") as fh:
+        yield fh
+
+
+@pytest.fixture
+def pair(path, h5path):
+    """An arca file and an h5py file, open for writing side by side."""
+    a = arca.File(path, "w")
+    h = h5py.File(h5path, "w")
+    yield a, h
+    a.close()
+    h.close()

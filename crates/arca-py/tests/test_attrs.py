@@ -1,0 +1,128 @@
+"""Attributes on groups and datasets: a MutableMapping of scalars, arrays,
+strings and bytes, compared with numpy and with h5py."""
+
+import h5py
+import numpy as np
+import pytest
+
+import arca
+from conftest import NUMERIC, assert_same, random_array
+
+
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_scalar_and_array_attrs_every_dtype(dtype, path, h5path):
+    rng = np.random.default_rng(NUMERIC.index(dtype))
+    scalar = random_array(rng, (), dtype)
+    arr = random_array(rng, (3, 4), dtype)
+    with arca.File(path, "w") as f, h5py.File(h5path, "w") as h:
+        ds = f.create_dataset("d", data=[1])
+        for obj in (f, f.create_group("g"), ds, h):
+            obj.attrs["s"] = scalar
+            obj.attrs["a"] = arr
+    with arca.File(path) as f, h5py.File(h5path) as h:
+        for obj in (f, f["g"], f["d"]):
+            s = obj.attrs["s"]
+            assert isinstance(s, np.generic) and s.dtype == np.dtype(dtype).newbyteorder("=")
+            assert_same(s, h.attrs["s"])
+            a = obj.attrs["a"]
+            assert isinstance(a, np.ndarray) and a.dtype.isnative
+            assert_same(a, arr)
+            assert_same(a, h.attrs["a"])
+
+
+def test_python_values(f):
+    a = f.attrs
+    a["int"] = 5
+    a["float"] = 2.5
+    a["bool"] = True
+    a["list"] = [1, 2, 3]
+    a["nested"] = [[1.5, 2.5], [3.5, 4.5]]
+    a["neg"] = -(2**63)
+    assert a["int"] == 5 and a["int"].dtype == np.int64
+    assert a["float"] == 2.5 and a["float"].dtype == np.float64
+    assert a["bool"] is np.True_ or a["bool"] == True  # noqa: E712
+    np.testing.assert_array_equal(a["list"], [1, 2, 3])
+    assert a["nested"].shape == (2, 2)
+    assert a["neg"] == -(2**63)
+
+
+def test_strings_and_bytes(pair):
+    f, h = pair
+    for obj in (f, h):
+        obj.attrs["unit"] = "m/s"
+        obj.attrs["empty"] = ""
+        obj.attrs["utf"] = "größe λ"
+    assert f.attrs["unit"] == h.attrs["unit"] == "m/s"
+    assert f.attrs["empty"] == "" and f.attrs["utf"] == "größe λ"
+    f.attrs["raw"] = b"\x00\xff\xfe"
+    assert f.attrs["raw"] == b"\x00\xff\xfe"
+    f.attrs["fixed"] = np.array([b"ab", b"cde"], dtype="S4")
+    got = f.attrs["fixed"]
+    assert got.dtype == np.dtype("S4") and list(got) == [b"ab", b"cde"]
+    f.attrs["ustr"] = np.array(["x", "yz"])
+    assert list(f.attrs["ustr"]) == [b"x", b"yz"]
+
+
+def test_mutable_mapping_protocol(f):
+    g = f.create_group("g")
+    a = g.attrs
+    for i in range(50):
+        a[f"k{i:02d}"] = i
+    assert len(a) == 50
+    assert list(a) == [f"k{i:02d}" for i in range(50)]
+    assert "k07" in a and "zz" not in a and 7 not in a
+    assert a.get("zz") is None and a.get("k03") == 3
+    del a["k07"]
+    assert "k07" not in a and len(a) == 49
+    with pytest.raises(KeyError):
+        a["k07"]
+    with pytest.raises(KeyError):
+        del a["k07"]
+    a["k01"] = "replaced"
+    assert a["k01"] == "replaced"
+    a.rename("k02", "two")
+    assert "two" in a and "k02" not in a
+    d = dict(a)
+    assert d["two"] == 2 and len(d) == 49
+    a.update({"u": 1.0})
+    assert a.pop("u") == 1.0
+    a.create("shaped", [1, 2, 3, 4], shape=(2, 2), dtype=">i2")
+    assert a["shaped"].shape == (2, 2)
+    a.modify("shaped", 1)
+    assert a["shaped"] == 1
+    a.clear()
+    assert len(a) == 0
+
+
+def test_attrs_survive_reopen_and_big_values(path):
+    big = np.arange(100_000, dtype="<f8")
+    with arca.File(path, "w") as f:
+        f.attrs["big"] = big
+        f.create_group("x").attrs["be"] = np.arange(5, dtype=">u4")
+    with arca.File(path) as f:
+        assert_same(f.attrs["big"], big)
+        be = f["x"].attrs["be"]
+        assert be.dtype == np.dtype("=u4")
+        np.testing.assert_array_equal(be, np.arange(5))
+
+
+def test_bad_attr_values(f):
+    with pytest.raises(TypeError):
+        f.attrs["c"] = 1 + 2j
+    with pytest.raises(TypeError):
+        f.attrs["o"] = object()
+    with pytest.raises(TypeError):
+        f.attrs[3] = 1
+    with pytest.raises(ValueError):
+        f.attrs[""] = 1
+
+
+def test_attrs_read_only(path):
+    with arca.File(path, "w") as f:
+        f.attrs["a"] = 1
+    with arca.File(path, "r") as f:
+        assert f.attrs["a"] == 1
+        with pytest.raises(OSError):
+            f.attrs["b"] = 2
+        with pytest.raises(arca.ReadOnlyError):
+            del f.attrs["a"]

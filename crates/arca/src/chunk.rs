@@ -1,0 +1,767 @@
+//! Chunked storage: the chunk grid, the chunk index (a B-tree keyed by chunk
+//! coordinates), the per-dataset chunk cache and the read/write engine that
+//! moves hyperslabs through them.
+//!
+//! Chunk-index entry: key = chunk grid coordinates, each a big-endian u64 (so
+//! byte order is coordinate order); value:
+//! ```text
+//! +0  u64 addr   file address of the stored chunk
+//! +8  u64 size   stored (filtered) bytes
+//! +16 u32 mask   0 = every filter applied; u32::MAX = stored unfiltered
+//! +20 u32 crc    CRC32C of the stored bytes
+//! ```
+//! Chunks carry a checksum like metadata does, so damaged data is reported
+//! with its address instead of being decoded into wrong values.
+
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::filter::{self, Filter};
+use crate::format::btree::{self, Inserted};
+use crate::format::codec::Reader;
+use crate::format::datatype::swap_in_place;
+use crate::format::object_header::MAX_RANK;
+use crate::pool::lists::{CHUNKS, DIMS, FILTER};
+use crate::pool::{ArrayList, PooledBuf, PooledVec};
+use crate::selection::{copy_box, Place, Selection};
+use crate::space::SpaceKind;
+use crate::store::Store;
+
+/// Where one chunk is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ChunkRef {
+    pub(crate) addr: u64,
+    pub(crate) size: u64,
+    pub(crate) mask: u32,
+    pub(crate) crc: u32,
+}
+
+pub(crate) fn key(coords: &[u64]) -> Vec<u8> {
+    coords.iter().flat_map(|c| c.to_be_bytes()).collect()
+}
+
+/// Longest chunk-index key: one u64 per dimension.
+const MAX_KEY: usize = 8 * MAX_RANK;
+
+/// The index key of `coords`, built in `buf` (no allocation per chunk).
+fn key_into<'b>(coords: &[u64], buf: &'b mut [u8; MAX_KEY]) -> Result<&'b [u8]> {
+    if coords.len() > MAX_RANK {
+        return Err(Error::invalid(format!(
+            "rank {} exceeds {MAX_RANK}",
+            coords.len()
+        )));
+    }
+    for (c, slot) in coords.iter().zip(buf.chunks_exact_mut(8)) {
+        slot.copy_from_slice(&c.to_be_bytes());
+    }
+    Ok(&buf[..coords.len() * 8])
+}
+
+fn decode_key(k: &[u8], rank: usize, root: u64) -> Result<Vec<u64>> {
+    if k.len() != rank * 8 {
+        return Err(Error::corrupt(
+            "chunk index",
+            root,
+            "key length does not match rank",
+        ));
+    }
+    Ok(k.chunks_exact(8)
+        .map(|c| u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect())
+}
+
+impl ChunkRef {
+    fn encode(&self) -> [u8; 24] {
+        let mut b = [0u8; 24];
+        b[0..8].copy_from_slice(&self.addr.to_le_bytes());
+        b[8..16].copy_from_slice(&self.size.to_le_bytes());
+        b[16..20].copy_from_slice(&self.mask.to_le_bytes());
+        b[20..24].copy_from_slice(&self.crc.to_le_bytes());
+        b
+    }
+    fn decode(b: &[u8], root: u64) -> Result<Self> {
+        let mut r = Reader::new(b, "chunk index entry", root);
+        Ok(ChunkRef {
+            addr: r.u64()?,
+            size: r.u64()?,
+            mask: r.u32()?,
+            crc: r.u32()?,
+        })
+    }
+}
+
+/// Check stored chunk bytes against the checksum in their index entry.
+pub(crate) fn verify(r: &ChunkRef, stored: &[u8]) -> Result<()> {
+    if crc32c::crc32c(stored) != r.crc {
+        return Err(Error::corrupt("chunk", r.addr, "checksum mismatch"));
+    }
+    Ok(())
+}
+
+pub(crate) fn index_get(st: &mut Store, root: u64, coords: &[u64]) -> Result<Option<ChunkRef>> {
+    let mut kb = [0u8; MAX_KEY];
+    btree::get_with(st, root, key_into(coords, &mut kb)?, |v| {
+        ChunkRef::decode(v, root)
+    })?
+    .transpose()
+}
+
+/// Every stored chunk, in coordinate order.
+pub(crate) fn index_all(
+    st: &mut Store,
+    root: u64,
+    rank: usize,
+) -> Result<Vec<(Vec<u64>, ChunkRef)>> {
+    let mut out = vec![];
+    btree::scan(st, root, b"", &mut |k, v| {
+        out.push((decode_key(k, rank, root)?, ChunkRef::decode(v, root)?));
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// Decoded chunks of one dataset, least recently used evicted first.
+pub(crate) struct Cache {
+    map: HashMap<Vec<u64>, Cached>,
+    bytes: usize,
+    pub(crate) capacity: usize,
+    tick: u64,
+}
+
+struct Cached {
+    data: PooledBuf,
+    dirty: bool,
+    tick: u64,
+}
+
+impl Cache {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Cache {
+            map: HashMap::new(),
+            bytes: 0,
+            capacity,
+            tick: 0,
+        }
+    }
+
+    pub(crate) fn is_dirty(&self) -> bool {
+        self.map.values().any(|c| c.dirty)
+    }
+}
+
+/// Everything the engine needs to know about one chunked dataset.
+pub(crate) struct Chunked<'a> {
+    pub(crate) dims: &'a [u64],
+    pub(crate) chunk: &'a [u64],
+    pub(crate) elem: usize,
+    pub(crate) filters: &'a [Filter],
+    /// One element of fill value, in file byte order.
+    pub(crate) fill: &'a [u8],
+    /// Root of the chunk index; updated as chunks are added.
+    pub(crate) index: u64,
+}
+
+/// One chunk's share of a selection: four per-dimension vectors in one
+/// pooled array (chunk coordinates, first selection index, number of
+/// selected elements, position of the first selected element in the chunk).
+struct Overlap {
+    dims: PooledVec<u64>,
+    rank: usize,
+    /// Whether the selection covers every in-bounds element of the chunk.
+    full: bool,
+}
+
+impl Overlap {
+    fn coords(&self) -> &[u64] {
+        &self.dims[..self.rank]
+    }
+    fn sel_lo(&self) -> &[u64] {
+        &self.dims[self.rank..2 * self.rank]
+    }
+    fn sel_n(&self) -> &[u64] {
+        &self.dims[2 * self.rank..3 * self.rank]
+    }
+    fn in_chunk(&self) -> &[u64] {
+        &self.dims[3 * self.rank..4 * self.rank]
+    }
+}
+
+/// (chunk coordinate, first selection index, count, offset in chunk, full).
+type DimOverlap = (u64, u64, u64, u64, bool);
+
+/// Whole chunks waiting to be filtered and stored, with their coordinates.
+type BatchItem = (PooledVec<u64>, PooledBuf);
+/// Stored chunks waiting to be decoded: overlap index, entry, stored bytes.
+type PendingRead = (usize, ChunkRef, PooledBuf);
+
+static OVERLAPS: ArrayList<Overlap> = ArrayList::new("chunk overlaps");
+static DIM_OVERLAPS: ArrayList<DimOverlap> = ArrayList::new("per-dimension overlaps");
+static BATCHES: ArrayList<BatchItem> = ArrayList::new("chunk batches");
+static PENDING: ArrayList<PendingRead> = ArrayList::new("pending chunk reads");
+
+fn coords_buf(c: &[u64]) -> PooledVec<u64> {
+    let mut v = DIMS.take(c.len());
+    v.extend_from_slice(c);
+    v
+}
+
+fn overlaps(dims: &[u64], chunk: &[u64], sel: &Selection) -> PooledVec<Overlap> {
+    let rank = dims.len();
+    let mut out = OVERLAPS.take(0);
+    if sel.is_empty() {
+        return out;
+    }
+    // Per dimension, the list of (chunk coord, sel_lo, sel_n, in_chunk,
+    // full), all dimensions in one flat array; `bounds[d]..bounds[d + 1]`
+    // is dimension d's share.
+    let mut per_dim = DIM_OVERLAPS.take(rank * 2);
+    let mut bounds = DIMS.take(rank + 1);
+    bounds.push(0);
+    for d in 0..rank {
+        let (s, n, st, c) = (sel.start[d], sel.count[d], sel.step[d], chunk[d]);
+        let last = s + (n - 1) * st;
+        let mut cc = s / c;
+        while cc <= last / c {
+            let lo = cc * c;
+            let hi = lo + c; // exclusive
+            let i0 = if lo <= s { 0 } else { (lo - s).div_ceil(st) };
+            let i1 = ((hi - 1).min(last) - s) / st + 1;
+            if i0 < i1 {
+                let first = s + i0 * st;
+                let in_bounds = hi.min(dims[d]) - lo;
+                let full = st == 1 && first == lo && i1 - i0 == in_bounds;
+                per_dim.push((cc, i0, i1 - i0, first - lo, full));
+                cc += 1;
+            } else {
+                // No selected index in this chunk: jump to the next selected one.
+                let next = s + i0 * st;
+                cc = next / c;
+            }
+        }
+        bounds.push(per_dim.len() as u64);
+    }
+    let mut idx = DIMS.take_filled(rank, 0);
+    loop {
+        let mut v = DIMS.take_filled(4 * rank, 0);
+        let mut full = true;
+        for d in 0..rank {
+            let (cc, lo, n, ic, f) = per_dim[bounds[d] as usize + idx[d] as usize];
+            v[d] = cc;
+            v[rank + d] = lo;
+            v[2 * rank + d] = n;
+            v[3 * rank + d] = ic;
+            full &= f;
+        }
+        out.push(Overlap {
+            dims: v,
+            rank,
+            full,
+        });
+        let mut k = rank;
+        loop {
+            if k == 0 {
+                return out;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < bounds[k + 1] - bounds[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// Map `f` over `items` on all cores; order is kept.
+fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len());
+    if threads <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let per = items.len().div_ceil(threads);
+    let mut groups: Vec<Vec<T>> = Vec::with_capacity(threads);
+    let mut it = items.into_iter();
+    loop {
+        let g: Vec<T> = it.by_ref().take(per).collect();
+        if g.is_empty() {
+            break;
+        }
+        groups.push(g);
+    }
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = groups
+            .into_iter()
+            .map(|g| s.spawn(move || g.into_iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Bytes buffered before a batch of chunks is filtered in parallel.
+const BATCH_BYTES: usize = 64 << 20;
+/// Batches smaller than this are filtered on the calling thread: starting
+/// threads costs more than filtering a few small chunks.
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+
+impl Chunked<'_> {
+    fn chunk_elems(&self) -> usize {
+        self.chunk.iter().product::<u64>() as usize
+    }
+
+    fn chunk_bytes(&self) -> usize {
+        self.chunk_elems() * self.elem
+    }
+
+    fn filled_chunk(&self) -> PooledBuf {
+        if self.fill.iter().all(|&b| b == 0) {
+            CHUNKS.take_zeroed(self.chunk_bytes())
+        } else {
+            let mut b = CHUNKS.take_empty(self.chunk_bytes());
+            for _ in 0..self.chunk_elems() {
+                b.extend_from_slice(self.fill);
+            }
+            b
+        }
+    }
+
+    /// Read and decode one chunk (fill if it was never written).
+    fn load(&mut self, st: &mut Store, coords: &[u64]) -> Result<PooledBuf> {
+        match index_get(st, self.index, coords)? {
+            None => Ok(self.filled_chunk()),
+            Some(r) => {
+                let stored = self.read_stored(st, &r)?;
+                verify(&r, &stored)?;
+                filter::decode_pooled(
+                    self.filters,
+                    r.mask,
+                    self.elem,
+                    &stored,
+                    self.chunk_bytes(),
+                    r.addr,
+                )
+            }
+        }
+    }
+
+    fn read_stored(&self, st: &Store, r: &ChunkRef) -> Result<PooledBuf> {
+        let limit = st.pager.limit();
+        let max = (self.chunk_bytes() as u64)
+            .saturating_mul(2)
+            .saturating_add(1 << 16);
+        if r.size > max || r.addr.checked_add(r.size).is_none_or(|e| e > limit) {
+            return Err(Error::corrupt(
+                "chunk index entry",
+                self.index,
+                format!(
+                    "chunk at {} of {} bytes lies outside the file or is implausibly large",
+                    r.addr, r.size
+                ),
+            ));
+        }
+        let mut stored = FILTER.take_zeroed(r.size as usize);
+        // The caller verifies the checksum (in parallel, for batches).
+        st.driver().read_at(r.addr, &mut stored)?;
+        Ok(stored)
+    }
+
+    /// Write already-filtered chunk bytes, reusing the old extent if it is big enough.
+    fn put(&mut self, st: &mut Store, coords: &[u64], bytes: &[u8], mask: u32) -> Result<()> {
+        let mut kb = [0u8; MAX_KEY];
+        let k = key_into(coords, &mut kb)?;
+        let old = index_get(st, self.index, coords)?;
+        let size = bytes.len() as u64;
+        let addr = match old {
+            // Under a journal, chunks are rewritten elsewhere (copy on write):
+            // an overwrite in place would have to copy the old chunk first.
+            Some(o) if o.size >= size && !st.pager.journal().enabled() => {
+                if o.size > size {
+                    st.space.free(SpaceKind::Raw, o.addr + size, o.size - size);
+                }
+                o.addr
+            }
+            Some(o) => {
+                st.space.free(SpaceKind::Raw, o.addr, o.size);
+                st.space.alloc(SpaceKind::Raw, size)?
+            }
+            None => st.space.alloc(SpaceKind::Raw, size)?,
+        };
+        st.pager.driver_mut().write_at(addr, bytes)?;
+        st.pager.extend_limit(addr + size);
+        let entry = ChunkRef {
+            addr,
+            size,
+            mask,
+            crc: crc32c::crc32c(bytes),
+        };
+        if old != Some(entry) {
+            let (root, ins) = btree::upsert(st, self.index, k, &entry.encode())?;
+            debug_assert!(!matches!(ins, Inserted::Exists));
+            self.index = root;
+        }
+        Ok(())
+    }
+
+    /// Filter and store a batch of whole chunks (in parallel when it is big
+    /// enough to pay for the threads); leaves `batch` empty.
+    fn store_batch(&mut self, st: &mut Store, batch: &mut Vec<BatchItem>) -> Result<()> {
+        let (filters, elem) = (self.filters, self.elem);
+        let bytes: usize = batch.iter().map(|(_, raw)| raw.len()).sum();
+        if bytes < PARALLEL_MIN_BYTES || batch.len() < 2 {
+            for (c, raw) in batch.drain(..) {
+                let (enc, mask) = filter::encode_pooled(filters, elem, &raw)?;
+                drop(raw);
+                self.put(st, &c, &enc, mask)?;
+            }
+            return Ok(());
+        }
+        // Drained, not taken: the pooled vector keeps its capacity.
+        #[allow(clippy::drain_collect)]
+        let items: Vec<BatchItem> = batch.drain(..).collect();
+        let encoded = par_map(items, |(c, raw)| {
+            (c, filter::encode_pooled(filters, elem, &raw))
+        });
+        for (c, enc) in encoded {
+            let (bytes, mask) = enc?;
+            self.put(st, &c, &bytes, mask)?;
+        }
+        Ok(())
+    }
+
+    fn store_one(&mut self, st: &mut Store, coords: &[u64], data: PooledBuf) -> Result<()> {
+        let mut batch = BATCHES.take(1);
+        batch.push((coords_buf(coords), data));
+        self.store_batch(st, &mut batch)
+    }
+
+    fn evict(&mut self, st: &mut Store, cache: &mut Cache) -> Result<()> {
+        while cache.bytes > cache.capacity && !cache.map.is_empty() {
+            let victim = cache
+                .map
+                .iter()
+                .min_by_key(|(_, c)| c.tick)
+                .map(|(k, _)| k.clone())
+                .unwrap_or_default();
+            if let Some(c) = cache.map.remove(&victim) {
+                cache.bytes -= c.data.len();
+                if c.dirty {
+                    self.store_one(st, &victim, c.data)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cache_insert(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        coords: &[u64],
+        data: PooledBuf,
+        dirty: bool,
+    ) -> Result<()> {
+        if data.len() > cache.capacity {
+            if dirty {
+                self.store_one(st, coords, data)?;
+            }
+            return Ok(());
+        }
+        cache.tick += 1;
+        cache.bytes += data.len();
+        let c = Cached {
+            data,
+            dirty,
+            tick: cache.tick,
+        };
+        // Replace in place when the chunk is already cached: no new key.
+        let old = match cache.map.get_mut(coords) {
+            Some(slot) => Some(std::mem::replace(slot, c)),
+            None => cache.map.insert(coords.to_vec(), c),
+        };
+        if let Some(old) = old {
+            cache.bytes -= old.data.len();
+        }
+        self.evict(st, cache)
+    }
+
+    /// Store every dirty cached chunk.
+    pub(crate) fn flush(&mut self, st: &mut Store, cache: &mut Cache) -> Result<()> {
+        let mut batch = BATCHES.take(0);
+        for (k, c) in cache.map.iter_mut() {
+            if c.dirty {
+                batch.push((coords_buf(k), CHUNKS.take_copy(&c.data)));
+                c.dirty = false;
+            }
+        }
+        batch.sort_by(|a, b| a.0.cmp(&b.0));
+        self.store_batch(st, &mut batch)
+    }
+
+    fn places<'p>(
+        &'p self,
+        o: &'p Overlap,
+        sel: &'p Selection,
+        ones: &'p [u64],
+    ) -> (Place<'p>, Place<'p>) {
+        (
+            Place {
+                dims: self.chunk,
+                start: o.in_chunk(),
+                step: &sel.step,
+            },
+            Place {
+                dims: &sel.count,
+                start: o.sel_lo(),
+                step: ones,
+            },
+        )
+    }
+
+    /// Read `sel` into `out` (native byte order, `sel.len() * elem` bytes).
+    pub(crate) fn read(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        sel: &Selection,
+        out: &mut [u8],
+        swap: bool,
+    ) -> Result<()> {
+        let ones = DIMS.take_filled(self.dims.len(), 1);
+        let ovs = overlaps(self.dims, self.chunk, sel);
+        let mut pending = PENDING.take(0);
+        let mut pending_bytes = 0;
+        for (i, o) in ovs.iter().enumerate() {
+            cache.tick += 1;
+            if let Some(c) = cache.map.get_mut(o.coords()) {
+                c.tick = cache.tick;
+                let (src, dst) = self.places(o, sel, &ones);
+                copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
+                continue;
+            }
+            match index_get(st, self.index, o.coords())? {
+                None => {
+                    let fill = self.filled_chunk();
+                    let (src, dst) = self.places(o, sel, &ones);
+                    copy_box(self.elem, o.sel_n(), &fill, &src, out, &dst)?;
+                }
+                Some(r) => {
+                    let stored = self.read_stored(st, &r)?;
+                    pending_bytes += self.chunk_bytes();
+                    pending.push((i, r, stored));
+                }
+            }
+            if pending_bytes >= BATCH_BYTES {
+                self.drain_reads(st, cache, &ovs, sel, out, &mut pending)?;
+                pending_bytes = 0;
+            }
+        }
+        self.drain_reads(st, cache, &ovs, sel, out, &mut pending)?;
+        if swap {
+            swap_in_place(out, self.elem);
+        }
+        Ok(())
+    }
+
+    /// Decode a batch of stored chunks (in parallel when it is big enough)
+    /// and copy them out; leaves `pending` empty.
+    fn drain_reads(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        ovs: &[Overlap],
+        sel: &Selection,
+        out: &mut [u8],
+        pending: &mut Vec<PendingRead>,
+    ) -> Result<()> {
+        let (filters, elem, expect) = (self.filters, self.elem, self.chunk_bytes());
+        let decode = |(i, r, stored): PendingRead| {
+            let d = verify(&r, &stored).and_then(|_| {
+                filter::decode_pooled(filters, r.mask, elem, &stored, expect, r.addr)
+            });
+            (i, d)
+        };
+        if pending.len() * expect < PARALLEL_MIN_BYTES || pending.len() < 2 {
+            for p in pending.drain(..) {
+                let (i, data) = decode(p);
+                self.place_read(st, cache, &ovs[i], sel, out, data?)?;
+            }
+            return Ok(());
+        }
+        // Drained, not taken: the pooled vector keeps its capacity.
+        #[allow(clippy::drain_collect)]
+        let items: Vec<PendingRead> = pending.drain(..).collect();
+        for (i, data) in par_map(items, decode) {
+            self.place_read(st, cache, &ovs[i], sel, out, data?)?;
+        }
+        Ok(())
+    }
+
+    /// Copy a decoded chunk's share of `sel` out, and cache the chunk.
+    fn place_read(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        o: &Overlap,
+        sel: &Selection,
+        out: &mut [u8],
+        data: PooledBuf,
+    ) -> Result<()> {
+        let ones = DIMS.take_filled(self.dims.len(), 1);
+        let (src, dst) = self.places(o, sel, &ones);
+        copy_box(self.elem, o.sel_n(), &data, &src, out, &dst)?;
+        // Keep small reads cached; a streaming read would only churn the cache.
+        if data.len() * 4 <= cache.capacity {
+            self.cache_insert(st, cache, o.coords(), data, false)?;
+        }
+        Ok(())
+    }
+
+    /// Write `data` (file byte order, `sel.len() * elem` bytes) to `sel`.
+    pub(crate) fn write(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        sel: &Selection,
+        data: &[u8],
+    ) -> Result<()> {
+        let ones = DIMS.take_filled(self.dims.len(), 1);
+        let mut batch = BATCHES.take(0);
+        let mut batch_bytes = 0;
+        for o in overlaps(self.dims, self.chunk, sel).iter() {
+            let src = Place {
+                dims: &sel.count,
+                start: o.sel_lo(),
+                step: &ones,
+            };
+            let dst = Place {
+                dims: self.chunk,
+                start: o.in_chunk(),
+                step: &sel.step,
+            };
+            if o.full {
+                // Whole chunk replaced: no need to read what was there.
+                if let Some(old) = cache.map.remove(o.coords()) {
+                    cache.bytes -= old.data.len();
+                }
+                let mut buf = self.filled_chunk();
+                copy_box(self.elem, o.sel_n(), data, &src, &mut buf, &dst)?;
+                batch_bytes += buf.len();
+                batch.push((coords_buf(o.coords()), buf));
+                if batch_bytes >= BATCH_BYTES {
+                    self.store_batch(st, &mut batch)?;
+                    batch_bytes = 0;
+                }
+                continue;
+            }
+            cache.tick += 1;
+            if let Some(c) = cache.map.get_mut(o.coords()) {
+                c.tick = cache.tick;
+                c.dirty = true;
+                copy_box(self.elem, o.sel_n(), data, &src, &mut c.data, &dst)?;
+                continue;
+            }
+            let mut buf = self.load(st, o.coords())?;
+            copy_box(self.elem, o.sel_n(), data, &src, &mut buf, &dst)?;
+            self.cache_insert(st, cache, o.coords(), buf, true)?;
+        }
+        self.store_batch(st, &mut batch)
+    }
+
+    /// After `dims` shrank to `new_dims`: drop chunks wholly outside, and
+    /// reset the outside part of edge chunks to the fill value so that a
+    /// later grow shows fill, not old data.
+    pub(crate) fn shrink(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        new_dims: &[u64],
+    ) -> Result<()> {
+        self.flush(st, cache)?;
+        let rank = new_dims.len();
+        for (coords, r) in index_all(st, self.index, rank)? {
+            let lo: Vec<u64> = coords.iter().zip(self.chunk).map(|(c, n)| c * n).collect();
+            if lo.iter().zip(new_dims).any(|(l, d)| l >= d) {
+                st.space.free(SpaceKind::Raw, r.addr, r.size);
+                self.index = btree::remove(st, self.index, &key(&coords))?.0;
+                if let Some(c) = cache.map.remove(&coords) {
+                    cache.bytes -= c.data.len();
+                }
+                continue;
+            }
+            let inside = lo
+                .iter()
+                .zip(self.chunk)
+                .zip(new_dims)
+                .all(|((l, n), d)| l + n <= *d);
+            if inside {
+                continue;
+            }
+            if let Some(c) = cache.map.remove(&coords) {
+                cache.bytes -= c.data.len();
+            }
+            let mut buf = self.load(st, &coords)?;
+            // Walk every element of the chunk; reset those outside new_dims.
+            let n = self.chunk_elems();
+            let mut idx = vec![0u64; rank];
+            for e in 0..n {
+                if idx
+                    .iter()
+                    .zip(&lo)
+                    .zip(new_dims)
+                    .any(|((i, l), d)| i + l >= *d)
+                {
+                    buf[e * self.elem..(e + 1) * self.elem].copy_from_slice(self.fill);
+                }
+                let mut k = rank;
+                while k > 0 {
+                    k -= 1;
+                    idx[k] += 1;
+                    if idx[k] < self.chunk[k] {
+                        break;
+                    }
+                    idx[k] = 0;
+                }
+            }
+            self.store_one(st, &coords, buf)?;
+        }
+        Ok(())
+    }
+
+    /// Free every stored chunk and the index.
+    pub(crate) fn destroy(&mut self, st: &mut Store) -> Result<()> {
+        for (_, r) in index_all(st, self.index, self.dims.len())? {
+            st.space.free(SpaceKind::Raw, r.addr, r.size);
+        }
+        btree::destroy(st, self.index)?;
+        self.index = 0;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlaps_cover_selection_exactly() {
+        let dims = [10u64, 7];
+        let chunk = [3u64, 4];
+        let sel = Selection::from_ranges(&[(1, 10, 4), (0, 7, 1)]).unwrap();
+        let ovs = overlaps(&dims, &chunk, &sel);
+        let total: u64 = ovs.iter().map(|o| o.sel_n().iter().product::<u64>()).sum();
+        assert_eq!(total, sel.len());
+        // rows 1, 5, 9 live in chunk rows 0, 1, 3 (chunk row 2 holds rows 6..9, none selected)
+        let rows: Vec<u64> = ovs.iter().map(|o| o.coords()[0]).collect();
+        assert_eq!(rows, vec![0, 0, 1, 1, 3, 3]);
+        assert!(ovs.iter().all(|o| !o.full));
+        let all = Selection::all(&dims);
+        let ovs = overlaps(&dims, &chunk, &all);
+        assert_eq!(ovs.len(), 8);
+        assert!(ovs.iter().all(|o| o.full));
+    }
+}

@@ -1,0 +1,83 @@
+//! The crate's one error type.
+
+use std::io;
+
+/// Everything that can go wrong in arca.
+///
+/// ```
+/// use arca::{Error, File};
+/// let err = File::open("/no/such/file.arca").unwrap_err();
+/// assert!(matches!(err, Error::Io { .. }));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The operating system refused a read, write, sync or open.
+    #[error("I/O error while {context}: {source}")]
+    Io {
+        /// What arca was doing.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A structure in the file is damaged: the bytes at `offset` are not a valid `what`.
+    #[error("file is damaged: {what} at offset {offset}: {detail}")]
+    Corrupt {
+        /// The structure that failed to decode or verify.
+        what: &'static str,
+        /// Its byte offset in the file.
+        offset: u64,
+        /// Why it was rejected.
+        detail: String,
+    },
+    /// No object, attribute or file by that name.
+    #[error("not found: {0}")]
+    NotFound(String),
+    /// An object or attribute by that name exists already.
+    #[error("already exists: {0}")]
+    AlreadyExists(String),
+    /// An argument does not fit the object it is applied to.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The file uses a feature this version does not know.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The file was opened read-only.
+    #[error("file is open read-only")]
+    ReadOnly,
+    /// Another process holds the file.
+    #[error("file is locked: {0}")]
+    Locked(String),
+    /// The file has a journal left by an interrupted writer and could not be
+    /// rolled back here (a read-only open without write permission).
+    #[error("file needs recovery: {0}")]
+    NeedsRecovery(String),
+    /// An earlier failure while writing left this handle unusable; reopen the file.
+    #[error("file handle is poisoned by an earlier write failure; reopen the file")]
+    Poisoned,
+}
+
+/// Shorthand for `std::result::Result<T, arca::Error>`.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn corrupt(what: &'static str, offset: u64, detail: impl Into<String>) -> Self {
+        Error::Corrupt {
+            what,
+            offset,
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Self {
+        Error::InvalidArgument(msg.into())
+    }
+}

@@ -1,0 +1,458 @@
+//! The chunk filter pipeline: shuffle, then at most one compressor.
+//!
+//! Codecs come from maintained crates (flate2, zstd, lz4_flex); this module
+//! only orders them and records what each chunk went through.
+
+use std::io::{Read, Write};
+
+use crate::error::{Error, Result};
+use crate::format::codec::{Reader, Writer};
+use crate::pool::lists::{CHUNKS, FILTER};
+use crate::pool::{ObjectList, PooledBuf, Recycle};
+
+/// One stage of a chunked dataset's filter pipeline.
+///
+/// ```
+/// use arca::Filter;
+/// let pipeline = [Filter::Shuffle, Filter::Zstd(3)];
+/// assert_eq!(pipeline[1].name(), "zstd");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// Byte transposition: groups the k-th byte of every element together,
+    /// which makes numeric data far more compressible.
+    Shuffle,
+    /// zlib/deflate at level 0–9.
+    Deflate(u32),
+    /// Zstandard at level 1–22 (negative levels are fast modes).
+    Zstd(i32),
+    /// LZ4 block compression.
+    Lz4,
+}
+
+impl Filter {
+    /// The filter's name as used by the Python and command-line interfaces.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Filter::Shuffle => "shuffle",
+            Filter::Deflate(_) => "gzip",
+            Filter::Zstd(_) => "zstd",
+            Filter::Lz4 => "lz4",
+        }
+    }
+
+    /// The compression level, where the filter has one.
+    pub fn level(&self) -> Option<i32> {
+        match *self {
+            Filter::Deflate(l) => Some(l as i32),
+            Filter::Zstd(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    fn id(&self) -> u8 {
+        match self {
+            Filter::Shuffle => 1,
+            Filter::Deflate(_) => 2,
+            Filter::Zstd(_) => 3,
+            Filter::Lz4 => 4,
+        }
+    }
+
+    pub(crate) fn validate_pipeline(filters: &[Filter]) -> Result<()> {
+        let compressors = filters.iter().filter(|f| **f != Filter::Shuffle).count();
+        if compressors > 1 {
+            return Err(Error::invalid("at most one compression filter per dataset"));
+        }
+        if filters.len() > 8 {
+            return Err(Error::invalid("too many filters"));
+        }
+        for f in filters {
+            match *f {
+                Filter::Deflate(l) if l > 9 => {
+                    return Err(Error::invalid(format!("gzip level {l} outside 0..=9")))
+                }
+                Filter::Zstd(l) if !(-7..=22).contains(&l) => {
+                    return Err(Error::invalid(format!("zstd level {l} outside -7..=22")))
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn encode_list(filters: &[Filter], w: &mut Writer) {
+        w.u8(filters.len() as u8);
+        for f in filters {
+            w.u8(f.id()).i32(f.level().unwrap_or(0));
+        }
+    }
+
+    pub(crate) fn decode_list(r: &mut Reader) -> Result<Vec<Filter>> {
+        let n = r.u8()?;
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let id = r.u8()?;
+            let level = r.i32()?;
+            out.push(match id {
+                1 => Filter::Shuffle,
+                2 => Filter::Deflate(level.clamp(0, 9) as u32),
+                3 => Filter::Zstd(level),
+                4 => Filter::Lz4,
+                other => return Err(Error::Unsupported(format!("filter id {other}"))),
+            });
+        }
+        Filter::validate_pipeline(&out).map_err(|e| r.corrupt(e.to_string()))?;
+        Ok(out)
+    }
+}
+
+/// Mask value meaning "stored without filtering" (the filters did not shrink it).
+pub(crate) const MASK_RAW: u32 = u32::MAX;
+
+/// Shuffle `data` into `out` (same length). Element sizes 2, 4 and 8 have
+/// a specialised (unrolled) transpose.
+fn shuffle_into(data: &[u8], size: usize, out: &mut [u8]) {
+    match size {
+        2 => transpose::<2>(data, out, true),
+        4 => transpose::<4>(data, out, true),
+        8 => transpose::<8>(data, out, true),
+        _ => transpose_any(data, out, size, true),
+    }
+}
+
+fn unshuffle_into(data: &[u8], size: usize, out: &mut [u8]) {
+    match size {
+        2 => transpose::<2>(data, out, false),
+        4 => transpose::<4>(data, out, false),
+        8 => transpose::<8>(data, out, false),
+        _ => transpose_any(data, out, size, false),
+    }
+}
+
+#[cfg(test)]
+fn shuffle(data: &[u8], size: usize) -> Vec<u8> {
+    let mut out = vec![0u8; data.len()];
+    shuffle_into(data, size, &mut out);
+    out
+}
+
+#[cfg(test)]
+fn unshuffle(data: &[u8], size: usize) -> Vec<u8> {
+    let mut out = vec![0u8; data.len()];
+    unshuffle_into(data, size, &mut out);
+    out
+}
+
+/// Byte transpose between element order and plane order (`forward`:
+/// elements to planes). The plane slices are cut to exactly `n` bytes so
+/// the unrolled inner loop indexes within known bounds; trailing bytes that
+/// do not make a whole element are copied as they are. The planes are kept
+/// in an array, not a vector: this runs once per chunk.
+fn transpose<const N: usize>(data: &[u8], out: &mut [u8], forward: bool) {
+    let n = data.len() / N;
+    if forward {
+        let (planes, rest) = out.split_at_mut(n * N);
+        let mut it = planes.chunks_exact_mut(n.max(1));
+        let p: [&mut [u8]; N] = std::array::from_fn(|_| it.next().unwrap_or_default());
+        if n > 0 {
+            for (i, e) in data[..n * N].chunks_exact(N).enumerate() {
+                for b in 0..N {
+                    p[b][i] = e[b];
+                }
+            }
+        }
+        rest.copy_from_slice(&data[n * N..]);
+    } else {
+        let mut it = data[..n * N].chunks_exact(n.max(1));
+        let planes: [&[u8]; N] = std::array::from_fn(|_| it.next().unwrap_or_default());
+        let (elems, rest) = out.split_at_mut(n * N);
+        if n > 0 {
+            for (i, e) in elems.chunks_exact_mut(N).enumerate() {
+                for b in 0..N {
+                    e[b] = planes[b][i];
+                }
+            }
+        }
+        rest.copy_from_slice(&data[n * N..]);
+    }
+}
+
+fn transpose_any(data: &[u8], out: &mut [u8], size: usize, forward: bool) {
+    let n = data.len() / size;
+    for i in 0..n {
+        for b in 0..size {
+            if forward {
+                out[b * n + i] = data[i * size + b];
+            } else {
+                out[i * size + b] = data[b * n + i];
+            }
+        }
+    }
+    out[n * size..].copy_from_slice(&data[n * size..]);
+}
+
+/// A zstd compression context kept between chunks (creating one costs
+/// several allocations inside the codec).
+#[derive(Default)]
+struct ZstdEncoder(Option<(zstd::bulk::Compressor<'static>, i32)>);
+
+impl Recycle for ZstdEncoder {
+    fn recycle(&mut self) {}
+}
+
+/// A zstd decompression context kept between chunks.
+#[derive(Default)]
+struct ZstdDecoder(Option<zstd::bulk::Decompressor<'static>>);
+
+impl Recycle for ZstdDecoder {
+    fn recycle(&mut self) {}
+}
+
+static ZSTD_ENCODERS: ObjectList<ZstdEncoder> = ObjectList::new("zstd compression contexts");
+static ZSTD_DECODERS: ObjectList<ZstdDecoder> = ObjectList::new("zstd decompression contexts");
+
+fn zstd_compress(input: &[u8], level: i32, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut ctx = ZSTD_ENCODERS.take();
+    let c = match &mut ctx.0 {
+        Some((c, l)) => {
+            if *l != level {
+                c.set_compression_level(level)?;
+                *l = level;
+            }
+            c
+        }
+        slot => &mut slot.insert((zstd::bulk::Compressor::new(level)?, level)).0,
+    };
+    out.clear();
+    out.reserve(zstd::zstd_safe::compress_bound(input.len()));
+    c.compress_to_buffer(input, out)?;
+    Ok(())
+}
+
+fn zstd_decompress(input: &[u8], expect: usize, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let mut ctx = ZSTD_DECODERS.take();
+    let d = match &mut ctx.0 {
+        Some(d) => d,
+        slot => slot.insert(zstd::bulk::Decompressor::new()?),
+    };
+    out.clear();
+    out.reserve(expect);
+    d.decompress_to_buffer(input, out)?;
+    Ok(())
+}
+
+/// Run the pipeline forward. Returns the stored bytes and the mask to record.
+#[cfg(test)]
+pub(crate) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Vec<u8>, u32)> {
+    let (out, mask) = encode_pooled(filters, elem, raw)?;
+    Ok((out.into_vec(), mask))
+}
+
+/// [`encode`] into buffers from the filter free list; every stage writes
+/// into a reused buffer, so a warm pipeline allocates nothing.
+pub(crate) fn encode_pooled(
+    filters: &[Filter],
+    elem: usize,
+    raw: &[u8],
+) -> Result<(PooledBuf, u32)> {
+    if filters.is_empty() {
+        return Ok((FILTER.take_copy(raw), 0));
+    }
+    let mut buf: Option<PooledBuf> = None;
+    for f in filters {
+        let input: &[u8] = buf.as_deref().map_or(raw, |b| &b[..]);
+        let out = match *f {
+            Filter::Shuffle => {
+                if elem > 1 {
+                    let mut out = FILTER.take_zeroed(input.len());
+                    shuffle_into(input, elem, &mut out);
+                    out
+                } else {
+                    FILTER.take_copy(input)
+                }
+            }
+            Filter::Deflate(level) => {
+                let mut out = FILTER.take_empty(input.len() / 2);
+                let mut e =
+                    flate2::write::ZlibEncoder::new(&mut *out, flate2::Compression::new(level));
+                e.write_all(input)
+                    .and_then(|_| e.finish().map(|_| ()))
+                    .map_err(|e| Error::io("deflate", e))?;
+                out
+            }
+            Filter::Zstd(level) => {
+                let bound = zstd::zstd_safe::compress_bound(input.len());
+                let mut out = FILTER.take_empty(bound);
+                zstd_compress(input, level, &mut out).map_err(|e| Error::io("zstd compress", e))?;
+                out
+            }
+            Filter::Lz4 => {
+                let bound = 4 + lz4_flex::block::get_maximum_output_size(input.len());
+                let mut out = FILTER.take_zeroed(bound);
+                out[0..4].copy_from_slice(&(input.len() as u32).to_le_bytes());
+                let n = lz4_flex::block::compress_into(input, &mut out[4..])
+                    .map_err(|e| Error::io("lz4 compress", std::io::Error::other(e)))?;
+                out.truncate(4 + n);
+                out
+            }
+        };
+        buf = Some(out);
+    }
+    match buf {
+        Some(out) if out.len() < raw.len() => Ok((out, 0)),
+        // Incompressible: store as is rather than pay to decode on every read.
+        _ => Ok((FILTER.take_copy(raw), MASK_RAW)),
+    }
+}
+
+/// Undo the pipeline; `expect` is the decoded chunk size, which bounds every
+/// decompressor so that damaged input cannot ask for unbounded memory.
+pub(crate) fn decode(
+    filters: &[Filter],
+    mask: u32,
+    elem: usize,
+    stored: Vec<u8>,
+    expect: usize,
+    addr: u64,
+) -> Result<Vec<u8>> {
+    if mask == MASK_RAW || filters.is_empty() {
+        check_raw(&stored, expect, addr)?;
+        return Ok(stored);
+    }
+    Ok(decode_pooled(filters, mask, elem, &stored, expect, addr)?.into_vec())
+}
+
+fn check_raw(stored: &[u8], expect: usize, addr: u64) -> Result<()> {
+    if stored.len() != expect {
+        return Err(Error::corrupt(
+            "chunk",
+            addr,
+            format!("holds {} bytes, expected {expect}", stored.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// [`decode`] from borrowed stored bytes into a chunk buffer from the chunk
+/// free list, with intermediate stages in filter buffers.
+pub(crate) fn decode_pooled(
+    filters: &[Filter],
+    mask: u32,
+    elem: usize,
+    stored: &[u8],
+    expect: usize,
+    addr: u64,
+) -> Result<PooledBuf> {
+    let bad = |d: String| Error::corrupt("chunk", addr, d);
+    if mask == MASK_RAW || filters.is_empty() {
+        check_raw(stored, expect, addr)?;
+        return Ok(CHUNKS.take_copy(stored));
+    }
+    let mut buf: Option<PooledBuf> = None;
+    for (i, f) in filters.iter().enumerate().rev() {
+        let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
+        // The last stage undone writes the chunk itself.
+        let list = if i == 0 { &CHUNKS } else { &FILTER };
+        let out = match *f {
+            Filter::Shuffle => {
+                let mut out = list.take_zeroed(input.len());
+                if elem > 1 {
+                    unshuffle_into(input, elem, &mut out);
+                } else {
+                    out.copy_from_slice(input);
+                }
+                out
+            }
+            Filter::Deflate(_) => {
+                let mut out = list.take_empty(expect);
+                flate2::read::ZlibDecoder::new(input)
+                    .take(expect as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| bad(format!("deflate: {e}")))?;
+                out
+            }
+            Filter::Zstd(_) => {
+                let mut out = list.take_empty(expect);
+                zstd_decompress(input, expect, &mut out).map_err(|e| bad(format!("zstd: {e}")))?;
+                out
+            }
+            Filter::Lz4 => {
+                let n = input
+                    .get(0..4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                    .ok_or_else(|| bad("lz4 block too short".into()))?;
+                if n != expect {
+                    return Err(bad(format!("lz4 size {n}, expected {expect}")));
+                }
+                let mut out = list.take_zeroed(expect);
+                let got = lz4_flex::block::decompress_into(&input[4..], &mut out)
+                    .map_err(|e| bad(format!("lz4: {e}")))?;
+                out.truncate(got);
+                out
+            }
+        };
+        buf = Some(out);
+    }
+    let buf = buf.unwrap_or_else(|| CHUNKS.take_copy(stored));
+    if buf.len() != expect {
+        return Err(bad(format!(
+            "decodes to {} bytes, expected {expect}",
+            buf.len()
+        )));
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pipeline_roundtrips() {
+        let raw: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
+        let pipelines: Vec<Vec<Filter>> = vec![
+            vec![],
+            vec![Filter::Shuffle],
+            vec![Filter::Deflate(6)],
+            vec![Filter::Shuffle, Filter::Zstd(3)],
+            vec![Filter::Lz4],
+            vec![Filter::Shuffle, Filter::Lz4],
+        ];
+        for p in pipelines {
+            let (enc, mask) = encode(&p, 4, &raw).unwrap();
+            if p.len() > 1 {
+                assert!(enc.len() < raw.len() / 4, "{p:?}");
+            }
+            assert_eq!(decode(&p, mask, 4, enc, raw.len(), 0).unwrap(), raw);
+        }
+    }
+
+    #[test]
+    fn shuffle_matches_a_plain_transpose() {
+        for size in [1usize, 2, 3, 4, 8, 16] {
+            for len in [0usize, 1, 7, 64, 1001] {
+                let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
+                let n = len / size;
+                let mut want = data.clone();
+                for i in 0..n {
+                    for b in 0..size {
+                        want[b * n + i] = data[i * size + b];
+                    }
+                }
+                let s = shuffle(&data, size);
+                assert_eq!(s, want, "size {size} len {len}");
+                assert_eq!(unshuffle(&s, size), data);
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_chunk_is_an_error() {
+        let raw = vec![5u8; 4096];
+        let (mut enc, mask) = encode(&[Filter::Zstd(1)], 1, &raw).unwrap();
+        enc.truncate(enc.len() / 2);
+        assert!(decode(&[Filter::Zstd(1)], mask, 1, enc, 4096, 0).is_err());
+        assert!(decode(&[Filter::Lz4], 0, 1, vec![1, 2], 4096, 0).is_err());
+    }
+}

@@ -1,0 +1,140 @@
+//! Attribute records: the values stored in an object's attribute B-tree,
+//! keyed by attribute name.
+//!
+//! ```text
+//! +0  8 bytes  datatype
+//! +8  u8       rank (0 = scalar)
+//! +9  rank × u64 dims
+//! ..  u8       storage: 0 inline, 1 blob
+//!     inline:  u32 len, len bytes of elements in the datatype's byte order
+//!     blob:    u64 addr, u64 len
+//! ```
+//! Variable-length values are `n × u64` byte lengths and the concatenated
+//! items (see `vlen::attr`); the datatype is then 16 bytes, not 8.
+
+use crate::error::Result;
+use crate::format::codec::{Reader, Writer};
+use crate::format::datatype::Datatype;
+use crate::format::object_header::MAX_RANK;
+use crate::store::Store;
+
+/// Values up to this many bytes are kept inside the B-tree entry.
+const INLINE_MAX: usize = 256;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AttrRecord {
+    pub(crate) dtype: Datatype,
+    pub(crate) shape: Vec<u64>,
+    /// Where the element bytes are.
+    pub(crate) data: AttrData,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum AttrData {
+    Inline(Vec<u8>),
+    Blob { addr: u64, len: u64 },
+}
+
+impl AttrRecord {
+    /// Build a record, moving large values out to a blob.
+    pub(crate) fn new(
+        st: &mut Store,
+        dtype: Datatype,
+        shape: Vec<u64>,
+        bytes: Vec<u8>,
+    ) -> Result<Self> {
+        let data = if bytes.len() <= INLINE_MAX {
+            AttrData::Inline(bytes)
+        } else {
+            AttrData::Blob {
+                addr: st.write_blob(&bytes)?,
+                len: bytes.len() as u64,
+            }
+        };
+        Ok(AttrRecord { dtype, shape, data })
+    }
+
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        self.dtype.encode(&mut w);
+        w.u8(self.shape.len() as u8);
+        for &d in &self.shape {
+            w.u64(d);
+        }
+        match &self.data {
+            AttrData::Inline(b) => {
+                w.u8(0).u32(b.len() as u32).bytes(b);
+            }
+            AttrData::Blob { addr, len } => {
+                w.u8(1).u64(*addr).u64(*len);
+            }
+        }
+        w.buf
+    }
+
+    pub(crate) fn decode(bytes: &[u8], owner: u64) -> Result<Self> {
+        let mut r = Reader::new(bytes, "attribute record", owner);
+        let dtype = Datatype::decode(&mut r)?;
+        let rank = r.u8()? as usize;
+        if rank > MAX_RANK {
+            return Err(r.corrupt(format!("rank {rank}")));
+        }
+        let shape = (0..rank).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
+        let data = match r.u8()? {
+            0 => {
+                let n = r.u32()? as usize;
+                AttrData::Inline(r.bytes(n)?.to_vec())
+            }
+            1 => AttrData::Blob {
+                addr: r.u64()?,
+                len: r.u64()?,
+            },
+            s => return Err(r.corrupt(format!("storage {s}"))),
+        };
+        let rec = AttrRecord { dtype, shape, data };
+        let want = rec
+            .shape
+            .iter()
+            .try_fold(dtype.size() as u64, |a, &d| a.checked_mul(d));
+        let have = match &rec.data {
+            AttrData::Inline(b) => b.len() as u64,
+            AttrData::Blob { len, .. } => *len,
+        };
+        // Variable-length values are n lengths (8 bytes each) and their
+        // items; the lengths are checked when the value is read.
+        let fits = if dtype.is_vlen() {
+            want.is_some_and(|w| have >= w / 2)
+        } else {
+            want == Some(have)
+        };
+        if !fits {
+            return Err(r.corrupt("value size does not match type and shape"));
+        }
+        Ok(rec)
+    }
+
+    /// The element bytes, in the datatype's byte order.
+    pub(crate) fn bytes(&self, st: &Store) -> Result<Vec<u8>> {
+        match &self.data {
+            AttrData::Inline(b) => Ok(b.clone()),
+            AttrData::Blob { addr, len } => {
+                let b = st.read_blob(*addr)?;
+                if b.len() as u64 != *len {
+                    return Err(crate::Error::corrupt(
+                        "attribute value",
+                        *addr,
+                        "length mismatch",
+                    ));
+                }
+                Ok(b)
+            }
+        }
+    }
+
+    /// Release the blob, if the value has one.
+    pub(crate) fn free(&self, st: &mut Store) {
+        if let AttrData::Blob { addr, len } = self.data {
+            st.free_blob(addr, len);
+        }
+    }
+}

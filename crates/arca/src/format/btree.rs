@@ -1,0 +1,750 @@
+//! The on-disk B+tree behind group links, attributes and chunk indexes.
+//!
+//! Keys and values are byte strings ordered by bytes; each node is one page
+//! of 512 to 4096 bytes.
+//!
+//! Leaf page payload:
+//! ```text
+//! +0  u16  n            number of entries
+//! +2  n × { u16 klen, u16 vlen, key[klen], value[vlen] }
+//! ```
+//! Internal page payload:
+//! ```text
+//! +0  u16  n            number of separator keys
+//! +2  u64  child[0]
+//! +10 n × { u16 klen, key[klen], u64 child[i+1] }
+//! ```
+//! `child[i+1]` holds keys `>= key[i]`.
+//!
+//! Invariants:
+//! - B1: keys within a node are strictly increasing.
+//! - B2: every node fits its page; a node that outgrows its page moves to a
+//!   larger one (512 → 4096 bytes) and splits only past 4096. Entries are
+//!   bounded by [`MAX_KEY`] and [`MAX_VALUE`] so a split always yields two
+//!   nodes that fit.
+//! - B3: all leaves are at the same depth; an internal node has at least one
+//!   child; the root is a leaf or has at least two children.
+//! - B4: no node is empty except a root leaf, and an empty tree has root 0.
+//!
+//! Deletion removes emptied nodes but does not rebalance half-empty ones,
+//! so depth stays bounded by the largest size the tree has had.
+
+use crate::error::{Error, Result};
+use crate::format::codec::Reader;
+use crate::pager::{class_for, Family, PAGE_CLASSES, PAGE_PAYLOAD};
+use crate::pool::lists::ENCODE;
+use crate::pool::{ObjectList, Pooled, PooledBuf, Recycle};
+use crate::store::Store;
+
+/// Longest key a tree accepts.
+pub const MAX_KEY: usize = 256;
+/// Longest value a tree accepts.
+pub const MAX_VALUE: usize = 600;
+/// Deeper than this can only be a cycle in a damaged file.
+const MAX_DEPTH: usize = 48;
+
+const LEAF: &Family = b"ABL";
+const INTERNAL: &Family = b"ABI";
+
+/// Where one entry's key and value live in [`Node::bytes`].
+#[derive(Debug, Clone, Copy, Default)]
+struct Entry {
+    key: u32,
+    key_len: u16,
+    val: u32,
+    val_len: u16,
+}
+
+/// A decoded node. Keys and values share one byte buffer (a `Vec` per key
+/// was the hottest allocation churn of a rewrite), and nodes come from a
+/// free list, so loading a node allocates nothing once the list is warm.
+/// Bytes of replaced or removed entries stay in `bytes` until the node is
+/// dropped; `entries` alone says what the node holds.
+#[derive(Debug, Default)]
+struct Node {
+    leaf: bool,
+    bytes: Vec<u8>,
+    entries: Vec<Entry>,
+    children: Vec<u64>,
+}
+
+impl Recycle for Node {
+    fn recycle(&mut self) {
+        self.leaf = false;
+        self.bytes.clear();
+        self.entries.clear();
+        self.children.clear();
+    }
+    fn heap_bytes(&self) -> usize {
+        self.bytes.capacity()
+            + self.entries.capacity() * std::mem::size_of::<Entry>()
+            + self.children.capacity() * 8
+    }
+}
+
+static NODES: ObjectList<Node> = ObjectList::new("B-tree nodes");
+
+impl Node {
+    fn new(leaf: bool) -> Pooled<Node> {
+        let mut n = NODES.take();
+        n.leaf = leaf;
+        n
+    }
+
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        let e = self.entries[i];
+        &self.bytes[e.key as usize..e.key as usize + e.key_len as usize]
+    }
+
+    fn val(&self, i: usize) -> &[u8] {
+        let e = self.entries[i];
+        &self.bytes[e.val as usize..e.val as usize + e.val_len as usize]
+    }
+
+    /// Append `key` and `val` to the byte buffer; entries are bounded by
+    /// [`MAX_KEY`] and [`MAX_VALUE`], so the lengths fit a u16.
+    fn entry(&mut self, key: &[u8], val: &[u8]) -> Entry {
+        let k = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        let v = self.bytes.len();
+        self.bytes.extend_from_slice(val);
+        Entry {
+            key: k as u32,
+            key_len: key.len() as u16,
+            val: v as u32,
+            val_len: val.len() as u16,
+        }
+    }
+
+    fn insert_entry(&mut self, i: usize, key: &[u8], val: &[u8]) {
+        let e = self.entry(key, val);
+        self.entries.insert(i, e);
+    }
+
+    fn set_val(&mut self, i: usize, val: &[u8]) {
+        let v = self.bytes.len();
+        self.bytes.extend_from_slice(val);
+        self.entries[i].val = v as u32;
+        self.entries[i].val_len = val.len() as u16;
+    }
+
+    /// Index of the first key `>= key`, and whether it is equal.
+    fn search(&self, key: &[u8]) -> std::result::Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.key(mid).cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    fn encoded_len(&self) -> usize {
+        let keys: usize = self.entries.iter().map(|e| e.key_len as usize).sum();
+        if self.leaf {
+            let vals: usize = self.entries.iter().map(|e| e.val_len as usize).sum();
+            2 + 4 * self.len() + keys + vals
+        } else {
+            2 + 8 + 10 * self.len() + keys
+        }
+    }
+
+    fn encode(&self) -> PooledBuf {
+        let mut w = ENCODE.take_empty(self.encoded_len());
+        w.extend_from_slice(&(self.len() as u16).to_le_bytes());
+        if self.leaf {
+            for i in 0..self.len() {
+                let (k, v) = (self.key(i), self.val(i));
+                w.extend_from_slice(&(k.len() as u16).to_le_bytes());
+                w.extend_from_slice(&(v.len() as u16).to_le_bytes());
+                w.extend_from_slice(k);
+                w.extend_from_slice(v);
+            }
+        } else {
+            w.extend_from_slice(&self.children[0].to_le_bytes());
+            for i in 0..self.len() {
+                let k = self.key(i);
+                w.extend_from_slice(&(k.len() as u16).to_le_bytes());
+                w.extend_from_slice(k);
+                w.extend_from_slice(&self.children[i + 1].to_le_bytes());
+            }
+        }
+        w
+    }
+
+    fn load(st: &mut Store, addr: u64) -> Result<Pooled<Node>> {
+        let (which, page) = st.pager.read_any(addr, &[LEAF, INTERNAL])?;
+        let payload = &page[8..];
+        let leaf = which == 0;
+        let what = if leaf {
+            "B-tree leaf page"
+        } else {
+            "B-tree internal page"
+        };
+        let mut r = Reader::new(payload, what, addr);
+        let n = r.u16()? as usize;
+        let mut node = Node::new(leaf);
+        if leaf {
+            for _ in 0..n {
+                let kl = r.u16()? as usize;
+                let vl = r.u16()? as usize;
+                let k = r.bytes(kl)?;
+                let v = r.bytes(vl)?;
+                let e = node.entry(k, v);
+                node.entries.push(e);
+            }
+        } else {
+            node.children.push(r.u64()?);
+            for _ in 0..n {
+                let kl = r.u16()? as usize;
+                let k = r.bytes(kl)?;
+                let e = node.entry(k, b"");
+                node.entries.push(e);
+                node.children.push(r.u64()?);
+            }
+        }
+        if (1..node.len()).any(|i| node.key(i - 1) >= node.key(i)) {
+            return Err(r.corrupt("keys out of order"));
+        }
+        Ok(node)
+    }
+
+    fn family(&self) -> &'static Family {
+        if self.leaf {
+            LEAF
+        } else {
+            INTERNAL
+        }
+    }
+
+    /// Write to a new page sized with room to grow.
+    fn store_new(&self, st: &mut Store) -> Result<u64> {
+        let enc = self.encode();
+        // A quarter more than needed, so a growing node moves rarely.
+        let class = class_for(enc.len() + enc.len() / 4)
+            .or_else(|| class_for(enc.len()))
+            .unwrap_or(PAGE_CLASSES - 1);
+        let addr = st.alloc_page(class)?;
+        st.pager.write_new(addr, self.family(), class, &enc)?;
+        Ok(addr)
+    }
+
+    /// Write at `addr`, or move to a larger page if the node outgrew it;
+    /// returns where the node now lives (B2).
+    fn place(&self, st: &mut Store, addr: u64) -> Result<u64> {
+        let enc = self.encode();
+        if enc.len() + 8 <= st.pager.size_of(addr)? {
+            st.pager.write(addr, self.family(), &enc)?;
+            return Ok(addr);
+        }
+        let new = self.store_new(st)?;
+        st.free_page(addr)?;
+        Ok(new)
+    }
+
+    /// Index of the child that may hold `key`.
+    fn child_index(&self, key: &[u8]) -> usize {
+        match self.search(key) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+
+    /// Split an over-full node in two by bytes; returns (separator, right).
+    fn split(&mut self) -> (Vec<u8>, Pooled<Node>) {
+        let total = self.encoded_len();
+        let mut acc = 2;
+        let mut at = 1;
+        for (i, e) in self.entries.iter().enumerate() {
+            acc += e.key_len as usize
+                + if self.leaf {
+                    4 + e.val_len as usize
+                } else {
+                    10
+                };
+            if acc >= total / 2 {
+                at = i.max(1);
+                break;
+            }
+        }
+        let at = at.min(self.len() - 1);
+        let mut right = Node::new(self.leaf);
+        if self.leaf {
+            for i in at..self.len() {
+                let e = right.entry(self.key(i), self.val(i));
+                right.entries.push(e);
+            }
+            let sep = self.key(at).to_vec();
+            self.entries.truncate(at);
+            (sep, right)
+        } else {
+            // The key at `at` moves up as the separator.
+            for i in at + 1..self.len() {
+                let e = right.entry(self.key(i), b"");
+                right.entries.push(e);
+            }
+            let sep = self.key(at).to_vec();
+            self.entries.truncate(at);
+            right.children.extend_from_slice(&self.children[at + 1..]);
+            self.children.truncate(at + 1);
+            (sep, right)
+        }
+    }
+}
+
+fn check_entry(key: &[u8], val: &[u8]) -> Result<()> {
+    if key.is_empty() || key.len() > MAX_KEY {
+        return Err(Error::invalid(format!(
+            "key length {} outside 1..={MAX_KEY}",
+            key.len()
+        )));
+    }
+    if val.len() > MAX_VALUE {
+        return Err(Error::invalid(format!(
+            "value longer than {MAX_VALUE} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// Look up `key`, scanning page bytes in place (no per-entry allocation).
+pub(crate) fn get(st: &mut Store, root: u64, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    get_with(st, root, key, |v| v.to_vec())
+}
+
+/// Look up `key` and hand its value, still in the page, to `f`.
+pub(crate) fn get_with<R>(
+    st: &mut Store,
+    root: u64,
+    key: &[u8],
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<Option<R>> {
+    if root == 0 {
+        return Ok(None);
+    }
+    let mut addr = root;
+    for _ in 0..MAX_DEPTH {
+        let (which, page) = st.pager.read_any(addr, &[LEAF, INTERNAL])?;
+        let leaf = which == 0;
+        let what = if leaf {
+            "B-tree leaf page"
+        } else {
+            "B-tree internal page"
+        };
+        let mut r = Reader::new(&page[8..], what, addr);
+        let n = r.u16()? as usize;
+        if leaf {
+            for _ in 0..n {
+                let kl = r.u16()? as usize;
+                let vl = r.u16()? as usize;
+                let k = r.bytes(kl)?;
+                let v = r.bytes(vl)?;
+                match k.cmp(key) {
+                    std::cmp::Ordering::Less => {}
+                    std::cmp::Ordering::Equal => return Ok(Some(f(v))),
+                    std::cmp::Ordering::Greater => return Ok(None),
+                }
+            }
+            return Ok(None);
+        }
+        // The child left of the first separator greater than `key`.
+        let mut child = r.u64()?;
+        for _ in 0..n {
+            let kl = r.u16()? as usize;
+            let k = r.bytes(kl)?;
+            let c = r.u64()?;
+            if k > key {
+                break;
+            }
+            child = c;
+        }
+        addr = child;
+    }
+    Err(Error::corrupt(
+        "B-tree internal page",
+        addr,
+        "tree deeper than any valid tree",
+    ))
+}
+
+/// What happened to an insert.
+pub(crate) enum Inserted {
+    /// The key was new.
+    New,
+    /// The key existed and its value was replaced; the old value is returned
+    /// (empty from [`upsert`], which does not ask for it).
+    Replaced(Vec<u8>),
+    /// The key existed and `replace` was false; nothing changed.
+    Exists,
+}
+
+/// Insert or replace; returns the (possibly new) root.
+pub(crate) fn insert(
+    st: &mut Store,
+    root: u64,
+    key: &[u8],
+    val: &[u8],
+    replace: bool,
+) -> Result<(u64, Inserted)> {
+    insert_impl(st, root, key, val, replace, true)
+}
+
+/// Insert or replace without copying out the old value (the chunk index
+/// rewrites entries on every chunk write).
+pub(crate) fn upsert(st: &mut Store, root: u64, key: &[u8], val: &[u8]) -> Result<(u64, Inserted)> {
+    insert_impl(st, root, key, val, true, false)
+}
+
+fn insert_impl(
+    st: &mut Store,
+    root: u64,
+    key: &[u8],
+    val: &[u8],
+    replace: bool,
+    want_old: bool,
+) -> Result<(u64, Inserted)> {
+    check_entry(key, val)?;
+    if root == 0 {
+        let mut node = Node::new(true);
+        node.insert_entry(0, key, val);
+        return Ok((node.store_new(st)?, Inserted::New));
+    }
+    let op = Op {
+        key,
+        val,
+        replace,
+        want_old,
+    };
+    let (outcome, split, root) = insert_rec(st, root, &op, 0)?;
+    match split {
+        None => Ok((root, outcome)),
+        Some((sep, right)) => {
+            let mut node = Node::new(false);
+            node.insert_entry(0, &sep, b"");
+            node.children.extend_from_slice(&[root, right]);
+            Ok((node.store_new(st)?, outcome))
+        }
+    }
+}
+
+/// One insert, as passed down the tree.
+struct Op<'a> {
+    key: &'a [u8],
+    val: &'a [u8],
+    replace: bool,
+    want_old: bool,
+}
+
+type Split = Option<(Vec<u8>, u64)>;
+
+/// Returns the outcome, a split to record in the parent, and where this
+/// node now lives (it may have moved to a larger page).
+fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inserted, Split, u64)> {
+    if depth >= MAX_DEPTH {
+        return Err(Error::corrupt(
+            "B-tree internal page",
+            addr,
+            "tree too deep",
+        ));
+    }
+    let mut node = Node::load(st, addr)?;
+    let outcome;
+    if node.leaf {
+        match node.search(op.key) {
+            Ok(i) => {
+                if !op.replace {
+                    return Ok((Inserted::Exists, None, addr));
+                }
+                let old = if op.want_old {
+                    node.val(i).to_vec()
+                } else {
+                    Vec::new()
+                };
+                if node.val(i) == op.val {
+                    // Same value: nothing to write.
+                    return Ok((Inserted::Replaced(old), None, addr));
+                }
+                node.set_val(i, op.val);
+                outcome = Inserted::Replaced(old);
+            }
+            Err(i) => {
+                node.insert_entry(i, op.key, op.val);
+                outcome = Inserted::New;
+            }
+        }
+    } else {
+        let i = node.child_index(op.key);
+        let (o, split, moved) = insert_rec(st, node.children[i], op, depth + 1)?;
+        if split.is_none() && moved == node.children[i] {
+            return Ok((o, None, addr));
+        }
+        node.children[i] = moved;
+        if let Some((sep, right)) = split {
+            node.insert_entry(i, &sep, b"");
+            node.children.insert(i + 1, right);
+        }
+        outcome = o;
+    }
+    if node.encoded_len() <= PAGE_PAYLOAD {
+        let at = node.place(st, addr)?;
+        return Ok((outcome, None, at));
+    }
+    let (sep, right) = node.split();
+    let at = node.place(st, addr)?;
+    let right_addr = right.store_new(st)?;
+    Ok((outcome, Some((sep, right_addr)), at))
+}
+
+/// Remove `key`; returns the (possibly new) root and the old value.
+pub(crate) fn remove(st: &mut Store, root: u64, key: &[u8]) -> Result<(u64, Option<Vec<u8>>)> {
+    if root == 0 {
+        return Ok((0, None));
+    }
+    let (old, empty) = remove_rec(st, root, key, 0)?;
+    if empty {
+        st.free_page(root)?;
+        return Ok((0, old));
+    }
+    // Collapse a root left with a single child (B3).
+    let mut root = root;
+    loop {
+        let node = Node::load(st, root)?;
+        if node.leaf || node.children.len() > 1 {
+            return Ok((root, old));
+        }
+        st.free_page(root)?;
+        root = node.children[0];
+    }
+}
+
+/// Returns the removed value and whether this node is now empty.
+fn remove_rec(
+    st: &mut Store,
+    addr: u64,
+    key: &[u8],
+    depth: usize,
+) -> Result<(Option<Vec<u8>>, bool)> {
+    if depth >= MAX_DEPTH {
+        return Err(Error::corrupt(
+            "B-tree internal page",
+            addr,
+            "tree too deep",
+        ));
+    }
+    let mut node = Node::load(st, addr)?;
+    if node.leaf {
+        let Ok(i) = node.search(key) else {
+            return Ok((None, false));
+        };
+        let old = node.val(i).to_vec();
+        node.entries.remove(i);
+        if node.entries.is_empty() {
+            return Ok((Some(old), true));
+        }
+        // A node only shrinks here, so it still fits its page.
+        node.place(st, addr)?;
+        return Ok((Some(old), false));
+    }
+    let i = node.child_index(key);
+    let child = node.children[i];
+    let (old, child_empty) = remove_rec(st, child, key, depth + 1)?;
+    if !child_empty {
+        return Ok((old, false));
+    }
+    st.free_page(child)?;
+    node.children.remove(i);
+    if !node.entries.is_empty() {
+        node.entries.remove(i.saturating_sub(1));
+    }
+    if node.children.is_empty() {
+        return Ok((old, true));
+    }
+    node.place(st, addr)?;
+    Ok((old, false))
+}
+
+/// Called with each (key, value); returns `false` to stop the scan.
+pub(crate) type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'a;
+
+/// Visit entries in key order, starting at the first key `>= from`; the
+/// visitor returns `false` to stop.
+pub(crate) fn scan(st: &mut Store, root: u64, from: &[u8], visit: &mut Visitor) -> Result<()> {
+    if root != 0 {
+        scan_rec(st, root, from, visit, 0)?;
+    }
+    Ok(())
+}
+
+fn scan_rec(
+    st: &mut Store,
+    addr: u64,
+    from: &[u8],
+    visit: &mut Visitor,
+    depth: usize,
+) -> Result<bool> {
+    if depth >= MAX_DEPTH {
+        return Err(Error::corrupt(
+            "B-tree internal page",
+            addr,
+            "tree too deep",
+        ));
+    }
+    let node = Node::load(st, addr)?;
+    if node.leaf {
+        let start = match node.search(from) {
+            Ok(i) | Err(i) => i,
+        };
+        for i in start..node.len() {
+            if !visit(node.key(i), node.val(i))? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    // Children left of the one that may hold `from` hold only smaller keys.
+    let first = node.child_index(from);
+    for &c in &node.children[first..] {
+        if !scan_rec(st, c, from, visit, depth + 1)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Every page of the tree as (address, size), for freeing and accounting.
+pub(crate) fn pages(st: &mut Store, root: u64, out: &mut Vec<(u64, u64)>) -> Result<()> {
+    fn rec(st: &mut Store, addr: u64, out: &mut Vec<(u64, u64)>, depth: usize) -> Result<()> {
+        if depth >= MAX_DEPTH {
+            return Err(Error::corrupt(
+                "B-tree internal page",
+                addr,
+                "tree too deep",
+            ));
+        }
+        let node = Node::load(st, addr)?;
+        out.push((addr, st.pager.size_of(addr)? as u64));
+        for &c in &node.children {
+            rec(st, c, out, depth + 1)?;
+        }
+        Ok(())
+    }
+    if root != 0 {
+        rec(st, root, out, 0)?;
+    }
+    Ok(())
+}
+
+/// Free every page of the tree.
+pub(crate) fn destroy(st: &mut Store, root: u64) -> Result<()> {
+    let mut all = Vec::new();
+    pages(st, root, &mut all)?;
+    for (p, _) in all {
+        st.free_page(p)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::MemoryDriver;
+    #[allow(unused_imports)]
+    use crate::pager::MIN_PAGE;
+    use crate::pager::{Pager, PAGE_SIZE};
+    use crate::space::{FileSpace, FreeListKind};
+    use std::collections::BTreeMap;
+
+    fn store() -> Store {
+        Store {
+            pager: Pager::new(
+                crate::journal::Journaled::new(
+                    Box::new(MemoryDriver::new()),
+                    crate::journal::JournalStore::Off,
+                )
+                .unwrap(),
+                64,
+            )
+            .unwrap(),
+            space: FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed),
+            writable: true,
+        }
+    }
+
+    fn all(st: &mut Store, root: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut v = vec![];
+        scan(st, root, b"", &mut |k, val| {
+            v.push((k.to_vec(), val.to_vec()));
+            Ok(true)
+        })
+        .unwrap();
+        v
+    }
+
+    #[test]
+    fn many_inserts_and_removes_match_a_model() {
+        let mut st = store();
+        let mut model = BTreeMap::new();
+        let mut root = 0;
+        for i in 0..5000u32 {
+            let k = format!("key{:08}", (i * 7919) % 5000).into_bytes();
+            let v = vec![i as u8; (i % 50) as usize];
+            root = insert(&mut st, root, &k, &v, true).unwrap().0;
+            model.insert(k, v);
+        }
+        assert_eq!(
+            all(&mut st, root),
+            model.clone().into_iter().collect::<Vec<_>>()
+        );
+        for i in (0..5000u32).step_by(2) {
+            let k = format!("key{:08}", i).into_bytes();
+            let (r, old) = remove(&mut st, root, &k).unwrap();
+            root = r;
+            assert_eq!(old, model.remove(&k));
+        }
+        assert_eq!(
+            all(&mut st, root),
+            model.clone().into_iter().collect::<Vec<_>>()
+        );
+        for k in model.keys() {
+            assert!(get(&mut st, root, k).unwrap().is_some());
+        }
+        let keys: Vec<_> = model.keys().cloned().collect();
+        for k in keys {
+            root = remove(&mut st, root, &k).unwrap().0;
+        }
+        assert_eq!(root, 0);
+    }
+
+    #[test]
+    fn scan_from_the_middle() {
+        let mut st = store();
+        let mut root = 0;
+        for i in 0..2000u32 {
+            root = insert(&mut st, root, &i.to_be_bytes(), b"v", false)
+                .unwrap()
+                .0;
+        }
+        let mut seen = vec![];
+        scan(&mut st, root, &1500u32.to_be_bytes(), &mut |k, _| {
+            seen.push(u32::from_be_bytes(k.try_into().unwrap()));
+            Ok(seen.len() < 10)
+        })
+        .unwrap();
+        assert_eq!(seen, (1500..1510).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn oversized_entries_rejected() {
+        let mut st = store();
+        assert!(insert(&mut st, 0, &[1; MAX_KEY + 1], b"", false).is_err());
+        assert!(insert(&mut st, 0, b"k", &[0; MAX_VALUE + 1], false).is_err());
+        assert!(insert(&mut st, 0, b"", b"", false).is_err());
+    }
+}

@@ -1,0 +1,355 @@
+//! Object headers: one page per group or dataset, a list of typed messages.
+//!
+//! Page payload:
+//! ```text
+//! +0  u8   kind        1 group, 2 dataset
+//! +1  u8   reserved
+//! +2  u16  n           number of messages
+//! +4  n × { u16 type, u16 flags, u32 len, body[len] }
+//! ```
+//! Message types (bodies little-endian):
+//! ```text
+//! 1 links     u64 B-tree root, u64 count            (groups)
+//! 2 attrs     u64 B-tree root, u64 count            (all objects)
+//! 3 datatype  8-byte datatype encoding              (datasets)
+//! 4 shape     u8 rank, rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited)
+//! 5 layout    u8 class; 0 contiguous: u64 addr (0 = unallocated), u64 size;
+//!             1 chunked: rank × u64 chunk dims, u64 chunk-index root
+//! 6 filters   u8 n, n × { u8 id, i32 level }
+//! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
+//! 8 vector    the byte vector of a variable-length dataset (see `vlen`)
+//! ```
+//! Flag bit 0 marks a message a reader must understand; unknown messages
+//! without it are carried along untouched, so later versions can add
+//! messages (free-space records, variable-length heaps) without a format break.
+
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::format::codec::{Reader, Writer};
+use crate::format::datatype::Datatype;
+use crate::store::Store;
+
+pub(crate) const TAG: &crate::pager::Family = b"AOH";
+/// Highest rank a dataset may have.
+pub const MAX_RANK: usize = 32;
+/// Fill values up to this size live in the header itself.
+const FILL_INLINE: usize = 1024;
+const MUST_UNDERSTAND: u16 = 1;
+
+/// What kind of object a header describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ObjectKind {
+    /// A group: named links to other objects.
+    Group,
+    /// A dataset: an n-dimensional array of typed elements.
+    Dataset,
+}
+
+/// Where a B-tree starts and how many entries it holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Index {
+    pub(crate) root: u64,
+    pub(crate) count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Layout {
+    Contiguous { addr: u64, size: u64 },
+    Chunked { chunk: Vec<u64>, index: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Fill {
+    Inline(Vec<u8>),
+    Blob { addr: u64, len: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DatasetMeta {
+    pub(crate) dtype: Datatype,
+    pub(crate) dims: Vec<u64>,
+    pub(crate) maxdims: Vec<u64>,
+    pub(crate) layout: Layout,
+    pub(crate) filters: Vec<Filter>,
+    pub(crate) fill: Option<Fill>,
+    /// The byte vector, for variable-length types.
+    pub(crate) vlen: Option<crate::vlen::VecMeta>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub(crate) kind: ObjectKind,
+    pub(crate) links: Index,
+    pub(crate) attrs: Index,
+    pub(crate) dataset: Option<DatasetMeta>,
+    /// Messages this version does not know, kept verbatim.
+    pub(crate) other: Vec<(u16, u16, Vec<u8>)>,
+}
+
+impl Header {
+    pub(crate) fn group() -> Self {
+        Header {
+            kind: ObjectKind::Group,
+            links: Index::default(),
+            attrs: Index::default(),
+            dataset: None,
+            other: vec![],
+        }
+    }
+
+    pub(crate) fn dataset(meta: DatasetMeta) -> Self {
+        Header {
+            kind: ObjectKind::Dataset,
+            dataset: Some(meta),
+            ..Header::group()
+        }
+    }
+
+    pub(crate) fn load(st: &mut Store, addr: u64) -> Result<Header> {
+        let page = st.pager.read(addr, TAG)?;
+        Self::decode(&page[8..], addr)
+    }
+
+    /// Rewrite an existing header in place (its size never changes after
+    /// creation, so it fits its page).
+    pub(crate) fn save(&self, st: &mut Store, addr: u64) -> Result<()> {
+        let enc = self.encode();
+        st.pager.write(addr, TAG, &enc)
+    }
+
+    /// Write a new header in the smallest page that holds it.
+    pub(crate) fn create(&self, st: &mut Store) -> Result<u64> {
+        let enc = self.encode();
+        let class = crate::pager::class_for(enc.len()).ok_or_else(|| {
+            Error::invalid(format!("object header of {} bytes is too large", enc.len()))
+        })?;
+        let addr = st.alloc_page(class)?;
+        st.pager.write_new(addr, TAG, class, &enc)?;
+        Ok(addr)
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut msgs: Vec<(u16, u16, Vec<u8>)> = vec![];
+        let index = |i: &Index| {
+            let mut w = Writer::new();
+            w.u64(i.root).u64(i.count);
+            w.buf
+        };
+        if self.kind == ObjectKind::Group {
+            msgs.push((1, MUST_UNDERSTAND, index(&self.links)));
+        }
+        msgs.push((2, MUST_UNDERSTAND, index(&self.attrs)));
+        if let Some(d) = &self.dataset {
+            let mut w = Writer::new();
+            d.dtype.encode(&mut w);
+            msgs.push((3, MUST_UNDERSTAND, w.buf));
+            let mut w = Writer::new();
+            w.u8(d.dims.len() as u8);
+            d.dims.iter().for_each(|&x| {
+                w.u64(x);
+            });
+            d.maxdims.iter().for_each(|&x| {
+                w.u64(x);
+            });
+            msgs.push((4, MUST_UNDERSTAND, w.buf));
+            let mut w = Writer::new();
+            match &d.layout {
+                Layout::Contiguous { addr, size } => {
+                    w.u8(0).u64(*addr).u64(*size);
+                }
+                Layout::Chunked { chunk, index } => {
+                    w.u8(1);
+                    chunk.iter().for_each(|&c| {
+                        w.u64(c);
+                    });
+                    w.u64(*index);
+                }
+            }
+            msgs.push((5, MUST_UNDERSTAND, w.buf));
+            if !d.filters.is_empty() {
+                let mut w = Writer::new();
+                Filter::encode_list(&d.filters, &mut w);
+                msgs.push((6, MUST_UNDERSTAND, w.buf));
+            }
+            if let Some(fill) = &d.fill {
+                let mut w = Writer::new();
+                match fill {
+                    Fill::Inline(b) => {
+                        w.u8(0).u32(b.len() as u32).bytes(b);
+                    }
+                    Fill::Blob { addr, len } => {
+                        w.u8(1).u64(*addr).u64(*len);
+                    }
+                }
+                msgs.push((7, MUST_UNDERSTAND, w.buf));
+            }
+            if let Some(v) = &d.vlen {
+                msgs.push((crate::vlen::MSG_VECTOR, MUST_UNDERSTAND, v.encode()));
+            }
+        }
+        msgs.extend(self.other.iter().cloned());
+        let mut w = Writer::new();
+        w.u8(match self.kind {
+            ObjectKind::Group => 1,
+            ObjectKind::Dataset => 2,
+        })
+        .u8(0)
+        .u16(msgs.len() as u16);
+        for (t, f, body) in msgs {
+            w.u16(t).u16(f).u32(body.len() as u32).bytes(&body);
+        }
+        w.buf
+    }
+
+    fn decode(payload: &[u8], addr: u64) -> Result<Header> {
+        let what = "object header";
+        let mut r = Reader::new(payload, what, addr);
+        let kind = match r.u8()? {
+            1 => ObjectKind::Group,
+            2 => ObjectKind::Dataset,
+            k => return Err(r.corrupt(format!("object kind {k}"))),
+        };
+        r.u8()?;
+        let n = r.u16()?;
+        let mut h = Header {
+            kind,
+            ..Header::group()
+        };
+        let mut dtype = None;
+        let mut shape = None;
+        let mut layout = None;
+        let mut filters = vec![];
+        let mut fill = None;
+        let mut vlen_body = None;
+        for _ in 0..n {
+            let t = r.u16()?;
+            let flags = r.u16()?;
+            let len = r.u32()? as usize;
+            let body = r.bytes(len)?;
+            let mut m = Reader::new(body, what, addr);
+            match t {
+                1 | 2 => {
+                    let i = Index {
+                        root: m.u64()?,
+                        count: m.u64()?,
+                    };
+                    if t == 1 {
+                        h.links = i
+                    } else {
+                        h.attrs = i
+                    }
+                }
+                3 => dtype = Some(Datatype::decode(&mut m)?),
+                4 => {
+                    let rank = m.u8()? as usize;
+                    if rank > MAX_RANK {
+                        return Err(m.corrupt(format!("rank {rank}")));
+                    }
+                    let dims = (0..rank).map(|_| m.u64()).collect::<Result<Vec<_>>>()?;
+                    let maxdims = (0..rank).map(|_| m.u64()).collect::<Result<Vec<_>>>()?;
+                    if dims.iter().zip(&maxdims).any(|(d, m)| d > m) {
+                        return Err(m.corrupt("dimension larger than its maximum"));
+                    }
+                    shape = Some((dims, maxdims));
+                }
+                5 => {
+                    layout = Some(match m.u8()? {
+                        0 => Layout::Contiguous {
+                            addr: m.u64()?,
+                            size: m.u64()?,
+                        },
+                        1 => {
+                            let rank = shape.as_ref().map(|s: &(Vec<u64>, Vec<u64>)| s.0.len());
+                            let rank = rank.ok_or_else(|| m.corrupt("layout before shape"))?;
+                            let chunk = (0..rank).map(|_| m.u64()).collect::<Result<Vec<_>>>()?;
+                            if chunk.contains(&0) {
+                                return Err(m.corrupt("zero chunk dimension"));
+                            }
+                            Layout::Chunked {
+                                chunk,
+                                index: m.u64()?,
+                            }
+                        }
+                        c => return Err(m.corrupt(format!("layout class {c}"))),
+                    })
+                }
+                6 => filters = Filter::decode_list(&mut m)?,
+                7 => {
+                    fill = Some(match m.u8()? {
+                        0 => {
+                            let n = m.u32()? as usize;
+                            Fill::Inline(m.bytes(n)?.to_vec())
+                        }
+                        1 => Fill::Blob {
+                            addr: m.u64()?,
+                            len: m.u64()?,
+                        },
+                        w => return Err(m.corrupt(format!("fill storage {w}"))),
+                    })
+                }
+                crate::vlen::MSG_VECTOR => vlen_body = Some(body),
+                _ if flags & MUST_UNDERSTAND != 0 => {
+                    return Err(Error::Unsupported(format!(
+                        "object header at {addr} has message type {t} this version does not know"
+                    )))
+                }
+                _ => h.other.push((t, flags, body.to_vec())),
+            }
+        }
+        if kind == ObjectKind::Dataset {
+            let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, shape, layout) else {
+                return Err(r.corrupt("dataset header lacks type, shape or layout"));
+            };
+            let vlen = match (dtype.base().filter(|_| dtype.is_vlen()), vlen_body) {
+                (Some(b), Some(body)) => Some(crate::vlen::VecMeta::decode(body, addr, b.size())?),
+                (None, None) => None,
+                _ => {
+                    return Err(
+                        r.corrupt("a byte vector without a variable-length type, or the reverse")
+                    )
+                }
+            };
+            h.dataset = Some(DatasetMeta {
+                dtype,
+                dims,
+                maxdims,
+                layout,
+                filters,
+                fill,
+                vlen,
+            });
+        }
+        Ok(h)
+    }
+}
+
+impl DatasetMeta {
+    /// The fill value bytes (file byte order), or zeros.
+    pub(crate) fn fill_bytes(&self, st: &Store) -> Result<Vec<u8>> {
+        let size = self.dtype.size();
+        let bytes = match &self.fill {
+            None => return Ok(vec![0; size]),
+            Some(Fill::Inline(b)) => b.clone(),
+            Some(Fill::Blob { addr, .. }) => st.read_blob(*addr)?,
+        };
+        if bytes.len() != size {
+            return Err(Error::corrupt(
+                "fill value",
+                0,
+                "size does not match the datatype",
+            ));
+        }
+        Ok(bytes)
+    }
+
+    pub(crate) fn make_fill(st: &mut Store, bytes: Option<Vec<u8>>) -> Result<Option<Fill>> {
+        Ok(match bytes {
+            None => None,
+            Some(b) if b.len() <= FILL_INLINE => Some(Fill::Inline(b)),
+            Some(b) => Some(Fill::Blob {
+                addr: st.write_blob(&b)?,
+                len: b.len() as u64,
+            }),
+        })
+    }
+}

@@ -1,0 +1,100 @@
+//! The superblock: the first page of every arca file.
+//!
+//! ```text
+//! +0   [u8; 8] magic      89 'A' 'R' 'C' 'A' 0D 0A 1A
+//! +8   u32     crc32c     of bytes [12, SUPERBLOCK_LEN)
+//! +12  u32     version    format version (1)
+//! +16  u32     page size  4096
+//! +20  u32     flags      0
+//! +24  u64     root       address of the root group's object header
+//! +32  u64     eof        logical end of file: every allocated byte lies below it
+//! +40  u64 × 4 space      free-space records per kind of space (0 = none)
+//! +72  u64     generation incremented by every commit
+//! +80  ..      reserved, zero up to SUPERBLOCK_LEN
+//! ```
+//! The superblock occupies the whole first page, so the first page-aligned
+//! object starts at 4096.
+
+use crate::error::{Error, Result};
+use crate::format::codec::{Reader, Writer};
+use crate::pager::PAGE_SIZE;
+
+/// The file signature; the 0x89 and the CR LF / SUB bytes catch text-mode mangling.
+pub const MAGIC: [u8; 8] = [0x89, b'A', b'R', b'C', b'A', 0x0D, 0x0A, 0x1A];
+/// The only format version this library writes.
+pub const VERSION: u32 = 1;
+/// Bytes the superblock covers with its checksum.
+pub(crate) const SUPERBLOCK_LEN: usize = 128;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Superblock {
+    pub(crate) root: u64,
+    pub(crate) eof: u64,
+    pub(crate) space: [u64; 4],
+    pub(crate) generation: u64,
+}
+
+impl Superblock {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut body = Writer::new();
+        body.u32(VERSION)
+            .u32(PAGE_SIZE as u32)
+            .u32(0)
+            .u64(self.root)
+            .u64(self.eof);
+        for s in self.space {
+            body.u64(s);
+        }
+        body.u64(self.generation);
+        body.buf.resize(SUPERBLOCK_LEN - 12, 0);
+        let mut w = Writer::new();
+        w.bytes(&MAGIC)
+            .u32(crc32c::crc32c(&body.buf))
+            .bytes(&body.buf);
+        w.buf
+    }
+
+    /// Decode and verify; `file_len` is the actual length of the storage.
+    pub(crate) fn decode(bytes: &[u8], file_len: u64) -> Result<Superblock> {
+        let what = "superblock";
+        if bytes.len() < SUPERBLOCK_LEN || bytes[0..8] != MAGIC {
+            return Err(Error::corrupt(what, 0, "not an arca file (bad signature)"));
+        }
+        let mut r = Reader::new(bytes, what, 0);
+        r.bytes(8)?;
+        let crc = r.u32()?;
+        if crc != crc32c::crc32c(&bytes[12..SUPERBLOCK_LEN]) {
+            return Err(Error::corrupt(what, 0, "checksum mismatch"));
+        }
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(Error::Unsupported(format!("format version {version}")));
+        }
+        let page = r.u32()?;
+        if page as usize != PAGE_SIZE {
+            return Err(r.corrupt(format!("page size {page}")));
+        }
+        r.u32()?;
+        let root = r.u64()?;
+        let eof = r.u64()?;
+        let mut space = [0u64; 4];
+        for s in space.iter_mut() {
+            *s = r.u64()?;
+        }
+        let generation = r.u64()?;
+        if eof > file_len {
+            return Err(r.corrupt(format!(
+                "file is truncated: {file_len} bytes, but data extends to {eof}"
+            )));
+        }
+        if root < PAGE_SIZE as u64 || root >= eof {
+            return Err(r.corrupt(format!("root object address {root} outside the file")));
+        }
+        Ok(Superblock {
+            root,
+            eof,
+            space,
+            generation,
+        })
+    }
+}

@@ -1,0 +1,240 @@
+//! A simulated disk for crash tests: several files whose writes stay
+//! volatile until synced, and a crash at a chosen write or sync.
+//!
+//! At the crash, each file's durable image becomes its last synced state
+//! plus a random subset of the writes made since, in order, some of them
+//! torn (only a prefix lands) — the failure modes of a real disk's cache.
+//! After the crash every operation fails, like a process that has died.
+
+use std::sync::{Arc, Mutex};
+
+use super::Driver;
+use crate::error::{Error, Result};
+
+enum Pending {
+    Write(u64, Vec<u8>),
+    Truncate(u64),
+}
+
+#[derive(Default)]
+struct SimFile {
+    durable: Vec<u8>,
+    current: Vec<u8>,
+    pending: Vec<Pending>,
+}
+
+struct DiskState {
+    files: Vec<SimFile>,
+    ops: u64,
+    crash_at: Option<u64>,
+    crashed: bool,
+    rng: u64,
+}
+
+impl DiskState {
+    fn next(&mut self) -> u64 {
+        // xorshift64*: deterministic per seed, so a failing case replays.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Count one write or sync; crash if it is the chosen one.
+    fn tick(&mut self) -> Result<()> {
+        if self.crashed {
+            return Err(dead());
+        }
+        self.ops += 1;
+        if self.crash_at == Some(self.ops) {
+            self.crash();
+            return Err(dead());
+        }
+        Ok(())
+    }
+
+    fn crash(&mut self) {
+        for i in 0..self.files.len() {
+            let pending = std::mem::take(&mut self.files[i].pending);
+            let mut img = std::mem::take(&mut self.files[i].durable);
+            for p in pending {
+                let r = self.next();
+                if r.is_multiple_of(2) {
+                    continue; // this write never reached the platter
+                }
+                match p {
+                    Pending::Write(off, data) => {
+                        let keep = if r.is_multiple_of(3) {
+                            (self.next() as usize) % (data.len() + 1)
+                        } else {
+                            data.len()
+                        };
+                        apply(&mut img, off, &data[..keep]);
+                    }
+                    Pending::Truncate(len) => img.resize(len as usize, 0),
+                }
+            }
+            self.files[i].durable = img.clone();
+            self.files[i].current = img;
+        }
+        self.crashed = true;
+    }
+}
+
+fn apply(img: &mut Vec<u8>, off: u64, data: &[u8]) {
+    let end = off as usize + data.len();
+    if img.len() < end {
+        img.resize(end, 0);
+    }
+    img[off as usize..end].copy_from_slice(data);
+}
+
+fn dead() -> Error {
+    Error::io(
+        "simulated crash",
+        std::io::Error::other("the process was stopped"),
+    )
+}
+
+/// A disk shared by the drivers of one simulated process.
+///
+/// ```
+/// use arca::io::{Driver, FaultDisk};
+/// let disk = FaultDisk::new(Some(2), 7);
+/// let mut d = disk.driver();
+/// d.write_at(0, b"synced").unwrap();
+/// assert!(d.sync().is_err()); // the second operation crashes
+/// assert!(disk.crashed());
+/// ```
+#[derive(Clone)]
+pub struct FaultDisk {
+    state: Arc<Mutex<DiskState>>,
+}
+
+impl FaultDisk {
+    /// A disk that crashes at the `crash_at`-th write or sync (never if
+    /// `None`); `seed` picks which unsynced writes survive.
+    pub fn new(crash_at: Option<u64>, seed: u64) -> Self {
+        FaultDisk {
+            state: Arc::new(Mutex::new(DiskState {
+                files: vec![],
+                ops: 0,
+                crash_at,
+                crashed: false,
+                rng: seed | 1,
+            })),
+        }
+    }
+
+    /// A new empty file on this disk.
+    pub fn driver(&self) -> FaultDriver {
+        self.driver_with(vec![])
+    }
+
+    /// A new file on this disk holding `bytes`, already durable.
+    pub fn driver_with(&self, bytes: Vec<u8>) -> FaultDriver {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.files.push(SimFile {
+            durable: bytes.clone(),
+            current: bytes,
+            pending: vec![],
+        });
+        FaultDriver {
+            disk: self.clone(),
+            id: s.files.len() - 1,
+        }
+    }
+
+    /// Writes and syncs performed so far.
+    pub fn ops(&self) -> u64 {
+        self.state.lock().map(|s| s.ops).unwrap_or(0)
+    }
+
+    /// Whether the crash happened.
+    pub fn crashed(&self) -> bool {
+        self.state.lock().map(|s| s.crashed).unwrap_or(true)
+    }
+
+    /// What a restart would find: each file's durable bytes.
+    pub fn durable_images(&self) -> Vec<Vec<u8>> {
+        self.state
+            .lock()
+            .map(|s| s.files.iter().map(|f| f.durable.clone()).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// One file on a [`FaultDisk`].
+pub struct FaultDriver {
+    disk: FaultDisk,
+    id: usize,
+}
+
+impl FaultDriver {
+    fn with<T>(&self, f: impl FnOnce(&mut DiskState, usize) -> Result<T>) -> Result<T> {
+        let mut s = self.disk.state.lock().map_err(|_| dead())?;
+        f(&mut s, self.id)
+    }
+}
+
+impl Driver for FaultDriver {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.with(|s, id| {
+            if s.crashed {
+                return Err(dead());
+            }
+            let cur = &s.files[id].current;
+            let end = offset as usize + buf.len();
+            let src = cur.get(offset as usize..end).ok_or_else(|| {
+                Error::io("simulated read", std::io::ErrorKind::UnexpectedEof.into())
+            })?;
+            buf.copy_from_slice(src);
+            Ok(())
+        })
+    }
+
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        self.with(|s, id| {
+            if s.crash_at == Some(s.ops + 1) {
+                // The crashing write itself may land partly.
+                s.files[id]
+                    .pending
+                    .push(Pending::Write(offset, data.to_vec()));
+            }
+            s.tick()?;
+            let f = &mut s.files[id];
+            apply(&mut f.current, offset, data);
+            f.pending.push(Pending::Write(offset, data.to_vec()));
+            Ok(())
+        })
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.with(|s, id| {
+            s.tick()?;
+            let f = &mut s.files[id];
+            f.durable = f.current.clone();
+            f.pending.clear();
+            Ok(())
+        })
+    }
+
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        self.with(|s, id| {
+            s.tick()?;
+            let f = &mut s.files[id];
+            f.current.resize(len as usize, 0);
+            f.pending.push(Pending::Truncate(len));
+            Ok(())
+        })
+    }
+
+    fn len(&self) -> Result<u64> {
+        self.with(|s, id| {
+            if s.crashed {
+                return Err(dead());
+            }
+            Ok(s.files[id].current.len() as u64)
+        })
+    }
+}

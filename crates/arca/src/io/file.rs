@@ -1,0 +1,160 @@
+//! A POSIX file, written with pread/pwrite.
+
+use std::fs;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::Driver;
+use crate::error::{Error, Result};
+
+/// A driver over an ordinary file.
+///
+/// ```no_run
+/// use arca::io::{Driver, FileDriver};
+/// let d = FileDriver::open("data.arca", false).unwrap();
+/// println!("{} bytes", d.len().unwrap());
+/// ```
+#[derive(Debug)]
+pub struct FileDriver {
+    file: fs::File,
+    /// The lock-holder note this driver wrote and removes on drop.
+    note: Option<std::path::PathBuf>,
+}
+
+impl FileDriver {
+    /// Open an existing file, for writing when `writable`.
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be opened.
+    pub fn open(path: impl AsRef<Path>, writable: bool) -> Result<Self> {
+        let path = path.as_ref();
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .open(path)
+            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        Ok(Self { file, note: None })
+    }
+
+    /// Create a file; with `exclusive`, fail if it exists, otherwise truncate it.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`] for an exclusive create of an existing file,
+    /// [`Error::Io`] otherwise.
+    pub fn create(path: impl AsRef<Path>, exclusive: bool) -> Result<Self> {
+        let path = path.as_ref();
+        let mut opts = fs::OpenOptions::new();
+        opts.read(true).write(true);
+        if exclusive {
+            opts.create_new(true);
+        } else {
+            opts.create(true).truncate(true);
+        }
+        let file = opts.open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                Error::AlreadyExists(path.display().to_string())
+            } else {
+                Error::io(format!("creating {}", path.display()), e)
+            }
+        })?;
+        Ok(Self { file, note: None })
+    }
+}
+
+/// Where a writer notes who it is, so others can be told who holds the lock.
+fn note_path(path: &Path) -> std::path::PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push("-lock");
+    std::path::PathBuf::from(s)
+}
+
+impl FileDriver {
+    /// Take the advisory lock on `path`: exclusive for a writer, shared for
+    /// a reader. Held until the driver is dropped.
+    ///
+    /// # Errors
+    /// [`Error::Locked`] naming the holder when another process has it.
+    pub fn lock(&mut self, path: &Path, exclusive: bool) -> Result<()> {
+        let r = if exclusive {
+            self.file.try_lock()
+        } else {
+            self.file.try_lock_shared()
+        };
+        match r {
+            Ok(()) => {
+                if exclusive {
+                    let note = note_path(path);
+                    let who = format!(
+                        "pid {} ({})",
+                        std::process::id(),
+                        std::env::args().next().unwrap_or_default()
+                    );
+                    // The note only improves the message others see; failing to write it is harmless.
+                    if fs::write(&note, who).is_ok() {
+                        self.note = Some(note);
+                    }
+                }
+                Ok(())
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                let holder = fs::read_to_string(note_path(path))
+                    .ok()
+                    .filter(|s| !s.is_empty());
+                Err(Error::Locked(match (holder, exclusive) {
+                    (Some(h), _) => format!("{} is being written by {h}", path.display()),
+                    (None, true) => format!(
+                        "{} is open in another process (readers hold it)",
+                        path.display()
+                    ),
+                    (None, false) => {
+                        format!("{} is being written by another process", path.display())
+                    }
+                }))
+            }
+            Err(fs::TryLockError::Error(e)) => {
+                Err(Error::io(format!("locking {}", path.display()), e))
+            }
+        }
+    }
+}
+
+impl Drop for FileDriver {
+    fn drop(&mut self) {
+        if let Some(n) = self.note.take() {
+            let _ = fs::remove_file(n);
+        }
+    }
+}
+
+impl Driver for FileDriver {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io(format!("reading {} bytes at {offset}", buf.len()), e))
+    }
+
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        self.file
+            .write_all_at(data, offset)
+            .map_err(|e| Error::io(format!("writing {} bytes at {offset}", data.len()), e))
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io("syncing the file", e))
+    }
+
+    fn truncate(&mut self, len: u64) -> Result<()> {
+        self.file
+            .set_len(len)
+            .map_err(|e| Error::io(format!("truncating to {len}"), e))
+    }
+
+    fn len(&self) -> Result<u64> {
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| Error::io("reading the file size", e))
+    }
+}

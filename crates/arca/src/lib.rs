@@ -1,0 +1,66 @@
+//! # arca
+//!
+//! Embedded storage for hierarchical scientific data: groups, typed
+//! n-dimensional datasets, attributes, chunking and compression, in one
+//! checksummed file.
+//!
+//! ```
+//! use arca::{AttrValue, Datatype, DatasetOptions, File, Filter, Selection};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let path = dir.path().join("run.arca");
+//! let f = File::create(&path).unwrap();
+//! let g = f.root().create_group("detector").unwrap();
+//! g.attrs().set("gain", &AttrValue::scalar(1.5f64)).unwrap();
+//! let opts = DatasetOptions::new(Datatype::uint(2), &[1000, 1000])
+//!     .chunks(&[100, 1000])
+//!     .filters(&[Filter::Shuffle, Filter::Zstd(3)]);
+//! let ds = g.create_dataset("frame", &opts).unwrap();
+//! let row: Vec<u16> = (0..1000).collect();
+//! ds.write(&Selection::from_ranges(&[(5, 6, 1), (0, 1000, 1)]).unwrap(), &row).unwrap();
+//! f.close().unwrap();
+//!
+//! let f = File::open(&path).unwrap();
+//! let ds = f.root().dataset("/detector/frame").unwrap();
+//! let back: Vec<u16> = ds.read(&Selection::from_ranges(&[(5, 6, 1), (0, 1000, 1)]).unwrap()).unwrap();
+//! assert_eq!(back, row);
+//! ```
+//!
+//! Layers, top to bottom: the object model ([`File`], [`Group`], [`Dataset`],
+//! [`Attributes`]); chunking and filters; the on-disk format; file space; the
+//! page cache; and the [`io::Driver`] interface. See `docs/ARCHITECTURE.md`
+//! and `docs/FORMAT.md`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod chunk;
+mod error;
+mod filter;
+mod format;
+pub mod io;
+mod journal;
+mod object;
+mod pager;
+pub mod pool;
+mod selection;
+mod space;
+mod store;
+mod vlen;
+
+pub use error::{Error, Result};
+pub use filter::Filter;
+pub use format::datatype::{BaseClass, ByteOrder, Datatype, MAX_FIXED_BYTES, VLEN_RECORD};
+pub use format::object_header::{ObjectKind, MAX_RANK};
+pub use object::{journal_path, repack, Progress};
+pub use object::{
+    AttrValue, Attributes, Dataset, DatasetOptions, Element, File, Group, Mode, Object,
+    OpenOptions, Stat,
+};
+pub use pager::PAGE_SIZE;
+pub use pool::{
+    gc, pool_limits, pool_stats, pooling_enabled, set_pool_limits, set_pooling, PoolKind,
+    PoolLimits, PoolStats,
+};
+pub use selection::Selection;
+pub use space::{FreeListKind, Section, SpaceInfo, SpaceKind};
+pub use vlen::{VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK};

@@ -1,0 +1,458 @@
+//! Attributes: small named values attached to groups and datasets.
+
+use super::dataset::{check_element, Element};
+use super::{lock, Shared};
+use crate::error::{Error, Result};
+use crate::format::attribute::AttrRecord;
+use crate::format::btree::{self, Inserted};
+use crate::format::datatype::{swap_in_place, Datatype};
+use crate::format::object_header::{Header, MAX_RANK};
+use crate::store::Store;
+
+/// An attribute's type, shape and elements (native byte order).
+///
+/// ```
+/// use arca::AttrValue;
+/// let v = AttrValue::array(&[2], &[1.5f64, 2.5]).unwrap();
+/// assert_eq!(v.to_vec::<f64>().unwrap(), vec![1.5, 2.5]);
+/// assert_eq!(AttrValue::string("K").as_string().unwrap(), "K");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttrValue {
+    /// Element type as stored in the file.
+    pub dtype: Datatype,
+    /// Shape; empty for a scalar.
+    pub shape: Vec<u64>,
+    /// Elements in native byte order.
+    pub data: Vec<u8>,
+}
+
+impl AttrValue {
+    /// A scalar.
+    pub fn scalar<T: Element>(v: T) -> Self {
+        AttrValue {
+            dtype: T::datatype(),
+            shape: vec![],
+            data: bytemuck::bytes_of(&v).to_vec(),
+        }
+    }
+
+    /// An array of `shape`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `values` does not fill `shape`.
+    pub fn array<T: Element>(shape: &[u64], values: &[T]) -> Result<Self> {
+        AttrValue::new(T::datatype(), shape, bytemuck::cast_slice(values).to_vec())
+    }
+
+    /// A scalar fixed-length byte string holding `s` (UTF-8).
+    pub fn string(s: &str) -> Self {
+        AttrValue {
+            dtype: Datatype::FixedBytes {
+                len: s.len().max(1) as u32,
+            },
+            shape: vec![],
+            data: if s.is_empty() {
+                vec![0]
+            } else {
+                s.as_bytes().to_vec()
+            },
+        }
+    }
+
+    /// Variable-length UTF-8 strings of `shape`.
+    ///
+    /// ```
+    /// use arca::AttrValue;
+    /// let v = AttrValue::vlen_strings(&[2], &["μ", "sigma"]).unwrap();
+    /// assert_eq!(v.as_strings().unwrap(), vec!["μ", "sigma"]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the count does not fill `shape`.
+    pub fn vlen_strings<S: AsRef<str>>(shape: &[u64], strings: &[S]) -> Result<Self> {
+        Self::vlen_items(
+            Datatype::VlenStr,
+            shape,
+            strings.iter().map(|s| s.as_ref().as_bytes()),
+        )
+    }
+
+    /// A scalar variable-length UTF-8 string.
+    pub fn vlen_string(s: &str) -> Self {
+        let mut data = (s.len() as u64).to_le_bytes().to_vec();
+        data.extend_from_slice(s.as_bytes());
+        AttrValue {
+            dtype: Datatype::VlenStr,
+            shape: vec![],
+            data,
+        }
+    }
+
+    /// Variable-length byte strings of `shape`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the count does not fill `shape`.
+    pub fn vlen_bytes<B: AsRef<[u8]>>(shape: &[u64], items: &[B]) -> Result<Self> {
+        Self::vlen_items(Datatype::VlenBytes, shape, items.iter().map(|b| b.as_ref()))
+    }
+
+    fn vlen_items<'a>(
+        dtype: Datatype,
+        shape: &[u64],
+        items: impl Iterator<Item = &'a [u8]>,
+    ) -> Result<Self> {
+        let items: Vec<&[u8]> = items.collect();
+        let mut data: Vec<u8> = items
+            .iter()
+            .flat_map(|b| (b.len() as u64).to_le_bytes())
+            .collect();
+        items.iter().for_each(|b| data.extend_from_slice(b));
+        AttrValue::new(dtype, shape, data)
+    }
+
+    /// Ragged rows of `T` (Arrow-style offsets in items, `n + 1` of them).
+    ///
+    /// ```
+    /// use arca::AttrValue;
+    /// let v = AttrValue::ragged(&[2], &[1i32, 2, 3], &[0, 2, 3]).unwrap();
+    /// assert_eq!(v.to_ragged::<i32>().unwrap(), (vec![1, 2, 3], vec![0, 2, 3]));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for bad offsets or a count that does not fill `shape`.
+    pub fn ragged<T: Element>(shape: &[u64], values: &[T], offsets: &[u64]) -> Result<Self> {
+        let dtype = Datatype::vlen(T::datatype())?;
+        let data = crate::vlen::payload(
+            bytemuck::cast_slice(values),
+            offsets,
+            std::mem::size_of::<T>(),
+        )?;
+        AttrValue::new(dtype, shape, data)
+    }
+
+    /// A variable-length value as concatenated items (native order) and
+    /// offsets in items.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for fixed-length types.
+    pub fn to_ragged_raw(&self) -> Result<(Vec<u8>, Vec<u64>)> {
+        let base = self
+            .dtype
+            .base()
+            .ok_or_else(|| Error::invalid("attribute is not variable-length"))?;
+        let n = self.shape.iter().product();
+        crate::vlen::check_attr_payload(&self.dtype, n, &self.data)?;
+        Ok(crate::vlen::split(&self.data, n, base.size()))
+    }
+
+    /// Ragged rows as values of `T` and offsets in items.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the base type is not `T`.
+    pub fn to_ragged<T: Element>(&self) -> Result<(Vec<T>, Vec<u64>)> {
+        let base = self
+            .dtype
+            .base()
+            .ok_or_else(|| Error::invalid("attribute is not variable-length"))?;
+        check_element::<T>(&base)?;
+        let (v, o) = self.to_ragged_raw()?;
+        Ok((bytemuck::pod_collect_to_vec(&v), o))
+    }
+
+    /// Every element of a string attribute (variable- or fixed-length),
+    /// trailing NULs of fixed-length ones removed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for non-string types or invalid UTF-8.
+    pub fn as_strings(&self) -> Result<Vec<String>> {
+        let utf8 = |b: &[u8]| {
+            String::from_utf8(b.to_vec())
+                .map_err(|_| Error::invalid("attribute is not valid UTF-8"))
+        };
+        match self.dtype {
+            Datatype::VlenStr | Datatype::VlenBytes => {
+                let (v, o) = self.to_ragged_raw()?;
+                o.windows(2)
+                    .map(|w| utf8(&v[w[0] as usize..w[1] as usize]))
+                    .collect()
+            }
+            Datatype::FixedBytes { len } => self
+                .data
+                .chunks_exact(len as usize)
+                .map(|e| {
+                    let end = e.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+                    utf8(&e[..end])
+                })
+                .collect(),
+            _ => Err(Error::invalid("attribute is not a string")),
+        }
+    }
+
+    /// Any type and shape, checking that `data` fits. Variable-length types
+    /// take `n` little-endian u64 byte lengths followed by the items.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] on a size mismatch or bad type.
+    pub fn new(dtype: Datatype, shape: &[u64], data: Vec<u8>) -> Result<Self> {
+        dtype.validate()?;
+        if shape.len() > MAX_RANK {
+            return Err(Error::invalid("attribute rank too high"));
+        }
+        let n: u64 = shape.iter().product();
+        if dtype.is_vlen() {
+            crate::vlen::check_attr_payload(&dtype, n, &data)?;
+            return Ok(AttrValue {
+                dtype,
+                shape: shape.to_vec(),
+                data,
+            });
+        }
+        if n.checked_mul(dtype.size() as u64) != Some(data.len() as u64) {
+            return Err(Error::invalid(format!(
+                "attribute of shape {shape:?} and type {dtype} needs {} bytes, got {}",
+                n.saturating_mul(dtype.size() as u64),
+                data.len()
+            )));
+        }
+        Ok(AttrValue {
+            dtype,
+            shape: shape.to_vec(),
+            data,
+        })
+    }
+
+    /// The elements as a typed vector.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `T` does not match.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        check_element::<T>(&self.dtype)?;
+        Ok(bytemuck::pod_collect_to_vec(&self.data))
+    }
+
+    /// A scalar or one-element string, trailing NULs removed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for non-string types or invalid UTF-8.
+    pub fn as_string(&self) -> Result<String> {
+        if matches!(self.dtype, Datatype::VlenStr | Datatype::VlenBytes) {
+            let mut v = self.as_strings()?;
+            if v.len() != 1 {
+                return Err(Error::invalid("attribute holds more than one string"));
+            }
+            return Ok(v.remove(0));
+        }
+        if !matches!(self.dtype, Datatype::FixedBytes { .. }) {
+            return Err(Error::invalid("attribute is not a string"));
+        }
+        let end = self.data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        String::from_utf8(self.data[..end].to_vec())
+            .map_err(|_| Error::invalid("attribute is not valid UTF-8"))
+    }
+}
+
+/// The attributes of one object.
+///
+/// ```
+/// use arca::{AttrValue, File};
+/// let f = File::in_memory().unwrap();
+/// let a = f.root().attrs();
+/// a.set("units", &AttrValue::string("m/s")).unwrap();
+/// a.rename("units", "unit").unwrap();
+/// assert_eq!(a.names().unwrap(), vec!["unit"]);
+/// assert_eq!(a.get("unit").unwrap().as_string().unwrap(), "m/s");
+/// ```
+#[derive(Clone)]
+pub struct Attributes {
+    shared: Shared,
+    owner: u64,
+}
+
+impl std::fmt::Debug for Attributes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attributes")
+            .field("owner", &self.owner)
+            .finish()
+    }
+}
+
+impl Attributes {
+    pub(crate) fn new(shared: Shared, owner: u64) -> Self {
+        Attributes { shared, owner }
+    }
+
+    fn put(&self, name: &str, v: &AttrValue, replace: bool) -> Result<()> {
+        check_name(name)?;
+        let v = AttrValue::new(v.dtype, &v.shape, v.data.clone())?;
+        let mut g = lock(&self.shared)?;
+        g.st.check_writable()?;
+        let mut h = Header::load(&mut g.st, self.owner)?;
+        if !replace && btree::get(&mut g.st, h.attrs.root, name.as_bytes())?.is_some() {
+            return Err(Error::AlreadyExists(format!("attribute {name}")));
+        }
+        let mut bytes = v.data;
+        if v.dtype.needs_swap() {
+            swap_in_place(&mut bytes, v.dtype.size());
+        }
+        crate::vlen::swap_attr_payload(&v.dtype, v.shape.iter().product(), &mut bytes);
+        let rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
+        let (root, ins) = btree::insert(
+            &mut g.st,
+            h.attrs.root,
+            name.as_bytes(),
+            &rec.encode(),
+            true,
+        )?;
+        match ins {
+            Inserted::Replaced(old) => AttrRecord::decode(&old, self.owner)?.free(&mut g.st),
+            Inserted::New => h.attrs.count += 1,
+            Inserted::Exists => {}
+        }
+        h.attrs.root = root;
+        h.save(&mut g.st, self.owner)
+    }
+
+    /// Create or replace an attribute.
+    ///
+    /// # Errors
+    /// [`Error::ReadOnly`], [`Error::InvalidArgument`] for a bad name or value.
+    pub fn set(&self, name: &str, v: &AttrValue) -> Result<()> {
+        self.put(name, v, true)
+    }
+
+    /// Create an attribute that must not exist yet.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`], and as for [`Attributes::set`].
+    pub fn create(&self, name: &str, v: &AttrValue) -> Result<()> {
+        self.put(name, v, false)
+    }
+
+    /// Read an attribute.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`].
+    pub fn get(&self, name: &str) -> Result<AttrValue> {
+        let mut g = lock(&self.shared)?;
+        let h = Header::load(&mut g.st, self.owner)?;
+        let raw = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
+            .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
+        let rec = AttrRecord::decode(&raw, self.owner)?;
+        let mut data = rec.bytes(&g.st)?;
+        if rec.dtype.needs_swap() {
+            swap_in_place(&mut data, rec.dtype.size());
+        }
+        if rec.dtype.is_vlen() {
+            let n = rec.shape.iter().product();
+            crate::vlen::check_attr_payload(&rec.dtype, n, &data).map_err(|e| {
+                Error::corrupt("attribute value", self.owner, format!("{name}: {e}"))
+            })?;
+            crate::vlen::swap_attr_payload(&rec.dtype, n, &mut data);
+        }
+        Ok(AttrValue {
+            dtype: rec.dtype,
+            shape: rec.shape,
+            data,
+        })
+    }
+
+    /// Whether an attribute exists.
+    ///
+    /// # Errors
+    /// Only for damage.
+    pub fn contains(&self, name: &str) -> Result<bool> {
+        let mut g = lock(&self.shared)?;
+        let h = Header::load(&mut g.st, self.owner)?;
+        Ok(btree::get(&mut g.st, h.attrs.root, name.as_bytes())?.is_some())
+    }
+
+    /// Delete an attribute.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::ReadOnly`].
+    pub fn delete(&self, name: &str) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        g.st.check_writable()?;
+        let mut h = Header::load(&mut g.st, self.owner)?;
+        let (root, old) = btree::remove(&mut g.st, h.attrs.root, name.as_bytes())?;
+        let old = old.ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
+        AttrRecord::decode(&old, self.owner)?.free(&mut g.st);
+        h.attrs.root = root;
+        h.attrs.count = h.attrs.count.saturating_sub(1);
+        h.save(&mut g.st, self.owner)
+    }
+
+    /// Rename an attribute.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`], [`Error::AlreadyExists`], [`Error::ReadOnly`].
+    pub fn rename(&self, from: &str, to: &str) -> Result<()> {
+        check_name(to)?;
+        let mut g = lock(&self.shared)?;
+        g.st.check_writable()?;
+        let mut h = Header::load(&mut g.st, self.owner)?;
+        if btree::get(&mut g.st, h.attrs.root, to.as_bytes())?.is_some() {
+            return Err(Error::AlreadyExists(format!("attribute {to}")));
+        }
+        let (root, old) = btree::remove(&mut g.st, h.attrs.root, from.as_bytes())?;
+        let old = old.ok_or_else(|| Error::NotFound(format!("attribute {from}")))?;
+        h.attrs.root = btree::insert(&mut g.st, root, to.as_bytes(), &old, false)?.0;
+        h.save(&mut g.st, self.owner)
+    }
+
+    /// Attribute names in name order.
+    ///
+    /// # Errors
+    /// Only for damage.
+    pub fn names(&self) -> Result<Vec<String>> {
+        let mut g = lock(&self.shared)?;
+        let h = Header::load(&mut g.st, self.owner)?;
+        let mut out = vec![];
+        btree::scan(&mut g.st, h.attrs.root, b"", &mut |k, _| {
+            out.push(String::from_utf8_lossy(k).into_owned());
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
+    /// Number of attributes.
+    ///
+    /// # Errors
+    /// Only for damage.
+    pub fn len(&self) -> Result<u64> {
+        let mut g = lock(&self.shared)?;
+        Ok(Header::load(&mut g.st, self.owner)?.attrs.count)
+    }
+
+    /// Whether there are no attributes.
+    ///
+    /// # Errors
+    /// Only for damage.
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > btree::MAX_KEY {
+        return Err(Error::invalid(format!(
+            "attribute name must be 1..={} bytes",
+            btree::MAX_KEY
+        )));
+    }
+    Ok(())
+}
+
+/// Free every attribute record and the attribute tree.
+pub(crate) fn destroy_all(st: &mut Store, root: u64, owner: u64) -> Result<()> {
+    let mut recs = vec![];
+    btree::scan(st, root, b"", &mut |_, v| {
+        recs.push(AttrRecord::decode(v, owner)?);
+        Ok(true)
+    })?;
+    for r in recs {
+        r.free(st);
+    }
+    btree::destroy(st, root)
+}

@@ -1,0 +1,795 @@
+//! Datasets: creation options, hyperslab reads and writes, resizing.
+
+use super::file::Inner;
+use super::{lock, Attributes, Shared};
+use crate::chunk::{Cache, Chunked};
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::format::datatype::{swap_in_place, Datatype};
+use crate::format::object_header::{DatasetMeta, Fill, Header, Layout, MAX_RANK};
+use crate::selection::{for_each_run, Place, Selection};
+use crate::space::SpaceKind;
+use crate::store::Store;
+
+/// Largest chunk, in bytes.
+pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
+/// Chunk size aimed at when chunks are chosen automatically.
+const AUTO_CHUNK_BYTES: u64 = 1 << 20;
+
+/// How to create a dataset.
+///
+/// ```
+/// use arca::{Datatype, DatasetOptions, File, Filter};
+/// let f = File::in_memory().unwrap();
+/// let opts = DatasetOptions::new(Datatype::int(4), &[0, 64])
+///     .maxshape(&[None, Some(64)])
+///     .chunks(&[128, 64])
+///     .filters(&[Filter::Shuffle, Filter::Zstd(3)])
+///     .fill_value(&(-1i32).to_ne_bytes());
+/// let ds = f.root().create_dataset("events", &opts).unwrap();
+/// ds.resize(&[10, 64]).unwrap();
+/// assert_eq!(ds.read_all::<i32>().unwrap()[0], -1);
+/// ```
+#[derive(Debug, Clone)]
+pub struct DatasetOptions {
+    dtype: Datatype,
+    shape: Vec<u64>,
+    maxshape: Option<Vec<Option<u64>>>,
+    chunks: Option<Vec<u64>>,
+    filters: Vec<Filter>,
+    fill: Option<Vec<u8>>,
+    early: bool,
+    vlen: crate::vlen::VlenOptions,
+}
+
+impl DatasetOptions {
+    /// A contiguous dataset of `dtype` and `shape` unless more is said.
+    pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
+        DatasetOptions {
+            dtype,
+            shape: shape.to_vec(),
+            maxshape: None,
+            chunks: None,
+            filters: vec![],
+            fill: None,
+            early: false,
+            vlen: crate::vlen::VlenOptions::default(),
+        }
+    }
+    /// How the byte vector of a variable-length dataset is stored (chunk
+    /// size, filters, space reuse); ignored for other types.
+    pub fn vlen(mut self, opts: crate::vlen::VlenOptions) -> Self {
+        self.vlen = opts;
+        self
+    }
+    /// Reserve (and fill) contiguous storage when the dataset is created,
+    /// instead of at its first write.
+    pub fn allocate_early(mut self, early: bool) -> Self {
+        self.early = early;
+        self
+    }
+    /// Largest extent per dimension; `None` is unlimited. Implies chunking.
+    pub fn maxshape(mut self, maxshape: &[Option<u64>]) -> Self {
+        self.maxshape = Some(maxshape.to_vec());
+        self
+    }
+    /// Chunk shape; makes the dataset chunked.
+    pub fn chunks(mut self, chunks: &[u64]) -> Self {
+        self.chunks = Some(chunks.to_vec());
+        self
+    }
+    /// Filter pipeline; implies chunking.
+    pub fn filters(mut self, filters: &[Filter]) -> Self {
+        self.filters = filters.to_vec();
+        self
+    }
+    /// One element, in native byte order, shown where nothing was written.
+    pub fn fill_value(mut self, fill: &[u8]) -> Self {
+        self.fill = Some(fill.to_vec());
+        self
+    }
+}
+
+/// Pick a chunk shape near [`AUTO_CHUNK_BYTES`] by halving the largest dimension.
+fn auto_chunks(shape: &[u64], maxdims: &[u64], elem: u64) -> Vec<u64> {
+    let mut c: Vec<u64> = shape
+        .iter()
+        .zip(maxdims)
+        .map(|(&s, &m)| {
+            if s == 0 {
+                if m == u64::MAX {
+                    1024
+                } else {
+                    m.clamp(1, 1024)
+                }
+            } else {
+                s
+            }
+        })
+        .collect();
+    while c.iter().product::<u64>() * elem > AUTO_CHUNK_BYTES {
+        let i = (0..c.len()).max_by_key(|&i| c[i]).unwrap_or(0);
+        if c[i] == 1 {
+            break;
+        }
+        c[i] = c[i].div_ceil(2);
+    }
+    c
+}
+
+pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMeta> {
+    o.dtype.validate()?;
+    let rank = o.shape.len();
+    if rank > MAX_RANK {
+        return Err(Error::invalid(format!(
+            "rank {rank} above the limit {MAX_RANK}"
+        )));
+    }
+    let elem = o.dtype.size() as u64;
+    let maxdims: Vec<u64> = match &o.maxshape {
+        None => o.shape.clone(),
+        Some(m) if m.len() == rank => m.iter().map(|x| x.unwrap_or(u64::MAX)).collect(),
+        Some(_) => return Err(Error::invalid("maxshape must have one entry per dimension")),
+    };
+    if o.shape.iter().zip(&maxdims).any(|(s, m)| s > m) {
+        return Err(Error::invalid("shape exceeds maxshape"));
+    }
+    Filter::validate_pipeline(&o.filters)?;
+    let chunked = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
+    let layout = if chunked {
+        let chunk = match &o.chunks {
+            Some(c) => c.clone(),
+            None => auto_chunks(&o.shape, &maxdims, elem),
+        };
+        if chunk.len() != rank || chunk.contains(&0) {
+            return Err(Error::invalid("chunks must be positive, one per dimension"));
+        }
+        if rank == 0 {
+            return Err(Error::invalid("a scalar dataset cannot be chunked"));
+        }
+        let bytes = chunk.iter().try_fold(elem, |a, &c| a.checked_mul(c));
+        if bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
+            return Err(Error::invalid("chunk larger than 2 GiB"));
+        }
+        Layout::Chunked { chunk, index: 0 }
+    } else {
+        let size = o
+            .shape
+            .iter()
+            .try_fold(elem, |a, &c| a.checked_mul(c))
+            .ok_or_else(|| Error::invalid("dataset too large"))?;
+        Layout::Contiguous { addr: 0, size }
+    };
+    let vlen = if o.dtype.is_vlen() {
+        Some(o.vlen.build(&o.dtype)?)
+    } else {
+        None
+    };
+    let fill = match &o.fill {
+        None => None,
+        // An all-zero record is the empty element; no other fill makes sense.
+        Some(_) if vlen.is_some() => {
+            return Err(Error::invalid(
+                "variable-length datasets take no fill value (unwritten elements are empty)",
+            ))
+        }
+        Some(f) if f.len() == elem as usize => {
+            let mut f = f.clone();
+            if o.dtype.needs_swap() {
+                swap_in_place(&mut f, elem as usize);
+            }
+            DatasetMeta::make_fill(st, Some(f))?
+        }
+        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
+    };
+    let mut meta = DatasetMeta {
+        dtype: o.dtype,
+        dims: o.shape.clone(),
+        maxdims,
+        layout,
+        filters: o.filters.clone(),
+        fill,
+        vlen,
+    };
+    if let Layout::Contiguous { size, .. } = meta.layout {
+        if o.early && size > 0 {
+            let fill = meta.fill_bytes(st)?;
+            let addr = allocate_contiguous(st, size, &fill, false)?;
+            meta.layout = Layout::Contiguous { addr, size };
+        }
+    }
+    Ok(meta)
+}
+
+/// Free a dataset's raw storage and fill blob.
+pub(crate) fn free_storage(st: &mut Store, meta: &DatasetMeta) -> Result<()> {
+    match &meta.layout {
+        Layout::Contiguous { addr, size } => {
+            if *addr != 0 {
+                st.space.free(SpaceKind::Raw, *addr, *size);
+            }
+        }
+        Layout::Chunked { chunk, index } => {
+            let fill = vec![0; meta.dtype.size()];
+            let mut c = Chunked {
+                dims: &meta.dims,
+                chunk,
+                elem: meta.dtype.size(),
+                filters: &meta.filters,
+                fill: &fill,
+                index: *index,
+            };
+            c.destroy(st)?;
+        }
+    }
+    if let Some(Fill::Blob { addr, len }) = meta.fill {
+        st.free_blob(addr, len);
+    }
+    if let Some(v) = &meta.vlen {
+        crate::vlen::destroy(st, &mut v.clone())?;
+    }
+    Ok(())
+}
+
+/// Run `f` with the chunk engine of the dataset at `addr`, saving the header
+/// if the chunk index root moved.
+fn with_chunked<T>(
+    g: &mut Inner,
+    addr: u64,
+    cache: &mut Cache,
+    f: impl FnOnce(&mut Chunked, &mut Store, &mut Cache) -> Result<T>,
+) -> Result<T> {
+    let mut h = Header::load(&mut g.st, addr)?;
+    let meta = h
+        .dataset
+        .as_mut()
+        .ok_or_else(|| Error::invalid("not a dataset"))?;
+    let fill = meta.fill_bytes(&g.st)?;
+    let Layout::Chunked { chunk, index } = &mut meta.layout else {
+        return Err(Error::invalid("dataset is not chunked"));
+    };
+    let mut c = Chunked {
+        dims: &meta.dims,
+        chunk,
+        elem: meta.dtype.size(),
+        filters: &meta.filters,
+        fill: &fill,
+        index: *index,
+    };
+    let r = f(&mut c, &mut g.st, cache);
+    let new_index = c.index;
+    if new_index != *index {
+        *index = new_index;
+        h.save(&mut g.st, addr)?;
+    }
+    r
+}
+
+pub(crate) fn flush_cache(g: &mut Inner, addr: u64, cache: &mut Cache) -> Result<()> {
+    if let Some(owner) = crate::vlen::owner_of_key(addr) {
+        return crate::vlen::flush_cache_entry(g, owner, cache);
+    }
+    with_chunked(g, addr, cache, |c, st, cache| c.flush(st, cache))
+}
+
+/// Plain-old-data element types that map to a [`Datatype`].
+pub trait Element: bytemuck::Pod {
+    /// The native-order datatype of this Rust type.
+    fn datatype() -> Datatype;
+}
+
+macro_rules! element {
+    ($t:ty, $e:expr) => {
+        impl Element for $t {
+            fn datatype() -> Datatype {
+                $e
+            }
+        }
+    };
+}
+element!(i8, Datatype::int(1));
+element!(i16, Datatype::int(2));
+element!(i32, Datatype::int(4));
+element!(i64, Datatype::int(8));
+element!(u8, Datatype::uint(1));
+element!(u16, Datatype::uint(2));
+element!(u32, Datatype::uint(4));
+element!(u64, Datatype::uint(8));
+element!(f32, Datatype::float(4));
+element!(f64, Datatype::float(8));
+
+pub(crate) fn check_element<T: Element>(dt: &Datatype) -> Result<()> {
+    let want = T::datatype();
+    let ok = dt.native() == want
+        || (want == Datatype::uint(1)
+            && matches!(dt, Datatype::Bool | Datatype::FixedBytes { len: 1 }));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "element type {want} does not match the dataset type {dt}"
+        )))
+    }
+}
+
+/// A dataset in an open file.
+///
+/// ```
+/// use arca::{Datatype, DatasetOptions, File, Selection};
+/// let f = File::in_memory().unwrap();
+/// let ds = f.root()
+///     .create_dataset("m", &DatasetOptions::new(Datatype::float(4), &[4, 4]).chunks(&[2, 2]))
+///     .unwrap();
+/// ds.write_all(&(0..16).map(|x| x as f32).collect::<Vec<_>>()).unwrap();
+/// let col: Vec<f32> = ds.read(&Selection::from_ranges(&[(0, 4, 1), (1, 2, 1)]).unwrap()).unwrap();
+/// assert_eq!(col, vec![1.0, 5.0, 9.0, 13.0]);
+/// ```
+#[derive(Clone)]
+pub struct Dataset {
+    pub(crate) shared: Shared,
+    pub(crate) addr: u64,
+    path: String,
+}
+
+impl std::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dataset").field("path", &self.path).finish()
+    }
+}
+
+impl Dataset {
+    pub(crate) fn new(shared: Shared, addr: u64, path: String) -> Self {
+        Dataset { shared, addr, path }
+    }
+
+    /// The absolute path this dataset was opened by.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The last path component.
+    pub fn name(&self) -> &str {
+        self.path.rsplit('/').next().unwrap_or("")
+    }
+
+    /// This dataset's attributes.
+    pub fn attrs(&self) -> Attributes {
+        Attributes::new(self.shared.clone(), self.addr)
+    }
+
+    fn meta(&self) -> Result<DatasetMeta> {
+        let mut g = lock(&self.shared)?;
+        load_meta(&mut g.st, self.addr)
+    }
+
+    /// Current extent per dimension.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the header is damaged.
+    pub fn shape(&self) -> Result<Vec<u64>> {
+        Ok(self.meta()?.dims)
+    }
+
+    /// Largest extent per dimension; `None` is unlimited.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn maxshape(&self) -> Result<Vec<Option<u64>>> {
+        Ok(self
+            .meta()?
+            .maxdims
+            .iter()
+            .map(|&m| (m != u64::MAX).then_some(m))
+            .collect())
+    }
+
+    /// The element type as stored.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn dtype(&self) -> Result<Datatype> {
+        Ok(self.meta()?.dtype)
+    }
+
+    /// Chunk shape, or `None` for contiguous storage.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn chunks(&self) -> Result<Option<Vec<u64>>> {
+        Ok(match self.meta()?.layout {
+            Layout::Chunked { chunk, .. } => Some(chunk),
+            Layout::Contiguous { .. } => None,
+        })
+    }
+
+    /// The filter pipeline.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn filters(&self) -> Result<Vec<Filter>> {
+        Ok(self.meta()?.filters)
+    }
+
+    /// The fill value, one element in native byte order.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn fill_value(&self) -> Result<Vec<u8>> {
+        let mut g = lock(&self.shared)?;
+        let m = load_meta(&mut g.st, self.addr)?;
+        let mut f = m.fill_bytes(&g.st)?;
+        if m.dtype.needs_swap() {
+            swap_in_place(&mut f, m.dtype.size());
+        }
+        Ok(f)
+    }
+
+    /// Bytes of file space holding this dataset's elements.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn storage_size(&self) -> Result<u64> {
+        let mut g = lock(&self.shared)?;
+        g.flush_caches_only()?;
+        let m = load_meta(&mut g.st, self.addr)?;
+        Ok(match m.layout {
+            Layout::Contiguous { addr, size } => {
+                if addr == 0 {
+                    0
+                } else {
+                    size
+                }
+            }
+            Layout::Chunked { index, .. } => {
+                crate::chunk::index_all(&mut g.st, index, m.dims.len())?
+                    .iter()
+                    .map(|(_, r)| r.size)
+                    .sum()
+            }
+        })
+    }
+
+    /// Number of elements.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn len(&self) -> Result<u64> {
+        Ok(self.shape()?.iter().product())
+    }
+
+    /// Whether the dataset has no elements.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Read `sel` into `out`, which must hold `sel.len()` elements; values
+    /// arrive in native byte order.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a selection out of bounds or a buffer of
+    /// the wrong size; [`Error::Corrupt`] for damaged storage.
+    pub fn read_raw(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
+        read_locked(&mut g, self.addr, sel, out)
+    }
+
+    /// Write `data` (native byte order, `sel.len()` elements) to `sel`.
+    ///
+    /// # Errors
+    /// As for [`Dataset::read_raw`], plus [`Error::ReadOnly`].
+    pub fn write_raw(&self, sel: &Selection, data: &[u8]) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        g.st.check_writable()?;
+        reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
+        write_locked(&mut g, self.addr, sel, data)
+    }
+}
+
+/// Variable-length elements go through their own API, never as raw records.
+fn reject_vlen(dt: &Datatype) -> Result<()> {
+    if dt.is_vlen() {
+        return Err(Error::invalid(format!(
+            "dataset type {dt} is variable-length: use the ragged, string or bytes methods"
+        )));
+    }
+    Ok(())
+}
+
+/// Read `sel` of the dataset at `addr` (variable-length ones as records).
+pub(crate) fn read_locked(g: &mut Inner, addr: u64, sel: &Selection, out: &mut [u8]) -> Result<()> {
+    {
+        let this_addr = addr;
+        let m = load_meta(&mut g.st, this_addr)?;
+        sel.check(&m.dims)?;
+        let elem = m.dtype.size();
+        if out.len() as u64 != sel.len() * elem as u64 {
+            return Err(Error::invalid(format!(
+                "buffer holds {} bytes, selection needs {}",
+                out.len(),
+                sel.len() * elem as u64
+            )));
+        }
+        match m.layout {
+            Layout::Contiguous { addr, size } => {
+                if addr == 0 {
+                    let fill = m.fill_bytes(&g.st)?;
+                    for e in out.chunks_exact_mut(elem) {
+                        e.copy_from_slice(&fill);
+                    }
+                } else {
+                    if addr
+                        .checked_add(size)
+                        .is_none_or(|e| e > g.st.pager.limit())
+                    {
+                        return Err(Error::corrupt(
+                            "dataset layout",
+                            this_addr,
+                            "contiguous storage lies outside the file",
+                        ));
+                    }
+                    let zero = vec![0u64; sel.count.len()];
+                    let ones = vec![1u64; sel.count.len()];
+                    let d = g.st.driver();
+                    for_each_run(
+                        elem,
+                        &sel.count,
+                        &Place {
+                            dims: &m.dims,
+                            start: &sel.start,
+                            step: &sel.step,
+                        },
+                        &Place {
+                            dims: &sel.count,
+                            start: &zero,
+                            step: &ones,
+                        },
+                        &mut |s, o, n| d.read_at(addr + s as u64, &mut out[o..o + n]),
+                    )?;
+                }
+                if m.dtype.needs_swap() {
+                    swap_in_place(out, elem);
+                }
+                Ok(())
+            }
+            Layout::Chunked { .. } => {
+                let mut cache = g.cache(this_addr);
+                let swap = m.dtype.needs_swap();
+                let r = with_chunked(g, this_addr, &mut cache, |c, st, cache| {
+                    c.read(st, cache, sel, out, swap)
+                });
+                g.caches.insert(this_addr, cache);
+                r
+            }
+        }
+    }
+}
+
+/// Write `sel` of the dataset at `addr` (variable-length ones as records).
+pub(crate) fn write_locked(g: &mut Inner, addr: u64, sel: &Selection, data: &[u8]) -> Result<()> {
+    {
+        let this_addr = addr;
+        let mut h = Header::load(&mut g.st, this_addr)?;
+        let m = h
+            .dataset
+            .as_mut()
+            .ok_or_else(|| Error::invalid("not a dataset"))?;
+        sel.check(&m.dims)?;
+        let elem = m.dtype.size();
+        if data.len() as u64 != sel.len() * elem as u64 {
+            return Err(Error::invalid(format!(
+                "data holds {} bytes, selection needs {}",
+                data.len(),
+                sel.len() * elem as u64
+            )));
+        }
+        let swapped;
+        let data = if m.dtype.needs_swap() {
+            swapped = {
+                let mut v = data.to_vec();
+                swap_in_place(&mut v, elem);
+                v
+            };
+            &swapped[..]
+        } else {
+            data
+        };
+        match m.layout {
+            Layout::Contiguous { addr, size } => {
+                let addr = if addr == 0 {
+                    let fill = m.fill_bytes(&g.st)?;
+                    let a = allocate_contiguous(&mut g.st, size, &fill, sel.is_all(&m.dims))?;
+                    m.layout = Layout::Contiguous { addr: a, size };
+                    h.save(&mut g.st, this_addr)?;
+                    a
+                } else {
+                    addr
+                };
+                let zero = vec![0u64; sel.count.len()];
+                let ones = vec![1u64; sel.count.len()];
+                let dims = h
+                    .dataset
+                    .as_ref()
+                    .map(|m| m.dims.clone())
+                    .unwrap_or_default();
+                let d = g.st.pager.driver_mut();
+                for_each_run(
+                    elem,
+                    &sel.count,
+                    &Place {
+                        dims: &dims,
+                        start: &sel.start,
+                        step: &sel.step,
+                    },
+                    &Place {
+                        dims: &sel.count,
+                        start: &zero,
+                        step: &ones,
+                    },
+                    &mut |s, o, n| d.write_at(addr + s as u64, &data[o..o + n]),
+                )?;
+                Ok(())
+            }
+            Layout::Chunked { .. } => {
+                let mut cache = g.cache(this_addr);
+                let r = with_chunked(g, this_addr, &mut cache, |c, st, cache| {
+                    c.write(st, cache, sel, data)
+                });
+                g.caches.insert(this_addr, cache);
+                r
+            }
+        }
+    }
+}
+
+impl Dataset {
+    /// Read a selection as typed values.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `T` does not match the dataset's type.
+    pub fn read<T: Element>(&self, sel: &Selection) -> Result<Vec<T>> {
+        check_element::<T>(&self.dtype()?)?;
+        let mut out = vec![T::zeroed(); sel.len() as usize];
+        self.read_raw(sel, bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+
+    /// Read every element.
+    ///
+    /// # Errors
+    /// As for [`Dataset::read`].
+    pub fn read_all<T: Element>(&self) -> Result<Vec<T>> {
+        self.read(&Selection::all(&self.shape()?))
+    }
+
+    /// Write typed values to a selection.
+    ///
+    /// # Errors
+    /// As for [`Dataset::write_raw`], and a type mismatch.
+    pub fn write<T: Element>(&self, sel: &Selection, data: &[T]) -> Result<()> {
+        check_element::<T>(&self.dtype()?)?;
+        self.write_raw(sel, bytemuck::cast_slice(data))
+    }
+
+    /// Write every element.
+    ///
+    /// # Errors
+    /// As for [`Dataset::write`].
+    pub fn write_all<T: Element>(&self, data: &[T]) -> Result<()> {
+        self.write(&Selection::all(&self.shape()?), data)
+    }
+
+    /// Change the extent, within `maxshape`. Elements cut off by shrinking
+    /// are gone; growing shows the fill value.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] beyond maxshape or for contiguous datasets.
+    pub fn resize(&self, shape: &[u64]) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        g.st.check_writable()?;
+        let m = load_meta(&mut g.st, self.addr)?;
+        if shape.len() != m.dims.len() {
+            return Err(Error::invalid("new shape must keep the rank"));
+        }
+        if shape.iter().zip(&m.maxdims).any(|(s, mx)| s > mx) {
+            return Err(Error::invalid(format!(
+                "new shape {shape:?} exceeds maxshape"
+            )));
+        }
+        if !matches!(m.layout, Layout::Chunked { .. }) {
+            return Err(Error::invalid("only chunked datasets can be resized"));
+        }
+        let shrinks = shape.iter().zip(&m.dims).any(|(n, o)| n < o);
+        let mut cache = g.cache(self.addr);
+        let r = (|| {
+            if shrinks {
+                with_chunked(&mut g, self.addr, &mut cache, |c, st, cache| {
+                    c.shrink(st, cache, shape)
+                })?;
+            }
+            let mut h = Header::load(&mut g.st, self.addr)?;
+            if let Some(m) = h.dataset.as_mut() {
+                m.dims = shape.to_vec();
+            }
+            h.save(&mut g.st, self.addr)
+        })();
+        g.caches.insert(self.addr, cache);
+        r
+    }
+
+    /// Set this dataset's chunk cache size in bytes.
+    ///
+    /// # Errors
+    /// Only if the file is closed.
+    pub fn set_chunk_cache(&self, bytes: usize) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        let mut c = g.cache(self.addr);
+        c.capacity = bytes;
+        g.caches.insert(self.addr, c);
+        Ok(())
+    }
+}
+
+/// The file extent of a contiguous dataset's elements, allocated (and
+/// filled) now if it was not yet; `None` for a chunked dataset.
+pub(crate) fn contiguous_extent(g: &mut Inner, addr: u64) -> Result<Option<(u64, u64)>> {
+    let mut h = Header::load(&mut g.st, addr)?;
+    let m = h
+        .dataset
+        .as_mut()
+        .ok_or_else(|| Error::invalid("not a dataset"))?;
+    match m.layout {
+        Layout::Chunked { .. } => Ok(None),
+        Layout::Contiguous { addr: 0, size } => {
+            let fill = m.fill_bytes(&g.st)?;
+            let a = allocate_contiguous(&mut g.st, size, &fill, false)?;
+            m.layout = Layout::Contiguous { addr: a, size };
+            h.save(&mut g.st, addr)?;
+            Ok(Some((a, size)))
+        }
+        Layout::Contiguous { addr: a, size } => Ok(Some((a, size))),
+    }
+}
+
+pub(crate) fn load_meta(st: &mut Store, addr: u64) -> Result<DatasetMeta> {
+    Header::load(st, addr)?
+        .dataset
+        .ok_or_else(|| Error::invalid("object is not a dataset"))
+}
+
+/// Reserve contiguous storage and give it the fill value, unless the caller
+/// is about to overwrite all of it.
+fn allocate_contiguous(st: &mut Store, size: u64, fill: &[u8], overwritten: bool) -> Result<u64> {
+    let addr = st.space.alloc(SpaceKind::Raw, size)?;
+    let end = addr + size;
+    st.pager.extend_limit(end);
+    let d = st.pager.driver_mut();
+    let len = d.len()?;
+    if overwritten {
+        return Ok(addr);
+    }
+    if addr >= len && fill.iter().all(|&b| b == 0) {
+        // Fresh space past the end reads as zeros once the file is extended.
+        d.truncate(end)?;
+    } else {
+        write_pattern(d, addr, size, fill)?;
+    }
+    Ok(addr)
+}
+
+fn write_pattern(d: &mut dyn crate::io::Driver, addr: u64, size: u64, elem: &[u8]) -> Result<()> {
+    let e = elem.len().max(1) as u64;
+    // At most 1 MiB of pattern, and no more than the extent needs.
+    let per = (size.min(1 << 20) / e).max(1) as usize;
+    let block = elem.repeat(per);
+    let mut off = 0;
+    while off < size {
+        let n = (block.len() as u64).min(size - off);
+        d.write_at(addr + off, &block[..n as usize])?;
+        off += n;
+    }
+    Ok(())
+}

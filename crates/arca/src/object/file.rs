@@ -1,0 +1,842 @@
+//! Opening, creating, flushing and closing files.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use super::{lock, Group, Shared, Stat};
+use crate::chunk::Cache;
+use crate::error::{Error, Result};
+use crate::format::object_header::Header;
+use crate::format::superblock::{Superblock, SUPERBLOCK_LEN};
+use crate::io::{Driver, FileDriver, MemoryDriver};
+use crate::journal::{JournalStore, Journaled};
+use crate::pager::{Pager, PAGE_SIZE};
+use crate::space::{record, FileSpace, FreeListKind, SpaceInfo};
+use crate::store::Store;
+use crate::store::BLOB_HEADER;
+
+/// Default bytes of decoded chunks kept per open dataset.
+pub const DEFAULT_CHUNK_CACHE: usize = 16 << 20;
+/// Default number of metadata pages kept in the page cache.
+pub const DEFAULT_PAGE_CACHE: usize = 4096;
+
+pub(crate) struct Inner {
+    pub(crate) st: Store,
+    pub(crate) sb: Superblock,
+    pub(crate) caches: HashMap<u64, Cache>,
+    pub(crate) chunk_cache_bytes: usize,
+    pub(crate) open: bool,
+    pub(crate) poisoned: bool,
+    /// Why the stored free-space record could not be used (read-only opens
+    /// go on without it; `check` reports it).
+    pub(crate) space_error: Option<Error>,
+    pub(crate) free_list: FreeListKind,
+    /// Depth of `File::transaction` calls in progress; commits wait for 0.
+    pub(crate) tx_depth: usize,
+    /// An inner transaction asked for a rollback: the outer one cannot commit.
+    pub(crate) tx_doomed: bool,
+    /// Whether opening rolled back a transaction a crash left behind.
+    pub(crate) recovered: bool,
+}
+
+impl Inner {
+    /// The chunk cache of the dataset whose header is at `addr`.
+    pub(crate) fn cache(&mut self, addr: u64) -> Cache {
+        self.caches
+            .remove(&addr)
+            .unwrap_or_else(|| Cache::new(self.chunk_cache_bytes))
+    }
+
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        if !self.st.writable {
+            return Ok(());
+        }
+        let r = self.flush_inner();
+        if r.is_err() {
+            // A failed flush may leave the file half-written; refuse further use.
+            self.poisoned = true;
+        }
+        r
+    }
+
+    fn flush_inner(&mut self) -> Result<()> {
+        self.flush_caches_only()?;
+        if !self.st.pager.has_dirty()
+            && !self.st.pager.journal().touched
+            && self.st.space.pending().is_empty()
+        {
+            // Nothing changed: committing would only rewrite the superblock.
+            return Ok(());
+        }
+        let record = self.save_space()?;
+        // Journal the superblock and the record's place with the dirty pages:
+        // one journal sync for the whole commit.
+        let mut extra = vec![(0, SUPERBLOCK_LEN as u64)];
+        if let Some((addr, bytes)) = &record {
+            extra.push((*addr, BLOB_HEADER + bytes.len() as u64));
+        }
+        self.st.pager.flush_with(&extra)?;
+        if let Some((addr, bytes)) = record {
+            self.st.write_blob_at(addr, &bytes)?;
+        }
+        self.sb.eof = self.st.space.eof();
+        self.sb.generation += 1;
+        let sb = self.sb.encode();
+        let eof = self.sb.eof;
+        let d = self.st.pager.driver_mut();
+        d.write_at(0, &sb)?;
+        if d.len()? > eof {
+            d.truncate(eof)?;
+        }
+        d.sync()?;
+        self.st.pager.journal().commit()?;
+        self.st.pager.set_limit(eof);
+        self.begin();
+        Ok(())
+    }
+
+    /// Start the next transaction: frees are held back and overwrites journaled.
+    pub(crate) fn begin(&mut self) {
+        let free: Vec<(u64, u64)> = self
+            .st
+            .space
+            .sections()
+            .iter()
+            .map(|s| (s.addr, s.size))
+            .collect();
+        let j = self.st.pager.journal();
+        let on = j.enabled();
+        j.begin(free.into_iter());
+        self.st.space.set_defer(on);
+    }
+
+    /// Undo everything since the last commit and reload the committed state.
+    pub(crate) fn rollback(&mut self) -> Result<()> {
+        self.caches.clear();
+        self.st.pager.discard();
+        let r = self
+            .st
+            .pager
+            .journal()
+            .rollback()
+            .and_then(|_| self.reload());
+        if r.is_err() {
+            self.poisoned = true;
+        }
+        r
+    }
+
+    /// Read the superblock and free-space record from storage.
+    fn reload(&mut self) -> Result<()> {
+        let len = self.st.pager.driver().len()?;
+        if len < SUPERBLOCK_LEN as u64 {
+            return Err(Error::corrupt(
+                "superblock",
+                0,
+                format!("file is only {len} bytes: not an arca file or truncated"),
+            ));
+        }
+        let mut head = vec![0u8; SUPERBLOCK_LEN];
+        self.st.pager.driver().read_at(0, &mut head)?;
+        self.sb = Superblock::decode(&head, len)?;
+        self.st.pager.set_limit(self.sb.eof);
+        self.st.space = FileSpace::new(self.sb.eof, self.free_list);
+        self.space_error = None;
+        if let Err(e) = self.load_space() {
+            if self.st.writable {
+                return Err(e);
+            }
+            self.space_error = Some(e);
+            self.st.space = FileSpace::new(self.sb.eof, self.free_list);
+        }
+        if self.st.writable {
+            self.begin();
+        }
+        Ok(())
+    }
+
+    /// Commit held-back frees, return aggregator space, and write the free
+    /// sections at the end of the file so the file never ends in free space.
+    /// Returns where the record goes and its bytes; the caller writes it
+    /// once its place is journaled.
+    fn save_space(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+        let sp = &mut self.st.space;
+        sp.commit();
+        sp.release_aggregators();
+        let old = self.sb.space[0];
+        if old != 0 {
+            let len = self.sb.space[1];
+            self.st
+                .space
+                .free(crate::space::SpaceKind::Meta, old, BLOB_HEADER + len);
+            self.st.space.commit();
+            self.sb.space = [0; 4];
+        }
+        let sections = self.st.space.sections();
+        if sections.is_empty() {
+            return Ok(None);
+        }
+        let bytes = record::encode(&sections);
+        let addr = self.st.space.alloc_eof(BLOB_HEADER + bytes.len() as u64)?;
+        self.sb.space[0] = addr;
+        self.sb.space[1] = bytes.len() as u64;
+        Ok(Some((addr, bytes)))
+    }
+
+    /// Load the free-space record written by [`Inner::save_space`].
+    fn load_space(&mut self) -> Result<()> {
+        let addr = self.sb.space[0];
+        if addr == 0 {
+            return Ok(());
+        }
+        let bytes = self.st.read_blob(addr)?;
+        let sections = record::decode(&bytes, addr, BLOB_HEADER + bytes.len() as u64, self.sb.eof)?;
+        if bytes.len() as u64 != self.sb.space[1] {
+            return Err(Error::corrupt(
+                "free-space record",
+                addr,
+                "length differs from the superblock's",
+            ));
+        }
+        self.st.space.load(&sections);
+        Ok(())
+    }
+}
+
+/// How a file is opened, like h5py's mode letters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// `r`: read only; the file must exist.
+    Read,
+    /// `r+`: read and write; the file must exist.
+    ReadWrite,
+    /// `w`: create, truncating any existing file.
+    Create,
+    /// `w-` / `x`: create; fail if the file exists.
+    CreateNew,
+    /// `a`: read and write if the file exists, create it otherwise.
+    Append,
+}
+
+impl Mode {
+    /// Parse an h5py mode letter.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for anything but r, r+, w, w-, x, a.
+    pub fn parse(s: &str) -> Result<Mode> {
+        Ok(match s {
+            "r" => Mode::Read,
+            "r+" => Mode::ReadWrite,
+            "w" => Mode::Create,
+            "w-" | "x" => Mode::CreateNew,
+            "a" => Mode::Append,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "invalid mode {s:?}; use r, r+, w, w-, x or a"
+                )))
+            }
+        })
+    }
+}
+
+/// Settings for opening a file.
+///
+/// ```
+/// use arca::{File, Mode};
+/// let dir = tempfile::tempdir().unwrap();
+/// let f = File::options()
+///     .mode(Mode::Create)
+///     .chunk_cache_bytes(64 << 20)
+///     .open(dir.path().join("x.arca"))
+///     .unwrap();
+/// f.close().unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    mode: Mode,
+    chunk_cache_bytes: usize,
+    page_cache_pages: usize,
+    free_list: FreeListKind,
+    journal: bool,
+    lock: bool,
+    exact: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            mode: Mode::Read,
+            chunk_cache_bytes: DEFAULT_CHUNK_CACHE,
+            page_cache_pages: DEFAULT_PAGE_CACHE,
+            free_list: FreeListKind::Managed,
+            journal: true,
+            lock: true,
+            exact: false,
+        }
+    }
+}
+
+impl OpenOptions {
+    /// The open mode (default: read-only).
+    pub fn mode(&mut self, mode: Mode) -> &mut Self {
+        self.mode = mode;
+        self
+    }
+    /// Bytes of decoded chunks cached per dataset.
+    pub fn chunk_cache_bytes(&mut self, bytes: usize) -> &mut Self {
+        self.chunk_cache_bytes = bytes;
+        self
+    }
+    /// Metadata pages kept in memory.
+    pub fn page_cache_pages(&mut self, pages: usize) -> &mut Self {
+        self.page_cache_pages = pages;
+        self
+    }
+
+    /// Which free list manages free space. [`FreeListKind::Naive`] exists
+    /// only so benchmarks can compare against it.
+    pub fn free_list(&mut self, kind: FreeListKind) -> &mut Self {
+        self.free_list = kind;
+        self
+    }
+
+    /// Whether changes go through the undo journal (default on). Off, a
+    /// crash can leave the file damaged; meant for scratch files.
+    pub fn journal(&mut self, on: bool) -> &mut Self {
+        self.journal = on;
+        self
+    }
+
+    /// Make rollbacks restore the file byte for byte, free space included
+    /// (default off: bytes in space that was free need no copy, since
+    /// rolling back makes them unreachable again).
+    pub fn exact_rollback(&mut self, on: bool) -> &mut Self {
+        self.exact = on;
+        self
+    }
+
+    /// Whether to take the advisory file lock (default on): one writer, or
+    /// any number of readers. Turn off only when the caller coordinates
+    /// access itself (collective parallel writes).
+    pub fn lock(&mut self, on: bool) -> &mut Self {
+        self.lock = on;
+        self
+    }
+
+    /// Open or create the file at `path`. A journal left by a crash is
+    /// rolled back first ([`File::recovered`] says so).
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be opened, [`Error::Corrupt`] if it is
+    /// not a valid arca file, [`Error::AlreadyExists`] for `CreateNew` on an
+    /// existing file, [`Error::Locked`] if another process holds it,
+    /// [`Error::NeedsRecovery`] for a read-only open of a file with a hot
+    /// journal that this process may not write.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<File> {
+        let path = path.as_ref();
+        let sidecar = journal_path(path);
+        let (mut data, create, writable) = match self.mode {
+            Mode::Read => (FileDriver::open(path, false)?, false, false),
+            Mode::ReadWrite => (FileDriver::open(path, true)?, false, true),
+            Mode::Create => (FileDriver::create(path, false)?, true, true),
+            Mode::CreateNew => (FileDriver::create(path, true)?, true, true),
+            Mode::Append => {
+                if path.exists() {
+                    (FileDriver::open(path, true)?, false, true)
+                } else {
+                    (FileDriver::create(path, true)?, true, true)
+                }
+            }
+        };
+        if self.lock {
+            data.lock(path, writable)?;
+        }
+        if create && sidecar.exists() {
+            // A stale journal must not be applied to a new file.
+            std::fs::remove_file(&sidecar)
+                .map_err(|e| Error::io(format!("removing {}", sidecar.display()), e))?;
+        }
+        let mut recovered = false;
+        if !writable && sidecar.exists() {
+            let probe = Journaled::new(
+                Box::new(FileDriver::open(path, false)?),
+                JournalStore::Path(sidecar.clone(), None),
+            )?;
+            if probe.is_hot()? {
+                // Never read a half-written state: recover through a writable handle.
+                drop(data);
+                let mut rw = FileDriver::open(path, true).map_err(|e| {
+                    Error::NeedsRecovery(format!(
+                        "{} has a journal left by an interrupted writer, and cannot be opened for writing to roll it back: {e}",
+                        path.display()
+                    ))
+                })?;
+                if self.lock {
+                    rw.lock(path, true)?;
+                }
+                Journaled::new(Box::new(rw), JournalStore::Path(sidecar.clone(), None))?
+                    .recover()?;
+                recovered = true;
+                data = FileDriver::open(path, false)?;
+                if self.lock {
+                    data.lock(path, false)?;
+                }
+            }
+        }
+        let mut driver = Journaled::new(Box::new(data), JournalStore::Path(sidecar, None))?;
+        if writable {
+            // Roll back what a crashed writer left, journal on or off.
+            recovered |= driver.recover()?;
+        }
+        if !(self.journal && writable) {
+            driver.disable();
+        }
+        let mut f = self.open_journaled(driver, create, writable)?;
+        if recovered {
+            if let Ok(mut g) = f.shared.lock() {
+                g.recovered = true;
+            }
+        }
+        f.path = Some(path.to_path_buf());
+        Ok(f)
+    }
+
+    /// Open a file over any driver: `create` writes a new empty file,
+    /// otherwise the driver's bytes are read as an existing file. With the
+    /// journal on, a writable file journals into memory.
+    ///
+    /// # Errors
+    /// As for [`OpenOptions::open`].
+    pub fn open_driver(
+        &self,
+        driver: Box<dyn Driver>,
+        create: bool,
+        writable: bool,
+    ) -> Result<File> {
+        let journal: Option<Box<dyn Driver>> =
+            (self.journal && writable).then(|| Box::new(MemoryDriver::new()) as _);
+        self.open_drivers(driver, journal, create, writable)
+    }
+
+    /// Open a file over a data driver and a journal driver (None: no
+    /// journal). A hot journal is rolled back before anything is read. This
+    /// is how fault-injection tests place both on one simulated disk.
+    ///
+    /// # Errors
+    /// As for [`OpenOptions::open`].
+    pub fn open_drivers(
+        &self,
+        driver: Box<dyn Driver>,
+        journal: Option<Box<dyn Driver>>,
+        create: bool,
+        writable: bool,
+    ) -> Result<File> {
+        let store = match journal {
+            Some(j) => JournalStore::Driver(j),
+            None => JournalStore::Off,
+        };
+        let mut d = Journaled::new(driver, store)?;
+        let mut recovered = false;
+        if !create && d.is_hot()? {
+            if !writable {
+                return Err(Error::NeedsRecovery("the file has a journal left by an interrupted writer; open it for writing to roll it back".into()));
+            }
+            recovered = d.recover()?;
+        }
+        let f = self.open_journaled(d, create, writable)?;
+        if let Ok(mut g) = f.shared.lock() {
+            g.recovered = recovered;
+        }
+        Ok(f)
+    }
+
+    fn open_journaled(&self, mut driver: Journaled, create: bool, writable: bool) -> Result<File> {
+        driver.exact = self.exact;
+        if create {
+            driver.truncate(0)?;
+        }
+        let pager = Pager::new(driver, self.page_cache_pages)?;
+        let sb = Superblock {
+            root: PAGE_SIZE as u64,
+            eof: PAGE_SIZE as u64,
+            space: [0; 4],
+            generation: 0,
+        };
+        let space = FileSpace::new(sb.eof, self.free_list);
+        let st = Store {
+            pager,
+            space,
+            writable,
+        };
+        let mut inner = Inner {
+            st,
+            sb,
+            caches: HashMap::new(),
+            chunk_cache_bytes: self.chunk_cache_bytes,
+            open: true,
+            poisoned: false,
+            space_error: None,
+            free_list: self.free_list,
+            tx_depth: 0,
+            tx_doomed: false,
+            recovered: false,
+        };
+        let r = if create {
+            Header::group().create(&mut inner.st).and_then(|root| {
+                inner.sb.root = root;
+                inner.flush()
+            })
+        } else {
+            // Fail now, not on first use, if the root is unreadable.
+            inner
+                .reload()
+                .and_then(|_| Header::load(&mut inner.st, inner.sb.root).map(|_| ()))
+        };
+        if let Err(e) = r {
+            inner.open = false;
+            return Err(e);
+        }
+        Ok(File {
+            shared: Arc::new(Mutex::new(inner)),
+            path: None,
+        })
+    }
+}
+
+/// The sidecar journal of the file at `path`.
+pub fn journal_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push("-journal");
+    PathBuf::from(s)
+}
+
+/// An open arca file.
+///
+/// ```
+/// use arca::{Datatype, DatasetOptions, File, Selection};
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("demo.arca");
+/// let f = File::create(&path).unwrap();
+/// let g = f.root().create_group("results").unwrap();
+/// let ds = g.create_dataset("x", &DatasetOptions::new(Datatype::float(8), &[4])).unwrap();
+/// ds.write_all(&[1.0f64, 2.0, 3.0, 4.0]).unwrap();
+/// f.close().unwrap();
+///
+/// let f = File::open(&path).unwrap();
+/// let x: Vec<f64> = f.root().dataset("results/x").unwrap().read_all().unwrap();
+/// assert_eq!(x, vec![1.0, 2.0, 3.0, 4.0]);
+/// ```
+#[derive(Clone)]
+pub struct File {
+    shared: Shared,
+    path: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for File {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("File")
+            .field("writable", &self.is_writable())
+            .finish()
+    }
+}
+
+impl File {
+    /// Settings for [`OpenOptions::open`].
+    pub fn options() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// Create a file, truncating any existing one.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if it cannot be created.
+    pub fn create(path: impl AsRef<Path>) -> Result<File> {
+        Self::options().mode(Mode::Create).open(path)
+    }
+
+    /// Open an existing file read-only.
+    ///
+    /// # Errors
+    /// [`Error::Io`] or [`Error::Corrupt`].
+    pub fn open(path: impl AsRef<Path>) -> Result<File> {
+        Self::options().open(path)
+    }
+
+    /// Open an existing file for reading and writing.
+    ///
+    /// # Errors
+    /// [`Error::Io`] or [`Error::Corrupt`].
+    pub fn open_rw(path: impl AsRef<Path>) -> Result<File> {
+        Self::options().mode(Mode::ReadWrite).open(path)
+    }
+
+    /// A new file that lives in memory only.
+    ///
+    /// # Errors
+    /// Only on allocation failure inside the driver.
+    pub fn in_memory() -> Result<File> {
+        Self::options().open_driver(Box::new(MemoryDriver::new()), true, true)
+    }
+
+    /// A new in-memory file whose bytes are kept compressed (in a `compll`
+    /// arena): it holds a fraction of its size in RAM.
+    ///
+    /// ```
+    /// use arca::{Datatype, DatasetOptions, File};
+    /// let f = File::in_memory_compressed().unwrap();
+    /// let n = 2_000_000;
+    /// let ds = f.root().create_dataset("z", &DatasetOptions::new(Datatype::float(8), &[n])).unwrap();
+    /// ds.write_all(&vec![1.5f64; n as usize]).unwrap();
+    /// f.flush().unwrap();
+    /// // A few blocks stay uncompressed for speed; the rest is compressed.
+    /// assert!(f.memory_bytes().unwrap() < n * 8 / 4);
+    /// ```
+    ///
+    /// # Errors
+    /// Only if the arena cannot be set up.
+    pub fn in_memory_compressed() -> Result<File> {
+        Self::options().open_driver(
+            Box::new(crate::io::CompressedMemoryDriver::new()?),
+            true,
+            true,
+        )
+    }
+
+    /// Bytes of RAM an in-memory file holds (`None` for files on disk).
+    pub fn memory_bytes(&self) -> Option<u64> {
+        self.shared
+            .lock()
+            .ok()
+            .and_then(|g| g.st.pager.driver().held_bytes())
+    }
+
+    /// Open an arca file image held in memory, read-only.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the bytes are not a valid file.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<File> {
+        Self::options().open_driver(Box::new(MemoryDriver::from_bytes(bytes)), false, false)
+    }
+
+    /// The root group `/`.
+    pub fn root(&self) -> Group {
+        let root = self
+            .shared
+            .lock()
+            .map(|g| g.sb.root)
+            .unwrap_or(PAGE_SIZE as u64);
+        Group::new(self.shared.clone(), root, "/".into())
+    }
+
+    /// Whether the file was opened for writing.
+    pub fn is_writable(&self) -> bool {
+        self.shared.lock().map(|g| g.st.writable).unwrap_or(false)
+    }
+
+    /// Commit: write every pending change and sync it, atomically. Inside
+    /// [`File::transaction`] this waits for the transaction's end.
+    ///
+    /// # Errors
+    /// [`Error::Io`]; after a failure the handle is poisoned.
+    pub fn flush(&self) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        if g.tx_depth > 0 {
+            return Ok(());
+        }
+        g.flush()
+    }
+
+    /// Run `f` as one transaction: everything it changes is committed
+    /// together when it returns `Ok`, and rolled back — the file as it was
+    /// before the call — when it returns `Err` or panics. Nested calls join
+    /// the outer transaction.
+    ///
+    /// ```
+    /// use arca::{AttrValue, Error, File};
+    /// let f = File::in_memory().unwrap();
+    /// let r: arca::Result<()> = f.transaction(|f| {
+    ///     f.root().create_group("half-done")?;
+    ///     Err(Error::InvalidArgument("changed my mind".into()))
+    /// });
+    /// assert!(r.is_err());
+    /// assert!(!f.root().contains("half-done").unwrap());
+    /// ```
+    ///
+    /// # Errors
+    /// `f`'s error; [`Error::ReadOnly`]; [`Error::InvalidArgument`] if the
+    /// journal is off (nothing to roll back with).
+    pub fn transaction<T>(&self, f: impl FnOnce(&File) -> Result<T>) -> Result<T> {
+        self.begin_transaction()?;
+        let mut guard = TxGuard {
+            shared: &self.shared,
+            armed: true,
+        };
+        let r = f(self);
+        guard.armed = false;
+        match r {
+            Ok(v) => self.end_transaction(true).map(|_| v),
+            Err(e) => {
+                self.end_transaction(false)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Start a transaction by hand (for bindings that cannot pass a
+    /// closure); end it with [`File::end_transaction`]. Work done before is
+    /// committed first.
+    ///
+    /// # Errors
+    /// As for [`File::transaction`].
+    pub fn begin_transaction(&self) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        g.st.check_writable()?;
+        if !g.st.pager.journal().enabled() {
+            return Err(Error::invalid(
+                "transactions need the journal, which is off for this file",
+            ));
+        }
+        if g.tx_depth == 0 {
+            g.flush()?;
+            g.tx_doomed = false;
+        }
+        g.tx_depth += 1;
+        Ok(())
+    }
+
+    /// End the innermost transaction: commit it, or roll everything back
+    /// to the state before the outermost one. An inner rollback dooms the
+    /// outer transaction: its commit then rolls back and reports it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] with no transaction open, or when a
+    /// commit found the transaction doomed; [`Error::Io`] on failure.
+    pub fn end_transaction(&self, commit: bool) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        if g.tx_depth == 0 {
+            return Err(Error::invalid("no transaction is open"));
+        }
+        g.tx_depth -= 1;
+        if !commit {
+            g.tx_doomed = true;
+        }
+        if g.tx_depth > 0 {
+            return Ok(());
+        }
+        if g.tx_doomed {
+            g.tx_doomed = false;
+            g.rollback()?;
+            if commit {
+                return Err(Error::invalid(
+                    "an inner transaction failed; everything was rolled back",
+                ));
+            }
+            return Ok(());
+        }
+        g.flush()
+    }
+
+    /// Whether opening rolled back a transaction that a crash interrupted.
+    pub fn recovered(&self) -> bool {
+        self.shared.lock().map(|g| g.recovered).unwrap_or(false)
+    }
+
+    /// The path the file was opened from, if it is on disk.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Flush and close. Handles to objects in this file stop working.
+    ///
+    /// # Errors
+    /// As for [`File::flush`].
+    pub fn close(self) -> Result<()> {
+        let mut g = lock(&self.shared)?;
+        let r = g.flush();
+        g.open = false;
+        g.caches.clear();
+        g.st.pager.discard();
+        g.st.pager.journal().release();
+        r
+    }
+
+    /// Object counts and bytes by kind, from a walk of the whole file.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if a structure on the way is damaged.
+    pub fn stat(&self) -> Result<Stat> {
+        let mut g = lock(&self.shared)?;
+        g.flush_caches_only()?;
+        super::stat::stat(&mut g)
+    }
+
+    /// Free-space figures: sections, free bytes, largest section, a
+    /// histogram by size, fragmentation.
+    ///
+    /// # Errors
+    /// Only if the file is closed.
+    pub fn space_info(&self) -> Result<SpaceInfo> {
+        let g = lock(&self.shared)?;
+        Ok(SpaceInfo::from_sections(
+            &g.st.space.sections(),
+            g.st.space.eof(),
+        ))
+    }
+
+    /// Read every structure and every chunk, verifying checksums and that
+    /// chunks decode; returns the first damage found.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] naming the damaged structure and its offset.
+    pub fn check(&self) -> Result<Stat> {
+        let mut g = lock(&self.shared)?;
+        g.flush_caches_only()?;
+        super::stat::check(&mut g)
+    }
+}
+
+impl Inner {
+    /// Push dirty chunks to the file without committing, so walks see them.
+    pub(crate) fn flush_caches_only(&mut self) -> Result<()> {
+        let addrs: Vec<u64> = self.caches.keys().copied().collect();
+        for addr in addrs {
+            let mut cache = self.cache(addr);
+            let r = if cache.is_dirty() {
+                super::dataset::flush_cache(self, addr, &mut cache)
+            } else {
+                Ok(())
+            };
+            self.caches.insert(addr, cache);
+            r?;
+        }
+        Ok(())
+    }
+}
+
+/// Rolls back a transaction whose closure panicked.
+struct TxGuard<'a> {
+    shared: &'a Shared,
+    armed: bool,
+}
+
+impl Drop for TxGuard<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            if let Ok(mut g) = self.shared.lock() {
+                g.tx_depth = 0;
+                g.tx_doomed = false;
+                let _ = g.rollback();
+            }
+        }
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if self.open && !self.poisoned {
+            // Errors cannot be reported from drop; close() reports them.
+            let _ = self.flush();
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Copying a whole file into a new, compact one.
+
+use std::path::Path;
+
+use super::{AttrValue, Attributes, Dataset, DatasetOptions, File, Group, Object};
+use crate::error::Result;
+use crate::selection::Selection;
+
+/// Bytes moved per read/write step of a contiguous dataset.
+const STEP_BYTES: u64 = 64 << 20;
+
+/// Progress of a [`repack`]: bytes of dataset elements copied so far, of the total.
+pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
+
+/// Write a compact copy of the file at `src` to `dst`: the same groups,
+/// datasets (type, shape, chunking, filters, fill value), attributes and
+/// values, laid out without free space. Chunks that hold only the fill
+/// value are not stored. `progress(done, total)` is called as elements are
+/// copied.
+///
+/// ```
+/// use arca::{DatasetOptions, Datatype, File};
+/// let dir = tempfile::tempdir().unwrap();
+/// let (a, b) = (dir.path().join("a.arca"), dir.path().join("b.arca"));
+/// let f = File::create(&a).unwrap();
+/// for i in 0..10 {
+///     let d = f.root().create_dataset(&format!("d{i}"), &DatasetOptions::new(Datatype::uint(1), &[100_000])).unwrap();
+///     d.write_all(&vec![i as u8; 100_000]).unwrap();
+/// }
+/// for i in 0..9 {
+///     f.root().delete(&format!("d{i}")).unwrap();
+/// }
+/// f.close().unwrap();
+/// arca::repack(&a, &b, &mut |_, _| {}).unwrap();
+/// assert!(std::fs::metadata(&b).unwrap().len() < std::fs::metadata(&a).unwrap().len() / 5);
+/// ```
+///
+/// # Errors
+/// Errors reading `src` or writing `dst`; `dst` must not exist.
+pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
+    let from = File::open(src)?;
+    let to = File::options().mode(super::Mode::CreateNew).open(dst)?;
+    let mut total = 0u64;
+    let mut datasets = vec![];
+    from.root().visit(&mut |p, k| {
+        if k == crate::ObjectKind::Dataset {
+            datasets.push(p.to_string());
+        }
+        Ok(())
+    })?;
+    for p in &datasets {
+        let d = from.root().dataset(p)?;
+        total += d.len()? * d.dtype()?.size() as u64;
+    }
+    let mut done = 0u64;
+    copy_attrs(&from.root().attrs(), &to.root().attrs())?;
+    copy_group(&from.root(), &to.root(), &mut done, total, progress)?;
+    to.close()?;
+    progress(total, total);
+    Ok(())
+}
+
+fn copy_attrs(from: &Attributes, to: &Attributes) -> Result<()> {
+    for name in from.names()? {
+        let v: AttrValue = from.get(&name)?;
+        to.create(&name, &v)?;
+    }
+    Ok(())
+}
+
+fn copy_group(
+    from: &Group,
+    to: &Group,
+    done: &mut u64,
+    total: u64,
+    progress: &mut Progress,
+) -> Result<()> {
+    for (name, _) in from.members()? {
+        match from.object(&name)? {
+            Object::Group(g) => {
+                let ng = to.create_group(&name)?;
+                copy_attrs(&g.attrs(), &ng.attrs())?;
+                copy_group(&g, &ng, done, total, progress)?;
+            }
+            Object::Dataset(d) => {
+                let nd = copy_dataset(&d, to, &name, done, total, progress)?;
+                copy_attrs(&d.attrs(), &nd.attrs())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn copy_dataset(
+    d: &Dataset,
+    to: &Group,
+    name: &str,
+    done: &mut u64,
+    total: u64,
+    progress: &mut Progress,
+) -> Result<Dataset> {
+    let dtype = d.dtype()?;
+    if dtype.is_vlen() {
+        return crate::vlen::copy_dataset(d, to, name, done, total, progress);
+    }
+    let shape = d.shape()?;
+    let fill = d.fill_value()?;
+    let mut o = DatasetOptions::new(dtype, &shape).fill_value(&fill);
+    let chunks = d.chunks()?;
+    if let Some(c) = &chunks {
+        o = o.chunks(c).maxshape(&d.maxshape()?).filters(&d.filters()?);
+    }
+    let nd = to.create_dataset(name, &o)?;
+    let elem = dtype.size() as u64;
+    if shape.contains(&0) {
+        return Ok(nd);
+    }
+    // Copy block by block: chunk by chunk, or slabs along the first axis.
+    let block: Vec<u64> = match &chunks {
+        Some(c) => c.clone(),
+        None => {
+            let row: u64 = shape[1..].iter().product::<u64>().max(1) * elem;
+            let mut b = shape.clone();
+            if let Some(first) = b.first_mut() {
+                *first = (STEP_BYTES / row).clamp(1, shape[0]);
+            }
+            b
+        }
+    };
+    let grid: Vec<u64> = shape
+        .iter()
+        .zip(&block)
+        .map(|(s, b)| s.div_ceil(*b))
+        .collect();
+    let mut idx = vec![0u64; shape.len()];
+    let mut buf = vec![];
+    loop {
+        let ranges: Vec<(u64, u64, u64)> = idx
+            .iter()
+            .zip(&block)
+            .zip(&shape)
+            .map(|((i, b), s)| (i * b, ((i + 1) * b).min(*s), 1))
+            .collect();
+        let sel = Selection::from_ranges(&ranges)?;
+        buf.resize((sel.len() * elem) as usize, 0);
+        d.read_raw(&sel, &mut buf)?;
+        // Chunks holding only the fill value stay unstored, as in the source.
+        let only_fill = chunks.is_some() && buf.chunks_exact(elem as usize).all(|e| e == &fill[..]);
+        if !only_fill {
+            nd.write_raw(&sel, &buf)?;
+        }
+        *done += sel.len() * elem;
+        progress(*done, total);
+        let mut k = idx.len();
+        loop {
+            if k == 0 {
+                return Ok(nd);
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < grid[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}

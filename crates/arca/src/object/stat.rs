@@ -1,0 +1,255 @@
+//! Whole-file walks: statistics by kind of space, and a full integrity check.
+
+use super::file::Inner;
+use super::group::members_with_addr;
+use crate::chunk::index_all;
+use crate::error::{Error, Result};
+use crate::filter;
+use crate::format::attribute::{AttrData, AttrRecord};
+use crate::format::btree;
+use crate::format::object_header::{Fill, Header, Layout, ObjectKind};
+use crate::pager::PAGE_SIZE;
+use crate::store::{Store, BLOB_HEADER};
+
+/// Object counts and where the file's bytes go.
+///
+/// ```
+/// use arca::File;
+/// let f = File::in_memory().unwrap();
+/// f.root().create_group("g").unwrap();
+/// let s = f.stat().unwrap();
+/// assert_eq!(s.groups, 2); // the root and g
+/// assert_eq!(s.file_bytes, s.superblock_bytes + s.metadata_bytes + s.raw_bytes + s.unused_bytes);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stat {
+    /// Groups, the root included.
+    pub groups: u64,
+    /// Datasets.
+    pub datasets: u64,
+    /// Attributes on all objects.
+    pub attributes: u64,
+    /// Stored chunks of all chunked datasets.
+    pub chunks: u64,
+    /// Logical file length.
+    pub file_bytes: u64,
+    /// The superblock page.
+    pub superblock_bytes: u64,
+    /// Object headers, B-tree pages and blobs.
+    pub metadata_bytes: u64,
+    /// Dataset elements as stored (after compression).
+    pub raw_bytes: u64,
+    /// Dataset elements before compression, for allocated storage.
+    pub raw_logical_bytes: u64,
+    /// Bytes belonging to nothing: space freed and not yet reused.
+    pub unused_bytes: u64,
+    /// Bytes in free sections known to the free-space manager.
+    pub free_bytes: u64,
+    /// Number of free sections.
+    pub free_sections: u64,
+}
+
+fn tree_pages(
+    st: &mut Store,
+    root: u64,
+    extents: &mut Vec<(u64, u64, &'static str)>,
+) -> Result<u64> {
+    let mut pages = vec![];
+    btree::pages(st, root, &mut pages)?;
+    extents.extend(pages.iter().map(|&(p, n)| (p, n, "B-tree page")));
+    Ok(pages.iter().map(|&(_, n)| n).sum())
+}
+
+/// Live extents, free sections and reserved aggregator space must tile the
+/// file after the superblock exactly: no overlaps, no byte unaccounted for.
+fn account(
+    extents: &mut Vec<(u64, u64, &'static str)>,
+    free: &[crate::space::Section],
+    reserved: &[(u64, u64)],
+    eof: u64,
+) -> Result<()> {
+    extents.extend(free.iter().map(|f| (f.addr, f.size, "free section")));
+    extents.extend(reserved.iter().map(|&(a, l)| (a, l, "aggregator")));
+    extents.sort_unstable();
+    let mut pos = PAGE_SIZE as u64;
+    for &(a, l, what) in extents.iter() {
+        if a < pos {
+            return Err(Error::corrupt(
+                what,
+                a,
+                format!("overlaps another structure (which ends at {pos})"),
+            ));
+        }
+        if a > pos {
+            return Err(Error::corrupt(
+                "file space",
+                pos,
+                format!("{} bytes belong to nothing (leaked)", a - pos),
+            ));
+        }
+        pos = a + l;
+    }
+    if pos != eof {
+        return Err(Error::corrupt(
+            "file space",
+            pos,
+            format!("structures end at {pos}, the file at {eof}"),
+        ));
+    }
+    Ok(())
+}
+
+fn walk(g: &mut Inner, verify: bool) -> Result<Stat> {
+    // Every live extent, for the accounting check: (addr, len, what).
+    let mut extents: Vec<(u64, u64, &'static str)> = vec![];
+    let mut s = Stat {
+        superblock_bytes: PAGE_SIZE as u64,
+        file_bytes: g.st.space.eof(),
+        ..Stat::default()
+    };
+    let mut stack = vec![g.sb.root];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(addr) = stack.pop() {
+        if !seen.insert(addr)
+            || seen.len() as u64 > s.file_bytes / crate::pager::MIN_PAGE as u64 + 1
+        {
+            return Err(Error::corrupt(
+                "group link",
+                addr,
+                "object reached twice: links form a cycle",
+            ));
+        }
+        let st = &mut g.st;
+        let h = Header::load(st, addr)?;
+        let hsize = st.pager.size_of(addr)? as u64;
+        s.metadata_bytes += hsize;
+        extents.push((addr, hsize, "object header"));
+        s.attributes += h.attrs.count;
+        s.metadata_bytes += tree_pages(st, h.attrs.root, &mut extents)?;
+        let mut recs = vec![];
+        btree::scan(st, h.attrs.root, b"", &mut |_, v| {
+            recs.push(AttrRecord::decode(v, addr)?);
+            Ok(true)
+        })?;
+        for r in recs {
+            if let AttrData::Blob { addr: a, len } = r.data {
+                s.metadata_bytes += BLOB_HEADER + len;
+                extents.push((a, BLOB_HEADER + len, "attribute blob"));
+            }
+            if verify {
+                r.bytes(st)?;
+            }
+        }
+        match h.kind {
+            ObjectKind::Group => {
+                s.groups += 1;
+                s.metadata_bytes += tree_pages(st, h.links.root, &mut extents)?;
+                for (_, _, child) in members_with_addr(st, addr)? {
+                    stack.push(child);
+                }
+            }
+            ObjectKind::Dataset => {
+                s.datasets += 1;
+                let Some(m) = h.dataset else { continue };
+                if let Some(Fill::Blob { addr: a, len }) = m.fill {
+                    s.metadata_bytes += BLOB_HEADER + len;
+                    extents.push((a, BLOB_HEADER + len, "fill blob"));
+                }
+                if verify {
+                    m.fill_bytes(st)?;
+                }
+                match &m.layout {
+                    Layout::Contiguous { addr: a, size } => {
+                        if *a != 0 {
+                            if a.checked_add(*size).is_none_or(|e| e > s.file_bytes) {
+                                return Err(Error::corrupt(
+                                    "dataset layout",
+                                    addr,
+                                    "storage outside the file",
+                                ));
+                            }
+                            s.raw_bytes += size;
+                            s.raw_logical_bytes += size;
+                            extents.push((*a, *size, "contiguous data"));
+                        }
+                    }
+                    Layout::Chunked { chunk, index } => {
+                        s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
+                        let elem = m.dtype.size();
+                        let expect = chunk.iter().product::<u64>() as usize * elem;
+                        for (_, r) in index_all(st, *index, m.dims.len())? {
+                            s.chunks += 1;
+                            s.raw_bytes += r.size;
+                            extents.push((r.addr, r.size, "chunk"));
+                            s.raw_logical_bytes += expect as u64;
+                            if r.addr.checked_add(r.size).is_none_or(|e| e > s.file_bytes)
+                                || r.size > 2 * expect as u64 + 65536
+                            {
+                                return Err(Error::corrupt(
+                                    "chunk index entry",
+                                    *index,
+                                    format!(
+                                        "chunk at {} of {} bytes outside the file",
+                                        r.addr, r.size
+                                    ),
+                                ));
+                            }
+                            if verify {
+                                let mut buf = vec![0u8; r.size as usize];
+                                st.driver().read_at(r.addr, &mut buf)?;
+                                crate::chunk::verify(&r, &buf)?;
+                                filter::decode(&m.filters, r.mask, elem, buf, expect, r.addr)?;
+                            }
+                        }
+                    }
+                }
+                if let (Some(v), Some(b)) = (&m.vlen, m.dtype.base()) {
+                    let a = crate::vlen::account(st, v, b.size(), verify, addr, &mut extents)?;
+                    s.metadata_bytes += a.metadata;
+                    s.chunks += a.chunks;
+                    s.raw_bytes += a.raw;
+                    s.raw_logical_bytes += a.logical;
+                }
+            }
+        }
+    }
+    if g.sb.space[0] != 0 {
+        let len = BLOB_HEADER + g.sb.space[1];
+        s.metadata_bytes += len;
+        extents.push((g.sb.space[0], len, "free-space record"));
+    }
+    let sections = g.st.space.sections();
+    s.free_sections = sections.len() as u64;
+    s.free_bytes = sections.iter().map(|x| x.size).sum();
+    if verify {
+        if let Some(e) = g.space_error.take() {
+            let msg = e.to_string();
+            g.space_error = Some(e);
+            return Err(Error::corrupt("free-space record", g.sb.space[0], msg));
+        }
+        let mut reserved = g.st.space.reserved();
+        reserved.extend(g.st.space.pending().iter().map(|p| (p.addr, p.size)));
+        account(&mut extents, &sections, &reserved, s.file_bytes)?;
+    }
+    let used = s.superblock_bytes + s.metadata_bytes + s.raw_bytes;
+    if used > s.file_bytes {
+        return Err(Error::corrupt(
+            "file",
+            0,
+            format!(
+                "structures claim {used} bytes of a {}-byte file",
+                s.file_bytes
+            ),
+        ));
+    }
+    s.unused_bytes = s.file_bytes - used;
+    Ok(s)
+}
+
+pub(crate) fn stat(g: &mut Inner) -> Result<Stat> {
+    walk(g, false)
+}
+
+pub(crate) fn check(g: &mut Inner) -> Result<Stat> {
+    walk(g, true)
+}

@@ -1,0 +1,361 @@
+//! The page cache: every metadata page is read and written through here.
+//!
+//! A page is 512, 1024, 2048 or 4096 bytes (its *class*, 0–3): a 4-byte tag
+//! — three letters naming the structure and a digit giving the class — a
+//! CRC32C of the rest of the page (tag included, checksum field excluded),
+//! then the payload. Small objects get small pages; B-tree nodes grow
+//! through the classes before they split. Pages are checksummed when written
+//! out and verified when read in, so a damaged page is reported with its
+//! structure and offset before anything decodes it.
+//!
+//! Invariants:
+//! - P1: a dirty page is never evicted before it is written to the driver.
+//! - P2: the cache holds at most `capacity` pages after any call returns,
+//!   except while every page is dirty (they are then flushed first).
+//! - P3: raw data never shares bytes with a page (the allocator hands out
+//!   disjoint extents), so raw writes bypass the cache safely.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::io::Driver;
+use crate::journal::Journaled;
+use crate::pool::lists::PAGES;
+
+/// Size of the largest metadata page, and of the superblock's region.
+pub const PAGE_SIZE: usize = 4096;
+/// Bytes of payload in the largest page after its tag and checksum.
+pub const PAGE_PAYLOAD: usize = PAGE_SIZE - 8;
+/// Size of the smallest page (class 0).
+pub const MIN_PAGE: usize = 512;
+/// Number of page classes: 512, 1024, 2048, 4096 bytes.
+pub const PAGE_CLASSES: u8 = 4;
+
+/// Three letters naming the structure a page holds.
+pub(crate) type Family = [u8; 3];
+
+/// Bytes in a page of `class`.
+pub(crate) fn class_size(class: u8) -> usize {
+    MIN_PAGE << class
+}
+
+/// The smallest class whose payload holds `len` bytes.
+pub(crate) fn class_for(len: usize) -> Option<u8> {
+    (0..PAGE_CLASSES).find(|&c| class_size(c) - 8 >= len)
+}
+
+/// A cached page: tag, checksum, payload. Shared, so reads do not copy;
+/// pages come from the page free list and return to it when the cache
+/// drops them and nothing else still shares them.
+pub(crate) type Page = Arc<Vec<u8>>;
+
+/// The bytes of a page about to be filled or rewritten: the page itself if
+/// nothing shares it (the usual case), else a copy.
+fn page_mut(page: &mut Page) -> &mut Vec<u8> {
+    // A copy takes over the original's place in the page list's count.
+    Arc::make_mut(page)
+}
+
+struct Entry {
+    page: Page,
+    dirty: bool,
+    tick: u64,
+}
+
+pub(crate) struct Pager {
+    driver: Journaled,
+    cache: HashMap<u64, Entry>,
+    capacity: usize,
+    tick: u64,
+    /// Bytes that exist on the driver or will after the next flush; reads
+    /// beyond this are damage, not I/O errors.
+    limit: u64,
+}
+
+fn checksum(page: &[u8]) -> u32 {
+    let c = crc32c::crc32c(&page[0..4]);
+    crc32c::crc32c_append(c, &page[8..])
+}
+
+/// A printable name for a page family.
+pub(crate) fn tag_name(family: &Family) -> &'static str {
+    match family {
+        b"ABL" => "B-tree leaf page",
+        b"ABI" => "B-tree internal page",
+        b"AOH" => "object header",
+        _ => "metadata page",
+    }
+}
+
+impl Pager {
+    pub(crate) fn new(driver: Journaled, capacity: usize) -> Result<Self> {
+        let limit = driver.len()?;
+        Ok(Self {
+            driver,
+            cache: HashMap::new(),
+            capacity: capacity.max(16),
+            tick: 0,
+            limit,
+        })
+    }
+
+    pub(crate) fn driver(&self) -> &dyn Driver {
+        &self.driver
+    }
+
+    pub(crate) fn driver_mut(&mut self) -> &mut dyn Driver {
+        &mut self.driver
+    }
+
+    pub(crate) fn journal(&mut self) -> &mut Journaled {
+        &mut self.driver
+    }
+
+    /// Whether any page awaits writing.
+    pub(crate) fn has_dirty(&self) -> bool {
+        self.cache.values().any(|e| e.dirty)
+    }
+
+    /// Drop every cached page, dirty or not (after a rollback).
+    pub(crate) fn discard(&mut self) {
+        for (_, e) in self.cache.drain() {
+            PAGES.give_back(e.page);
+        }
+    }
+
+    /// Bytes known to exist (on disk or pending in the cache).
+    pub(crate) fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    pub(crate) fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
+    }
+
+    /// Record that raw bytes up to `end` were written directly to the driver.
+    pub(crate) fn extend_limit(&mut self, end: u64) {
+        self.limit = self.limit.max(end);
+    }
+
+    /// Read a page, verifying its checksum and that it belongs to `family`;
+    /// the payload starts at byte 8.
+    pub(crate) fn read(&mut self, addr: u64, family: &Family) -> Result<Page> {
+        Ok(self.read_any(addr, &[family])?.1)
+    }
+
+    /// Read a page of one of `families`; returns which one and the page.
+    pub(crate) fn read_any(&mut self, addr: u64, families: &[&Family]) -> Result<(usize, Page)> {
+        let what = tag_name(families[0]);
+        self.tick += 1;
+        let tick = self.tick;
+        let find = |page: &[u8]| families.iter().position(|f| page[0..3] == f[..]);
+        if let Some(e) = self.cache.get_mut(&addr) {
+            e.tick = tick;
+            let Some(i) = find(&e.page) else {
+                return Err(Error::corrupt(what, addr, "unexpected page tag"));
+            };
+            return Ok((i, e.page.clone()));
+        }
+        let mut head = [0u8; 8];
+        self.check_range(addr, 8, what)?;
+        self.driver.read_at(addr, &mut head)?;
+        let Some(i) = find(&head) else {
+            return Err(Error::corrupt(
+                what,
+                addr,
+                format!(
+                    "unexpected page tag {:?}",
+                    String::from_utf8_lossy(&head[0..4])
+                ),
+            ));
+        };
+        let class = head[3].wrapping_sub(b'0');
+        if class >= PAGE_CLASSES {
+            return Err(Error::corrupt(
+                tag_name(families[i]),
+                addr,
+                format!("page class byte {}", head[3]),
+            ));
+        }
+        let size = class_size(class);
+        self.check_range(addr, size, what)?;
+        let mut page = PAGES.take_zeroed(size);
+        let buf = page_mut(&mut page);
+        let read = self.driver.read_at(addr, buf);
+        let stored = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
+        if read.is_err() || stored != checksum(buf) {
+            PAGES.give_back(page);
+            read?;
+            return Err(Error::corrupt(
+                tag_name(families[i]),
+                addr,
+                "checksum mismatch",
+            ));
+        }
+        self.insert(addr, page.clone(), false)?;
+        Ok((i, page))
+    }
+
+    fn check_range(&self, addr: u64, len: usize, what: &'static str) -> Result<()> {
+        if addr == 0 || addr.checked_add(len as u64).is_none_or(|e| e > self.limit) {
+            return Err(Error::corrupt(
+                what,
+                addr,
+                format!("page address outside the file ({} bytes)", self.limit),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Size in bytes of the page at `addr` (from the cache, or its tag).
+    pub(crate) fn size_of(&mut self, addr: u64) -> Result<usize> {
+        if let Some(e) = self.cache.get(&addr) {
+            return Ok(e.page.len());
+        }
+        self.check_range(addr, 8, "metadata page")?;
+        let mut head = [0u8; 8];
+        self.driver.read_at(addr, &mut head)?;
+        let class = head[3].wrapping_sub(b'0');
+        if class >= PAGE_CLASSES {
+            return Err(Error::corrupt(
+                "metadata page",
+                addr,
+                format!("page class byte {}", head[3]),
+            ));
+        }
+        Ok(class_size(class))
+    }
+
+    /// Replace the payload of an existing page, keeping its class.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the payload outgrew the page.
+    pub(crate) fn write(&mut self, addr: u64, family: &Family, payload: &[u8]) -> Result<()> {
+        let size = self.size_of(addr)?;
+        let class = (0..PAGE_CLASSES)
+            .find(|&c| class_size(c) == size)
+            .unwrap_or(PAGE_CLASSES - 1);
+        if payload.len() > size - 8 {
+            return Err(Error::invalid(format!(
+                "{} at {addr} outgrew its {size}-byte page",
+                tag_name(family)
+            )));
+        }
+        self.write_new(addr, family, class, payload)
+    }
+
+    /// Write a page of `class` at `addr`; it reaches storage at the next flush.
+    pub(crate) fn write_new(
+        &mut self,
+        addr: u64,
+        family: &Family,
+        class: u8,
+        payload: &[u8],
+    ) -> Result<()> {
+        let size = class_size(class);
+        if payload.len() > size - 8 {
+            return Err(Error::invalid("page payload too large"));
+        }
+        // Reuse the cached page at `addr` when nothing else shares it.
+        let mut page = match self.cache.remove(&addr) {
+            Some(e) if e.page.len() == size && Arc::strong_count(&e.page) == 1 => e.page,
+            Some(e) => {
+                PAGES.give_back(e.page);
+                PAGES.take_zeroed(size)
+            }
+            None => PAGES.take_zeroed(size),
+        };
+        let buf = page_mut(&mut page);
+        buf[0..3].copy_from_slice(family);
+        buf[3] = b'0' + class;
+        buf[4..8].fill(0);
+        buf[8..8 + payload.len()].copy_from_slice(payload);
+        buf[8 + payload.len()..].fill(0);
+        self.limit = self.limit.max(addr + size as u64);
+        self.insert(addr, page, true)
+    }
+
+    /// Drop a freed page from the cache without writing it.
+    pub(crate) fn forget(&mut self, addr: u64) {
+        if let Some(e) = self.cache.remove(&addr) {
+            PAGES.give_back(e.page);
+        }
+    }
+
+    fn insert(&mut self, addr: u64, page: Page, dirty: bool) -> Result<()> {
+        self.tick += 1;
+        let tick = self.tick;
+        if let Some(old) = self.cache.insert(addr, Entry { page, dirty, tick }) {
+            PAGES.give_back(old.page);
+        }
+        if self.cache.len() > self.capacity {
+            self.evict()?;
+        }
+        Ok(())
+    }
+
+    /// Evict the least recently used half of the clean pages (P1, P2).
+    fn evict(&mut self) -> Result<()> {
+        if self.cache.values().all(|e| e.dirty) {
+            self.flush()?;
+        }
+        let mut clean: Vec<(u64, u64)> = self
+            .cache
+            .iter()
+            .filter(|(_, e)| !e.dirty)
+            .map(|(a, e)| (e.tick, *a))
+            .collect();
+        clean.sort_unstable();
+        let excess = self.cache.len().saturating_sub(self.capacity / 2);
+        for (_, addr) in clean.into_iter().take(excess) {
+            if let Some(e) = self.cache.remove(&addr) {
+                PAGES.give_back(e.page);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write every dirty page, in address order, with fresh checksums.
+    pub(crate) fn flush(&mut self) -> Result<()> {
+        self.flush_with(&[])
+    }
+
+    /// Flush; the originals of the dirty pages and of `extra` ranges are
+    /// journaled first, in one batch (one journal sync).
+    pub(crate) fn flush_with(&mut self, extra: &[(u64, u64)]) -> Result<()> {
+        let mut dirty: Vec<u64> = self
+            .cache
+            .iter()
+            .filter(|(_, e)| e.dirty)
+            .map(|(a, _)| *a)
+            .collect();
+        dirty.sort_unstable();
+        let mut ranges: Vec<(u64, u64)> = dirty
+            .iter()
+            .map(|a| (*a, self.cache.get(a).map_or(0, |e| e.page.len()) as u64))
+            .collect();
+        ranges.extend_from_slice(extra);
+        self.driver.preserve(&ranges)?;
+        for addr in dirty {
+            if let Some(e) = self.cache.get_mut(&addr) {
+                // The checksum goes into the cached page itself.
+                let page = page_mut(&mut e.page);
+                let crc = checksum(page);
+                page[4..8].copy_from_slice(&crc.to_le_bytes());
+                self.driver.write_at(addr, page)?;
+                e.dirty = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Pager {
+    /// Cached pages go back to the page free list.
+    fn drop(&mut self) {
+        for (_, e) in self.cache.drain() {
+            PAGES.give_back(e.page);
+        }
+    }
+}

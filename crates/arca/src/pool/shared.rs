@@ -1,0 +1,95 @@
+//! Shared byte blocks (`Arc<Vec<u8>>`) by exact size: the page cache's pages.
+//!
+//! Keeping the `Arc` itself, not only its buffer, means a recycled page
+//! costs no allocation at all; a page comes back only when nothing else
+//! still shares it (`Arc::get_mut` succeeds), otherwise the last holder
+//! frees it as usual.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use super::{lock, Counters, FreeList, PoolKind};
+
+pub(crate) struct SharedBlockList {
+    name: &'static str,
+    counters: Counters,
+    free: Mutex<BTreeMap<usize, Vec<Arc<Vec<u8>>>>>,
+}
+
+impl SharedBlockList {
+    pub(crate) const fn new(name: &'static str) -> Self {
+        SharedBlockList {
+            name,
+            counters: Counters::new(),
+            free: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// An unshared block of exactly `len` bytes, all zero.
+    pub(crate) fn take_zeroed(&'static self, len: usize) -> Arc<Vec<u8>> {
+        self.counters.register(self);
+        let got = if super::pooling_enabled() {
+            lock(&self.free).get_mut(&len).and_then(|v| v.pop())
+        } else {
+            None
+        };
+        match got {
+            Some(mut a) => {
+                self.counters.handed_out(true, len);
+                if let Some(v) = Arc::get_mut(&mut a) {
+                    v.fill(0);
+                    return a;
+                }
+                // Unreachable in practice: only unshared blocks are kept.
+                Arc::new(vec![0; len])
+            }
+            None => {
+                self.counters.handed_out(false, 0);
+                Arc::new(vec![0; len])
+            }
+        }
+    }
+
+    /// Give a block back; kept only if nothing else shares it.
+    pub(crate) fn give_back(&'static self, mut block: Arc<Vec<u8>>) {
+        let Some(v) = Arc::get_mut(&mut block) else {
+            // Still shared: the last holder frees it.
+            self.counters.detached();
+            return;
+        };
+        let len = v.len();
+        if self.counters.admit(len) {
+            lock(&self.free).entry(len).or_default().push(block);
+        }
+    }
+}
+
+impl FreeList for SharedBlockList {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn kind(&self) -> PoolKind {
+        PoolKind::Block
+    }
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+    fn trim(&self, max_bytes: usize) -> usize {
+        let mut released = 0;
+        let mut gone = Vec::new();
+        {
+            let mut free = lock(&self.free);
+            for (_, blocks) in free.iter_mut().rev() {
+                while self.counters.held_bytes().saturating_sub(released) > max_bytes {
+                    let Some(b) = blocks.pop() else { break };
+                    released += b.len();
+                    gone.push(b);
+                }
+            }
+            free.retain(|_, v| !v.is_empty());
+            self.counters.trimmed(gone.len(), released);
+        }
+        drop(gone);
+        released
+    }
+}

@@ -1,0 +1,647 @@
+//! The byte vector: a growable 1-D chunked array reached through the common
+//! chunk engine, plus its optional list of free ranges.
+
+use crate::chunk::{index_all, key, Cache, Chunked};
+use crate::error::{Error, Result};
+use crate::filter::{self, Filter};
+use crate::format::btree;
+use crate::format::codec::{Reader, Writer};
+use crate::format::object_header::Header;
+use crate::object::Inner;
+use crate::selection::Selection;
+use crate::space::SpaceKind;
+use crate::store::{Store, BLOB_HEADER};
+
+/// The vector's description, as kept in object-header message 8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VecMeta {
+    /// Bytes in use; the next append starts here.
+    pub(crate) len: u64,
+    /// Bytes per chunk.
+    pub(crate) chunk: u64,
+    /// Chunk-index root.
+    pub(crate) index: u64,
+    pub(crate) filters: Vec<Filter>,
+    /// Whether freed ranges are reused.
+    pub(crate) reuse: bool,
+    /// Blob holding the free ranges (0 = none) and its length.
+    pub(crate) free_addr: u64,
+    pub(crate) free_len: u64,
+}
+
+const FLAG_REUSE: u8 = 1;
+
+impl VecMeta {
+    pub(crate) fn new(chunk: u64, filters: Vec<Filter>, reuse: bool) -> Self {
+        VecMeta {
+            len: 0,
+            chunk,
+            index: 0,
+            filters,
+            reuse,
+            free_addr: 0,
+            free_len: 0,
+        }
+    }
+
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u64(self.len)
+            .u64(self.chunk)
+            .u64(self.index)
+            .u8(if self.reuse { FLAG_REUSE } else { 0 })
+            .u64(self.free_addr)
+            .u64(self.free_len);
+        Filter::encode_list(&self.filters, &mut w);
+        w.buf
+    }
+
+    /// Decode message 8; `item` is the item size of the dataset's type.
+    pub(crate) fn decode(body: &[u8], addr: u64, item: usize) -> Result<Self> {
+        let mut r = Reader::new(body, "variable-length vector", addr);
+        let len = r.u64()?;
+        let chunk = r.u64()?;
+        let index = r.u64()?;
+        let flags = r.u8()?;
+        let free_addr = r.u64()?;
+        let free_len = r.u64()?;
+        let filters = Filter::decode_list(&mut r)?;
+        if flags & !FLAG_REUSE != 0 {
+            return Err(Error::Unsupported(format!(
+                "variable-length vector flags {flags:#x}"
+            )));
+        }
+        let item = item as u64;
+        if chunk == 0 || chunk % item != 0 || chunk > crate::object::MAX_CHUNK_BYTES {
+            return Err(r.corrupt(format!("chunk of {chunk} bytes")));
+        }
+        if len % item != 0 {
+            return Err(r.corrupt(format!("length {len} is not whole items")));
+        }
+        if free_len % 16 != 0 {
+            return Err(r.corrupt("free-range list length is not whole entries"));
+        }
+        Ok(VecMeta {
+            len,
+            chunk,
+            index,
+            filters,
+            reuse: flags & FLAG_REUSE != 0,
+            free_addr,
+            free_len,
+        })
+    }
+}
+
+/// Run `f` with a chunk engine over the first `items` items of the vector.
+fn with_engine<T>(
+    vm: &mut VecMeta,
+    item: usize,
+    items: u64,
+    f: impl FnOnce(&mut Chunked) -> Result<T>,
+) -> Result<T> {
+    let dims = [items];
+    let chunk = [vm.chunk / item as u64];
+    let zero = vec![0u8; item];
+    let mut c = Chunked {
+        dims: &dims,
+        chunk: &chunk,
+        elem: item,
+        filters: &vm.filters,
+        fill: &zero,
+        index: vm.index,
+    };
+    let r = f(&mut c);
+    vm.index = c.index;
+    r
+}
+
+/// Write `data` at byte `off` of the vector, growing it if needed.
+pub(crate) fn write(
+    st: &mut Store,
+    cache: &mut Cache,
+    vm: &mut VecMeta,
+    item: usize,
+    off: u64,
+    data: &[u8],
+) -> Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let end = off + data.len() as u64;
+    let new_len = vm.len.max(end);
+    let c = vm.chunk;
+    // Whole chunks past the old end of an unfiltered vector were never
+    // stored or cached: they go straight from `data` to the file.
+    let lo = off.max(vm.len).div_ceil(c) * c;
+    let hi = end / c * c;
+    if vm.filters.is_empty() && lo < hi {
+        let at = |x: u64| (x - off) as usize;
+        engine_write(st, cache, vm, item, new_len, off, &data[..at(lo)])?;
+        put_direct(st, vm, lo, &data[at(lo)..at(hi)])?;
+        engine_write(st, cache, vm, item, new_len, hi, &data[at(hi)..])?;
+    } else {
+        engine_write(st, cache, vm, item, new_len, off, data)?;
+    }
+    vm.len = new_len;
+    Ok(())
+}
+
+fn engine_write(
+    st: &mut Store,
+    cache: &mut Cache,
+    vm: &mut VecMeta,
+    item: usize,
+    new_len: u64,
+    off: u64,
+    data: &[u8],
+) -> Result<()> {
+    if data.is_empty() {
+        return Ok(());
+    }
+    let i = item as u64;
+    let end = off + data.len() as u64;
+    let sel = Selection::from_ranges(&[(off / i, end / i, 1)])?;
+    with_engine(vm, item, new_len / i, |c| c.write(st, cache, &sel, data))
+}
+
+/// Store whole unfiltered chunks starting at byte `at` (chunk-aligned) in
+/// one extent with one write, then index each.
+fn put_direct(st: &mut Store, vm: &mut VecMeta, at: u64, data: &[u8]) -> Result<()> {
+    let c = vm.chunk;
+    let addr = st.space.alloc(SpaceKind::Raw, data.len() as u64)?;
+    st.pager.driver_mut().write_at(addr, data)?;
+    st.pager.extend_limit(addr + data.len() as u64);
+    let crcs = chunk_crcs(data, c as usize);
+    for (k, crc) in crcs.into_iter().enumerate() {
+        let coord = at / c + k as u64;
+        let mut w = Writer::new();
+        w.u64(addr + k as u64 * c).u64(c).u32(0).u32(crc);
+        let (root, ins) = btree::insert(st, vm.index, &key(&[coord]), &w.buf, true)?;
+        vm.index = root;
+        if let btree::Inserted::Replaced(old) = ins {
+            // Not reached for chunks past the end; kept so nothing leaks.
+            let mut r = Reader::new(&old, "chunk index entry", vm.index);
+            let (a, n) = (r.u64()?, r.u64()?);
+            st.space.free(SpaceKind::Raw, a, n);
+        }
+    }
+    Ok(())
+}
+
+/// CRC32C of each `c`-byte chunk of `data`, on two threads when there is
+/// enough to share: summing is a fair part of an unfiltered write or read.
+fn chunk_crcs(data: &[u8], c: usize) -> Vec<u32> {
+    let n = data.len() / c;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |x| x.get())
+        .min(4);
+    if threads < 2 || data.len() < 16 << 20 {
+        return data.chunks_exact(c).map(crc32c::crc32c).collect();
+    }
+    let per = n.div_ceil(threads);
+    let out: Vec<u32> = std::thread::scope(|s| {
+        let parts: Vec<_> = data
+            .chunks(per * c)
+            .map(|part| {
+                s.spawn(move || {
+                    part.chunks_exact(c)
+                        .map(crc32c::crc32c)
+                        .collect::<Vec<u32>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    if out.len() == n {
+        out
+    } else {
+        data.chunks_exact(c).map(crc32c::crc32c).collect()
+    }
+}
+
+/// Reserve whole chunks for `len` bytes at chunk-aligned vector offset
+/// `at` in one extent, zero its padding, index the chunks (checksums come
+/// with [`seal_direct`]) and return the extent's file address.
+pub(crate) fn extend_direct(st: &mut Store, vm: &mut VecMeta, at: u64, len: u64) -> Result<u64> {
+    let c = vm.chunk;
+    let n = len.div_ceil(c);
+    let total = n * c;
+    let addr = st.space.alloc(SpaceKind::Raw, total)?;
+    st.pager.extend_limit(addr + total);
+    let pad = (total - len) as usize;
+    if pad > 0 {
+        st.pager
+            .driver_mut()
+            .write_at(addr + len, &vec![0u8; pad])?;
+    }
+    let d = st.pager.driver_mut();
+    if d.len()? < addr + total {
+        d.truncate(addr + total)?;
+    }
+    for k in 0..n {
+        let mut w = Writer::new();
+        w.u64(addr + k * c).u64(c).u32(0).u32(0);
+        let (root, ins) = btree::insert(st, vm.index, &key(&[at / c + k]), &w.buf, true)?;
+        vm.index = root;
+        if let btree::Inserted::Replaced(old) = ins {
+            let mut r = Reader::new(&old, "chunk index entry", vm.index);
+            let (a, s) = (r.u64()?, r.u64()?);
+            st.space.free(SpaceKind::Raw, a, s);
+        }
+    }
+    vm.len = at + len;
+    Ok(addr)
+}
+
+/// Fill in the checksums of an extent's chunks: given ones as they are,
+/// the others computed from the file.
+pub(crate) fn seal_direct(
+    st: &mut Store,
+    vm: &mut VecMeta,
+    ext: &super::api::VlenExtent,
+    crcs: &[(u64, u32)],
+) -> Result<()> {
+    let c = vm.chunk;
+    if ext.chunk_bytes != c || !ext.offset.is_multiple_of(c) || ext.offset + ext.len > vm.len {
+        return Err(Error::invalid("extent does not belong to this vector"));
+    }
+    let n = ext.len.div_ceil(c);
+    let known: std::collections::HashMap<u64, u32> = crcs.iter().copied().collect();
+    if known.keys().any(|&k| k >= n) {
+        return Err(Error::invalid("checksum for a chunk outside the extent"));
+    }
+    let mut buf = vec![];
+    for k in 0..n {
+        let coord = ext.offset / c + k;
+        let r = crate::chunk::index_get(st, vm.index, &[coord])?
+            .ok_or_else(|| Error::invalid("extent chunk is not in the vector"))?;
+        if r.addr != ext.addr + k * c || r.size != c {
+            return Err(Error::invalid("extent does not match the vector's chunks"));
+        }
+        let crc = match known.get(&k) {
+            Some(&x) => x,
+            None => {
+                buf.resize(c as usize, 0);
+                st.driver().read_at(r.addr, &mut buf)?;
+                crc32c::crc32c(&buf)
+            }
+        };
+        let mut w = Writer::new();
+        w.u64(r.addr).u64(c).u32(0).u32(crc);
+        vm.index = btree::insert(st, vm.index, &key(&[coord]), &w.buf, true)?.0;
+    }
+    Ok(())
+}
+
+/// Read byte ranges `(offset, len)` of the vector into `out`, one after
+/// another. Ranges that continue each other are read as one.
+pub(crate) fn read_ranges(
+    st: &mut Store,
+    cache: &mut Cache,
+    vm: &mut VecMeta,
+    item: usize,
+    ranges: &[(u64, u64)],
+    out: &mut [u8],
+) -> Result<()> {
+    let i = item as u64;
+    let items = vm.len / i;
+    let c = vm.chunk;
+    let direct = vm.filters.is_empty();
+    if direct {
+        // Cached dirty chunks must reach the file before it is read directly.
+        flush(st, cache, vm, item)?;
+    }
+    let index = vm.index;
+    with_engine(vm, item, items, |e| {
+        let mut engine_read = |st: &mut Store, cache: &mut Cache, start: u64, dst: &mut [u8]| {
+            if dst.is_empty() {
+                return Ok(());
+            }
+            let end = start + dst.len() as u64;
+            let sel = Selection::from_ranges(&[(start / i, end / i, 1)])?;
+            // Items are moved as they are stored; the caller swaps them.
+            e.read(st, cache, &sel, dst, false)
+        };
+        let mut pos = 0usize;
+        let mut k = 0;
+        while k < ranges.len() {
+            let (start, mut len) = ranges[k];
+            k += 1;
+            while k < ranges.len() && ranges[k].0 == start + len {
+                len += ranges[k].1;
+                k += 1;
+            }
+            if len == 0 {
+                continue;
+            }
+            let dst = &mut out[pos..pos + len as usize];
+            pos += len as usize;
+            let end = start + len;
+            let (lo, hi) = (start.div_ceil(c) * c, end / c * c);
+            if direct && lo < hi {
+                let at = |x: u64| (x - start) as usize;
+                let (head, rest) = dst.split_at_mut(at(lo));
+                let (body, tail) = rest.split_at_mut((hi - lo) as usize);
+                engine_read(st, cache, start, head)?;
+                read_direct(st, index, c, lo, body)?;
+                engine_read(st, cache, hi, tail)?;
+            } else {
+                engine_read(st, cache, start, dst)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Read whole unfiltered chunks starting at byte `at` straight into `out`,
+/// one read per run of chunks lying back to back in the file.
+fn read_direct(st: &mut Store, index: u64, c: u64, at: u64, out: &mut [u8]) -> Result<()> {
+    let n = out.len() as u64 / c;
+    let limit = st.pager.limit();
+    let mut refs = Vec::with_capacity(n as usize);
+    for k in 0..n {
+        let r = crate::chunk::index_get(st, index, &[at / c + k])?;
+        if let Some(r) = r {
+            if r.size != c || r.addr.checked_add(r.size).is_none_or(|e| e > limit) {
+                return Err(Error::corrupt(
+                    "chunk index entry",
+                    index,
+                    format!(
+                        "vector chunk at {} of {} bytes does not fit",
+                        r.addr, r.size
+                    ),
+                ));
+            }
+        }
+        refs.push(r);
+    }
+    let mut k = 0usize;
+    while k < refs.len() {
+        let Some(first) = refs[k] else {
+            out[k * c as usize..(k + 1) * c as usize].fill(0);
+            k += 1;
+            continue;
+        };
+        let mut j = k + 1;
+        while j < refs.len() && refs[j].is_some_and(|r| r.addr == first.addr + (j - k) as u64 * c) {
+            j += 1;
+        }
+        let buf = &mut out[k * c as usize..j * c as usize];
+        st.driver().read_at(first.addr, buf)?;
+        for (m, crc) in chunk_crcs(buf, c as usize).into_iter().enumerate() {
+            if let Some(r) = &refs[k + m] {
+                if crc != r.crc {
+                    return Err(Error::corrupt("chunk", r.addr, "checksum mismatch"));
+                }
+            }
+        }
+        k = j;
+    }
+    Ok(())
+}
+
+/// Store the vector's dirty cached chunks.
+pub(crate) fn flush(
+    st: &mut Store,
+    cache: &mut Cache,
+    vm: &mut VecMeta,
+    item: usize,
+) -> Result<()> {
+    let items = vm.len / item as u64;
+    with_engine(vm, item, items, |c| c.flush(st, cache))
+}
+
+/// Flush the vector cache registered under a cache key, saving the owner's
+/// header if the chunk index moved.
+pub(crate) fn flush_cache_entry(g: &mut Inner, owner: u64, cache: &mut Cache) -> Result<()> {
+    let mut h = Header::load(&mut g.st, owner)?;
+    let Some(m) = h.dataset.as_mut() else {
+        return Ok(());
+    };
+    let item = m.dtype.base().map_or(1, |b| b.size());
+    let Some(vm) = m.vlen.as_mut() else {
+        return Ok(());
+    };
+    let before = vm.index;
+    flush(&mut g.st, cache, vm, item)?;
+    if vm.index != before {
+        h.save(&mut g.st, owner)?;
+    }
+    Ok(())
+}
+
+/// Free every chunk, the chunk index and the free-range blob.
+pub(crate) fn destroy(st: &mut Store, vm: &mut VecMeta) -> Result<()> {
+    for (_, r) in index_all(st, vm.index, 1)? {
+        st.space.free(SpaceKind::Raw, r.addr, r.size);
+    }
+    btree::destroy(st, vm.index)?;
+    if vm.free_addr != 0 {
+        st.free_blob(vm.free_addr, vm.free_len);
+    }
+    *vm = VecMeta::new(vm.chunk, vm.filters.clone(), vm.reuse);
+    Ok(())
+}
+
+/// Free ranges of a reusing vector, never touching: by offset for merging,
+/// by (length, offset) for best fit, so both stay logarithmic.
+#[derive(Default)]
+pub(crate) struct FreeRanges {
+    by_off: std::collections::BTreeMap<u64, u64>,
+    by_len: std::collections::BTreeSet<(u64, u64)>,
+}
+
+impl FreeRanges {
+    pub(crate) fn load(st: &Store, vm: &VecMeta) -> Result<Self> {
+        let mut f = FreeRanges::default();
+        if vm.free_addr == 0 {
+            return Ok(f);
+        }
+        let b = st.read_blob(vm.free_addr)?;
+        let bad = |d: &str| Error::corrupt("variable-length free ranges", vm.free_addr, d);
+        if b.len() as u64 != vm.free_len {
+            return Err(bad("length differs from the vector's record"));
+        }
+        let mut r = Reader::new(&b, "variable-length free ranges", vm.free_addr);
+        let mut end = 0;
+        for _ in 0..b.len() / 16 {
+            let (o, l) = (r.u64()?, r.u64()?);
+            if l == 0 || o < end || o.checked_add(l).is_none_or(|e| e > vm.len) {
+                return Err(bad(
+                    "ranges overlap, are empty or lie past the vector's end",
+                ));
+            }
+            end = o + l;
+            f.insert(o, l);
+        }
+        Ok(f)
+    }
+
+    /// Replace the stored list with this one.
+    pub(crate) fn save(&self, st: &mut Store, vm: &mut VecMeta) -> Result<()> {
+        if vm.free_addr != 0 {
+            st.free_blob(vm.free_addr, vm.free_len);
+            vm.free_addr = 0;
+            vm.free_len = 0;
+        }
+        if !self.by_off.is_empty() {
+            let mut w = Writer::new();
+            for (&o, &l) in &self.by_off {
+                w.u64(o).u64(l);
+            }
+            vm.free_addr = st.write_blob(&w.buf)?;
+            vm.free_len = w.buf.len() as u64;
+        }
+        Ok(())
+    }
+
+    fn insert(&mut self, off: u64, len: u64) {
+        self.by_off.insert(off, len);
+        self.by_len.insert((len, off));
+    }
+
+    fn remove(&mut self, off: u64) -> Option<u64> {
+        let len = self.by_off.remove(&off)?;
+        self.by_len.remove(&(len, off));
+        Some(len)
+    }
+
+    /// Add a range, merging with the ranges it touches or overlaps.
+    pub(crate) fn give(&mut self, off: u64, len: u64) {
+        if len == 0 {
+            return;
+        }
+        let (mut start, mut end) = (off, off + len);
+        if let Some((&o, &l)) = self.by_off.range(..=start).next_back() {
+            if o + l >= start {
+                start = o;
+                end = end.max(o + l);
+                self.remove(o);
+            }
+        }
+        while let Some((&o, &l)) = self.by_off.range(start..=end).next() {
+            end = end.max(o + l);
+            self.remove(o);
+        }
+        self.insert(start, end - start);
+    }
+
+    /// Take `len` bytes from the smallest range that holds them.
+    pub(crate) fn take(&mut self, len: u64) -> Option<u64> {
+        let &(l, o) = self.by_len.range((len, 0)..).next()?;
+        self.remove(o);
+        if l > len {
+            self.insert(o + len, l - len);
+        }
+        Some(o)
+    }
+
+    pub(crate) fn total(&self) -> u64 {
+        self.by_off.values().sum()
+    }
+
+    #[cfg(test)]
+    fn ranges(&self) -> Vec<(u64, u64)> {
+        self.by_off.iter().map(|(&o, &l)| (o, l)).collect()
+    }
+}
+
+/// Figures of the vector for `Stat`: pages, chunks, stored and logical
+/// bytes, pushing every live extent for the space accounting.
+pub(crate) struct Accounted {
+    pub(crate) metadata: u64,
+    pub(crate) chunks: u64,
+    pub(crate) raw: u64,
+    pub(crate) logical: u64,
+}
+
+/// Walk the vector's storage; with `verify`, read and decode every chunk.
+pub(crate) fn account(
+    st: &mut Store,
+    vm: &VecMeta,
+    item: usize,
+    verify: bool,
+    owner: u64,
+    extents: &mut Vec<(u64, u64, &'static str)>,
+) -> Result<Accounted> {
+    let mut a = Accounted {
+        metadata: 0,
+        chunks: 0,
+        raw: 0,
+        logical: 0,
+    };
+    let mut pages = vec![];
+    btree::pages(st, vm.index, &mut pages)?;
+    for &(p, n) in &pages {
+        a.metadata += n;
+        extents.push((p, n, "B-tree page"));
+    }
+    if vm.free_addr != 0 {
+        a.metadata += BLOB_HEADER + vm.free_len;
+        extents.push((vm.free_addr, BLOB_HEADER + vm.free_len, "vlen free ranges"));
+        if verify {
+            FreeRanges::load(st, vm)?;
+        }
+    }
+    let eof = st.space.eof();
+    let expect = vm.chunk as usize;
+    for (_, r) in index_all(st, vm.index, 1)? {
+        a.chunks += 1;
+        a.raw += r.size;
+        a.logical += vm.chunk;
+        extents.push((r.addr, r.size, "vlen chunk"));
+        if r.addr.checked_add(r.size).is_none_or(|e| e > eof) || r.size > 2 * vm.chunk + 65536 {
+            return Err(Error::corrupt(
+                "variable-length vector",
+                owner,
+                format!("chunk at {} of {} bytes outside the file", r.addr, r.size),
+            ));
+        }
+        if verify {
+            let mut buf = vec![0u8; r.size as usize];
+            st.driver().read_at(r.addr, &mut buf)?;
+            crate::chunk::verify(&r, &buf)?;
+            filter::decode(&vm.filters, r.mask, item, buf, expect, r.addr)?;
+        }
+    }
+    Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ranges_merge_and_best_fit() {
+        let mut f = FreeRanges::default();
+        f.give(10, 5);
+        f.give(30, 10);
+        f.give(15, 5); // touches 10..15
+        assert_eq!(f.ranges(), vec![(10, 10), (30, 10)]);
+        f.give(20, 10); // bridges both
+        assert_eq!(f.ranges(), vec![(10, 30)]);
+        f.give(100, 4);
+        f.give(200, 8);
+        assert_eq!(f.take(4), Some(100));
+        assert_eq!(f.take(5), Some(200)); // best fit: 8 bytes, not 30
+        assert_eq!(f.ranges(), vec![(10, 30), (205, 3)]);
+        assert_eq!(f.take(31), None);
+        assert_eq!(f.take(30), Some(10));
+        assert_eq!(f.total(), 3);
+    }
+
+    #[test]
+    fn meta_roundtrip() {
+        let mut m = VecMeta::new(4096, vec![Filter::Shuffle, Filter::Zstd(3)], true);
+        m.len = 400;
+        m.index = 8192;
+        let b = m.encode();
+        assert_eq!(VecMeta::decode(&b, 0, 4).unwrap(), m);
+        assert!(VecMeta::decode(&b, 0, 3).is_err());
+        assert!(VecMeta::decode(&b[..20], 0, 4).is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! Random shapes, types, chunkings, filters and selections, checked against
+//! an in-memory reference array, before and after reopening the file.
+
+use arca::{ByteOrder, DatasetOptions, Datatype, File, Filter, Selection};
+use proptest::prelude::*;
+
+/// Flat row-major indices selected by `sel` in an array of `dims`.
+fn indices(dims: &[u64], sel: &Selection) -> Vec<usize> {
+    let rank = dims.len();
+    let mut out = vec![];
+    if sel.is_empty() {
+        return out;
+    }
+    let mut idx = vec![0u64; rank];
+    loop {
+        let mut flat = 0u64;
+        for d in 0..rank {
+            flat = flat * dims[d] + sel.start()[d] + idx[d] * sel.step()[d];
+        }
+        out.push(flat as usize);
+        let mut k = rank;
+        loop {
+            if k == 0 {
+                return out;
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < sel.shape()[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+fn selection(dims: Vec<u64>) -> impl Strategy<Value = Selection> {
+    dims.into_iter()
+        .map(|n| {
+            (0..n, 1..=n, 1u64..4).prop_map(move |(a, len, step)| {
+                let stop = (a + len).min(n);
+                (a, stop.max(a + 1), step)
+            })
+        })
+        .collect::<Vec<_>>()
+        .prop_map(|r| Selection::from_ranges(&r).unwrap())
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    dims: Vec<u64>,
+    dtype: Datatype,
+    chunks: Option<Vec<u64>>,
+    filters: Vec<Filter>,
+    fill: u8,
+    writes: Vec<(Selection, u64)>,
+    reads: Vec<Selection>,
+}
+
+fn dtype() -> impl Strategy<Value = Datatype> {
+    let order = prop_oneof![Just(ByteOrder::Little), Just(ByteOrder::Big)];
+    (0usize..6, order).prop_map(|(k, o)| match k {
+        0 => Datatype::Bool,
+        1 => Datatype::Int { size: 2, order: o },
+        2 => Datatype::UInt { size: 4, order: o },
+        3 => Datatype::Float { size: 8, order: o },
+        4 => Datatype::Int { size: 1, order: o },
+        _ => Datatype::FixedBytes { len: 3 },
+    })
+}
+
+fn filters() -> impl Strategy<Value = Vec<Filter>> {
+    prop_oneof![
+        Just(vec![]),
+        Just(vec![Filter::Shuffle]),
+        Just(vec![Filter::Deflate(4)]),
+        Just(vec![Filter::Shuffle, Filter::Zstd(3)]),
+        Just(vec![Filter::Lz4]),
+        Just(vec![Filter::Shuffle, Filter::Lz4]),
+    ]
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    prop::collection::vec(1u64..12, 1..4)
+        .prop_flat_map(|dims| {
+            let chunks = prop_oneof![
+                Just(None),
+                dims.iter()
+                    .map(|&n| 1..=n + 2)
+                    .collect::<Vec<_>>()
+                    .prop_map(Some)
+            ];
+            (
+                Just(dims.clone()),
+                dtype(),
+                chunks,
+                filters(),
+                any::<u8>(),
+                prop::collection::vec((selection(dims.clone()), any::<u64>()), 1..5),
+                prop::collection::vec(selection(dims), 1..4),
+            )
+        })
+        .prop_map(|(dims, dtype, chunks, filters, fill, writes, reads)| {
+            let chunked = chunks.is_some();
+            Case {
+                dims,
+                dtype,
+                chunks,
+                filters: if chunked { filters } else { vec![] },
+                fill: if dtype == Datatype::Bool {
+                    fill & 1
+                } else {
+                    fill
+                },
+                writes,
+                reads,
+            }
+        })
+}
+
+/// Element bytes derived from a seed, valid for the type (bools are 0/1).
+fn values(dtype: Datatype, n: usize, seed: u64) -> Vec<u8> {
+    let size = dtype.size();
+    let mut x = seed | 1;
+    (0..n * size)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if dtype == Datatype::Bool {
+                (x & 1) as u8
+            } else {
+                x as u8
+            }
+        })
+        .collect()
+}
+
+fn run(c: &Case) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.arca");
+    let size = c.dtype.size();
+    let n: usize = c.dims.iter().product::<u64>() as usize;
+    let fill = vec![c.fill; size];
+    let mut model: Vec<u8> = fill.repeat(n);
+    {
+        let f = File::create(&path).unwrap();
+        let mut o = DatasetOptions::new(c.dtype, &c.dims).fill_value(&fill);
+        if let Some(ch) = &c.chunks {
+            o = o.chunks(ch).filters(&c.filters);
+        }
+        let ds = f.root().create_dataset("d", &o).unwrap();
+        ds.set_chunk_cache(64).unwrap(); // tiny cache: exercise eviction
+        for (sel, seed) in &c.writes {
+            let data = values(c.dtype, sel.len() as usize, *seed);
+            ds.write_raw(sel, &data).unwrap();
+            for (i, flat) in indices(&c.dims, sel).into_iter().enumerate() {
+                model[flat * size..(flat + 1) * size]
+                    .copy_from_slice(&data[i * size..(i + 1) * size]);
+            }
+        }
+        for sel in &c.reads {
+            let mut out = vec![0u8; sel.len() as usize * size];
+            ds.read_raw(sel, &mut out).unwrap();
+            let want: Vec<u8> = indices(&c.dims, sel)
+                .into_iter()
+                .flat_map(|i| model[i * size..(i + 1) * size].to_vec())
+                .collect();
+            assert_eq!(out, want, "read of {sel:?} before reopen");
+        }
+        f.close().unwrap();
+    }
+    let f = File::open(&path).unwrap();
+    let ds = f.root().dataset("d").unwrap();
+    assert_eq!(ds.dtype().unwrap(), c.dtype);
+    let mut out = vec![0u8; n * size];
+    ds.read_raw(&Selection::all(&c.dims), &mut out).unwrap();
+    assert_eq!(out, model, "full read after reopen");
+    f.check().unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn datasets_match_reference(c in case()) {
+        run(&c);
+    }
+}
+
+#[test]
+fn resize_shows_fill_after_shrink_and_grow() {
+    let f = File::in_memory().unwrap();
+    let o = DatasetOptions::new(Datatype::int(4), &[6, 6])
+        .maxshape(&[None, Some(6)])
+        .chunks(&[4, 4])
+        .fill_value(&7i32.to_ne_bytes());
+    let ds = f.root().create_dataset("r", &o).unwrap();
+    ds.write_all(&(0..36).collect::<Vec<i32>>()).unwrap();
+    ds.resize(&[3, 6]).unwrap();
+    ds.resize(&[8, 6]).unwrap();
+    let v: Vec<i32> = ds.read_all().unwrap();
+    for (i, x) in v.iter().enumerate() {
+        let want = if i < 18 { i as i32 } else { 7 };
+        assert_eq!(*x, want, "element {i}");
+    }
+    assert!(ds.resize(&[8, 7]).is_err());
+    assert!(ds.resize(&[8]).is_err());
+}
+
+#[test]
+fn big_endian_is_converted_on_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("be.arca");
+    let f = File::create(&path).unwrap();
+    let t = Datatype::parse(">i4").unwrap();
+    let ds = f
+        .root()
+        .create_dataset("be", &DatasetOptions::new(t, &[3]))
+        .unwrap();
+    ds.write_all(&[1i32, -2, 300]).unwrap();
+    f.close().unwrap();
+    let raw = std::fs::read(&path).unwrap();
+    // The stored bytes really are big-endian.
+    assert!(raw.windows(4).any(|w| w == [0, 0, 1, 44]));
+    let f = File::open(&path).unwrap();
+    assert_eq!(
+        f.root().dataset("be").unwrap().read_all::<i32>().unwrap(),
+        vec![1, -2, 300]
+    );
+}
+
+#[test]
+fn type_mismatch_is_an_error() {
+    let f = File::in_memory().unwrap();
+    let ds = f
+        .root()
+        .create_dataset("x", &DatasetOptions::new(Datatype::float(8), &[2]))
+        .unwrap();
+    assert!(ds.write_all(&[1i32, 2]).is_err());
+    assert!(ds.read_all::<f32>().is_err());
+    assert!(ds.write_all(&[1.0f64]).is_err());
+}

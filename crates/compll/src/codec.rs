@@ -1,0 +1,269 @@
+//! Block compression: one state object per arena holding reusable codec
+//! contexts (and, for the dictionary mode, the samples and trained
+//! dictionary).
+
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use zstd::zstd_safe::{CCtx, CDict, DCtx, DDict};
+
+use crate::config::Codec;
+use crate::error::{Error, Result};
+
+/// How a stored block was encoded; kept per block so blocks compressed
+/// before a dictionary existed (or stored raw) stay readable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// The configured codec without dictionary.
+    Plain,
+    /// zstd with the trained dictionary.
+    Dict,
+    /// Stored as-is: the codec failed or did not shrink the block.
+    Raw,
+}
+
+struct DictState {
+    level: i32,
+    train_blocks: u32,
+    dict_size: usize,
+    samples: Vec<u8>,
+    sample_sizes: Vec<usize>,
+    trained: Option<(CDict<'static>, DDict<'static>, usize)>,
+    given_up: bool,
+}
+
+pub(crate) struct CodecState {
+    codec: Codec,
+    zstd: Option<(CCtx<'static>, DCtx<'static>)>,
+    zlib: Option<(Compress, Decompress)>,
+    dict: Option<DictState>,
+}
+
+// One piece of each sampled block goes to the trainer: many medium samples
+// from many blocks describe the data better than a few whole blocks.
+fn sample_piece(block_len: usize) -> (usize, usize) {
+    let len = (block_len / 4).clamp(256, 16 * 1024).min(block_len);
+    ((block_len / 4).min(block_len - len), len)
+}
+
+impl CodecState {
+    pub fn new(codec: &Codec) -> CodecState {
+        let mut st = CodecState {
+            codec: codec.clone(),
+            zstd: None,
+            zlib: None,
+            dict: None,
+        };
+        match codec {
+            Codec::Zstd { .. } => st.zstd = Some((CCtx::create(), DCtx::create())),
+            Codec::ZstdDict {
+                level,
+                train_blocks,
+                dict_size,
+            } => {
+                st.zstd = Some((CCtx::create(), DCtx::create()));
+                st.dict = Some(DictState {
+                    level: *level,
+                    train_blocks: *train_blocks,
+                    dict_size: *dict_size,
+                    samples: Vec::new(),
+                    sample_sizes: Vec::new(),
+                    trained: None,
+                    given_up: false,
+                });
+            }
+            Codec::Zlib { level } => {
+                st.zlib = Some((
+                    Compress::new(Compression::new(*level), true),
+                    Decompress::new(true),
+                ))
+            }
+            _ => {}
+        }
+        st
+    }
+
+    /// Heap bytes held by the codec state on the Rust side (samples and the
+    /// dictionary copy size).
+    pub fn heap_bytes(&self) -> usize {
+        self.dict
+            .as_ref()
+            .map_or(0, |d| d.samples.capacity() + d.sample_sizes.capacity() * 8)
+    }
+
+    /// Bytes held by native zstd contexts and dictionaries.
+    pub fn native_bytes(&self) -> usize {
+        let mut n = 0;
+        if let Some((c, d)) = &self.zstd {
+            n += c.sizeof() + d.sizeof();
+        }
+        if let Some(DictState {
+            trained: Some((cd, dd, _)),
+            ..
+        }) = &self.dict
+        {
+            n += cd.sizeof() + dd.sizeof();
+        }
+        n
+    }
+
+    /// Size of the trained dictionary, if any.
+    pub fn dict_len(&self) -> Option<usize> {
+        self.dict.as_ref()?.trained.as_ref().map(|t| t.2)
+    }
+
+    /// Compresses `src` into `dst` (cleared first). Returns the encoding
+    /// and whether a dictionary was trained just now (the caller may then
+    /// recompress blocks stored before it existed).
+    pub fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> (Encoding, bool) {
+        dst.clear();
+        let enc = match self.try_compress(src, dst) {
+            Ok(e) if dst.len() < src.len() => e,
+            _ => Encoding::Raw,
+        };
+        if enc == Encoding::Raw {
+            dst.clear();
+            dst.extend_from_slice(src);
+        }
+        let trained = self.maybe_sample(src);
+        (enc, trained)
+    }
+
+    fn maybe_sample(&mut self, src: &[u8]) -> bool {
+        let Some(d) = self.dict.as_mut() else {
+            return false;
+        };
+        if d.trained.is_some() || d.given_up {
+            return false;
+        }
+        let (at, len) = sample_piece(src.len());
+        d.samples.extend_from_slice(&src[at..at + len]);
+        d.sample_sizes.push(len);
+        if d.sample_sizes.len() >= d.train_blocks as usize {
+            match zstd::dict::from_continuous(&d.samples, &d.sample_sizes, d.dict_size) {
+                Ok(dict) => {
+                    let cd = CDict::create(&dict, d.level);
+                    let dd = DDict::create(&dict);
+                    d.trained = Some((cd, dd, dict.len()));
+                }
+                Err(_) => d.given_up = true,
+            }
+            d.samples = Vec::new();
+            d.sample_sizes = Vec::new();
+            return d.trained.is_some();
+        }
+        false
+    }
+
+    fn try_compress(
+        &mut self,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+    ) -> std::result::Result<Encoding, String> {
+        match &self.codec {
+            Codec::Lz4 => {
+                dst.resize(lz4_flex::block::get_maximum_output_size(src.len()), 0);
+                let n = lz4_flex::block::compress_into(src, dst).map_err(|e| e.to_string())?;
+                dst.truncate(n);
+                Ok(Encoding::Plain)
+            }
+            Codec::Zstd { level } => {
+                let (c, _) = self.zstd.as_mut().expect("zstd context");
+                dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
+                c.compress(dst, src, *level)
+                    .map_err(|e| format!("zstd error {e}"))?;
+                Ok(Encoding::Plain)
+            }
+            Codec::ZstdDict { level, .. } => {
+                let (c, _) = self.zstd.as_mut().expect("zstd context");
+                dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
+                let d = self.dict.as_ref().expect("dict state");
+                if let Some((cd, _, _)) = &d.trained {
+                    c.compress_using_cdict(dst, src, cd)
+                        .map_err(|e| format!("zstd error {e}"))?;
+                    Ok(Encoding::Dict)
+                } else {
+                    c.compress(dst, src, *level)
+                        .map_err(|e| format!("zstd error {e}"))?;
+                    Ok(Encoding::Plain)
+                }
+            }
+            Codec::Zlib { .. } => {
+                let (c, _) = self.zlib.as_mut().expect("zlib state");
+                c.reset();
+                dst.reserve(src.len() + src.len() / 100 + 64);
+                match c.compress_vec(src, dst, FlushCompress::Finish) {
+                    Ok(Status::StreamEnd) => Ok(Encoding::Plain),
+                    _ => Err("zlib did not finish".into()),
+                }
+            }
+            Codec::Copy => Err("copy".into()),
+            Codec::Custom(cb) => {
+                cb.compress(src, dst)?;
+                Ok(Encoding::Plain)
+            }
+        }
+    }
+
+    /// Decompresses `src` into `dst`, which must have exactly the
+    /// uncompressed length.
+    pub fn decompress(
+        &mut self,
+        enc: Encoding,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        len: usize,
+    ) -> Result<()> {
+        let err = |m: String| Error::Codec(m);
+        dst.clear();
+        match enc {
+            Encoding::Raw => {
+                dst.extend_from_slice(src);
+            }
+            Encoding::Dict => {
+                let (_, d) = self.zstd.as_mut().ok_or_else(|| err("no zstd".into()))?;
+                let dd = self
+                    .dict
+                    .as_ref()
+                    .and_then(|x| x.trained.as_ref())
+                    .ok_or_else(|| err("no dictionary".into()))?;
+                dst.reserve(len);
+                d.decompress_using_ddict(dst, src, &dd.1)
+                    .map_err(|e| err(format!("zstd error {e}")))?;
+            }
+            Encoding::Plain => match &self.codec {
+                Codec::Lz4 => {
+                    dst.resize(len, 0);
+                    let n = lz4_flex::block::decompress_into(src, dst)
+                        .map_err(|e| err(e.to_string()))?;
+                    dst.truncate(n);
+                }
+                Codec::Zstd { .. } | Codec::ZstdDict { .. } => {
+                    let (_, d) = self.zstd.as_mut().ok_or_else(|| err("no zstd".into()))?;
+                    dst.reserve(len);
+                    d.decompress(dst, src)
+                        .map_err(|e| err(format!("zstd error {e}")))?;
+                }
+                Codec::Zlib { .. } => {
+                    let (_, d) = self.zlib.as_mut().ok_or_else(|| err("no zlib".into()))?;
+                    d.reset(true);
+                    dst.reserve(len);
+                    match d.decompress_vec(src, dst, FlushDecompress::Finish) {
+                        Ok(Status::StreamEnd) => {}
+                        _ => return Err(err("zlib stream damaged".into())),
+                    }
+                }
+                Codec::Copy => dst.extend_from_slice(src),
+                Codec::Custom(cb) => {
+                    dst.resize(len, 0);
+                    cb.decompress(src, dst).map_err(err)?;
+                }
+            },
+        }
+        if dst.len() != len {
+            return Err(err(format!(
+                "decompressed {} bytes, expected {len}",
+                dst.len()
+            )));
+        }
+        Ok(())
+    }
+}

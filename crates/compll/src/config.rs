@@ -1,0 +1,394 @@
+//! Arena configuration: block size, alignment, cache size and codec.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// Smallest supported block size (1 KiB).
+///
+/// ```
+/// assert_eq!(compll::MIN_BLOCK_SIZE, 1024);
+/// ```
+pub const MIN_BLOCK_SIZE: usize = 1024;
+/// Largest supported block size (16 MiB; handles carry a 24-bit offset).
+///
+/// ```
+/// assert_eq!(compll::MAX_BLOCK_SIZE, 16 << 20);
+/// ```
+pub const MAX_BLOCK_SIZE: usize = 16 << 20;
+
+/// A user-supplied block compressor, the Rust form of the original compll library's pair of
+/// callbacks.
+///
+/// ```
+/// use compll::{BlockCodec, Codec, Config, Arena};
+/// use std::sync::Arc;
+/// struct Identity;
+/// impl BlockCodec for Identity {
+///     fn compress(&self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), String> {
+///         dst.extend_from_slice(src);
+///         Ok(())
+///     }
+///     fn decompress(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+///         dst.copy_from_slice(src);
+///         Ok(())
+///     }
+/// }
+/// let cfg = Config::default().codec(Codec::Custom(Arc::new(Identity)));
+/// let arena = Arena::new(cfg).unwrap();
+/// assert!(arena.alloc(8).is_ok());
+/// ```
+pub trait BlockCodec: Send + Sync {
+    /// Appends the compressed form of `src` to `dst` (which arrives empty).
+    fn compress(&self, src: &[u8], dst: &mut Vec<u8>) -> std::result::Result<(), String>;
+    /// Fills all of `dst` (exactly the uncompressed length) from `src`.
+    fn decompress(&self, src: &[u8], dst: &mut [u8]) -> std::result::Result<(), String>;
+}
+
+/// Which compressor blocks go through.
+///
+/// ```
+/// use compll::Codec;
+/// let c = Codec::Zstd { level: 3 };
+/// assert_eq!(c.name(), "zstd-3");
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum Codec {
+    /// LZ4 block format (`lz4_flex`): fastest, weakest.
+    Lz4,
+    /// Zstandard at the given level (1–22; negative levels are fast modes).
+    Zstd {
+        /// Compression level.
+        level: i32,
+    },
+    /// Zstandard with a dictionary trained on the arena's own first blocks:
+    /// a piece of each of the first `train_blocks` compressed blocks is kept
+    /// as a training sample; then a dictionary of `dict_size` bytes is
+    /// trained, the blocks stored so far are recompressed with it, and every
+    /// later compression uses it. Lets small blocks compress almost as well
+    /// as large ones.
+    ZstdDict {
+        /// Compression level.
+        level: i32,
+        /// Number of blocks sampled before training.
+        train_blocks: u32,
+        /// Target dictionary size in bytes.
+        dict_size: usize,
+    },
+    /// zlib (`flate2`) at the given level (0–9).
+    Zlib {
+        /// Compression level.
+        level: u32,
+    },
+    /// No compression: blocks are copied as they are. Useful to measure the
+    /// allocator's own overhead.
+    Copy,
+    /// A user-supplied compressor.
+    Custom(Arc<dyn BlockCodec>),
+}
+
+impl Codec {
+    /// Short name used in reports, e.g. `"zlib-5"`.
+    ///
+    /// ```
+    /// assert_eq!(compll::Codec::Lz4.name(), "lz4");
+    /// ```
+    pub fn name(&self) -> String {
+        match self {
+            Codec::Lz4 => "lz4".into(),
+            Codec::Zstd { level } => format!("zstd-{level}"),
+            Codec::ZstdDict { level, .. } => format!("zstd-{level}-dict"),
+            Codec::Zlib { level } => format!("zlib-{level}"),
+            Codec::Copy => "copy".into(),
+            Codec::Custom(_) => "custom".into(),
+        }
+    }
+
+    /// Parses the names printed by [`Codec::name`] (`lz4`, `zstd-N`,
+    /// `zstd-N-dict`, `zlib-N`, `copy`).
+    ///
+    /// ```
+    /// assert_eq!(compll::Codec::parse("zlib-5").unwrap().name(), "zlib-5");
+    /// assert!(compll::Codec::parse("rar").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Codec> {
+        let bad = || Error::InvalidConfig(format!("unknown codec {s:?}"));
+        if s == "lz4" {
+            return Ok(Codec::Lz4);
+        }
+        if s == "copy" {
+            return Ok(Codec::Copy);
+        }
+        if let Some(rest) = s.strip_prefix("zstd-") {
+            if let Some(l) = rest.strip_suffix("-dict") {
+                let level = l.parse().map_err(|_| bad())?;
+                return Ok(Codec::ZstdDict {
+                    level,
+                    train_blocks: 256,
+                    dict_size: 16 * 1024,
+                });
+            }
+            return Ok(Codec::Zstd {
+                level: rest.parse().map_err(|_| bad())?,
+            });
+        }
+        if let Some(rest) = s.strip_prefix("zlib-") {
+            return Ok(Codec::Zlib {
+                level: rest.parse().map_err(|_| bad())?,
+            });
+        }
+        Err(bad())
+    }
+}
+
+impl fmt::Debug for Codec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// Arena configuration, built with chained setters and checked by
+/// [`Arena::new`](crate::Arena::new).
+///
+/// Defaults: 32 KiB blocks, 8-byte alignment, 10 uncompressed blocks, zstd
+/// level 1.
+///
+/// ```
+/// use compll::{Config, Codec};
+/// let cfg = Config::default()
+///     .block_size(64 * 1024)
+///     .alignment(4)
+///     .uncompressed_blocks(16)
+///     .codec(Codec::Zlib { level: 5 });
+/// assert_eq!(cfg.get_block_size(), 64 * 1024);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub(crate) block_size: usize,
+    pub(crate) alignment: usize,
+    pub(crate) uncompressed: usize,
+    pub(crate) codec: Codec,
+    pub(crate) node_cache: usize,
+    pub(crate) group_fields: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            block_size: 32 * 1024,
+            alignment: 8,
+            uncompressed: 10,
+            codec: Codec::Zstd { level: 1 },
+            node_cache: 32 * 1024,
+            group_fields: 0,
+        }
+    }
+}
+
+impl Config {
+    /// Sets the block size in bytes (1 KiB – 16 MiB).
+    ///
+    /// ```
+    /// let cfg = compll::Config::default().block_size(4096);
+    /// assert_eq!(cfg.get_block_size(), 4096);
+    /// ```
+    pub fn block_size(mut self, bytes: usize) -> Self {
+        self.block_size = bytes;
+        self
+    }
+
+    /// Sets the minimum node alignment (1, 2, 4, 8 or 16). The arena may
+    /// raise it where the block size needs a coarser unit.
+    ///
+    /// ```
+    /// let cfg = compll::Config::default().alignment(16);
+    /// assert_eq!(cfg.get_alignment(), 16);
+    /// ```
+    pub fn alignment(mut self, bytes: usize) -> Self {
+        self.alignment = bytes;
+        self
+    }
+
+    /// Sets how many blocks are kept uncompressed (at least 1).
+    ///
+    /// ```
+    /// let cfg = compll::Config::default().uncompressed_blocks(4);
+    /// assert_eq!(cfg.get_uncompressed_blocks(), 4);
+    /// ```
+    pub fn uncompressed_blocks(mut self, count: usize) -> Self {
+        self.uncompressed = count;
+        self
+    }
+
+    /// Sets the byte budget of the node cache: copies of single nodes read
+    /// from blocks that were not cached. Scattered reads (a sorted view of
+    /// a large directory, say) then stop decompressing a whole block per
+    /// node on every pass. 0 disables it. Default 32 KiB.
+    ///
+    /// ```
+    /// let cfg = compll::Config::default().node_cache(0);
+    /// assert_eq!(cfg.get_node_cache(), 0);
+    /// ```
+    pub fn node_cache(mut self, bytes: usize) -> Self {
+        self.node_cache = bytes;
+        self
+    }
+
+    /// The node cache budget in bytes.
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_node_cache(), 32 * 1024);
+    /// ```
+    pub fn get_node_cache(&self) -> usize {
+        self.node_cache
+    }
+
+    /// Stores the first `bytes` bytes of every node column by column when
+    /// a block is compressed ("grouping elements"): byte 0 of every node in
+    /// the block, then byte 1, and so on, each as the difference from the
+    /// previous node's. For nodes that start with fixed-layout fields
+    /// (integers, links) this compresses much better than whole nodes side
+    /// by side; the block in memory is unchanged, only its compressed form
+    /// differs. 0 (the default) compresses blocks as they are. At most 4096.
+    ///
+    /// ```
+    /// let cfg = compll::Config::default().group_fields(72);
+    /// assert_eq!(cfg.get_group_fields(), 72);
+    /// ```
+    pub fn group_fields(mut self, bytes: usize) -> Self {
+        self.group_fields = bytes;
+        self
+    }
+
+    /// The number of leading node bytes grouped by column (0: none).
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_group_fields(), 0);
+    /// ```
+    pub fn get_group_fields(&self) -> usize {
+        self.group_fields
+    }
+
+    /// Sets the codec.
+    ///
+    /// ```
+    /// let cfg = compll::Config::default().codec(compll::Codec::Lz4);
+    /// assert_eq!(cfg.get_codec().name(), "lz4");
+    /// ```
+    pub fn codec(mut self, codec: Codec) -> Self {
+        self.codec = codec;
+        self
+    }
+
+    /// The configured block size.
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_block_size(), 32 * 1024);
+    /// ```
+    pub fn get_block_size(&self) -> usize {
+        self.block_size
+    }
+
+    /// The configured (requested) alignment.
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_alignment(), 8);
+    /// ```
+    pub fn get_alignment(&self) -> usize {
+        self.alignment
+    }
+
+    /// The configured number of uncompressed blocks.
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_uncompressed_blocks(), 10);
+    /// ```
+    pub fn get_uncompressed_blocks(&self) -> usize {
+        self.uncompressed
+    }
+
+    /// The configured codec.
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_codec().name(), "zstd-1");
+    /// ```
+    pub fn get_codec(&self) -> &Codec {
+        &self.codec
+    }
+
+    /// Checks ranges and works out the effective layout parameters.
+    pub(crate) fn resolve(&self) -> Result<Resolved> {
+        if !(MIN_BLOCK_SIZE..=MAX_BLOCK_SIZE).contains(&self.block_size) {
+            return Err(Error::InvalidConfig(format!(
+                "block size {} outside {MIN_BLOCK_SIZE}..={MAX_BLOCK_SIZE}",
+                self.block_size
+            )));
+        }
+        if !matches!(self.alignment, 1 | 2 | 4 | 8 | 16) {
+            return Err(Error::InvalidConfig(format!(
+                "alignment {} is not 1, 2, 4, 8 or 16",
+                self.alignment
+            )));
+        }
+        if self.uncompressed == 0 || self.uncompressed > 1 << 20 {
+            return Err(Error::InvalidConfig(format!(
+                "uncompressed block count {} outside 1..=1048576",
+                self.uncompressed
+            )));
+        }
+        if self.group_fields > 4096 {
+            return Err(Error::InvalidConfig(format!(
+                "group_fields {} > 4096",
+                self.group_fields
+            )));
+        }
+        match &self.codec {
+            Codec::Zlib { level } if *level > 9 => {
+                return Err(Error::InvalidConfig(format!("zlib level {level} > 9")))
+            }
+            Codec::Zstd { level } | Codec::ZstdDict { level, .. } if !(-7..=22).contains(level) => {
+                return Err(Error::InvalidConfig(format!(
+                    "zstd level {level} outside -7..=22"
+                )))
+            }
+            Codec::ZstdDict {
+                train_blocks,
+                dict_size,
+                ..
+            } if *train_blocks == 0 || *dict_size < 256 => {
+                return Err(Error::InvalidConfig(
+                    "zstd dictionary needs train_blocks >= 1 and dict_size >= 256".into(),
+                ))
+            }
+            _ => {}
+        }
+        // Two-byte tags store sizes and offsets in alignment units with 15
+        // bits, so big blocks need a coarser unit; past 16-byte units the
+        // tags widen to four bytes instead of raising the alignment further.
+        let mut align = self.alignment;
+        while self.block_size / align > 1 << 15 && align < 16 {
+            align *= 2;
+        }
+        let tag = if self.block_size / align > 1 << 15 {
+            align = self.alignment;
+            4
+        } else {
+            2
+        };
+        Ok(Resolved {
+            block_size: self.block_size,
+            align,
+            tag,
+        })
+    }
+}
+
+/// Effective layout parameters after validation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    pub block_size: usize,
+    pub align: usize,
+    pub tag: usize,
+}

@@ -1,0 +1,972 @@
+//! The block heap: the table of blocks, the cache of uncompressed blocks,
+//! and the index used to choose a block for a new node.
+//!
+//! # Block states
+//!
+//! ```text
+//!                 new block / alloc / free / write
+//!        +-----------------------------------------------+
+//!        v                                               |
+//!  uncompressed-dirty --evict: compress--> compressed-only --access: decompress--> uncompressed-clean
+//!        ^                                      ^                                     |   |
+//!        |                                      +---------evict: drop the buffer------+   |
+//!        +--------------------------alloc / free / write (drop compressed copy)-----------+
+//!
+//!  uncompressed-dirty with no live node --evict--> vacant (index reused by the next new block)
+//! ```
+//!
+//! A block is compressed only when it leaves the cache dirty, and its
+//! compressed copy is kept while it is cached and clean, so reading never
+//! costs a compression.
+//!
+//! # Invariants
+//!
+//! Per block (checked by [`Layout::check`]):
+//! - **C1** chunks tile the block from the first chunk to the sentinel, each at
+//!   least the minimum chunk size and a multiple of the alignment.
+//! - **C2** each tag's prev-used bit matches the state of the chunk before it.
+//! - **C3** no two free chunks are adjacent (frees merge both ways).
+//! - **C4** every free chunk ends with a copy of its size (the footer).
+//! - **C5** free chunks are zero apart from their links and footer, so new
+//!   nodes are zeroed and free space compresses to almost nothing.
+//! - **C6** the free list holds exactly the free chunks, ordered by size, with
+//!   consistent back links and tail.
+//! - **C7** bitmap bits are set exactly at the starts of chunks in use.
+//!
+//! Across the heap (checked by [`BlockHeap::check_invariants`]):
+//! - **H1** a block that is not cached has a compressed copy (nothing exists
+//!   only in a buffer that was let go).
+//! - **H2** a cached clean block's compressed copy decompresses to its buffer.
+//! - **H3** slot and block table agree: `slots[i].block` names a block whose
+//!   `slot` is `i`, and every cached block's slot names it back.
+//! - **H4** the cache holds at most the configured number of blocks, plus at
+//!   most one extra per pinned block (the cache grows rather than failing
+//!   when everything is pinned).
+//! - **H5** each normal block's recorded largest free size is true, and the
+//!   room index holds `(size class of largest free, block)` for exactly the
+//!   normal blocks with a free chunk.
+//! - **H6** live-node counts match the chunks in use, per block and in total.
+//! - **H7** the compressed-bytes counter equals the sum of the copies' sizes.
+//! - **H8** vacant blocks hold nothing and are listed for reuse exactly once.
+//! - **H9** every node-cache copy names a live node and equals its bytes,
+//!   and the cache stays within its byte budget.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::codec::{CodecState, Encoding};
+use crate::config::{Config, Resolved};
+use crate::error::{Error, Result};
+use crate::handle::{Handle, MAX_BLOCKS};
+use crate::layout::Layout;
+use crate::lru::Lru;
+use crate::nodecache::NodeCache;
+use crate::stats::Stats;
+
+const NO_SLOT: u32 = u32::MAX;
+
+/// A node's bytes for a guard: image, start, length, pin token.
+pub(crate) type NodeView = (Arc<Vec<u8>>, usize, usize, Option<u64>);
+
+/// Where a node's bytes were found for reading.
+enum NodeRef {
+    Copy(Arc<Vec<u8>>),
+    Block { slot: usize, off: usize, len: usize },
+}
+
+/// Checks that `offset..offset + len` lies inside a node of `node_len`
+/// bytes.
+pub(crate) fn check_range(offset: usize, len: usize, node_len: usize) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= node_len => Ok(()),
+        _ => Err(Error::OutOfBounds {
+            offset,
+            len,
+            node_len,
+        }),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Vacant,
+    Normal,
+    /// A node too large for a normal block, alone in a block of its length.
+    Large(usize),
+}
+
+#[derive(Debug)]
+struct BlockMeta {
+    kind: Kind,
+    comp: Option<Box<[u8]>>,
+    enc: Encoding,
+    slot: u32,
+    largest: u32,
+    live: u32,
+    /// Number of this block's nodes in the node cache.
+    noted: u32,
+    /// Bumped whenever the block index is released, so a pin taken on the
+    /// block's previous life is not released on its next one.
+    gen: u32,
+}
+
+struct Slot {
+    block: u32,
+    buf: Arc<Vec<u8>>,
+    pins: u32,
+}
+
+/// The allocator engine behind both arena types. All methods take `&mut
+/// self`; the arenas add interior mutability and guards.
+pub(crate) struct BlockHeap {
+    layout: Layout,
+    resolved: Resolved,
+    capacity: usize,
+    blocks: Vec<BlockMeta>,
+    vacant: Vec<u32>,
+    /// `(size class of the largest free chunk, block)` for every normal
+    /// block with room. Classes are coarse (1/64 of a block) so the index
+    /// changes only every few allocations, not on each one.
+    room: BTreeSet<(u32, u32)>,
+    granule: usize,
+    /// The block the last node went into: the next one usually fits too.
+    cur: u32,
+    slots: Vec<Slot>,
+    lru: Lru,
+    spare: Vec<Vec<u8>>,
+    codec: CodecState,
+    /// Leading node bytes stored by column in compressed blocks (0: none),
+    /// with the (small) tables the (un)grouping works in.
+    group: usize,
+    gnodes: Vec<(usize, usize)>,
+    grows: Vec<u8>,
+    node_cache: NodeCache,
+    compressed_bytes: u64,
+    compressions: u64,
+    decompressions: u64,
+    hits: u64,
+    misses: u64,
+    live_nodes: u64,
+}
+
+impl BlockHeap {
+    pub fn new(cfg: &Config) -> Result<BlockHeap> {
+        let resolved = cfg.resolve()?;
+        Ok(BlockHeap {
+            layout: Layout::new(resolved),
+            resolved,
+            capacity: cfg.uncompressed,
+            blocks: Vec::new(),
+            vacant: Vec::new(),
+            room: BTreeSet::new(),
+            granule: (resolved.block_size / 64).max(resolved.align),
+            cur: NO_SLOT,
+            slots: Vec::new(),
+            lru: Lru::default(),
+            spare: Vec::new(),
+            codec: CodecState::new(&cfg.codec),
+            group: cfg.group_fields,
+            gnodes: Vec::new(),
+            grows: Vec::new(),
+            node_cache: NodeCache::new(cfg.node_cache),
+            compressed_bytes: 0,
+            compressions: 0,
+            decompressions: 0,
+            hits: 0,
+            misses: 0,
+            live_nodes: 0,
+        })
+    }
+
+    pub fn resolved(&self) -> Resolved {
+        self.resolved
+    }
+
+    pub fn max_block_node(&self) -> usize {
+        self.layout.max_node()
+    }
+
+    // ---- block choice -------------------------------------------------
+
+    fn class(&self, largest: u32) -> u32 {
+        (largest as usize / self.granule) as u32
+    }
+
+    fn set_largest(&mut self, b: u32, largest: usize) {
+        let old = self.blocks[b as usize].largest;
+        let new = largest as u32;
+        self.blocks[b as usize].largest = new;
+        let (oc, nc) = (self.class(old), self.class(new));
+        if (old > 0) == (new > 0) && oc == nc {
+            return;
+        }
+        if old > 0 {
+            self.room.remove(&(oc, b));
+        }
+        if new > 0 {
+            self.room.insert((nc, b));
+        }
+    }
+
+    /// Picks a block with a free chunk of at least `size` usable bytes, in
+    /// this order, none of which looks at every block:
+    /// 1. the block the previous node went into;
+    /// 2. the best fit among the cached blocks;
+    /// 3. from the room index, a compressed block with a sizeable hole
+    ///    (decompressing one just to fill a small remainder costs more than
+    ///    starting a new block, whose zeroed tail compresses to nothing).
+    ///
+    /// `None` means a new block is needed.
+    fn choose_block(&self, size: usize) -> Option<u32> {
+        let fits = |b: u32| {
+            let m = &self.blocks[b as usize];
+            // `largest` is 0 when there is no free chunk at all, so even a
+            // zero-byte node needs a positive value.
+            m.kind == Kind::Normal && m.largest as usize >= size.max(1)
+        };
+        if self.cur != NO_SLOT && fits(self.cur) && self.blocks[self.cur as usize].slot != NO_SLOT {
+            return Some(self.cur);
+        }
+        let cached = self
+            .slots
+            .iter()
+            .map(|s| s.block)
+            .filter(|&b| fits(b))
+            .min_by_key(|&b| self.blocks[b as usize].largest);
+        if cached.is_some() {
+            return cached;
+        }
+        let worth = size.max(self.layout.block_size / 8);
+        // Every block in a class above `worth`'s own has room for it.
+        let class = worth.div_ceil(self.granule).min(u32::MAX as usize) as u32;
+        self.room.range((class, 0)..).next().map(|&(_, b)| b)
+    }
+
+    fn new_block_index(&mut self) -> Result<u32> {
+        if let Some(b) = self.vacant.pop() {
+            return Ok(b);
+        }
+        if self.blocks.len() as u64 >= MAX_BLOCKS.min(u32::MAX as u64 - 1) {
+            return Err(Error::TooManyBlocks);
+        }
+        if self.blocks.len() == self.blocks.capacity() {
+            // Grow by a quarter, not double: the table lives as long as the
+            // arena and its spare capacity is pure overhead.
+            self.blocks.reserve_exact(self.blocks.len() / 4 + 16);
+        }
+        self.blocks.push(BlockMeta {
+            kind: Kind::Vacant,
+            comp: None,
+            enc: Encoding::Plain,
+            slot: NO_SLOT,
+            largest: 0,
+            live: 0,
+            noted: 0,
+            gen: 0,
+        });
+        Ok(self.blocks.len() as u32 - 1)
+    }
+
+    // ---- cache --------------------------------------------------------
+
+    fn take_spare(&mut self) -> Vec<u8> {
+        self.spare.pop().unwrap_or_default()
+    }
+
+    fn give_spare(&mut self, mut v: Vec<u8>) {
+        // Keep at most one normal-sized buffer around for the next load.
+        if self.spare.is_empty() && v.capacity() == self.layout.block_size {
+            v.clear();
+            self.spare.push(v);
+        }
+    }
+
+    /// Returns a free slot index whose buffer the caller fills, evicting
+    /// the least recently used unpinned block if the cache is full.
+    fn get_slot(&mut self, block: u32) -> Result<usize> {
+        if self.slots.len() >= self.capacity {
+            if let Some(v) = self.lru.victim(|i| self.slots[i].pins > 0) {
+                self.evict(v)?;
+                self.slots[v].block = block;
+                self.lru.touch(v);
+                return Ok(v);
+            }
+        }
+        let buf = self.take_spare();
+        self.slots.push(Slot {
+            block,
+            buf: Arc::new(buf),
+            pins: 0,
+        });
+        self.lru.push();
+        Ok(self.slots.len() - 1)
+    }
+
+    /// Compresses slot `i`'s block if dirty and detaches it from the slot;
+    /// the slot keeps its (now meaningless) buffer for reuse.
+    fn evict(&mut self, i: usize) -> Result<()> {
+        let b = self.slots[i].block as usize;
+        let m = &self.blocks[b];
+        if m.kind == Kind::Normal && m.live == 0 {
+            // Nothing left in it: forget the block instead of compressing.
+            self.release_block(b as u32);
+            return Ok(());
+        }
+        if m.comp.is_none() {
+            // Both work buffers live only for this call: an arena at rest
+            // holds its blocks, its cache and its tables, nothing else.
+            let mut out = Vec::new();
+            let mut grouped = Vec::new();
+            let src: &[u8] = if self.group > 0 && m.kind == Kind::Normal {
+                let (buf, g) = (&self.slots[i].buf, self.group);
+                self.layout
+                    .group(buf, g, &mut grouped, &mut self.gnodes, &mut self.grows);
+                &grouped
+            } else {
+                &self.slots[i].buf
+            };
+            let (enc, trained) = self.codec.compress(src, &mut out);
+            drop(grouped);
+            self.compressions += 1;
+            // An exact-size copy rather than shrinking `out` in place, which
+            // would leave a hole behind every stored block.
+            let copy: Box<[u8]> = out.as_slice().into();
+            drop(out);
+            self.compressed_bytes += copy.len() as u64;
+            let m = &mut self.blocks[b];
+            m.comp = Some(copy);
+            m.enc = enc;
+            if trained {
+                self.recompress_plain();
+            }
+        }
+        self.detach(b as u32);
+        Ok(())
+    }
+
+    /// Re-encodes every stored block that was compressed before the
+    /// dictionary existed. Runs once, right after training.
+    fn recompress_plain(&mut self) {
+        let mut img = Vec::new();
+        let mut out = Vec::new();
+        for b in 0..self.blocks.len() {
+            let m = &self.blocks[b];
+            let Some(comp) = m.comp.as_deref() else {
+                continue;
+            };
+            if m.enc != Encoding::Plain {
+                continue;
+            }
+            let len = match m.kind {
+                Kind::Large(n) => n,
+                _ => self.layout.block_size,
+            };
+            if self.codec.decompress(m.enc, comp, &mut img, len).is_err() {
+                continue;
+            }
+            self.decompressions += 1;
+            let (enc, _) = self.codec.compress(&img, &mut out);
+            self.compressions += 1;
+            if out.len() < comp.len() {
+                let copy: Box<[u8]> = out.as_slice().into();
+                self.compressed_bytes =
+                    self.compressed_bytes - comp.len() as u64 + copy.len() as u64;
+                let m = &mut self.blocks[b];
+                m.comp = Some(copy);
+                m.enc = enc;
+            }
+        }
+    }
+
+    /// Marks block `b` as no longer cached.
+    fn detach(&mut self, b: u32) {
+        self.blocks[b as usize].slot = NO_SLOT;
+    }
+
+    fn release_block(&mut self, b: u32) {
+        self.set_largest(b, 0);
+        let slot = self.blocks[b as usize].slot;
+        if slot != NO_SLOT {
+            self.detach(b);
+        }
+        let m = &mut self.blocks[b as usize];
+        if let Some(c) = m.comp.take() {
+            self.compressed_bytes -= c.len() as u64;
+        }
+        m.kind = Kind::Vacant;
+        m.live = 0;
+        m.gen = m.gen.wrapping_add(1);
+        self.vacant.push(b);
+    }
+
+    /// Ensures block `b` is cached and returns its slot.
+    fn load(&mut self, b: u32) -> Result<usize> {
+        let s = self.blocks[b as usize].slot;
+        if s != NO_SLOT {
+            self.hits += 1;
+            self.lru.touch(s as usize);
+            return Ok(s as usize);
+        }
+        self.misses += 1;
+        let i = self.get_slot(b)?;
+        let len = match self.blocks[b as usize].kind {
+            Kind::Large(n) => n,
+            _ => self.layout.block_size,
+        };
+        let mut buf = std::mem::take(Arc::make_mut(&mut self.slots[i].buf));
+        let m = &self.blocks[b as usize];
+        let comp = m.comp.as_deref().unwrap_or(&[]);
+        let res = if self.group > 0 && m.kind == Kind::Normal {
+            let mut grouped = Vec::new();
+            self.codec
+                .decompress(m.enc, comp, &mut grouped, len)
+                .and_then(|()| {
+                    self.layout
+                        .ungroup(
+                            &grouped,
+                            self.group,
+                            &mut buf,
+                            &mut self.gnodes,
+                            &mut self.grows,
+                        )
+                        .map_err(Error::Codec)
+                })
+        } else {
+            self.codec.decompress(m.enc, comp, &mut buf, len)
+        };
+        self.decompressions += 1;
+        if let Err(e) = res {
+            // Leave the slot empty and free for the next load.
+            buf.clear();
+            *Arc::make_mut(&mut self.slots[i].buf) = buf;
+            self.slots.swap_remove(i);
+            self.lru.swap_remove(i);
+            self.fix_moved_slot(i);
+            return Err(e);
+        }
+        *Arc::make_mut(&mut self.slots[i].buf) = buf;
+        self.blocks[b as usize].slot = i as u32;
+        Ok(i)
+    }
+
+    fn fix_moved_slot(&mut self, i: usize) {
+        if i < self.slots.len() {
+            let moved = self.slots[i].block;
+            self.blocks[moved as usize].slot = i as u32;
+        }
+    }
+
+    /// Shrinks the cache back to its configured size after pins that made
+    /// it grow have been released.
+    fn trim(&mut self) -> Result<()> {
+        while self.slots.len() > self.capacity {
+            let Some(v) = self.lru.victim(|i| self.slots[i].pins > 0) else {
+                break;
+            };
+            self.evict(v)?;
+            let slot = self.slots.swap_remove(v);
+            self.lru.swap_remove(v);
+            self.fix_moved_slot(v);
+            if let Ok(buf) = Arc::try_unwrap(slot.buf) {
+                self.give_spare(buf);
+            }
+        }
+        Ok(())
+    }
+
+    fn mark_dirty(&mut self, b: u32) {
+        if let Some(c) = self.blocks[b as usize].comp.take() {
+            self.compressed_bytes -= c.len() as u64;
+        }
+    }
+
+    fn buf_mut(&mut self, slot: usize) -> &mut Vec<u8> {
+        // Copy-on-write: a read guard still holding the old image keeps its
+        // snapshot, the block gets a fresh one.
+        Arc::make_mut(&mut self.slots[slot].buf)
+    }
+
+    // ---- nodes --------------------------------------------------------
+
+    /// Allocates a node and copies `init` (at most the node's length) to
+    /// its start.
+    pub fn alloc_init(&mut self, size: usize, init: &[u8]) -> Result<Handle> {
+        let h = self.alloc(size)?;
+        if !init.is_empty() {
+            let (b, off) = h.parts().expect("fresh handle");
+            let slot = self.blocks[b as usize].slot as usize;
+            let n = init.len().min(size);
+            self.buf_mut(slot)[off as usize..off as usize + n].copy_from_slice(&init[..n]);
+        }
+        Ok(h)
+    }
+
+    pub fn alloc(&mut self, size: usize) -> Result<Handle> {
+        if size > self.layout.max_node() {
+            return self.alloc_large(size);
+        }
+        let b = match self.choose_block(size) {
+            Some(b) => b,
+            None => self.new_normal_block()?,
+        };
+        let slot = self.load(b)?;
+        let layout = self.layout;
+        let buf = self.buf_mut(slot);
+        let off = layout
+            .alloc(buf, size)
+            .ok_or_else(|| Error::Codec("room index out of date".into()))?;
+        let largest = layout.largest_free(buf);
+        self.mark_dirty(b);
+        self.set_largest(b, largest);
+        self.blocks[b as usize].live += 1;
+        self.live_nodes += 1;
+        self.cur = b;
+        Ok(Handle::new(b, off as u32))
+    }
+
+    fn new_normal_block(&mut self) -> Result<u32> {
+        let b = self.new_block_index()?;
+        let slot = match self.get_slot(b) {
+            Ok(s) => s,
+            Err(e) => {
+                self.vacant.push(b);
+                return Err(e);
+            }
+        };
+        let bs = self.layout.block_size;
+        let layout = self.layout;
+        let buf = self.buf_mut(slot);
+        buf.clear();
+        buf.resize(bs, 0);
+        layout.format(buf);
+        let m = &mut self.blocks[b as usize];
+        m.kind = Kind::Normal;
+        m.slot = slot as u32;
+        m.live = 0;
+        m.largest = 0;
+        self.set_largest(b, layout.max_node());
+        Ok(b)
+    }
+
+    fn alloc_large(&mut self, size: usize) -> Result<Handle> {
+        if size > isize::MAX as usize / 2 {
+            return Err(Error::TooLarge(size));
+        }
+        let mut data = Vec::new();
+        data.try_reserve_exact(size)
+            .map_err(|_| Error::OutOfMemory)?;
+        data.resize(size, 0);
+        let b = self.new_block_index()?;
+        let slot = match self.get_slot(b) {
+            Ok(s) => s,
+            Err(e) => {
+                self.vacant.push(b);
+                return Err(e);
+            }
+        };
+        let old = std::mem::replace(self.buf_mut(slot), data);
+        self.give_spare(old);
+        let m = &mut self.blocks[b as usize];
+        m.kind = Kind::Large(size);
+        m.slot = slot as u32;
+        m.live = 1;
+        m.largest = 0;
+        self.live_nodes += 1;
+        Ok(Handle::new(b, 0))
+    }
+
+    /// Loads the handle's block and checks the handle; returns block, slot,
+    /// data offset and usable length.
+    pub fn resolve(&mut self, h: Handle) -> Result<(u32, usize, usize, usize)> {
+        let bad = Error::InvalidHandle(h.to_raw());
+        let (b, off) = h.parts().ok_or(bad.clone())?;
+        let kind = self.blocks.get(b as usize).ok_or(bad.clone())?.kind;
+        match kind {
+            Kind::Vacant => Err(bad),
+            Kind::Large(n) => {
+                if off != 0 {
+                    return Err(bad);
+                }
+                let slot = self.load(b)?;
+                Ok((b, slot, 0, n))
+            }
+            Kind::Normal => {
+                let slot = self.load(b)?;
+                let len = self
+                    .layout
+                    .node_len(&self.slots[slot].buf, off as usize)
+                    .ok_or(bad)?;
+                Ok((b, slot, off as usize, len))
+            }
+        }
+    }
+
+    // ---- node cache ---------------------------------------------------
+
+    /// Finds a node for reading: in its cached block if there is one, else
+    /// in the node cache, else by decompressing the block (then keeping a
+    /// copy of the node, since a read from an uncached block hints at
+    /// scattered access).
+    fn lookup(&mut self, h: Handle) -> Result<NodeRef> {
+        let cached = match h.parts() {
+            Some((b, _)) => self
+                .blocks
+                .get(b as usize)
+                .is_some_and(|m| m.slot != NO_SLOT),
+            None => false,
+        };
+        if !cached {
+            if let Some(copy) = self.node_cache.get(h.to_raw()) {
+                return Ok(NodeRef::Copy(copy));
+            }
+        }
+        let (b, slot, off, len) = self.resolve(h)?;
+        if !cached && self.node_cache.wants(len) {
+            let copy = Arc::new(self.slots[slot].buf[off..off + len].to_vec());
+            self.remember(h.to_raw(), copy, b);
+        }
+        Ok(NodeRef::Block { slot, off, len })
+    }
+
+    /// Reads a node for a guard: returns the image, the node's range in it,
+    /// and the pin token (`None` for a node-cache copy, which needs no pin).
+    pub fn read_node(&mut self, h: Handle) -> Result<NodeView> {
+        match self.lookup(h)? {
+            NodeRef::Copy(c) => {
+                let len = c.len();
+                Ok((c, 0, len, None))
+            }
+            NodeRef::Block { slot, off, len, .. } => {
+                let token = self.pin(slot);
+                Ok((self.image(slot), off, len, Some(token)))
+            }
+        }
+    }
+
+    /// Copies bytes `offset..offset + out.len()` of a node into `out`.
+    pub fn read_into(&mut self, h: Handle, offset: usize, out: &mut [u8]) -> Result<()> {
+        let (image, start, len): (&[u8], usize, usize) = match self.lookup(h)? {
+            NodeRef::Copy(c) => {
+                check_range(offset, out.len(), c.len())?;
+                out.copy_from_slice(&c[offset..offset + out.len()]);
+                return Ok(());
+            }
+            NodeRef::Block { slot, off, len, .. } => (&self.slots[slot].buf, off, len),
+        };
+        check_range(offset, out.len(), len)?;
+        let at = start + offset;
+        out.copy_from_slice(&image[at..at + out.len()]);
+        Ok(())
+    }
+
+    fn remember(&mut self, key: u64, copy: Arc<Vec<u8>>, b: u32) {
+        let blocks = &mut self.blocks;
+        let new = self.node_cache.insert(key, copy, |k| {
+            if let Some((kb, _)) = Handle::from_raw(k).parts() {
+                blocks[kb as usize].noted -= 1;
+            }
+        });
+        if new {
+            self.blocks[b as usize].noted += 1;
+        }
+    }
+
+    /// Drops the node-cache copy of the node at (`b`, `off`), if any; called
+    /// before every change to a node.
+    fn forget(&mut self, b: u32, off: usize) {
+        let m = &mut self.blocks[b as usize];
+        if m.noted > 0 && self.node_cache.remove(Handle::new(b, off as u32).to_raw()) {
+            m.noted -= 1;
+        }
+    }
+
+    pub fn free(&mut self, h: Handle) -> Result<()> {
+        let (b, slot, off, _) = self.resolve(h)?;
+        self.forget(b, off);
+        match self.blocks[b as usize].kind {
+            Kind::Large(_) => {
+                self.live_nodes -= 1;
+                let i = slot;
+                self.detach(b);
+                self.release_block(b);
+                // The slot now belongs to nobody: drop it, keeping the cache
+                // tables dense.
+                let s = self.slots.swap_remove(i);
+                self.lru.swap_remove(i);
+                self.fix_moved_slot(i);
+                drop(s);
+                Ok(())
+            }
+            _ => {
+                let layout = self.layout;
+                let buf = self.buf_mut(slot);
+                layout.free(buf, off);
+                let largest = layout.largest_free(buf);
+                self.mark_dirty(b);
+                self.set_largest(b, largest);
+                self.blocks[b as usize].live -= 1;
+                self.live_nodes -= 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// Current image of the block in `slot` (shared, so a guard can keep it).
+    pub fn image(&self, slot: usize) -> Arc<Vec<u8>> {
+        Arc::clone(&self.slots[slot].buf)
+    }
+
+    pub fn bytes(&self, slot: usize) -> &[u8] {
+        &self.slots[slot].buf
+    }
+
+    /// Writes `data` at `at` inside block `b` (cached), marking it dirty.
+    pub fn write_bytes(&mut self, b: u32, slot: usize, node: usize, at: usize, data: &[u8]) {
+        self.forget(b, node);
+        self.mark_dirty(b);
+        self.buf_mut(slot)[at..at + data.len()].copy_from_slice(data);
+    }
+
+    /// Pins the block in `slot`; the returned token names the block in its
+    /// current life, for [`BlockHeap::unpin`] and [`BlockHeap::slot_of`].
+    pub fn pin(&mut self, slot: usize) -> u64 {
+        self.slots[slot].pins += 1;
+        let b = self.slots[slot].block;
+        ((self.blocks[b as usize].gen as u64) << 32) | b as u64
+    }
+
+    fn token_block(&self, token: u64) -> Option<u32> {
+        let b = token as u32;
+        let m = self.blocks.get(b as usize)?;
+        (m.gen == (token >> 32) as u32).then_some(b)
+    }
+
+    /// Releases one pin taken by [`BlockHeap::pin`]; a pin on a block index
+    /// that has since been released and reused is ignored.
+    pub fn unpin(&mut self, token: u64) {
+        let Some(b) = self.token_block(token) else {
+            return;
+        };
+        let s = self.blocks[b as usize].slot;
+        if s != NO_SLOT {
+            let slot = &mut self.slots[s as usize];
+            slot.pins = slot.pins.saturating_sub(1);
+            if slot.pins == 0 && self.slots.len() > self.capacity {
+                // Errors here only mean a block stays cached a bit longer.
+                let _ = self.trim();
+            }
+        }
+    }
+
+    /// Block and slot of a pinned block (pinned blocks stay cached).
+    pub fn slot_of(&self, token: u64) -> Option<(u32, usize)> {
+        let b = self.token_block(token)?;
+        let s = self.blocks[b as usize].slot;
+        (s != NO_SLOT).then_some((b, s as usize))
+    }
+
+    /// Compresses every dirty cached block and empties the cache except for
+    /// pinned blocks.
+    pub fn flush(&mut self) -> Result<()> {
+        let cap = self.capacity;
+        self.capacity = 0;
+        let r = self.trim();
+        self.capacity = cap;
+        r
+    }
+
+    pub fn stats(&self) -> Stats {
+        let uncompressed: usize = self.slots.iter().map(|s| s.buf.capacity()).sum::<usize>()
+            + self.spare.iter().map(|v| v.capacity()).sum::<usize>();
+        // A B-tree entry costs its 8 bytes plus node overhead; 16 bytes per
+        // entry is a fair upper estimate at B-tree fill factors.
+        let overhead = self.blocks.capacity() * std::mem::size_of::<BlockMeta>()
+            + self.vacant.capacity() * 4
+            + self.room.len() * 16
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.lru.capacity_bytes()
+            + self.grows.capacity()
+            + self.gnodes.capacity() * std::mem::size_of::<(usize, usize)>()
+            + self.codec.heap_bytes()
+            + self.node_cache.heap_bytes();
+        let blocks = self
+            .blocks
+            .iter()
+            .filter(|m| m.kind != Kind::Vacant)
+            .count();
+        Stats {
+            compressed_bytes: self.compressed_bytes,
+            uncompressed_bytes: uncompressed as u64,
+            overhead_bytes: overhead as u64,
+            codec_context_bytes: self.codec.native_bytes() as u64,
+            compressions: self.compressions,
+            decompressions: self.decompressions,
+            hits: self.hits + self.node_cache.hits,
+            misses: self.misses,
+            blocks: blocks as u64,
+            live_nodes: self.live_nodes,
+        }
+    }
+
+    pub fn dict_len(&self) -> Option<usize> {
+        self.codec.dict_len()
+    }
+
+    /// Checks invariants C1–C7 for every block and H1–H8 for the heap.
+    /// Decompresses every compressed-only block into a scratch buffer, so it
+    /// is slow; meant for tests.
+    // Indexing by block number reads better here than zipped iterators: the
+    // loop body needs the codec mutably while looking at the tables.
+    #[allow(clippy::needless_range_loop)]
+    pub fn check_invariants(&mut self) -> std::result::Result<(), String> {
+        let mut total_live = 0u64;
+        let mut comp_sum = 0u64;
+        let mut room = BTreeSet::new();
+        let mut pinned = 0;
+        for (i, s) in self.slots.iter().enumerate() {
+            let m = self
+                .blocks
+                .get(s.block as usize)
+                .ok_or("H3: slot names a missing block")?;
+            if m.slot as usize != i {
+                return Err(format!("H3: slot {i} and block {} disagree", s.block));
+            }
+            if s.pins > 0 {
+                pinned += 1;
+            }
+        }
+        if self.slots.len() > self.capacity + pinned {
+            return Err(format!(
+                "H4: {} cached blocks, capacity {} with {pinned} pinned",
+                self.slots.len(),
+                self.capacity
+            ));
+        }
+        let mut vacant_seen = vec![false; self.blocks.len()];
+        for &v in &self.vacant {
+            let seen = vacant_seen
+                .get_mut(v as usize)
+                .ok_or("H8: vacant list names a missing block")?;
+            if *seen {
+                return Err(format!("H8: block {v} listed twice as vacant"));
+            }
+            *seen = true;
+        }
+        let mut tmp = Vec::new();
+        for b in 0..self.blocks.len() {
+            let m = &self.blocks[b];
+            if let Some(c) = &m.comp {
+                comp_sum += c.len() as u64;
+            }
+            if m.kind == Kind::Vacant {
+                if m.comp.is_some() || m.slot != NO_SLOT || !vacant_seen[b] || m.largest != 0 {
+                    return Err(format!("H8: vacant block {b} holds something"));
+                }
+                continue;
+            }
+            if vacant_seen[b] {
+                return Err(format!("H8: block {b} in use but listed as vacant"));
+            }
+            if m.slot != NO_SLOT {
+                let s = self
+                    .slots
+                    .get(m.slot as usize)
+                    .ok_or("H3: block names a missing slot")?;
+                if s.block as usize != b {
+                    return Err(format!("H3: block {b} and its slot disagree"));
+                }
+            } else if m.comp.is_none() {
+                return Err(format!("H1: block {b} is neither cached nor compressed"));
+            }
+            let len = match m.kind {
+                Kind::Large(n) => n,
+                _ => self.layout.block_size,
+            };
+            if let Some(c) = &m.comp {
+                self.codec
+                    .decompress(m.enc, c, &mut tmp, len)
+                    .map_err(|e| format!("H2: block {b} does not decompress: {e}"))?;
+                if self.group > 0 && m.kind == Kind::Normal {
+                    let grouped = std::mem::take(&mut tmp);
+                    self.layout
+                        .ungroup(
+                            &grouped,
+                            self.group,
+                            &mut tmp,
+                            &mut self.gnodes,
+                            &mut self.grows,
+                        )
+                        .map_err(|e| format!("H2: block {b}: {e}"))?;
+                }
+                if m.slot != NO_SLOT && **self.slots[m.slot as usize].buf != tmp[..] {
+                    return Err(format!("H2: clean block {b} differs from its copy"));
+                }
+            }
+            let image: &[u8] = if m.slot != NO_SLOT {
+                &self.slots[m.slot as usize].buf
+            } else {
+                &tmp
+            };
+            match m.kind {
+                Kind::Normal => {
+                    let r = self
+                        .layout
+                        .check(image)
+                        .map_err(|e| format!("block {b}: {e}"))?;
+                    if r.used != m.live {
+                        return Err(format!("H6: block {b} live count {} != {}", m.live, r.used));
+                    }
+                    if r.largest_free != m.largest as usize {
+                        return Err(format!("H5: block {b} largest free out of date"));
+                    }
+                    if m.largest > 0 {
+                        room.insert(((m.largest as usize / self.granule) as u32, b as u32));
+                    }
+                }
+                Kind::Large(n) => {
+                    if image.len() != n || m.live != 1 {
+                        return Err(format!("block {b}: large block damaged"));
+                    }
+                }
+                Kind::Vacant => {}
+            }
+            total_live += m.live as u64;
+        }
+        if room != self.room {
+            return Err("H5: room index out of date".into());
+        }
+        if total_live != self.live_nodes {
+            return Err("H6: total live count wrong".into());
+        }
+        if comp_sum != self.compressed_bytes {
+            return Err("H7: compressed-bytes counter wrong".into());
+        }
+        let entries = self.node_cache.entries();
+        let mut bytes = 0;
+        let mut per_block = vec![0u32; self.blocks.len()];
+        for (k, copy) in entries {
+            bytes += copy.len();
+            let (_, slot, off, len) = self
+                .resolve(Handle::from_raw(k))
+                .map_err(|e| format!("H9: cached copy of a dead node {k:#x}: {e}"))?;
+            if self.slots[slot].buf[off..off + len] != copy[..] {
+                return Err(format!("H9: cached copy of {k:#x} is stale"));
+            }
+            if let Some((b, _)) = Handle::from_raw(k).parts() {
+                per_block[b as usize] += 1;
+            }
+        }
+        if self
+            .blocks
+            .iter()
+            .zip(&per_block)
+            .any(|(m, n)| m.noted != *n)
+        {
+            return Err("H9: per-block node-cache counts wrong".into());
+        }
+        if bytes != self.node_cache.bytes() || bytes > self.node_cache.limit() {
+            return Err("H9: node cache over budget or miscounted".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,688 @@
+//! Layout of one normal block: boundary tags, the size-ordered free list and
+//! the node-start bitmap. Everything here works on a plain byte slice, so the
+//! block can be compressed as it is.
+//!
+//! ```text
+//! 0        t        2t             2t+bm            F-t   F
+//! +--------+--------+---------------+----------------+-----+--------------
+//! | head   | tail   | node bitmap   | zero padding   | tag | node data ...
+//! +--------+--------+---------------+----------------+-----+--------------
+//! ```
+//!
+//! `t` is the tag width (2 bytes, or 4 for blocks too large for 15-bit size
+//! fields), `a` the alignment. Every node ("chunk") starts at a multiple of
+//! `a`; its size `c` is the distance to the next chunk's start, so it covers
+//! the node's data and the next chunk's tag. The tag in front of a chunk
+//! holds `c / a` shifted left by one, with the low bit telling whether the
+//! *previous* chunk is in use (as in Doug Lea's allocator): a free node can
+//! then be merged backwards by reading the size copy ("footer") the previous
+//! free chunk keeps in its last data bytes. The last `t` bytes before the
+//! usable end `E` hold a sentinel tag of size 0.
+//!
+//! A free chunk holds, in its data, the offsets (in units of `a`) of the next
+//! and previous free chunk of a doubly linked list ordered by size (so the
+//! first fit found walking from the head is the best fit) and the footer.
+//! All other free bytes are zero, which is why `alloc` returns zeroed memory
+//! and why free space costs almost nothing once compressed.
+//!
+//! The bitmap has one bit per alignment unit, set exactly at the starts of
+//! chunks in use; it lets any handle be checked in constant time.
+
+use crate::config::Resolved;
+
+/// Derived geometry of a normal block.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Layout {
+    pub block_size: usize,
+    pub a: usize,
+    pub t: usize,
+    /// Usable end: the block size rounded down to the alignment.
+    pub end: usize,
+    /// Offset of the first chunk's data.
+    pub first: usize,
+    /// Smallest chunk that can hold the free-list links and footer.
+    pub min_chunk: usize,
+    bitmap_at: usize,
+}
+
+fn round_up(x: usize, a: usize) -> usize {
+    x.div_ceil(a) * a
+}
+
+/// Result of checking one block, for the heap's invariant checker.
+#[derive(Debug, Default)]
+pub(crate) struct BlockCheck {
+    pub used: u32,
+    pub largest_free: usize,
+}
+
+impl Layout {
+    pub fn new(r: Resolved) -> Layout {
+        let a = r.align;
+        let t = r.tag;
+        let end = r.block_size / a * a;
+        let units = end / a;
+        let bitmap_at = 2 * t;
+        let bitmap_len = units.div_ceil(8);
+        let first = round_up(bitmap_at + bitmap_len + t, a);
+        Layout {
+            block_size: r.block_size,
+            a,
+            t,
+            end,
+            first,
+            min_chunk: round_up(4 * t, a),
+            bitmap_at,
+        }
+    }
+
+    /// Largest node (usable bytes) a normal block can hold.
+    pub fn max_node(&self) -> usize {
+        self.end - self.first - self.t
+    }
+
+    /// Chunk size needed for a node of `size` usable bytes.
+    pub fn chunk_for(&self, size: usize) -> usize {
+        round_up(size + self.t, self.a).max(self.min_chunk)
+    }
+
+    fn get(&self, b: &[u8], at: usize) -> usize {
+        if self.t == 2 {
+            u16::from_le_bytes([b[at], b[at + 1]]) as usize
+        } else {
+            u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]) as usize
+        }
+    }
+
+    fn put(&self, b: &mut [u8], at: usize, v: usize) {
+        if self.t == 2 {
+            b[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
+        } else {
+            b[at..at + 4].copy_from_slice(&(v as u32).to_le_bytes());
+        }
+    }
+
+    fn zero(&self, b: &mut [u8], at: usize) {
+        b[at..at + self.t].fill(0);
+    }
+
+    // Offsets in links are stored in alignment units; 0 means none (no chunk
+    // starts at offset 0, the header is there).
+    fn link(&self, b: &[u8], at: usize) -> usize {
+        self.get(b, at) * self.a
+    }
+    fn set_link(&self, b: &mut [u8], at: usize, off: usize) {
+        self.put(b, at, off / self.a)
+    }
+
+    /// Chunk size of the chunk starting at `s`.
+    pub fn size(&self, b: &[u8], s: usize) -> usize {
+        (self.get(b, s - self.t) >> 1) * self.a
+    }
+    fn prev_used(&self, b: &[u8], s: usize) -> bool {
+        self.get(b, s - self.t) & 1 == 1
+    }
+    fn set_tag(&self, b: &mut [u8], s: usize, size: usize, prev_used: bool) {
+        self.put(b, s - self.t, ((size / self.a) << 1) | prev_used as usize)
+    }
+    fn set_prev_used(&self, b: &mut [u8], s: usize, used: bool) {
+        let v = self.get(b, s - self.t);
+        self.put(b, s - self.t, (v & !1) | used as usize)
+    }
+
+    fn bit(&self, b: &[u8], s: usize) -> bool {
+        let u = s / self.a;
+        b[self.bitmap_at + u / 8] & (1 << (u % 8)) != 0
+    }
+    fn set_bit(&self, b: &mut [u8], s: usize, on: bool) {
+        let u = s / self.a;
+        let byte = &mut b[self.bitmap_at + u / 8];
+        if on {
+            *byte |= 1 << (u % 8);
+        } else {
+            *byte &= !(1 << (u % 8));
+        }
+    }
+
+    // Free chunk fields: next link at s, prev link at s+t, footer at end-2t.
+    fn next_free(&self, b: &[u8], s: usize) -> usize {
+        self.link(b, s)
+    }
+    fn prev_free(&self, b: &[u8], s: usize) -> usize {
+        self.link(b, s + self.t)
+    }
+    fn head(&self, b: &[u8]) -> usize {
+        self.link(b, 0)
+    }
+    fn tail(&self, b: &[u8]) -> usize {
+        self.link(b, self.t)
+    }
+
+    /// Formats `b` (already zeroed) as an empty block: one free chunk
+    /// spanning everything.
+    pub fn format(&self, b: &mut [u8]) {
+        let s = self.first;
+        let c = self.end - s;
+        // Nothing precedes the first chunk, so it is treated as "in use" to
+        // stop backward merges.
+        self.set_tag(b, s, c, true);
+        self.set_tag(b, self.end, 0, false);
+        self.put(b, s + c - 2 * self.t, c / self.a);
+        self.set_link(b, 0, s);
+        self.set_link(b, self.t, s);
+    }
+
+    /// Usable bytes of the largest free chunk (0 if none).
+    pub fn largest_free(&self, b: &[u8]) -> usize {
+        let tail = self.tail(b);
+        if tail == 0 {
+            0
+        } else {
+            self.size(b, tail) - self.t
+        }
+    }
+
+    fn rm_free(&self, b: &mut [u8], s: usize) {
+        let n = self.next_free(b, s);
+        let p = self.prev_free(b, s);
+        if p == 0 {
+            self.set_link(b, 0, n);
+        } else {
+            self.set_link(b, p, n);
+        }
+        if n == 0 {
+            self.set_link(b, self.t, p);
+        } else {
+            self.set_link(b, n + self.t, p);
+        }
+        self.zero(b, s);
+        self.zero(b, s + self.t);
+    }
+
+    fn add_free(&self, b: &mut [u8], s: usize, c: usize) {
+        // Walk from the small end; appending at the tail is the common case
+        // for a freshly merged large chunk, so check it first.
+        let tail = self.tail(b);
+        let next = if tail != 0 && self.size(b, tail) <= c {
+            0
+        } else {
+            let mut cur = self.head(b);
+            while cur != 0 && self.size(b, cur) < c {
+                cur = self.next_free(b, cur);
+            }
+            cur
+        };
+        let prev = if next == 0 {
+            tail
+        } else {
+            self.prev_free(b, next)
+        };
+        self.set_link(b, s, next);
+        self.set_link(b, s + self.t, prev);
+        if prev == 0 {
+            self.set_link(b, 0, s);
+        } else {
+            self.set_link(b, prev, s);
+        }
+        if next == 0 {
+            self.set_link(b, self.t, s);
+        } else {
+            self.set_link(b, next + self.t, s);
+        }
+        self.put(b, s + c - 2 * self.t, c / self.a);
+    }
+
+    /// Allocates a node of `size` usable bytes (best fit); returns its data
+    /// offset, or `None` if no free chunk is large enough. The node's bytes
+    /// are zero.
+    pub fn alloc(&self, b: &mut [u8], size: usize) -> Option<usize> {
+        let need = self.chunk_for(size);
+        let mut s = self.head(b);
+        while s != 0 && self.size(b, s) < need {
+            s = self.next_free(b, s);
+        }
+        if s == 0 {
+            return None;
+        }
+        let have = self.size(b, s);
+        self.rm_free(b, s);
+        self.zero(b, s + have - 2 * self.t);
+        let prev_used = self.prev_used(b, s);
+        if have - need >= self.min_chunk {
+            let r = s + need;
+            self.set_tag(b, s, need, prev_used);
+            self.set_tag(b, r, have - need, true);
+            self.add_free(b, r, have - need);
+        } else {
+            self.set_tag(b, s, have, prev_used);
+            self.set_prev_used(b, s + have, true);
+        }
+        self.set_bit(b, s, true);
+        Some(s)
+    }
+
+    /// Usable length of the node at `s` if `s` is the start of a node in
+    /// use, else `None`.
+    pub fn node_len(&self, b: &[u8], s: usize) -> Option<usize> {
+        if s < self.first || s >= self.end || s & (self.a - 1) != 0 || !self.bit(b, s) {
+            return None;
+        }
+        Some(self.size(b, s) - self.t)
+    }
+
+    /// Frees the node at `s` (which must have passed [`Layout::node_len`]),
+    /// zeroing its bytes and merging with free neighbours on both sides.
+    pub fn free(&self, b: &mut [u8], s: usize) {
+        let mut s = s;
+        let mut c = self.size(b, s);
+        b[s..s + c - self.t].fill(0);
+        self.set_bit(b, s, false);
+        let prev_used = self.prev_used(b, s);
+        let n = s + c;
+        if n < self.end && !self.bit(b, n) {
+            let cn = self.size(b, n);
+            self.rm_free(b, n);
+            self.zero(b, n + cn - 2 * self.t);
+            self.zero(b, n - self.t);
+            c += cn;
+        }
+        if !prev_used {
+            let cp = self.get(b, s - 2 * self.t) * self.a;
+            let p = s - cp;
+            self.rm_free(b, p);
+            self.zero(b, s - 2 * self.t);
+            self.zero(b, s - self.t);
+            s = p;
+            c += cp;
+        }
+        // A free chunk always follows a chunk in use (neighbours merge).
+        self.set_tag(b, s, c, true);
+        self.set_prev_used(b, s + c, false);
+        self.add_free(b, s, c);
+    }
+
+    /// Walks the whole block and checks invariants C1–C6 (see the heap
+    /// module); returns a description of the first violation.
+    pub fn check(&self, b: &[u8]) -> Result<BlockCheck, String> {
+        let mut out = BlockCheck::default();
+        if b.len() != self.block_size {
+            return Err(format!("block length {} != {}", b.len(), self.block_size));
+        }
+        let mut frees = Vec::new();
+        let mut starts = Vec::new();
+        let mut s = self.first;
+        let mut prev_used = true;
+        let mut prev_free_chunk = false;
+        while s < self.end {
+            let c = self.size(b, s);
+            if c < self.min_chunk || c & (self.a - 1) != 0 || s + c > self.end {
+                return Err(format!("C1: chunk at {s} has bad size {c}"));
+            }
+            if self.prev_used(b, s) != prev_used {
+                return Err(format!("C2: prev-used bit wrong at {s}"));
+            }
+            let used = self.bit(b, s);
+            if !used {
+                if prev_free_chunk {
+                    return Err(format!("C3: adjacent free chunks at {s}"));
+                }
+                if self.get(b, s + c - 2 * self.t) * self.a != c {
+                    return Err(format!("C4: footer of free chunk {s} wrong"));
+                }
+                let body = &b[s + 2 * self.t..s + c - 2 * self.t];
+                if body.iter().any(|&x| x != 0) {
+                    return Err(format!("C5: free chunk {s} not zeroed"));
+                }
+                frees.push((c, s));
+                out.largest_free = out.largest_free.max(c - self.t);
+            } else {
+                out.used += 1;
+            }
+            starts.push(s);
+            prev_used = used;
+            prev_free_chunk = !used;
+            s += c;
+        }
+        if s != self.end || self.size(b, self.end) != 0 || self.prev_used(b, self.end) != prev_used
+        {
+            return Err("C1: chunks do not end at the sentinel".into());
+        }
+        // C6: the free list holds exactly the free chunks, ordered by size,
+        // with consistent back links and tail.
+        let mut listed = Vec::new();
+        let mut cur = self.head(b);
+        let mut prev = 0;
+        while cur != 0 {
+            if listed.len() > frees.len() {
+                return Err("C6: free list longer than the free chunks (cycle?)".into());
+            }
+            if self.prev_free(b, cur) != prev {
+                return Err(format!("C6: back link wrong at {cur}"));
+            }
+            listed.push((self.size(b, cur), cur));
+            prev = cur;
+            cur = self.next_free(b, cur);
+        }
+        if self.tail(b) != prev {
+            return Err("C6: tail link wrong".into());
+        }
+        if listed.windows(2).any(|w| w[0].0 > w[1].0) {
+            return Err("C6: free list not ordered by size".into());
+        }
+        let mut l = listed.clone();
+        l.sort_unstable_by_key(|x| x.1);
+        if l != frees {
+            return Err("C6: free list differs from the free chunks".into());
+        }
+        // C7: bitmap bits are set exactly at chunks in use.
+        for u in 0..self.end / self.a {
+            let off = u * self.a;
+            let want = starts.binary_search(&off).is_ok() && off >= self.first && self.bit(b, off);
+            if self.bit(b, off) != want {
+                return Err(format!("C7: stray bitmap bit at {off}"));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Starts of the nodes in use, in address order, read from the bitmap
+    /// (which lies in the header, before any node).
+    fn used_starts(&self, b: &[u8], out: &mut Vec<usize>) {
+        out.clear();
+        let units = self.end / self.a;
+        for (i, &byte) in b[self.bitmap_at..self.bitmap_at + units.div_ceil(8)]
+            .iter()
+            .enumerate()
+        {
+            let mut m = byte;
+            while m != 0 {
+                let u = i * 8 + m.trailing_zeros() as usize;
+                m &= m - 1;
+                if u < units {
+                    out.push(u * self.a);
+                }
+            }
+        }
+    }
+
+    /// Writes `b` into `out` (same length) with the first `width` bytes of
+    /// every node in use ("fields") moved out of the nodes and stored
+    /// column by column at the end: byte 0 of every node, then byte 1, and
+    /// so on, each as its difference from the same byte of the previous
+    /// node. Fixed-layout records then turn into runs of equal or slowly
+    /// changing bytes, which compress far better than the interleaved
+    /// records ("grouping elements"). Everything else — header, bitmap,
+    /// tags, the rest of each node, free space — keeps its order at the
+    /// front. `nodes` and `rows` are scratch.
+    pub fn group(
+        &self,
+        b: &[u8],
+        width: usize,
+        out: &mut Vec<u8>,
+        nodes: &mut Vec<(usize, usize)>,
+        rows: &mut Vec<u8>,
+    ) {
+        let mut idx = Vec::new();
+        self.used_starts(b, &mut idx);
+        nodes.clear();
+        out.clear();
+        out.reserve(b.len());
+        let mut cur = 0;
+        for &s in &idx {
+            let len = self.size(b, s) - self.t;
+            out.extend_from_slice(&b[cur..s]);
+            nodes.push((s, len));
+            cur = s + width.min(len);
+        }
+        out.extend_from_slice(&b[cur..]);
+        // Nodes at least `width` long first (a stable partition).
+        nodes.sort_by_key(|x| x.1 < width);
+        let full = nodes.iter().take_while(|x| x.1 >= width).count();
+        // Nodes at least `width` long (all of them for fixed-layout
+        // records): one pass in node order, reading each node's fields
+        // contiguously and writing byte k to column k (74 columns or so
+        // stay within a few KiB of cache).
+        let base = out.len();
+        out.resize(base + full * width, 0);
+        let cols = &mut out[base..];
+        rows.clear();
+        rows.resize(width, 0);
+        // Eight nodes at a time: per column, eight reads from eight nodes
+        // and one contiguous eight-byte write.
+        let mut i0 = 0;
+        while i0 + 8 <= full {
+            let st: [usize; 8] = std::array::from_fn(|j| nodes[i0 + j].0);
+            for (k, p) in rows.iter_mut().enumerate() {
+                let col = &mut cols[k * full + i0..k * full + i0 + 8];
+                let mut prev = *p;
+                for (x, &s) in col.iter_mut().zip(&st) {
+                    let v = b[s + k];
+                    *x = v.wrapping_sub(prev);
+                    prev = v;
+                }
+                *p = prev;
+            }
+            i0 += 8;
+        }
+        for (i, &(s, _)) in nodes[..full].iter().enumerate().skip(i0) {
+            let node = &b[s..s + width];
+            for (k, (&v, p)) in node.iter().zip(rows.iter_mut()).enumerate() {
+                cols[k * full + i] = v.wrapping_sub(*p);
+                *p = v;
+            }
+        }
+        let rest = &nodes[full..];
+        for k in 0..width {
+            let mut prev = if full > 0 {
+                b[nodes[full - 1].0 + k]
+            } else {
+                0
+            };
+            for &(s, len) in rest {
+                if len > k {
+                    let v = b[s + k];
+                    out.push(v.wrapping_sub(prev));
+                    prev = v;
+                }
+            }
+        }
+    }
+
+    /// Inverse of [`Layout::group`]: rebuilds the block image in `out` from
+    /// the grouped image `g`. A damaged image gives an error, never a
+    /// panic. `nodes` and `rows` are scratch.
+    pub fn ungroup(
+        &self,
+        g: &[u8],
+        width: usize,
+        out: &mut Vec<u8>,
+        nodes: &mut Vec<(usize, usize)>,
+        rows: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let bad = || "grouped block image damaged".to_string();
+        if g.len() != self.block_size {
+            return Err(bad());
+        }
+        out.clear();
+        out.resize(g.len(), 0);
+        // The header (with the bitmap) comes first and unchanged.
+        out[..self.first].copy_from_slice(&g[..self.first]);
+        let mut idx = Vec::new();
+        self.used_starts(out, &mut idx);
+        nodes.clear();
+        // Walk the nodes in address order: every node's tag lies before
+        // its fields and is restored before it is read.
+        let (mut cur, mut src) = (0usize, 0usize);
+        for &s in &idx {
+            if s < self.first || s < cur + self.t {
+                return Err(bad());
+            }
+            let n = s - cur;
+            out[cur..s].copy_from_slice(g.get(src..src + n).ok_or_else(bad)?);
+            src += n;
+            let c = self.size(out, s);
+            if c < self.t + 1 || s + c > self.end {
+                return Err(bad());
+            }
+            nodes.push((s, c - self.t));
+            cur = s + width.min(c - self.t);
+        }
+        let n = g.len() - cur;
+        out[cur..].copy_from_slice(g.get(src..src + n).ok_or_else(bad)?);
+        src += n;
+        nodes.sort_by_key(|x| x.1 < width);
+        let full = nodes.iter().take_while(|x| x.1 >= width).count();
+        let rest = &nodes[full..];
+        let cols: usize = width * full + rest.iter().map(|&(_, len)| width.min(len)).sum::<usize>();
+        if g.len() - src != cols {
+            return Err(bad());
+        }
+        let cols = &g[src..src + full * width];
+        rows.clear();
+        rows.resize(width, 0);
+        let mut i0 = 0;
+        while i0 + 8 <= full {
+            let st: [usize; 8] = std::array::from_fn(|j| nodes[i0 + j].0);
+            for (k, p) in rows.iter_mut().enumerate() {
+                let col = &cols[k * full + i0..k * full + i0 + 8];
+                let mut v = *p;
+                for (&d, &s) in col.iter().zip(&st) {
+                    v = v.wrapping_add(d);
+                    out[s + k] = v;
+                }
+                *p = v;
+            }
+            i0 += 8;
+        }
+        for (i, &(s, _)) in nodes[..full].iter().enumerate().skip(i0) {
+            for (k, p) in rows.iter_mut().enumerate() {
+                *p = p.wrapping_add(cols[k * full + i]);
+            }
+            out[s..s + width].copy_from_slice(rows);
+        }
+        src += full * width;
+        for k in 0..width {
+            for &(s, len) in rest {
+                if len > k {
+                    out[s + k] = g[src];
+                    src += 1;
+                }
+            }
+        }
+        // The remaining (shorter) nodes hold deltas so far: undo them per
+        // column, starting from the last full node.
+        for k in 0..width {
+            let mut prev = if full > 0 {
+                out[nodes[full - 1].0 + k]
+            } else {
+                0
+            };
+            for &(s, len) in rest {
+                if len > k {
+                    prev = prev.wrapping_add(out[s + k]);
+                    out[s + k] = prev;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    fn layout(bs: usize, a: usize) -> Layout {
+        let tag = if bs / a > 1 << 15 { 4 } else { 2 };
+        Layout::new(Resolved {
+            block_size: bs,
+            align: a,
+            tag,
+        })
+    }
+
+    /// A block with nodes of mixed sizes (some shorter than any width
+    /// tried), random contents and some nodes freed again.
+    fn block(l: &Layout, rng: &mut Rng) -> Vec<u8> {
+        let mut b = vec![0u8; l.block_size];
+        l.format(&mut b);
+        let mut live = Vec::new();
+        for _ in 0..400 {
+            let size = if rng.next().is_multiple_of(4) {
+                (rng.next() % 16) as usize
+            } else {
+                70 + (rng.next() % 60) as usize
+            };
+            let Some(s) = l.alloc(&mut b, size) else {
+                break;
+            };
+            for x in &mut b[s..s + size] {
+                *x = rng.next() as u8;
+            }
+            live.push(s);
+            if rng.next().is_multiple_of(5) {
+                let i = (rng.next() as usize) % live.len();
+                l.free(&mut b, live.swap_remove(i));
+            }
+        }
+        l.check(&b).unwrap();
+        b
+    }
+
+    #[test]
+    fn group_then_ungroup_restores_the_block() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut g, mut out, mut nodes, mut rows) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (bs, a) in [
+            (1024, 1),
+            (4096, 8),
+            (32 * 1024, 8),
+            (70_000, 16),
+            (300_000, 8),
+        ] {
+            let l = layout(bs, a);
+            for width in [0, 1, 7, 8, 74, 200, 4096] {
+                let b = block(&l, &mut rng);
+                l.group(&b, width, &mut g, &mut nodes, &mut rows);
+                assert_eq!(g.len(), b.len());
+                l.ungroup(&g, width, &mut out, &mut nodes, &mut rows)
+                    .unwrap();
+                assert!(out == b, "block {bs}/{a}, width {width}");
+            }
+        }
+    }
+
+    #[test]
+    fn damaged_grouped_images_give_errors_not_panics() {
+        let mut rng = Rng(12345);
+        let l = layout(4096, 8);
+        let (mut g, mut out, mut nodes, mut rows) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let b = block(&l, &mut rng);
+        l.group(&b, 74, &mut g, &mut nodes, &mut rows);
+        // Wrong length.
+        assert!(l
+            .ungroup(&g[..g.len() - 1], 74, &mut out, &mut nodes, &mut rows)
+            .is_err());
+        // Flipped bytes anywhere, and pure noise: never a panic.
+        for i in 0..2000 {
+            let mut d = g.clone();
+            let at = (rng.next() as usize) % d.len();
+            d[at] ^= 1 << (i % 8);
+            let _ = l.ungroup(&d, 74, &mut out, &mut nodes, &mut rows);
+            let noise: Vec<u8> = (0..g.len()).map(|_| rng.next() as u8).collect();
+            let _ = l.ungroup(&noise, 74, &mut out, &mut nodes, &mut rows);
+        }
+    }
+}

@@ -1,0 +1,130 @@
+/* C test of compll.h: the global arena, contexts, user callbacks, misuse.
+ * Built twice by `make compll-c-test`: against the library and with
+ * -DCOMPLL_NOLIB (plain calloc/free). Prints "N passed, N failed". */
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include "compll.h"
+
+static int passed, failed;
+#define CHECK(cond) do { if (cond) passed++; else { failed++; fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); } } while (0)
+
+static unsigned int copy_compress(const unsigned char *src, unsigned int len,
+                                  unsigned char *dst, unsigned int dst_len) {
+    if (len > dst_len) return 0;
+    memcpy(dst, src, len);
+    return len;
+}
+static void copy_decompress(const unsigned char *src, unsigned int len,
+                            unsigned char *dst, unsigned int dst_len) {
+    memcpy(dst, src, len < dst_len ? len : dst_len);
+}
+
+struct node { compll_t next; unsigned int value; char name[20]; };
+
+static void test_global(void) {
+    CHECK(compll_init(4096, 8, 2, copy_compress, copy_decompress) == 0);
+    enum { N = 5000 };
+    static compll_t nodes[N];
+    compll_t head = 0;
+    for (int i = 0; i < N; i++) {
+        compll_t n = compll_alloc(sizeof(struct node));
+        nodes[i] = n;
+        if (!n) { CHECK(n != 0); return; }
+        const struct node *r = compll_read(n);
+        CHECK(r->value == 0 && r->next == 0); /* zeroed */
+        struct node *w = compll_write(n);
+        w->next = head;
+        w->value = (unsigned)i;
+        snprintf(w->name, sizeof w->name, "node-%d", i);
+        head = n;
+    }
+    /* walk the list: the blocks have been compressed and decompressed */
+    unsigned long long sum = 0; int count = 0, names_ok = 1;
+    for (compll_t c = head; c; ) {
+        const struct node *r = compll_read(c);
+        char want[20];
+        snprintf(want, sizeof want, "node-%u", r->value);
+        if (strcmp(want, r->name) != 0) names_ok = 0;
+        sum += r->value; count++;
+        c = r->next;
+    }
+    CHECK(count == N);
+    CHECK(sum == (unsigned long long)N * (N - 1) / 2);
+    CHECK(names_ok);
+    /* two pointers alive in one expression */
+    ((struct node *)compll_write(nodes[0]))->value = ((const struct node *)compll_read(nodes[1]))->value + 100;
+    CHECK(((const struct node *)compll_read(nodes[0]))->value == 101);
+    for (int i = 0; i < N; i += 2) CHECK(compll_free(nodes[i]) == 0);
+    for (int i = 1; i < N; i += 2) CHECK(compll_free(nodes[i]) == 0);
+#ifndef COMPLL_NOLIB
+    /* misuse is reported, not undefined */
+    CHECK(compll_free(nodes[0]) != 0);     /* double free */
+    CHECK(compll_read(nodes[3]) == NULL);  /* freed */
+    CHECK(compll_read(0) == NULL);
+    CHECK(compll_write(123456789ULL) == NULL);
+    CHECK(compll_init(10, 8, 2, NULL, NULL) != 0);              /* bad block size */
+    CHECK(compll_init(4096, 3, 2, NULL, NULL) != 0);            /* bad alignment */
+    CHECK(compll_init(4096, 8, 2, copy_compress, NULL) != 0);   /* half a codec */
+#endif
+    compll_shutdown();
+}
+
+static void test_contexts(void) {
+    const char *codecs[] = { "lz4", "zstd-1", "zlib-5", "copy", "zstd-3-dict" };
+    compll_ctx *ctx[5];
+    compll_t big[5];
+    for (int k = 0; k < 5; k++) {
+        ctx[k] = compll_ctx_new_codec(8192, 16, 3, codecs[k]);
+        CHECK(ctx[k] != NULL);
+    }
+    for (int k = 0; k < 5; k++) {
+        /* a node larger than a block gets a block of its own */
+        big[k] = compll_ctx_alloc(ctx[k], 100000);
+        CHECK(big[k] != 0);
+        unsigned char *p = compll_ctx_write(ctx[k], big[k]);
+        for (int i = 0; i < 100000; i++) p[i] = (unsigned char)(i * (k + 1));
+    }
+    for (int k = 0; k < 5; k++) {
+        compll_t small[300];
+        for (int i = 0; i < 300; i++) {
+            small[i] = compll_ctx_alloc(ctx[k], 1 + (unsigned)(i % 200));
+            unsigned char *p = compll_ctx_write(ctx[k], small[i]);
+            memset(p, i & 0xff, 1 + (size_t)(i % 200));
+#ifndef COMPLL_NOLIB
+            CHECK(compll_ctx_size(ctx[k], small[i]) >= 1u + (unsigned)(i % 200));
+#endif
+        }
+        int ok = 1;
+        for (int i = 0; i < 300; i++) {
+            const unsigned char *p = compll_ctx_read(ctx[k], small[i]);
+            for (int j = 0; j < 1 + i % 200; j++) if (p[j] != (unsigned char)(i & 0xff)) ok = 0;
+        }
+        CHECK(ok);
+        const unsigned char *b = compll_ctx_read(ctx[k], big[k]);
+        int bok = 1;
+        for (int i = 0; i < 100000; i++) if (b[i] != (unsigned char)(i * (k + 1))) bok = 0;
+        CHECK(bok);
+        struct compll_stats st;
+        CHECK(compll_ctx_stats(ctx[k], &st) == 0);
+#ifndef COMPLL_NOLIB
+        CHECK(st.live_nodes == 301);
+        CHECK(st.compressions > 0);
+#endif
+        for (int i = 0; i < 300; i++) CHECK(compll_ctx_free(ctx[k], small[i]) == 0);
+        CHECK(compll_ctx_free(ctx[k], big[k]) == 0);
+    }
+#ifndef COMPLL_NOLIB
+    CHECK(compll_ctx_new_codec(8192, 8, 3, "rar") == NULL);
+    CHECK(compll_ctx_alloc(NULL, 10) == 0);
+    CHECK(compll_ctx_read(NULL, 1) == NULL);
+#endif
+    for (int k = 0; k < 5; k++) compll_ctx_destroy(ctx[k]);
+}
+
+int main(void) {
+    test_global();
+    test_contexts();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

@@ -1,0 +1,504 @@
+//! Edge cases: full blocks, the largest node, every alignment, eviction
+//! while blocks are pinned, guards outliving changes, codec failures.
+//! Invariant names (C1–C7, H1–H8) refer to the `heap` module docs.
+
+use std::sync::Arc;
+
+use compll::{Arena, BlockCodec, Codec, Config, Error, SharedArena};
+
+fn arena(bs: usize, align: usize, unc: usize) -> Arena {
+    Arena::new(
+        Config::default()
+            .block_size(bs)
+            .alignment(align)
+            .uncompressed_blocks(unc)
+            .codec(Codec::Lz4),
+    )
+    .unwrap()
+}
+
+fn block_of(h: compll::Handle) -> u64 {
+    h.to_raw() >> 24
+}
+
+#[test]
+fn full_block_spills_into_a_new_one() {
+    let a = arena(1024, 8, 2);
+    let first = a.alloc(40).unwrap();
+    let mut n = 1;
+    loop {
+        let h = a.alloc(40).unwrap();
+        if block_of(h) != block_of(first) {
+            break;
+        }
+        n += 1;
+    }
+    assert!(n > 10, "only {n} nodes fit in a 1 KiB block");
+    a.check_invariants().unwrap(); // C1, C6, H5
+    assert_eq!(a.stats().blocks, 2);
+}
+
+#[test]
+fn largest_block_node_and_one_more_byte() {
+    for bs in [1024, 4096, 32 * 1024, 1 << 20] {
+        let a = arena(bs, 8, 2);
+        let max = a.max_block_node();
+        let h = a.alloc(max).unwrap();
+        assert_ne!(
+            h.to_raw() & 0xff_ffff,
+            0,
+            "largest node lives in a normal block"
+        );
+        assert_eq!(a.len(h).unwrap(), max);
+        let big = a.alloc(max + 1).unwrap();
+        assert_eq!(
+            big.to_raw() & 0xff_ffff,
+            0,
+            "larger node gets its own block"
+        );
+        assert_eq!(a.len(big).unwrap(), max + 1);
+        let pattern: Vec<u8> = (0..max + 1).map(|i| (i * 7) as u8).collect();
+        a.write_at(big, 0, &pattern).unwrap();
+        a.write_at(h, 0, &pattern[..max]).unwrap();
+        a.flush().unwrap();
+        assert_eq!(&a.read(big).unwrap()[..], &pattern[..]);
+        assert_eq!(&a.read(h).unwrap()[..], &pattern[..max]);
+        a.check_invariants().unwrap(); // C1 with a single chunk, H1 after flush
+        a.free(big).unwrap();
+        a.free(h).unwrap();
+        a.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn every_alignment_is_honoured() {
+    for bs in [1024usize, 3000, 65_536, 1 << 20, 16 << 20] {
+        for align in [1usize, 2, 4, 8, 16] {
+            let a = arena(bs, align, 2);
+            let eff = a.alignment();
+            assert!(eff >= align && eff.is_multiple_of(align));
+            let mut hs = Vec::new();
+            for size in [0usize, 1, 3, 7, 13, 100, 250] {
+                let h = a.alloc(size).unwrap();
+                assert_eq!(
+                    (h.to_raw() & 0xff_ffff) as usize % eff,
+                    0,
+                    "bs {bs} align {align}"
+                );
+                hs.push(h);
+            }
+            for h in hs.iter().step_by(2) {
+                a.free(*h).unwrap();
+            }
+            a.check_invariants().unwrap(); // C3: frees merged
+        }
+    }
+}
+
+#[test]
+fn large_blocks_raise_alignment() {
+    // Up to 16-byte units the tags stay two bytes wide; beyond that they
+    // widen to four bytes and the requested alignment is kept.
+    let a = Arena::new(Config::default().block_size(1 << 20).alignment(1)).unwrap();
+    assert_eq!(a.alignment(), 1);
+    let a = Arena::new(Config::default().block_size(512 * 1024).alignment(1)).unwrap();
+    assert_eq!(a.alignment(), 16);
+    let a = Arena::new(Config::default().block_size(64 * 1024).alignment(1)).unwrap();
+    assert_eq!(a.alignment(), 2);
+}
+
+#[test]
+fn block_evicted_while_another_is_pinned() {
+    let a = arena(1024, 8, 1);
+    let pinned = a.alloc(900).unwrap();
+    a.write_at(pinned, 0, &[0xAB; 900]).unwrap();
+    let guard = a.read(pinned).unwrap();
+    // Each of these lands in a new block; with room for one uncompressed
+    // block the cache must grow past its limit instead of dropping the
+    // pinned one (H4), and everything else gets evicted and compressed.
+    let others: Vec<_> = (0..5)
+        .map(|i| {
+            let h = a.alloc(900).unwrap();
+            a.write_at(h, 0, &[i as u8; 900]).unwrap();
+            h
+        })
+        .collect();
+    for (i, h) in others.iter().enumerate() {
+        assert!(a.read(*h).unwrap().iter().take(900).all(|&b| b == i as u8));
+    }
+    assert!(guard[..900].iter().all(|&b| b == 0xAB));
+    a.check_invariants().unwrap(); // H3, H4
+    drop(guard);
+    // Unpinning shrinks the cache back to one block.
+    let s = a.stats();
+    assert!(s.uncompressed_bytes <= 2 * 1024, "{s:?}");
+    a.check_invariants().unwrap();
+    assert!(a.read(pinned).unwrap()[..900].iter().all(|&b| b == 0xAB));
+}
+
+#[test]
+fn read_guard_keeps_its_snapshot() {
+    let a = arena(4096, 8, 2);
+    let h = a.alloc(16).unwrap();
+    a.write_at(h, 0, b"0123456789abcdef").unwrap();
+    let g = a.read(h).unwrap();
+    a.write_at(h, 0, b"XXXX").unwrap();
+    assert_eq!(&g[..4], b"0123");
+    a.free(h).unwrap();
+    assert_eq!(
+        &g[..4],
+        b"0123",
+        "freeing does not pull bytes from under a guard"
+    );
+    drop(g);
+    assert!(a.read(h).is_err());
+    a.check_invariants().unwrap();
+}
+
+#[test]
+fn write_guard_conflicts_are_errors() {
+    let a = arena(4096, 8, 2);
+    let h = a.alloc(8).unwrap();
+    let other = a.alloc(8).unwrap();
+    let mut w = a.write(h).unwrap();
+    w[0] = 42;
+    assert!(matches!(a.write(h), Err(Error::Busy(_))));
+    assert!(matches!(a.free(h), Err(Error::Busy(_))));
+    assert!(matches!(a.write_at(h, 0, &[1]), Err(Error::Busy(_))));
+    // Other nodes in the same block stay usable.
+    a.write_at(other, 0, &[7]).unwrap();
+    assert_eq!(a.read(other).unwrap()[0], 7);
+    drop(w);
+    assert_eq!(a.read(h).unwrap()[0], 42);
+    a.free(h).unwrap();
+    a.check_invariants().unwrap();
+}
+
+#[test]
+fn emptied_blocks_are_released() {
+    let a = arena(1024, 8, 1);
+    let hs: Vec<_> = (0..200).map(|_| a.alloc(50).unwrap()).collect();
+    let highest = hs.iter().map(|h| block_of(*h)).max().unwrap();
+    assert!(a.stats().blocks > 5);
+    for h in hs {
+        a.free(h).unwrap();
+    }
+    a.flush().unwrap();
+    let s = a.stats();
+    assert_eq!(s.blocks, 0, "{s:?}");
+    assert_eq!(s.compressed_bytes, 0);
+    a.check_invariants().unwrap(); // H8
+                                   // Vacant block indices are reused.
+    let h = a.alloc(10).unwrap();
+    assert!(block_of(h) <= highest);
+}
+
+#[test]
+fn compressed_copy_is_kept_until_written() {
+    // Without the node cache every read of an uncached block decompresses.
+    let a = Arena::new(
+        Config::default()
+            .block_size(4096)
+            .uncompressed_blocks(1)
+            .node_cache(0),
+    )
+    .unwrap();
+    let x = a.alloc(100).unwrap();
+    let y = a.alloc(3000).unwrap(); // second block? no: same block
+    let z = a.alloc(3000).unwrap(); // forces a second block
+    assert_ne!(block_of(x), block_of(z));
+    let c0 = a.stats().compressions;
+    // Reading blocks back and forth decompresses but never recompresses
+    // clean blocks.
+    for _ in 0..10 {
+        a.read(x).unwrap();
+        a.read(z).unwrap();
+    }
+    let s = a.stats();
+    assert!(s.compressions <= c0 + 2, "{s:?}");
+    assert!(s.decompressions >= 10);
+    assert!(s.hit_rate() < 1.0);
+    let _ = y;
+    a.check_invariants().unwrap(); // H2
+}
+
+struct Failing {
+    fail_compress: bool,
+}
+
+impl BlockCodec for Failing {
+    fn compress(&self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), String> {
+        if self.fail_compress {
+            return Err("no".into());
+        }
+        // Half the input: "shrinks", so the block is stored encoded.
+        dst.extend_from_slice(&src[..src.len() / 2]);
+        Ok(())
+    }
+    fn decompress(&self, _src: &[u8], _dst: &mut [u8]) -> Result<(), String> {
+        Err("broken".into())
+    }
+}
+
+#[test]
+fn codec_failures_are_errors_not_panics() {
+    // Compression failing: blocks are stored raw and stay readable.
+    let a = Arena::new(
+        Config::default()
+            .block_size(1024)
+            .uncompressed_blocks(1)
+            .codec(Codec::Custom(Arc::new(Failing {
+                fail_compress: true,
+            }))),
+    )
+    .unwrap();
+    let h1 = a.alloc(900).unwrap();
+    a.write_at(h1, 0, &[5; 900]).unwrap();
+    let h2 = a.alloc(900).unwrap();
+    assert_eq!(a.read(h1).unwrap()[..900], [5; 900]);
+    let _ = h2;
+    a.check_invariants().unwrap();
+
+    // Decompression failing: the access reports a codec error.
+    let a = Arena::new(
+        Config::default()
+            .block_size(1024)
+            .uncompressed_blocks(1)
+            .codec(Codec::Custom(Arc::new(Failing {
+                fail_compress: false,
+            }))),
+    )
+    .unwrap();
+    let h1 = a.alloc(900).unwrap();
+    let _h2 = a.alloc(900).unwrap(); // evicts h1's block
+    assert!(matches!(a.read(h1), Err(Error::Codec(_))));
+    assert!(matches!(a.free(h1), Err(Error::Codec(_))));
+}
+
+#[test]
+fn dictionary_is_trained_and_used() {
+    let a = Arena::new(
+        Config::default()
+            .block_size(4096)
+            .uncompressed_blocks(2)
+            .codec(Codec::ZstdDict {
+                level: 3,
+                train_blocks: 8,
+                dict_size: 2048,
+            }),
+    )
+    .unwrap();
+    let mut hs = Vec::new();
+    for i in 0..2000u32 {
+        let h = a.alloc(60).unwrap();
+        let text = format!("file-{i:06}.txt size {} owner user{}", i * 37, i % 7);
+        a.write_at(h, 0, text.as_bytes()).unwrap();
+        hs.push((h, text));
+    }
+    a.flush().unwrap();
+    assert!(a.dictionary_len().is_some());
+    for (h, text) in &hs {
+        assert_eq!(&a.read(*h).unwrap()[..text.len()], text.as_bytes());
+    }
+    a.check_invariants().unwrap(); // H2 for dictionary-encoded blocks
+}
+
+#[test]
+fn shared_arena_guards_across_threads() {
+    let a = Arc::new(
+        SharedArena::new(Config::default().block_size(2048).uncompressed_blocks(2)).unwrap(),
+    );
+    let hs: Vec<_> = (0..64u8)
+        .map(|i| {
+            let h = a.alloc(100).unwrap();
+            a.write_at(h, 0, &[i; 100]).unwrap();
+            h
+        })
+        .collect();
+    let hs = Arc::new(hs);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let a = Arc::clone(&a);
+            let hs = Arc::clone(&hs);
+            std::thread::spawn(move || {
+                for round in 0..50 {
+                    let i = (t * 13 + round * 7) % hs.len();
+                    let g = a.read(hs[i]).unwrap();
+                    assert!(g[..100].iter().all(|&b| b == i as u8));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    a.check_invariants().unwrap();
+}
+
+#[test]
+fn node_cache_serves_scattered_reads_and_sees_writes() {
+    let a = Arena::new(Config::default().block_size(1024).uncompressed_blocks(1)).unwrap();
+    let hs: Vec<_> = (0..40u8)
+        .map(|i| a.alloc_init(100, &[i; 100]).unwrap())
+        .collect();
+    // Nodes spread over many blocks, read round-robin: the first pass
+    // decompresses, later passes are served from node copies.
+    for _ in 0..3 {
+        for (i, h) in hs.iter().enumerate() {
+            assert_eq!(a.read(*h).unwrap()[..100], [i as u8; 100]);
+        }
+    }
+    let d = a.stats().decompressions;
+    for (i, h) in hs.iter().enumerate() {
+        assert_eq!(a.read(*h).unwrap()[..100], [i as u8; 100]);
+    }
+    assert!(a.stats().decompressions - d < 10, "{:?}", a.stats());
+    // A write replaces the copy (H9).
+    a.write_at(hs[3], 0, &[0xEE; 4]).unwrap();
+    a.flush().unwrap();
+    assert_eq!(a.read(hs[3]).unwrap()[..5], [0xEE, 0xEE, 0xEE, 0xEE, 3]);
+    a.free(hs[4]).unwrap();
+    assert!(a.read(hs[4]).is_err());
+    a.check_invariants().unwrap();
+}
+
+/// Fixed-layout records with a counter, a constant and a repeated link, as
+/// a tree of nodes would hold them, plus a varying tail.
+fn records(a: &Arena, n: u64) -> Vec<compll::Handle> {
+    (0..n)
+        .map(|i| {
+            let mut r = Vec::new();
+            r.extend_from_slice(&(1_000_000 + i).to_le_bytes());
+            r.extend_from_slice(&7u64.to_le_bytes());
+            r.extend_from_slice(&(i / 50).to_le_bytes());
+            r.extend_from_slice(&(i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40).to_le_bytes());
+            r.extend_from_slice(format!("file-{}", i % 97).as_bytes());
+            a.alloc_init(r.len(), &r).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn grouped_fields_round_trip_and_compress_better() {
+    let mut sizes = Vec::new();
+    for group in [0, 32] {
+        let a = Arena::new(
+            Config::default()
+                .uncompressed_blocks(1)
+                .group_fields(group)
+                .codec(Codec::Zstd { level: 1 }),
+        )
+        .unwrap();
+        let hs = records(&a, 20_000);
+        // Change some nodes after their blocks were compressed, free others.
+        for (i, h) in hs.iter().enumerate().step_by(7) {
+            a.write_at(*h, 8, &(i as u64).to_le_bytes()).unwrap();
+        }
+        for h in hs.iter().skip(3).step_by(11) {
+            a.free(*h).unwrap();
+        }
+        a.flush().unwrap();
+        a.check_invariants().unwrap();
+        let fresh = Arena::new(Config::default().codec(Codec::Copy)).unwrap();
+        let want = records(&fresh, 20_000);
+        for (i, h) in hs.iter().enumerate() {
+            if i >= 3 && (i - 3) % 11 == 0 {
+                assert!(a.read(*h).is_err());
+                continue;
+            }
+            let mut exp = fresh.read(want[i]).unwrap().to_vec();
+            if i % 7 == 0 {
+                exp[8..16].copy_from_slice(&(i as u64).to_le_bytes());
+            }
+            assert_eq!(&a.read(*h).unwrap()[..exp.len()], &exp[..], "node {i}");
+        }
+        sizes.push(a.stats().compressed_bytes);
+    }
+    assert!(
+        sizes[1] < sizes[0],
+        "grouped {} vs whole nodes {}",
+        sizes[1],
+        sizes[0]
+    );
+}
+
+#[test]
+fn zero_byte_node_when_the_current_block_is_exactly_full() {
+    // Regression: a block with no free chunk at all must not be chosen for
+    // a zero-byte node.
+    let a = arena(1024, 8, 1);
+    let max = a.max_block_node();
+    let full = a.alloc(max).unwrap();
+    let z = a.alloc(0).unwrap();
+    assert_ne!(block_of(full), block_of(z));
+    assert!(a.len(z).unwrap() < 64);
+    a.check_invariants().unwrap();
+}
+
+#[test]
+fn arenas_are_send_and_the_shared_one_is_sync() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<Arena>();
+    send_sync::<SharedArena>();
+}
+
+/// The arena as a growable page store: fixed-size page nodes written and
+/// read back by handle, the way a storage driver would use it.
+#[test]
+fn page_store() {
+    const PAGE: usize = 4096;
+    let a = Arena::new(
+        Config::default()
+            .block_size(64 * 1024)
+            .uncompressed_blocks(4),
+    )
+    .unwrap();
+    let mut pages = Vec::new();
+    for p in 0..200u32 {
+        let h = a.alloc(PAGE).unwrap();
+        let mut page = vec![0u8; PAGE];
+        for (i, chunk) in page.chunks_mut(4).enumerate() {
+            chunk.copy_from_slice(&(p * 1000 + i as u32 % 7).to_le_bytes());
+        }
+        a.write_at(h, 0, &page).unwrap();
+        pages.push((h, page));
+    }
+    // Overwrite part of every other page, then read everything back.
+    for (h, page) in pages.iter_mut().step_by(2) {
+        a.write_at(*h, 100, &[0xFF; 50]).unwrap();
+        page[100..150].fill(0xFF);
+    }
+    let mut buf = vec![0u8; PAGE];
+    for (h, page) in &pages {
+        a.read_at(*h, 0, &mut buf).unwrap();
+        assert_eq!(&buf, page);
+    }
+    let s = a.stats();
+    assert!(s.compressed_bytes < (200 * PAGE) as u64 / 4, "{s:?}");
+    a.check_invariants().unwrap();
+}
+
+#[test]
+fn freeing_a_large_node_under_a_read_guard_leaves_other_pins_alone() {
+    let a = arena(1024, 8, 1);
+    let big = a.alloc(5000).unwrap();
+    a.write_at(big, 0, &[9; 5000]).unwrap();
+    let g = a.read(big).unwrap();
+    a.free(big).unwrap();
+    assert_eq!(g[..5000], [9; 5000], "the guard keeps its snapshot");
+    // The freed block's index is reused; pin a node there with a write
+    // guard, then drop the stale read guard: it must not release the new
+    // pin, or the write could be lost to an eviction.
+    let n = a.alloc(8).unwrap();
+    let mut w = a.write(n).unwrap();
+    drop(g);
+    for _ in 0..4 {
+        let h = a.alloc(900).unwrap(); // churn the one-block cache
+        a.write_at(h, 0, &[1; 900]).unwrap();
+    }
+    w[..4].copy_from_slice(b"kept");
+    drop(w);
+    assert_eq!(&a.read(n).unwrap()[..4], b"kept");
+    a.check_invariants().unwrap();
+}

@@ -1,0 +1,36 @@
+# Python package (crates/arca-py): virtualenv, native build, pytest suite.
+#   make venv       create $(VENV) with maturin, numpy, pytest and h5py (the test peer)
+#   make py-build   build the extension in release mode and install it into $(VENV)
+#   make py-test    run the pytest suite against the installed package
+.PHONY: venv py-build py-test
+
+TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
+PY_CRATE := crates/arca-py
+PY_REQS := "maturin>=1.5,<2" "numpy>=1.24,<3" "pytest>=7,<10" "h5py>=3.8,<4"
+VENV_STAMP := $(VENV)/.arca-venv.stamp
+PY_BUILD_STAMP := $(VENV)/.arca-py-build.stamp
+# The package is installed editable, so only native sources force a rebuild.
+PY_BUILD_DEPS := $(PY_CRATE)/Cargo.toml $(PY_CRATE)/pyproject.toml Cargo.lock \
+	$(shell find $(PY_CRATE)/src crates/arca/src -type f -name '*.rs' 2>/dev/null)
+
+venv: $(VENV_STAMP)
+
+# Debian ships venv without ensurepip unless python3-venv is installed.
+$(VENV_STAMP): mk/python.mk
+	python3 -m venv $(VENV) || { apt-get update && apt-get install -y python3-venv \
+		&& python3 -m venv --clear $(VENV); }
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(PY_REQS)
+	touch $@
+
+py-build: $(PY_BUILD_STAMP)
+
+$(PY_BUILD_STAMP): $(VENV_STAMP) $(PY_BUILD_DEPS)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release --quiet -m $(PY_CRATE)/Cargo.toml
+	touch $@
+
+py-test: py-build
+	$(PY) -m pytest -q $(PY_CRATE)/tests
+
+TEST_TARGETS += py-test
