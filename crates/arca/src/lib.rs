@@ -51,7 +51,7 @@ pub use error::{Error, Result};
 pub use filter::Filter;
 pub use format::datatype::{BaseClass, ByteOrder, Datatype, MAX_FIXED_BYTES, VLEN_RECORD};
 pub use format::object_header::{ObjectKind, MAX_RANK};
-pub use object::{journal_path, repack, Progress};
+pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, File, Group, Mode, Object,
     OpenOptions, Stat,

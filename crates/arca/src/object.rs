@@ -13,7 +13,7 @@ pub(crate) use dataset::{
     write_locked as dataset_write_locked, MAX_CHUNK_BYTES,
 };
 pub use dataset::{Dataset, DatasetOptions, Element};
-pub use file::{journal_path, File, Mode, OpenOptions};
+pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
 pub use group::{Group, Object};
 pub use repack::{repack, Progress};
 pub use stat::Stat;

@@ -171,10 +171,12 @@ fn sigkill_loop() {
         std::thread::sleep(Duration::from_millis(20));
         child.kill().unwrap();
         child.wait().unwrap();
-        let hot = arca::journal_path(&path).exists();
+        let hot = arca::journal_is_hot(&path).unwrap();
         let f = File::open(&path).unwrap();
         f.check().unwrap();
+        // Rolled back if hot, tidied if cold: nothing is left either way.
         assert!(!arca::journal_path(&path).exists());
+        assert_eq!(f.recovered(), hot);
         if hot {
             assert!(f.recovered());
             saw_recovery = true;

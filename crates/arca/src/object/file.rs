@@ -382,6 +382,11 @@ impl OpenOptions {
                 if self.lock {
                     data.lock(path, false)?;
                 }
+            } else if self.lock {
+                // A cold journal (a writer killed while creating or removing
+                // it). Holding the shared lock proves no writer is using it,
+                // so tidying it cannot race one; failing to is harmless.
+                let _ = std::fs::remove_file(&sidecar);
             }
         }
         let mut driver = Journaled::new(Box::new(data), JournalStore::Path(sidecar, None))?;
@@ -505,10 +510,40 @@ impl OpenOptions {
 }
 
 /// The sidecar journal of the file at `path`.
+///
+/// ```
+/// let p = arca::journal_path(std::path::Path::new("run.arca"));
+/// assert_eq!(p, std::path::Path::new("run.arca-journal"));
+/// ```
 pub fn journal_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
     s.push("-journal");
     PathBuf::from(s)
+}
+
+/// Whether the file at `path` has a *hot* journal: one left by a writer that
+/// stopped inside a transaction, which the next open rolls back. A journal
+/// that exists but is empty or torn before its header is cold and harmless.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("x.arca");
+/// arca::File::create(&path).unwrap().close().unwrap();
+/// assert!(!arca::journal_is_hot(&path).unwrap());
+/// ```
+///
+/// # Errors
+/// [`Error::Io`] if the journal exists but cannot be read.
+pub fn journal_is_hot(path: &Path) -> Result<bool> {
+    let sidecar = journal_path(path);
+    if !sidecar.exists() {
+        return Ok(false);
+    }
+    Journaled::new(
+        Box::new(crate::io::MemoryDriver::new()),
+        JournalStore::Path(sidecar, None),
+    )?
+    .is_hot()
 }
 
 /// An open arca file.
