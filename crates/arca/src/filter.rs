@@ -89,8 +89,14 @@ impl Filter {
     }
 
     pub(crate) fn decode_list(r: &mut Reader) -> Result<Vec<Filter>> {
-        let n = r.u8()?;
         let mut out = Vec::new();
+        Self::decode_list_into(r, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`Filter::decode_list`] into `out` (empty; it may be a pooled vector).
+    pub(crate) fn decode_list_into(r: &mut Reader, out: &mut Vec<Filter>) -> Result<()> {
+        let n = r.u8()?;
         for _ in 0..n {
             let id = r.u8()?;
             let level = r.i32()?;
@@ -102,8 +108,8 @@ impl Filter {
                 other => return Err(Error::Unsupported(format!("filter id {other}"))),
             });
         }
-        Filter::validate_pipeline(&out).map_err(|e| r.corrupt(e.to_string()))?;
-        Ok(out)
+        Filter::validate_pipeline(out).map_err(|e| r.corrupt(e.to_string()))?;
+        Ok(())
     }
 }
 

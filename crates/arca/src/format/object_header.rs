@@ -27,6 +27,8 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
+use crate::pool::lists::{EXTENTS, FILL, PIPELINES};
+use crate::pool::{PooledBuf, PooledVec};
 use crate::store::Store;
 
 pub(crate) const TAG: &crate::pager::Family = b"AOH";
@@ -55,7 +57,7 @@ pub(crate) struct Index {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Layout {
     Contiguous { addr: u64, size: u64 },
-    Chunked { chunk: Vec<u64>, index: u64 },
+    Chunked { chunk: PooledVec<u64>, index: u64 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,13 +66,16 @@ pub(crate) enum Fill {
     Blob { addr: u64, len: u64 },
 }
 
+/// A dataset's header messages, decoded. Headers are decoded again by
+/// every dataset call, so the per-dimension arrays and the filter list come
+/// from free lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DatasetMeta {
     pub(crate) dtype: Datatype,
-    pub(crate) dims: Vec<u64>,
-    pub(crate) maxdims: Vec<u64>,
+    pub(crate) dims: PooledVec<u64>,
+    pub(crate) maxdims: PooledVec<u64>,
     pub(crate) layout: Layout,
-    pub(crate) filters: Vec<Filter>,
+    pub(crate) filters: PooledVec<Filter>,
     pub(crate) fill: Option<Fill>,
     /// The byte vector, for variable-length types.
     pub(crate) vlen: Option<crate::vlen::VecMeta>,
@@ -218,7 +223,7 @@ impl Header {
         let mut dtype = None;
         let mut shape = None;
         let mut layout = None;
-        let mut filters = vec![];
+        let mut filters = PIPELINES.take(0);
         let mut fill = None;
         let mut vlen_body = None;
         for _ in 0..n {
@@ -245,8 +250,13 @@ impl Header {
                     if rank > MAX_RANK {
                         return Err(m.corrupt(format!("rank {rank}")));
                     }
-                    let dims = (0..rank).map(|_| m.u64()).collect::<Result<Vec<_>>>()?;
-                    let maxdims = (0..rank).map(|_| m.u64()).collect::<Result<Vec<_>>>()?;
+                    let mut dims = EXTENTS.take(rank);
+                    let mut maxdims = EXTENTS.take(rank);
+                    for v in [&mut dims, &mut maxdims] {
+                        for _ in 0..rank {
+                            v.push(m.u64()?);
+                        }
+                    }
                     if dims.iter().zip(&maxdims).any(|(d, m)| d > m) {
                         return Err(m.corrupt("dimension larger than its maximum"));
                     }
@@ -259,9 +269,12 @@ impl Header {
                             size: m.u64()?,
                         },
                         1 => {
-                            let rank = shape.as_ref().map(|s: &(Vec<u64>, Vec<u64>)| s.0.len());
+                            let rank = shape.as_ref().map(|s: &(PooledVec<u64>, _)| s.0.len());
                             let rank = rank.ok_or_else(|| m.corrupt("layout before shape"))?;
-                            let chunk = (0..rank).map(|_| m.u64()).collect::<Result<Vec<_>>>()?;
+                            let mut chunk = EXTENTS.take(rank);
+                            for _ in 0..rank {
+                                chunk.push(m.u64()?);
+                            }
                             if chunk.contains(&0) {
                                 return Err(m.corrupt("zero chunk dimension"));
                             }
@@ -273,7 +286,10 @@ impl Header {
                         c => return Err(m.corrupt(format!("layout class {c}"))),
                     })
                 }
-                6 => filters = Filter::decode_list(&mut m)?,
+                6 => {
+                    filters.clear();
+                    Filter::decode_list_into(&mut m, &mut filters)?;
+                }
                 7 => {
                     fill = Some(match m.u8()? {
                         0 => {
@@ -325,12 +341,12 @@ impl Header {
 
 impl DatasetMeta {
     /// The fill value bytes (file byte order), or zeros.
-    pub(crate) fn fill_bytes(&self, st: &Store) -> Result<Vec<u8>> {
+    pub(crate) fn fill_bytes(&self, st: &Store) -> Result<PooledBuf> {
         let size = self.dtype.size();
         let bytes = match &self.fill {
-            None => return Ok(vec![0; size]),
-            Some(Fill::Inline(b)) => b.clone(),
-            Some(Fill::Blob { addr, .. }) => st.read_blob(*addr)?,
+            None => return Ok(FILL.take_zeroed(size)),
+            Some(Fill::Inline(b)) => FILL.take_copy(b),
+            Some(Fill::Blob { addr, .. }) => FILL.adopt(st.read_blob(*addr)?),
         };
         if bytes.len() != size {
             return Err(Error::corrupt(

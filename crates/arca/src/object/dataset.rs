@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::{swap_in_place, Datatype};
 use crate::format::object_header::{DatasetMeta, Fill, Header, Layout, MAX_RANK};
+use crate::pool::lists::{EXTENTS, PIPELINES};
 use crate::selection::{for_each_run, Place, Selection};
 use crate::space::SpaceKind;
 use crate::store::Store;
@@ -151,7 +152,10 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
         if bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
             return Err(Error::invalid("chunk larger than 2 GiB"));
         }
-        Layout::Chunked { chunk, index: 0 }
+        Layout::Chunked {
+            chunk: EXTENTS.take_copy(&chunk),
+            index: 0,
+        }
     } else {
         let size = o
             .shape
@@ -184,10 +188,10 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     };
     let mut meta = DatasetMeta {
         dtype: o.dtype,
-        dims: o.shape.clone(),
-        maxdims,
+        dims: EXTENTS.take_copy(&o.shape),
+        maxdims: EXTENTS.take_copy(&maxdims),
         layout,
-        filters: o.filters.clone(),
+        filters: PIPELINES.take_copy(&o.filters),
         fill,
         vlen,
     };
@@ -367,7 +371,7 @@ impl Dataset {
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
     pub fn shape(&self) -> Result<Vec<u64>> {
-        Ok(self.meta()?.dims)
+        Ok(self.meta()?.dims.to_vec())
     }
 
     /// Largest extent per dimension; `None` is unlimited.
@@ -397,7 +401,7 @@ impl Dataset {
     /// As for [`Dataset::shape`].
     pub fn chunks(&self) -> Result<Option<Vec<u64>>> {
         Ok(match self.meta()?.layout {
-            Layout::Chunked { chunk, .. } => Some(chunk),
+            Layout::Chunked { chunk, .. } => Some(chunk.to_vec()),
             Layout::Contiguous { .. } => None,
         })
     }
@@ -407,7 +411,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn filters(&self) -> Result<Vec<Filter>> {
-        Ok(self.meta()?.filters)
+        Ok(self.meta()?.filters.to_vec())
     }
 
     /// The fill value, one element in native byte order.
@@ -417,7 +421,7 @@ impl Dataset {
     pub fn fill_value(&self) -> Result<Vec<u8>> {
         let mut g = lock(&self.shared)?;
         let m = load_meta(&mut g.st, self.addr)?;
-        let mut f = m.fill_bytes(&g.st)?;
+        let mut f = m.fill_bytes(&g.st)?.to_vec();
         if m.dtype.needs_swap() {
             swap_in_place(&mut f, m.dtype.size());
         }
@@ -613,7 +617,7 @@ pub(crate) fn write_locked(g: &mut Inner, addr: u64, sel: &Selection, data: &[u8
                 let dims = h
                     .dataset
                     .as_ref()
-                    .map(|m| m.dims.clone())
+                    .map(|m| m.dims.to_vec())
                     .unwrap_or_default();
                 let d = g.st.pager.driver_mut();
                 for_each_run(
@@ -712,7 +716,7 @@ impl Dataset {
             }
             let mut h = Header::load(&mut g.st, self.addr)?;
             if let Some(m) = h.dataset.as_mut() {
-                m.dims = shape.to_vec();
+                m.dims = EXTENTS.take_copy(shape);
             }
             h.save(&mut g.st, self.addr)
         })();

@@ -212,7 +212,7 @@ fn load_vlen(g: &mut Inner, addr: u64) -> Result<(Header, Datatype, Vec<u64>, Ve
             "variable-length type without a vector",
         )
     })?;
-    let (dt, dims) = (m.dtype, m.dims.clone());
+    let (dt, dims) = (m.dtype, m.dims.to_vec());
     Ok((h, dt, dims, vm))
 }
 
