@@ -191,8 +191,9 @@ type DimOverlap = (u64, u64, u64, u64, bool);
 
 /// Whole chunks waiting to be filtered and stored, with their coordinates.
 type BatchItem = (PooledVec<u64>, PooledBuf);
-/// Stored chunks waiting to be decoded: overlap index, entry, stored bytes.
-type PendingRead = (usize, ChunkRef, PooledBuf);
+/// Stored chunks waiting to be decoded: overlap index, entry, stored bytes,
+/// and the byte offset in the output when the chunk is decoded in place.
+type PendingRead = (usize, ChunkRef, PooledBuf, Option<usize>);
 
 static OVERLAPS: ArrayList<Overlap> = ArrayList::new("chunk overlaps");
 static DIM_OVERLAPS: ArrayList<DimOverlap> = ArrayList::new("per-dimension overlaps");
@@ -298,9 +299,50 @@ fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R>
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
+            // A worker's panic is a bug; dropping its share of the results
+            // would hand back a chunk-sized hole, so it carries on here.
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     })
+}
+
+/// Decode whole chunks straight into their runs of `out` (in parallel when
+/// the batch is big enough); each item carries its byte offset there.
+fn decode_in_place(
+    filters: &[Filter],
+    elem: usize,
+    expect: usize,
+    out: &mut [u8],
+    mut items: Vec<PendingRead>,
+) -> Result<()> {
+    items.sort_by_key(|p| p.3);
+    let mut jobs: Vec<(PendingRead, &mut [u8])> = Vec::with_capacity(items.len());
+    let mut rest: &mut [u8] = out;
+    let mut base = 0usize;
+    for p in items {
+        let off = p.3.unwrap_or(base);
+        let tail = std::mem::take(&mut rest);
+        // Runs are disjoint and inside `out` by construction; checked anyway.
+        let Some(tail) = off
+            .checked_sub(base)
+            .and_then(|skip| tail.get_mut(skip..))
+            .filter(|t| t.len() >= expect)
+        else {
+            return Err(Error::invalid("chunk places overlap or leave the output"));
+        };
+        let (mine, tail) = tail.split_at_mut(expect);
+        jobs.push((p, mine));
+        rest = tail;
+        base = off + expect;
+    }
+    let run = |((_, r, stored, _), dst): (PendingRead, &mut [u8])| {
+        verify(&r, &stored)
+            .and_then(|_| filter::decode_into(filters, r.mask, elem, &stored, r.addr, dst))
+    };
+    if jobs.len() * expect < PARALLEL_MIN_BYTES || jobs.len() < 2 {
+        return jobs.into_iter().try_for_each(run);
+    }
+    par_map(jobs, run).into_iter().collect()
 }
 
 /// Bytes buffered before a batch of chunks is filtered in parallel.
@@ -552,7 +594,16 @@ impl Chunked<'_> {
                 Some(r) => {
                     let stored = self.read_stored(st, &r)?;
                     pending_bytes += self.chunk_bytes();
-                    pending.push((i, r, stored));
+                    // A chunk that would not stay cached (too big, or the
+                    // read streams through more than the cache holds) goes
+                    // straight into `out` when it lands there in one run.
+                    let direct =
+                        if self.chunk_bytes() * 4 > cache.capacity || out.len() > cache.capacity {
+                            self.direct_offset(o, sel)
+                        } else {
+                            None
+                        };
+                    pending.push((i, r, stored, direct));
                 }
             }
             if pending_bytes >= BATCH_BYTES {
@@ -567,6 +618,27 @@ impl Chunked<'_> {
         Ok(())
     }
 
+    /// Where a chunk that `sel` covers whole lands in the output, if it
+    /// lands in one contiguous run: extents of 1 up to some dimension, and
+    /// the selection's whole extent after it.
+    fn direct_offset(&self, o: &Overlap, sel: &Selection) -> Option<usize> {
+        let n = o.sel_n();
+        // `full` implies unit steps; edge chunks are cut by the dataset's end.
+        if !o.full || n != self.chunk {
+            return None;
+        }
+        let k = n.iter().position(|&x| x != 1).unwrap_or(n.len());
+        if (k + 1..n.len()).any(|d| n[d] != sel.count[d]) {
+            return None;
+        }
+        let lin = o
+            .sel_lo()
+            .iter()
+            .zip(&sel.count)
+            .try_fold(0u64, |acc, (&lo, &c)| acc.checked_mul(c)?.checked_add(lo))?;
+        usize::try_from(lin).ok()?.checked_mul(self.elem)
+    }
+
     /// Decode a batch of stored chunks (in parallel when it is big enough)
     /// and copy them out; leaves `pending` empty.
     fn drain_reads(
@@ -579,7 +651,19 @@ impl Chunked<'_> {
         pending: &mut Vec<PendingRead>,
     ) -> Result<()> {
         let (filters, elem, expect) = (self.filters, self.elem, self.chunk_bytes());
-        let decode = |(i, r, stored): PendingRead| {
+        if pending.iter().any(|p| p.3.is_some()) {
+            let mut direct: Vec<PendingRead> = Vec::with_capacity(pending.len());
+            let mut k = 0;
+            while k < pending.len() {
+                if pending[k].3.is_some() {
+                    direct.push(pending.remove(k));
+                } else {
+                    k += 1;
+                }
+            }
+            decode_in_place(filters, elem, expect, out, direct)?;
+        }
+        let decode = |(i, r, stored, _): PendingRead| {
             let d = verify(&r, &stored).and_then(|_| {
                 filter::decode_pooled(filters, r.mask, elem, &stored, expect, r.addr)
             });

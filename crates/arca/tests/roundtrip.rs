@@ -239,3 +239,51 @@ fn type_mismatch_is_an_error() {
     assert!(ds.read_all::<f32>().is_err());
     assert!(ds.write_all(&[1.0f64]).is_err());
 }
+
+/// Large chunks are decoded in parallel, straight into the caller's buffer
+/// when they land there in one run; the rest go through a chunk buffer.
+/// Both kinds, big-endian, every codec, whole and partial reads.
+#[test]
+fn large_chunks_read_back_in_place_and_not() {
+    let dims = [8u64, 131_072];
+    let model: Vec<f32> = (0..dims[0] * dims[1])
+        .map(|i| ((i % 977) as f32) * 0.25 - (i / 131_072) as f32)
+        .collect();
+    let pipelines: [&[Filter]; 4] = [
+        &[Filter::Shuffle, Filter::Lz4],
+        &[Filter::Shuffle, Filter::Zstd(1)],
+        &[Filter::Deflate(1)],
+        &[Filter::Shuffle],
+    ];
+    // Rows (one run each in a full read), and 2x65536 tiles (never one run).
+    for chunks in [[1u64, 131_072], [2, 65_536]] {
+        for filters in pipelines {
+            for ty in ["<f4", ">f4"] {
+                let f = File::in_memory().unwrap();
+                let o = DatasetOptions::new(Datatype::parse(ty).unwrap(), &dims)
+                    .chunks(&chunks)
+                    .filters(filters);
+                let ds = f.root().create_dataset("x", &o).unwrap();
+                ds.write_all(&model).unwrap();
+                // A cache smaller than the read: it streams past the cache.
+                ds.set_chunk_cache(1 << 20).unwrap();
+                assert_eq!(
+                    ds.read_all::<f32>().unwrap(),
+                    model,
+                    "{chunks:?} {filters:?} {ty}"
+                );
+                let sel = Selection::from_ranges(&[(2, 7, 1), (0, 131_072, 1)]).unwrap();
+                let part: Vec<f32> = ds.read(&sel).unwrap();
+                assert_eq!(
+                    part,
+                    model[2 * 131_072..7 * 131_072],
+                    "{chunks:?} {filters:?}"
+                );
+                let sel = Selection::from_ranges(&[(1, 8, 3), (5, 131_000, 2)]).unwrap();
+                let got: Vec<f32> = ds.read(&sel).unwrap();
+                let want: Vec<f32> = indices(&dims, &sel).iter().map(|&i| model[i]).collect();
+                assert_eq!(got, want, "{chunks:?} {filters:?} strided");
+            }
+        }
+    }
+}
