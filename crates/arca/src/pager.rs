@@ -22,6 +22,10 @@ use crate::error::{Error, Result};
 use crate::io::Driver;
 use crate::journal::Journaled;
 use crate::pool::lists::PAGES;
+use crate::pool::ArrayList;
+
+static DIRTY_PAGES: ArrayList<u64> = ArrayList::new("dirty page addresses");
+static DIRTY_RANGES: ArrayList<(u64, u64)> = ArrayList::new("dirty page ranges");
 
 /// Size of the largest metadata page, and of the superblock's region.
 pub const PAGE_SIZE: usize = 4096;
@@ -324,20 +328,20 @@ impl Pager {
     /// Flush; the originals of the dirty pages and of `extra` ranges are
     /// journaled first, in one batch (one journal sync).
     pub(crate) fn flush_with(&mut self, extra: &[(u64, u64)]) -> Result<()> {
-        let mut dirty: Vec<u64> = self
-            .cache
-            .iter()
-            .filter(|(_, e)| e.dirty)
-            .map(|(a, _)| *a)
-            .collect();
+        // Pooled: every commit builds both lists again.
+        let n = self.cache.values().filter(|e| e.dirty).count();
+        let mut dirty = DIRTY_PAGES.take(n);
+        dirty.extend(self.cache.iter().filter(|(_, e)| e.dirty).map(|(a, _)| *a));
         dirty.sort_unstable();
-        let mut ranges: Vec<(u64, u64)> = dirty
-            .iter()
-            .map(|a| (*a, self.cache.get(a).map_or(0, |e| e.page.len()) as u64))
-            .collect();
+        let mut ranges = DIRTY_RANGES.take(dirty.len() + extra.len());
+        ranges.extend(
+            dirty
+                .iter()
+                .map(|a| (*a, self.cache.get(a).map_or(0, |e| e.page.len()) as u64)),
+        );
         ranges.extend_from_slice(extra);
         self.driver.preserve(&ranges)?;
-        for addr in dirty {
+        for &addr in dirty.iter() {
             if let Some(e) = self.cache.get_mut(&addr) {
                 // The checksum goes into the cached page itself.
                 let page = page_mut(&mut e.page);

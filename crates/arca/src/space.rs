@@ -303,9 +303,12 @@ impl FileSpace {
 
     /// Release frees held back since the last commit.
     pub(crate) fn commit(&mut self) {
-        for s in std::mem::take(&mut self.pending) {
+        let mut pending = std::mem::take(&mut self.pending);
+        for s in pending.drain(..) {
             self.release(s);
         }
+        // Emptied but kept: every transaction fills it again.
+        self.pending = pending;
     }
 
     /// Forget frees held back (the transaction that made them was rolled back).
