@@ -129,9 +129,10 @@ def main():
 
     print(
         "| datasets | rewrites | alloc calls on | off | off/on | peak heap MiB on | off | on/off "
+        "| loop peak KiB on | off | held KiB "
         "| RSS MiB on | off | h5py (over import) | time s on | off | h5py |"
     )
-    print("|---:" * 14 + "|")
+    print("|---:" * 17 + "|")
     for x in rows:
         on, off, h5 = x["on"], x["off"], x["h5py"]
         print(
@@ -140,6 +141,8 @@ def main():
             f"| {off['alloc_calls'] / max(on['alloc_calls'], 1):.1f} "
             f"| {mib(on['peak_heap'])} | {mib(off['peak_heap'])} "
             f"| {on['peak_heap'] / max(off['peak_heap'], 1):.2f} "
+            f"| {on['loop_peak_heap'] / 1024:.0f} | {off['loop_peak_heap'] / 1024:.0f} "
+            f"| {on['pool_held_bytes'] / 1024:.0f} "
             f"| {mib(on['peak_rss'])} | {mib(off['peak_rss'])} "
             f"| {mib(h5['peak_rss'])} ({mib(h5['peak_rss'] - h5['import_rss'])}) "
             f"| {on['time_s']:.3f} | {off['time_s']:.3f} | {h5['time_s']:.3f} |"

@@ -152,7 +152,14 @@ fn child(
     }
     let secs = start.elapsed().as_secs_f64();
     let change = region.change();
-    let held: usize = arca::pool_stats().iter().map(|s| s.held_bytes).sum();
+    let stats = arca::pool_stats();
+    let held: usize = stats.iter().map(|s| s.held_bytes).sum();
+    // What each list keeps, to see where held memory goes.
+    let held_by_list: serde_json::Map<String, Value> = stats
+        .iter()
+        .filter(|s| s.held_bytes > 0)
+        .map(|s| (s.name.to_string(), json!(s.held_bytes)))
+        .collect();
     stop.store(true, Ordering::Relaxed);
     let _ = sampler.join();
     let loop_peak = loop_peak.max(PEAK.load(Ordering::Relaxed));
@@ -170,6 +177,7 @@ fn child(
         "loop_peak_heap": loop_peak - loop_base,
         "peak_rss": peak_rss(),
         "pool_held_bytes": held,
+        "pool_held_by_list": held_by_list,
     }))
 }
 
@@ -229,6 +237,8 @@ fn run_point(args: &Args, n: usize, r: usize, pools: bool) -> Result<Value, Stri
         "loop_peak_heap": med("loop_peak_heap"),
         "peak_rss": med("peak_rss"),
         "pool_held_bytes": med("pool_held_bytes"),
+        // A snapshot, not a median: the first run's.
+        "pool_held_by_list": runs[0]["pool_held_by_list"].clone(),
         "repeats": runs.len(),
     }))
 }
