@@ -269,3 +269,21 @@ def test_asstr_like_h5py(tmp_path):
         assert len(b.asstr()) == 2
         with pytest.raises(TypeError):
             f.create_dataset("r", shape=(1,), dtype=arca.vlen_dtype("f4")).asstr()
+
+
+def test_large_ragged_read_matches(tmp_path):
+    # Over 8 MiB of values: the read buffer takes the huge-page path.
+    rng = np.random.default_rng(7)
+    lens = rng.integers(0, 8192, 1500)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.uint64)
+    values = rng.integers(-(2**31), 2**31, int(offsets[-1]), dtype=np.int32)
+    with arca.File(tmp_path / "big.arca", "w") as f:
+        ds = f.create_dataset("r", shape=(len(lens),), dtype=arca.vlen_dtype(np.int32))
+        ds.write_ragged(values, offsets)
+    with arca.File(tmp_path / "big.arca") as f:
+        v, o = f["r"].read_ragged()
+        assert v.nbytes > 8 << 20
+        np.testing.assert_array_equal(o, offsets)
+        np.testing.assert_array_equal(v, values)
+        v, o = f["r"].read_ragged(np.s_[100:900])
+        np.testing.assert_array_equal(v, values[offsets[100] : offsets[900]])

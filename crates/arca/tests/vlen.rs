@@ -752,3 +752,22 @@ fn damaged_vector_bytes_are_reported() {
         .unwrap();
     assert_eq!(first[0], items[0]);
 }
+
+#[test]
+fn read_into_a_buffer_of_the_wrong_size_is_an_error() {
+    let f = File::in_memory().unwrap();
+    let ds = f
+        .root()
+        .create_dataset("b", &DatasetOptions::new(Datatype::VlenBytes, &[2]))
+        .unwrap();
+    ds.write_ragged_raw(&Selection::all(&[2]), b"abcde", &[0, 2, 5])
+        .unwrap();
+    let e = ds
+        .read_ragged_raw_with(&Selection::all(&[2]), |n| vec![0; n + 1])
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    let (v, o) = ds
+        .read_ragged_raw_with(&Selection::all(&[2]), |n| vec![7; n])
+        .unwrap();
+    assert_eq!((v, o), (b"abcde".to_vec(), vec![0, 2, 5]));
+}

@@ -311,6 +311,7 @@ fn read_locked(
     addr: u64,
     cache: &mut Cache,
     sel: &Selection,
+    alloc: impl FnOnce(usize) -> Vec<u8>,
 ) -> Result<(Vec<u8>, Vec<u64>)> {
     let (_, dtype, dims, mut vm) = load_vlen(g, addr)?;
     let item = item_size(&dtype)?;
@@ -342,7 +343,13 @@ fn read_locked(
             format!("elements claim {total} bytes, more than can be held in memory"),
         ));
     }
-    let mut out = vec![0u8; total as usize];
+    let mut out = alloc(total as usize);
+    if out.len() != total as usize {
+        return Err(Error::invalid(format!(
+            "the read buffer holds {} bytes, the elements {total}",
+            out.len()
+        )));
+    }
     vector::read_ranges(&mut g.st, cache, &mut vm, item, &recs, &mut out)?;
     if dtype.base().is_some_and(|b| b.needs_swap()) {
         swap_in_place(&mut out, item);
@@ -422,8 +429,34 @@ impl Dataset {
     /// [`Error::InvalidArgument`] for a fixed-length dataset or a selection
     /// out of bounds; [`Error::Corrupt`] for damaged records or chunks.
     pub fn read_ragged_raw(&self, sel: &Selection) -> Result<(Vec<u8>, Vec<u64>)> {
+        self.read_ragged_raw_with(sel, |n| vec![0u8; n])
+    }
+
+    /// [`Dataset::read_ragged_raw`] into a buffer the caller makes: `alloc`
+    /// gets the values' total size in bytes and returns a vector of exactly
+    /// that length (its contents are overwritten). Bindings use it to hand
+    /// out memory prepared for large reads (huge pages, say).
+    ///
+    /// ```
+    /// use arca::{Datatype, DatasetOptions, File, Selection};
+    /// let f = File::in_memory().unwrap();
+    /// let ds = f.root().create_dataset("b", &DatasetOptions::new(Datatype::VlenBytes, &[2])).unwrap();
+    /// ds.write_ragged_raw(&Selection::all(&[2]), b"abcde", &[0, 2, 5]).unwrap();
+    /// let mut asked = 0;
+    /// let (v, _) = ds.read_ragged_raw_with(&Selection::all(&[2]), |n| { asked = n; vec![0; n] }).unwrap();
+    /// assert_eq!((v.as_slice(), asked), (&b"abcde"[..], 5));
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::read_ragged_raw`], and [`Error::InvalidArgument`] if
+    /// `alloc` returns a vector of another length.
+    pub fn read_ragged_raw_with(
+        &self,
+        sel: &Selection,
+        alloc: impl FnOnce(usize) -> Vec<u8>,
+    ) -> Result<(Vec<u8>, Vec<u64>)> {
         let addr = self.addr;
-        self.with_vector(|g, c| read_locked(g, addr, c, sel))
+        self.with_vector(|g, c| read_locked(g, addr, c, sel, alloc))
     }
 
     /// Write ragged rows of `T` (a sequence type whose base is `T`).
@@ -596,7 +629,7 @@ impl Dataset {
             let (_, dtype, dims, mut vm) = load_vlen(g, addr)?;
             let all = Selection::all(&dims);
             item_size(&dtype)?;
-            let (values, offsets) = read_locked(g, addr, cache, &all)?;
+            let (values, offsets) = read_locked(g, addr, cache, &all, |n| vec![0u8; n])?;
             *cache = Cache::new(cache.capacity);
             vector::destroy(&mut g.st, &mut vm)?;
             save_vm(g, addr, vm)?;
