@@ -387,17 +387,8 @@ pub(crate) fn decode_pooled(
                 out
             }
             Filter::Lz4 => {
-                let n = input
-                    .get(0..4)
-                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-                    .ok_or_else(|| bad("lz4 block too short".into()))?;
-                if n != expect {
-                    return Err(bad(format!("lz4 size {n}, expected {expect}")));
-                }
                 let mut out = list.take_zeroed(expect);
-                // Bounded by `expect`: a damaged block cannot write past it.
-                let got = lz4::block::decompress_to_buffer(&input[4..], Some(n as i32), &mut out)
-                    .map_err(|e| bad(format!("lz4: {e}")))?;
+                let got = lz4_decode(input, &mut out).map_err(bad)?;
                 out.truncate(got);
                 out
             }
@@ -412,6 +403,21 @@ pub(crate) fn decode_pooled(
         )));
     }
     Ok(buf)
+}
+
+/// Decode one size-prefixed lz4 block into `out`, whose length is the
+/// decoded size the chunk must have; returns the bytes written. Bounded by
+/// `out`: a damaged block cannot write past it.
+fn lz4_decode(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, String> {
+    let n = input
+        .get(0..4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .ok_or("lz4 block too short")?;
+    if n != out.len() {
+        return Err(format!("lz4 size {n}, expected {}", out.len()));
+    }
+    let n = i32::try_from(n).map_err(|_| format!("lz4 size {n} too large"))?;
+    lz4::block::decompress_to_buffer(&input[4..], Some(n), out).map_err(|e| format!("lz4: {e}"))
 }
 
 /// [`decode_pooled`] with the last stage writing straight into `out`
@@ -477,15 +483,7 @@ pub(crate) fn decode_into(
             }
         }
         Filter::Lz4 => {
-            let n = input
-                .get(0..4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-                .ok_or_else(|| bad("lz4 block too short".into()))?;
-            if n != expect {
-                return Err(bad(format!("lz4 size {n}, expected {expect}")));
-            }
-            let got = lz4::block::decompress_to_buffer(&input[4..], Some(n as i32), out)
-                .map_err(|e| bad(format!("lz4: {e}")))?;
+            let got = lz4_decode(input, out).map_err(bad)?;
             if got != expect {
                 return Err(bad(format!("decodes to {got} bytes, expected {expect}")));
             }
