@@ -29,6 +29,18 @@ struct DiskState {
     crash_at: Option<u64>,
     crashed: bool,
     rng: u64,
+    /// Which unsynced writes the crash keeps.
+    keep: Keep,
+}
+
+#[derive(Clone, Copy)]
+enum Keep {
+    /// A random subset of each file's, some torn.
+    Random,
+    /// None.
+    Nothing,
+    /// All of every file's but this one's.
+    AllBut(usize),
 }
 
 impl DiskState {
@@ -59,12 +71,17 @@ impl DiskState {
             let mut img = std::mem::take(&mut self.files[i].durable);
             for p in pending {
                 let r = self.next();
-                if r.is_multiple_of(2) {
+                let (lost, torn) = match self.keep {
+                    Keep::Random => (r.is_multiple_of(2), r.is_multiple_of(3)),
+                    Keep::Nothing => (true, false),
+                    Keep::AllBut(f) => (f == i, false),
+                };
+                if lost {
                     continue; // this write never reached the platter
                 }
                 match p {
                     Pending::Write(off, data) => {
-                        let keep = if r.is_multiple_of(3) {
+                        let keep = if torn {
                             (self.next() as usize) % (data.len() + 1)
                         } else {
                             data.len()
@@ -122,7 +139,47 @@ impl FaultDisk {
                 crash_at,
                 crashed: false,
                 rng: seed | 1,
+                keep: Keep::Random,
             })),
+        }
+    }
+
+    /// Make the crash lose every write not yet synced (a power failure
+    /// before the disk wrote anything back), instead of a random subset.
+    ///
+    /// ```
+    /// use arca::io::{Driver, FaultDisk};
+    /// let disk = FaultDisk::new(Some(3), 7).losing_unsynced();
+    /// let mut d = disk.driver();
+    /// d.write_at(0, b"kept").unwrap();
+    /// d.sync().unwrap();
+    /// assert!(d.write_at(0, b"lost").is_err()); // the third operation crashes
+    /// assert_eq!(disk.durable_images()[0], b"kept");
+    /// ```
+    pub fn losing_unsynced(self) -> Self {
+        if let Ok(mut s) = self.state.lock() {
+            s.keep = Keep::Nothing;
+        }
+        self
+    }
+
+    /// Make the crash keep every unsynced write, whole, except those of
+    /// file number `lost` (in creation order), which are all lost: a disk
+    /// that wrote one file's cache back and not the other's.
+    pub fn losing_unsynced_of(self, lost: usize) -> Self {
+        if let Ok(mut s) = self.state.lock() {
+            s.keep = Keep::AllBut(lost);
+        }
+        self
+    }
+
+    /// Crash now, as a power failure after the last operation: each file
+    /// keeps what the crash policy lets survive of its unsynced writes.
+    pub fn power_off(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            if !s.crashed {
+                s.crash();
+            }
         }
     }
 
