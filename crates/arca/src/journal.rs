@@ -7,6 +7,11 @@
 //! the transaction began, need no copy: rolling back makes them unreachable
 //! again.
 //!
+//! The journal file stays open for the whole session and is reused in place
+//! (overwriting allocated blocks makes its syncs cheap: no file-system
+//! metadata changes). A transaction is invalidated by zeroing the header, and
+//! that write is synced lazily, by the journal's next sync.
+//!
 //! Invariants:
 //! - J1: a page below `orig_len` is overwritten only after its original
 //!   bytes are in the journal and the journal is synced.
@@ -14,27 +19,52 @@
 //!   always holds the state at the transaction's start.
 //! - J3: the file is never truncated below `orig_len` inside a transaction;
 //!   shrinking is applied after the commit point.
-//! - J4: the commit point is the journal becoming empty (truncated and
-//!   synced) after the file was synced; a crash before it rolls back, a
-//!   crash after it keeps the new state.
+//! - J4: the commit point is the journal's invalidation (header zeroed, or
+//!   the journal truncated) reaching the disk, issued only after the file was
+//!   synced; a crash before it rolls back, a crash after it keeps the new
+//!   state.
 //! - J5: a journal record counts only if its checksum (salted per
-//!   transaction) verifies; a torn tail is ignored — the pages it covered
-//!   were never overwritten (J1).
+//!   transaction; salts never repeat within a session) verifies; a torn tail
+//!   is ignored — the pages it covered were never overwritten (J1).
+//! - J6: the invalidation is synced lazily: by the next transaction's first
+//!   journal sync, by a barrier (J7, J8), by [`Journaled::settle`]
+//!   (`File::flush`) or at close (J9). Until then a power failure may roll
+//!   the last committed transaction back — whole, as J7 and J10 ensure, so
+//!   the file shows a prefix of the committed transactions. A killed
+//!   process loses nothing: its writes are in the OS's cache.
+//! - J7: no byte of the data file changes (write, growth, truncation) while
+//!   an invalidation is unsynced: the stale journal would roll back a
+//!   transaction whose freed or appended space had since been reused. The
+//!   first write of a transaction that needs no journal copy therefore
+//!   syncs the journal first.
+//! - J8: a commit that shrinks the file (J3) syncs its invalidation first;
+//!   otherwise a stale journal would restore the old length with zeros in
+//!   place of the bytes cut off.
+//! - J9: close leaves no journal: the invalidation is synced, then the
+//!   journal removed; a journal still hot (a failed commit) stays for
+//!   recovery.
+//! - J10: a transaction's first journal write never overlaps the body of a
+//!   journal whose invalidation is unsynced: the header has a page of its
+//!   own and the body goes before or after the stale one. Whichever of the
+//!   writes reach the disk, the journal read back is the stale one intact
+//!   (rolled back whole, safe by J7) or the new one (whose pages were not
+//!   yet overwritten, J1), never a mixture.
 //!
 //! States:
 //! ```text
 //!   idle --begin--> open --preserve/write--> open
-//!                    |  \--rollback--> idle (file restored, journal emptied)
-//!                    +--commit (file synced; journal emptied; deferred truncate)--> idle
+//!                    |  \--rollback--> idle (file restored, journal invalidated)
+//!                    +--commit (file synced; journal invalidated; deferred truncate)--> idle
 //!   open file with a hot journal --recover--> rollback --> idle
 //! ```
 //!
 //! Journal layout: a 32-byte header (`ARCAJNL1`, u64 original length,
-//! u64 salt, u32 reserved, u32 CRC32C of the first 28 bytes), then records
-//! of `u64 offset, u32 len, u32 CRC32C(salt, offset, len, data), data`.
+//! u64 salt, u32 page where the records start (0: right after the header),
+//! u32 CRC32C of the first 28 bytes), then records of
+//! `u64 offset, u32 len, u32 CRC32C(salt, offset, len, data), data`.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::io::{Driver, FileDriver};
@@ -43,12 +73,19 @@ use crate::pager::PAGE_SIZE;
 const MAGIC: &[u8; 8] = b"ARCAJNL1";
 const HEADER: u64 = 32;
 const PS: u64 = PAGE_SIZE as u64;
+/// A journal longer than this is truncated at invalidation (and that
+/// synced at once) rather than kept for reuse, so one large transaction
+/// does not pin its journal's space for the rest of the session.
+const KEEP: u64 = 1 << 20;
+/// Added to the salt for each transaction: odd, so salts within a session
+/// never repeat and a stale record cannot pass for a current one (J5).
+const SALT_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// Where the journal lives.
 pub(crate) enum JournalStore {
     /// No journal: writes go straight to the file (scratch files).
     Off,
-    /// A sidecar file, created when first needed and removed at commit.
+    /// A sidecar file, created when first needed and removed at close.
     Path(PathBuf, Option<FileDriver>),
     /// A caller-supplied driver (in-memory files, fault injection).
     Driver(Box<dyn Driver>),
@@ -63,7 +100,14 @@ pub(crate) struct Journaled {
     /// Sections free when the transaction began: addr -> end.
     free: BTreeMap<u64, u64>,
     journaled: HashSet<u64>,
-    jlen: u64,
+    /// This transaction's records in the journal (start, end); None until
+    /// the first page is journaled.
+    body: Option<(u64, u64)>,
+    /// Records of the last transaction, whose invalidation is written but
+    /// not yet synced (J6); None once it is durable.
+    stale: Option<(u64, u64)>,
+    /// Bytes the journal file holds, written or not (tracked to spare a stat).
+    jfile_len: u64,
     salt: u64,
     /// Length the file has inside the transaction; the physical file may be
     /// longer until commit (J3).
@@ -97,7 +141,8 @@ fn record_crc(salt: u64, off: u64, data: &[u8]) -> u32 {
 /// original pages as (offset, bytes).
 type HotJournal = (u64, Vec<(u64, Vec<u8>)>);
 
-/// Parse a journal: `None` if it is not hot (empty, or a torn header).
+/// Parse a journal: `None` if it is not hot (empty, invalidated, or a torn
+/// header).
 fn parse(j: &dyn Driver) -> Result<Option<HotJournal>> {
     let len = j.len()?;
     if len < HEADER {
@@ -112,15 +157,20 @@ fn parse(j: &dyn Driver) -> Result<Option<HotJournal>> {
     }
     let orig_len = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
     let salt = u64::from_le_bytes(h[16..24].try_into().unwrap_or_default());
+    let first_page = u32::from_le_bytes([h[24], h[25], h[26], h[27]]) as u64;
     let mut recs = vec![];
-    let mut pos = HEADER;
+    let mut pos = if first_page == 0 {
+        HEADER
+    } else {
+        first_page * PS
+    };
     while pos + 16 <= len {
         let mut rh = [0u8; 16];
         j.read_at(pos, &mut rh)?;
         let off = u64::from_le_bytes(rh[0..8].try_into().unwrap_or_default());
         let n = u32::from_le_bytes(rh[8..12].try_into().unwrap_or_default()) as u64;
         let crc = u32::from_le_bytes(rh[12..16].try_into().unwrap_or_default());
-        if n > PS || pos + 16 + n > len {
+        if n == 0 || n > PS || pos + 16 + n > len {
             break;
         }
         let mut data = vec![0u8; n as usize];
@@ -134,9 +184,31 @@ fn parse(j: &dyn Driver) -> Result<Option<HotJournal>> {
     Ok(Some((orig_len, recs)))
 }
 
+/// Make the sidecar journal at `p` durably cold, then remove it: a removal
+/// alone may not survive a power failure, and a journal that came back hot
+/// would be rolled back over later commits.
+pub(crate) fn discard_sidecar(p: &Path) -> Result<()> {
+    if !p.exists() {
+        return Ok(());
+    }
+    let err = |e| Error::io(format!("removing journal {}", p.display()), e);
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(p)
+        .map_err(err)?;
+    f.set_len(0).map_err(err)?;
+    f.sync_all().map_err(err)?;
+    drop(f);
+    std::fs::remove_file(p).map_err(err)
+}
+
 impl Journaled {
     pub(crate) fn new(file: Box<dyn Driver>, store: JournalStore) -> Result<Self> {
         let len = file.len()?;
+        let jfile_len = match &store {
+            JournalStore::Driver(d) => d.len()?,
+            _ => 0,
+        };
         Ok(Journaled {
             file,
             store,
@@ -144,8 +216,10 @@ impl Journaled {
             orig_len: len,
             free: BTreeMap::new(),
             journaled: HashSet::new(),
-            jlen: 0,
-            salt: 0,
+            body: None,
+            stale: None,
+            jfile_len,
+            salt: salt(),
             logical: len,
             physical: len,
             pages_journaled: 0,
@@ -165,10 +239,20 @@ impl Journaled {
             JournalStore::Path(p, d) => {
                 if d.is_none() {
                     *d = Some(FileDriver::create(p.as_path(), false)?);
+                    self.jfile_len = 0;
                 }
                 d.as_mut().map(|d| d as &mut dyn Driver)
             }
         })
+    }
+
+    /// The journal if this session has one open (never creates it).
+    fn journal_if_open(&mut self) -> Option<&mut dyn Driver> {
+        match &mut self.store {
+            JournalStore::Off => None,
+            JournalStore::Driver(d) => Some(d.as_mut()),
+            JournalStore::Path(_, d) => d.as_mut().map(|d| d as &mut dyn Driver),
+        }
     }
 
     /// Stop journaling (scratch files).
@@ -178,11 +262,46 @@ impl Journaled {
     }
 
     /// Let go of the file (and its lock) when the file is closed while
-    /// object handles still share this state.
-    pub(crate) fn release(&mut self) {
+    /// object handles still share this state. The journal is closed first
+    /// (J9).
+    pub(crate) fn release(&mut self) -> Result<()> {
+        let r = self.close_journal();
         self.file = Box::new(crate::io::MemoryDriver::new());
         self.store = JournalStore::Off;
         self.open = false;
+        r
+    }
+
+    /// J9: sync the last invalidation and remove the journal, unless a
+    /// transaction's journal is still hot (then recovery needs it).
+    fn close_journal(&mut self) -> Result<()> {
+        if self.body.is_some() {
+            return Ok(());
+        }
+        if matches!(self.store, JournalStore::Path(..)) {
+            // Durably cold before it goes: a removal alone may not survive
+            // a power failure, and the stale header would come back hot.
+            self.settle()?;
+        }
+        let jfile_len = self.jfile_len;
+        match &mut self.store {
+            JournalStore::Off => {}
+            JournalStore::Driver(d) => {
+                if jfile_len > 0 {
+                    d.truncate(0)?;
+                    d.sync()?;
+                }
+            }
+            JournalStore::Path(p, d) => {
+                if d.take().is_some() {
+                    std::fs::remove_file(p.as_path())
+                        .map_err(|e| Error::io(format!("removing journal {}", p.display()), e))?;
+                }
+            }
+        }
+        self.stale = None;
+        self.jfile_len = 0;
+        Ok(())
     }
 
     /// Roll back a hot journal left by a crash. Returns whether there was one.
@@ -233,8 +352,8 @@ impl Journaled {
         self.orig_len = self.logical;
         self.free = free.map(|(a, s)| (a, a + s)).collect();
         self.journaled.clear();
-        self.jlen = 0;
-        self.salt = salt();
+        self.body = None;
+        self.salt = self.salt.wrapping_add(SALT_STEP);
         self.pages_journaled = 0;
     }
 
@@ -279,27 +398,73 @@ impl Journaled {
         if out.is_empty() {
             return Ok(());
         }
-        let (salt, orig_len, at) = (self.salt, self.orig_len, self.jlen);
+        let n = out.len() as u64;
+        let (salt, orig_len) = (self.salt, self.orig_len);
+        let at = match (self.body, self.stale) {
+            (Some((_, end)), _) => end,
+            // J10: the body goes where the stale journal's is not.
+            (None, Some((s, _))) if PS + n <= s => PS,
+            (None, Some((_, e))) => e.next_multiple_of(PS),
+            (None, None) => PS,
+        };
+        let first = self.body.is_none();
         let j = self
             .journal()?
             .ok_or_else(|| Error::invalid("journal disabled"))?;
-        if at == 0 {
+        j.write_at(at, &out)?;
+        if first {
             let mut h = Vec::with_capacity(HEADER as usize);
             h.extend_from_slice(MAGIC);
             h.extend_from_slice(&orig_len.to_le_bytes());
             h.extend_from_slice(&salt.to_le_bytes());
-            h.extend_from_slice(&0u32.to_le_bytes());
+            h.extend_from_slice(&((at / PS) as u32).to_le_bytes());
             let crc = crc32c::crc32c(&h);
             h.extend_from_slice(&crc.to_le_bytes());
-            h.extend_from_slice(&out);
-            out = h;
+            j.write_at(0, &h)?;
         }
-        j.write_at(at, &out)?;
         j.sync()?;
-        self.jlen = at + out.len() as u64;
+        // This sync also made the last invalidation durable (J6).
+        self.stale = None;
+        self.jfile_len = self.jfile_len.max(at + n);
+        self.body = Some((self.body.map_or(at, |b| b.0), at + n));
         Ok(())
     }
 
+    /// Make the last invalidation durable (J6, J7, J8): a sync of the
+    /// journal, only when one is outstanding.
+    pub(crate) fn settle(&mut self) -> Result<()> {
+        if self.stale.is_some() {
+            if let Some(j) = self.journal_if_open() {
+                j.sync()?;
+            }
+            self.stale = None;
+        }
+        Ok(())
+    }
+
+    /// Invalidate this transaction's journal (J4): zero the header, synced
+    /// lazily (J6); a long journal is truncated and synced at once.
+    fn invalidate(&mut self) -> Result<()> {
+        let Some(body) = self.body.take() else {
+            return Ok(());
+        };
+        let long = self.jfile_len > KEEP;
+        let Some(j) = self.journal_if_open() else {
+            return Ok(());
+        };
+        if long {
+            j.truncate(0)?;
+            j.sync()?;
+            self.jfile_len = 0;
+            self.stale = None;
+        } else {
+            j.write_at(0, &[0u8; HEADER as usize])?;
+            self.stale = Some(body);
+        }
+        Ok(())
+    }
+
+    /// Empty and remove the journal after a recovery, durably.
     fn clear_journal(&mut self) -> Result<()> {
         match &mut self.store {
             JournalStore::Off => {}
@@ -310,27 +475,21 @@ impl Journaled {
                 }
             }
             JournalStore::Path(p, d) => {
-                if let Some(d) = d.as_mut() {
-                    d.truncate(0)?;
-                    d.sync()?;
-                }
                 *d = None;
-                if p.exists() {
-                    std::fs::remove_file(p.as_path())
-                        .map_err(|e| Error::io(format!("removing journal {}", p.display()), e))?;
-                }
+                discard_sidecar(p)?;
             }
         }
-        self.jlen = 0;
+        self.body = None;
+        self.stale = None;
+        self.jfile_len = 0;
         Ok(())
     }
 
     /// The commit point (J4): call after the file is synced.
     pub(crate) fn commit(&mut self) -> Result<()> {
-        if self.jlen > 0 {
-            self.clear_journal()?;
-        }
+        self.invalidate()?;
         if self.physical > self.logical {
+            self.settle()?; // J8
             self.file.truncate(self.logical)?;
             self.physical = self.logical;
         }
@@ -344,14 +503,15 @@ impl Journaled {
         if !self.open {
             return Err(Error::invalid("no transaction to roll back"));
         }
-        let parsed = match &mut self.store {
-            JournalStore::Off => None,
-            JournalStore::Driver(d) => parse(d.as_ref())?,
-            JournalStore::Path(_, d) => match d {
-                Some(d) => parse(&*d)?,
-                None => None,
-            },
+        let parsed = match self.body {
+            Some(_) => self
+                .journal_if_open()
+                .map(|j| parse(&*j))
+                .transpose()?
+                .flatten(),
+            None => None,
         };
+        self.settle()?; // J7
         if let Some((_, recs)) = parsed {
             for (off, data) in recs {
                 self.file.write_at(off, &data)?;
@@ -361,10 +521,19 @@ impl Journaled {
         self.file.sync()?;
         self.physical = self.orig_len;
         self.logical = self.orig_len;
-        self.clear_journal()?;
+        self.invalidate()?;
         self.open = false;
         self.touched = false;
         Ok(())
+    }
+}
+
+impl Drop for Journaled {
+    /// A file dropped without `close` still leaves no journal (J9).
+    fn drop(&mut self) {
+        // Errors cannot be reported from drop; a journal left behind is cold
+        // or hot as the state demands, and the next open deals with it.
+        let _ = self.close_journal();
     }
 }
 
@@ -382,6 +551,7 @@ impl Driver for Journaled {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
         self.touched = true;
         self.preserve(&[(offset, data.len() as u64)])?;
+        self.settle()?; // J7: a write that needed no journal copy
         self.file.write_at(offset, data)?;
         let end = offset + data.len() as u64;
         self.logical = self.logical.max(end);
@@ -396,6 +566,7 @@ impl Driver for Journaled {
     fn truncate(&mut self, len: u64) -> Result<()> {
         self.touched = true;
         if !self.open {
+            self.settle()?; // J7
             self.file.truncate(len)?;
             self.logical = len;
             self.physical = len;
@@ -418,6 +589,7 @@ impl Driver for Journaled {
             }
         }
         if len > self.physical {
+            self.settle()?; // J7
             self.file.truncate(len)?;
             self.physical = len;
         }

@@ -352,10 +352,9 @@ impl OpenOptions {
         if self.lock {
             data.lock(path, writable)?;
         }
-        if create && sidecar.exists() {
+        if create {
             // A stale journal must not be applied to a new file.
-            std::fs::remove_file(&sidecar)
-                .map_err(|e| Error::io(format!("removing {}", sidecar.display()), e))?;
+            crate::journal::discard_sidecar(&sidecar)?;
         }
         let mut recovered = false;
         if !writable && sidecar.exists() {
@@ -669,8 +668,9 @@ impl File {
         self.shared.lock().map(|g| g.st.writable).unwrap_or(false)
     }
 
-    /// Commit: write every pending change and sync it, atomically. Inside
-    /// [`File::transaction`] this waits for the transaction's end.
+    /// Commit: write every pending change and sync it, atomically and
+    /// durably: once it returns, even a power failure keeps this state.
+    /// Inside [`File::transaction`] this waits for the transaction's end.
     ///
     /// # Errors
     /// [`Error::Io`]; after a failure the handle is poisoned.
@@ -679,13 +679,28 @@ impl File {
         if g.tx_depth > 0 {
             return Ok(());
         }
-        g.flush()
+        g.flush()?;
+        if !g.st.writable {
+            return Ok(());
+        }
+        // Commits sync their journal's invalidation lazily (J6); a flush
+        // promises durability now.
+        let r = g.st.pager.journal().settle();
+        if r.is_err() {
+            g.poisoned = true;
+        }
+        r
     }
 
     /// Run `f` as one transaction: everything it changes is committed
     /// together when it returns `Ok`, and rolled back — the file as it was
     /// before the call — when it returns `Err` or panics. Nested calls join
     /// the outer transaction.
+    ///
+    /// The commit is atomic at once. It is durable against a power failure
+    /// once the next transaction starts writing, or at [`File::flush`] or
+    /// close; until then a power failure may take the file back to the
+    /// previous commit (never to a mixture). A killed process loses nothing.
     ///
     /// ```
     /// use arca::{AttrValue, Error, File};
@@ -792,8 +807,8 @@ impl File {
         g.open = false;
         g.caches.clear();
         g.st.pager.discard();
-        g.st.pager.journal().release();
-        r
+        let closed = g.st.pager.journal().release();
+        r.and(closed)
     }
 
     /// Object counts and bytes by kind, from a walk of the whole file.
