@@ -192,3 +192,17 @@ fn read_only_files_refuse_writes() {
         Err(Error::AlreadyExists(_))
     ));
 }
+
+/// A create that fails (the name exists) leaves no storage behind: every
+/// byte of the file is still live or free (found by `ops_with_faults`).
+#[test]
+fn failed_create_gives_early_storage_back() {
+    let f = File::in_memory().unwrap();
+    let o = DatasetOptions::new(Datatype::uint(1), &[8833]).allocate_early(true);
+    f.root().create_dataset("d", &o).unwrap();
+    let e = f.root().create_dataset("d", &o).unwrap_err();
+    assert!(matches!(e, Error::AlreadyExists(_)), "{e}");
+    f.check().unwrap();
+    f.root().delete("d").unwrap();
+    f.check().unwrap();
+}

@@ -247,11 +247,19 @@ impl Group {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.shared)?;
         let meta = dataset::build_meta(&mut g.st, opts)?;
-        let addr =
-            insert_new(&mut g.st, parent, name, Header::dataset(meta)).map_err(|e| match e {
-                Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
-                e => e,
-            })?;
+        // Storage allocated early must not outlive a failed insert (a name
+        // that exists, say): give it back before reporting the error.
+        let storage = meta.clone();
+        let addr = match insert_new(&mut g.st, parent, name, Header::dataset(meta)) {
+            Ok(a) => a,
+            Err(e) => {
+                dataset::free_storage(&mut g.st, &storage)?;
+                return Err(match e {
+                    Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
+                    e => e,
+                });
+            }
+        };
         Ok(Dataset::new(self.shared.clone(), addr, join(&base, name)))
     }
 
