@@ -37,9 +37,10 @@
 //!   transaction whose freed or appended space had since been reused. The
 //!   first write of a transaction that needs no journal copy therefore
 //!   syncs the journal first.
-//! - J8: a commit that shrinks the file (J3) syncs its invalidation first;
+//! - J8: the file is shrunk (J3) only once the invalidation is synced;
 //!   otherwise a stale journal would restore the old length with zeros in
-//!   place of the bytes cut off.
+//!   place of the bytes cut off. A small shrink waits for close (the bytes
+//!   past the end are harmless); a large one syncs first.
 //! - J9: close leaves no journal: the invalidation is synced, then the
 //!   journal removed; a journal still hot (a failed commit) stays for
 //!   recovery.
@@ -77,6 +78,9 @@ const PS: u64 = PAGE_SIZE as u64;
 /// synced at once) rather than kept for reuse, so one large transaction
 /// does not pin its journal's space for the rest of the session.
 const KEEP: u64 = 1 << 20;
+/// A commit cuts at most this much off the file's end lazily, at close or
+/// with a later sync; a larger shrink is applied at once (J8).
+const SHRINK_NOW: u64 = 64 << 10;
 /// Added to the salt for each transaction: odd, so salts within a session
 /// never repeat and a stale record cannot pass for a current one (J5).
 const SALT_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -301,6 +305,11 @@ impl Journaled {
         }
         self.stale = None;
         self.jfile_len = 0;
+        if self.physical > self.logical {
+            // A shrink left for later (J8); the invalidation is synced now.
+            self.file.truncate(self.logical)?;
+            self.physical = self.logical;
+        }
         Ok(())
     }
 
@@ -488,7 +497,9 @@ impl Journaled {
     /// The commit point (J4): call after the file is synced.
     pub(crate) fn commit(&mut self) -> Result<()> {
         self.invalidate()?;
-        if self.physical > self.logical {
+        if self.physical > self.logical
+            && (self.stale.is_none() || self.physical - self.logical >= SHRINK_NOW)
+        {
             self.settle()?; // J8
             self.file.truncate(self.logical)?;
             self.physical = self.logical;
