@@ -382,10 +382,13 @@ impl OpenOptions {
                     data.lock(path, false)?;
                 }
             } else if self.lock {
-                // A cold journal (a writer killed while creating or removing
-                // it). Holding the shared lock proves no writer is using it,
-                // so tidying it cannot race one; failing to is harmless.
-                let _ = std::fs::remove_file(&sidecar);
+                // A cold journal (a writer killed while creating, invalidating
+                // or removing it). Holding the shared lock proves no writer is
+                // using it, so tidying it cannot race one. It is made durably
+                // cold before it goes (a lost unlink must not bring back a
+                // header whose zeroing was not yet synced); failing to tidy is
+                // harmless, the next writer does it.
+                let _ = crate::journal::discard_sidecar(&sidecar);
             }
         }
         let mut driver = Journaled::new(Box::new(data), JournalStore::Path(sidecar, None))?;
