@@ -47,6 +47,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -353,7 +354,8 @@ def libs_for(case, chosen):
 
 
 def measure(name, write, read, path, v, o, kind, objs, repeats):
-    best_w = best_r = float("inf")
+    """Median write and read seconds over `repeats` runs, and the file size."""
+    tw, tr = [], []
     size = 0
     for _ in range(repeats):
         remove(path)
@@ -361,17 +363,17 @@ def measure(name, write, read, path, v, o, kind, objs, repeats):
         t0 = time.perf_counter()
         write(path, v, o, kind, objs)
         fsync_all(path)
-        best_w = min(best_w, time.perf_counter() - t0)
+        tw.append(time.perf_counter() - t0)
         size = size_of(path)
         evict(path)
         gc.collect()
         t0 = time.perf_counter()
         res = read(path, kind, v.dtype)
-        best_r = min(best_r, time.perf_counter() - t0)
+        tr.append(time.perf_counter() - t0)
         check(name, res, v, o, kind)
         del res
     remove(path)
-    return best_w, best_r, size
+    return statistics.median(tw), statistics.median(tr), size
 
 
 def check(name, res, v, o, kind):
@@ -401,7 +403,7 @@ def main():
     ap.add_argument("--strings", type=int, default=10_000_000, help="strings in case d")
     ap.add_argument("--cases", default="a,b,c,d,e,z")
     ap.add_argument("--libs", default=",".join(LIBS))
-    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3, help="runs per point; medians are reported")
     ap.add_argument("--dir", default=None, help="scratch directory (default: a temporary one)")
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--quick", action="store_true", help="4 MiB, 200,000 strings: seconds")
