@@ -132,27 +132,33 @@ fn item_size(dtype: &Datatype) -> Result<usize> {
     })
 }
 
-fn decode_records(raw: &[u8], vm: &VecMeta, item: usize, owner: u64) -> Result<Vec<(u64, u64)>> {
-    let mut out = Vec::with_capacity(raw.len() / VLEN_RECORD);
-    for r in raw.chunks_exact(VLEN_RECORD) {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(&r[..8]);
-        let off = u64::from_le_bytes(a);
-        a.copy_from_slice(&r[8..]);
-        let len = u64::from_le_bytes(a);
+/// The records of `sel` as `[offset, length]` pairs, checked against the
+/// vector. They are read straight into the pairs and converted in place:
+/// a large read holds one copy of its records, not two.
+fn read_records(
+    g: &mut Inner,
+    addr: u64,
+    sel: &Selection,
+    vm: &VecMeta,
+    item: usize,
+) -> Result<Vec<[u64; 2]>> {
+    let mut recs = vec![[0u64; 2]; sel.len() as usize];
+    dataset_read_locked(g, addr, sel, bytemuck::cast_slice_mut(&mut recs))?;
+    for r in recs.iter_mut() {
+        let (off, len) = (u64::from_le(r[0]), u64::from_le(r[1]));
+        *r = [off, len];
         if len % item as u64 != 0 || off.checked_add(len).is_none_or(|e| e > vm.len) {
             return Err(Error::corrupt(
                 "variable-length record",
-                owner,
+                addr,
                 format!(
                     "element at offset {off} of {len} bytes does not fit a vector of {} bytes",
                     vm.len
                 ),
             ));
         }
-        out.push((off, len));
     }
-    Ok(out)
+    Ok(recs)
 }
 
 fn encode_records(recs: &[(u64, u64)]) -> Vec<u8> {
@@ -261,10 +267,9 @@ fn write_locked(
     let r = (|| {
         if vm.reuse && !fresh {
             let mut recs: Vec<(u64, u64)> = Vec::with_capacity(n);
-            let mut old = vec![0u8; n * VLEN_RECORD];
-            dataset_read_locked(g, addr, sel, &mut old)?;
+            let old = read_records(g, addr, sel, &vm, item)?;
             let mut free = FreeRanges::load(&g.st, &vm)?;
-            for (o, l) in decode_records(&old, &vm, item, addr)? {
+            for &[o, l] in &old {
                 free.give(o, l);
             }
             // Elements that fit a free range go there; the rest are appended
@@ -317,14 +322,11 @@ fn read_locked(
     let item = item_size(&dtype)?;
     sel.check(&dims)?;
     let n = sel.len() as usize;
-    let mut raw = vec![0u8; n * VLEN_RECORD];
-    dataset_read_locked(g, addr, sel, &mut raw)?;
-    let recs = decode_records(&raw, &vm, item, addr)?;
-    drop(raw);
+    let recs = read_records(g, addr, sel, &vm, item)?;
     let mut offsets = Vec::with_capacity(n + 1);
     let mut total = 0u64;
     offsets.push(0);
-    for &(_, l) in &recs {
+    for &[_, l] in &recs {
         total = total.checked_add(l).ok_or_else(|| {
             Error::corrupt("variable-length record", addr, "element lengths overflow")
         })?;
@@ -363,11 +365,9 @@ fn live_bytes(g: &mut Inner, addr: u64, dims: &[u64], vm: &VecMeta, item: usize)
     const SLAB: u64 = 1 << 16;
     let mut total = 0;
     let mut count = |g: &mut Inner, sel: &Selection| -> Result<()> {
-        let mut raw = vec![0u8; sel.len() as usize * VLEN_RECORD];
-        dataset_read_locked(g, addr, sel, &mut raw)?;
-        total += decode_records(&raw, vm, item, addr)?
+        total += read_records(g, addr, sel, vm, item)?
             .iter()
-            .map(|r| r.1)
+            .map(|r| r[1])
             .sum::<u64>();
         Ok(())
     };

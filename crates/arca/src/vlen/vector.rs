@@ -297,14 +297,14 @@ pub(crate) fn seal_direct(
     Ok(())
 }
 
-/// Read byte ranges `(offset, len)` of the vector into `out`, one after
+/// Read byte ranges `[offset, len]` of the vector into `out`, one after
 /// another. Ranges that continue each other are read as one.
 pub(crate) fn read_ranges(
     st: &mut Store,
     cache: &mut Cache,
     vm: &mut VecMeta,
     item: usize,
-    ranges: &[(u64, u64)],
+    ranges: &[[u64; 2]],
     out: &mut [u8],
 ) -> Result<()> {
     let i = item as u64;
@@ -329,10 +329,10 @@ pub(crate) fn read_ranges(
         let mut pos = 0usize;
         let mut k = 0;
         while k < ranges.len() {
-            let (start, mut len) = ranges[k];
+            let [start, mut len] = ranges[k];
             k += 1;
-            while k < ranges.len() && ranges[k].0 == start + len {
-                len += ranges[k].1;
+            while k < ranges.len() && ranges[k][0] == start + len {
+                len += ranges[k][1];
                 k += 1;
             }
             if len == 0 {
