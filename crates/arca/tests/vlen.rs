@@ -771,3 +771,27 @@ fn read_into_a_buffer_of_the_wrong_size_is_an_error() {
         .unwrap();
     assert_eq!((v, o), (b"abcde".to_vec(), vec![0, 2, 5]));
 }
+
+#[test]
+fn reading_more_records_than_memory_holds_is_an_error() {
+    let f = File::in_memory().unwrap();
+    let ds = f
+        .root()
+        .create_dataset(
+            "huge",
+            &DatasetOptions::new(Datatype::VlenStr, &[0])
+                .maxshape(&[None])
+                .chunks(&[4]),
+        )
+        .unwrap();
+    ds.resize(&[1 << 60]).unwrap();
+    ds.write_strings(&Selection::from_ranges(&[(5, 7, 1)]).unwrap(), &["a", "b"])
+        .unwrap();
+    let e = ds.read_ragged_raw(&Selection::all(&[1 << 60])).unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    let (v, o) = ds
+        .read_ragged_raw(&Selection::from_ranges(&[(4, 8, 1)]).unwrap())
+        .unwrap();
+    assert_eq!((v, o), (b"ab".to_vec(), vec![0, 0, 1, 2, 2]));
+    f.check().unwrap();
+}

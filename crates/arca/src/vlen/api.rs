@@ -142,7 +142,19 @@ fn read_records(
     vm: &VecMeta,
     item: usize,
 ) -> Result<Vec<[u64; 2]>> {
-    let mut recs = vec![[0u64; 2]; sel.len() as usize];
+    // A selection of a huge, sparsely written dataset can ask for more
+    // records than memory holds: an error, not an abort. The probe is never
+    // touched; the records themselves come zeroed without a pass over them.
+    let n = usize::try_from(sel.len())
+        .ok()
+        .filter(|&n| n.checked_mul(VLEN_RECORD).is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok()))
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "{} elements' records are more than can be held in memory; read a smaller selection",
+                sel.len()
+            ))
+        })?;
+    let mut recs = vec![[0u64; 2]; n];
     dataset_read_locked(g, addr, sel, bytemuck::cast_slice_mut(&mut recs))?;
     for r in recs.iter_mut() {
         let (off, len) = (u64::from_le(r[0]), u64::from_le(r[1]));
