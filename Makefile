@@ -18,3 +18,14 @@ rust-test:
 
 test: lint rust-test $(TEST_TARGETS)
 	@echo "make test: all suites passed"
+
+# Build `arca` and the Python package, write out/example.arca, show it with
+# ls, dump, stat and check, then run the Python demo.
+demo: arca-cli py-build
+	mkdir -p $(DEMO_DIR)
+	$(ARCA_BIN) create-example --force $(DEMO_DIR)/example.arca
+	$(ARCA_BIN) ls -r $(DEMO_DIR)/example.arca
+	$(ARCA_BIN) dump $(DEMO_DIR)/example.arca
+	$(ARCA_BIN) stat $(DEMO_DIR)/example.arca
+	$(ARCA_BIN) check $(DEMO_DIR)/example.arca
+	$(PY) examples/demo.py $(DEMO_DIR)/demo_py.arca
