@@ -132,6 +132,14 @@ fn item_size(dtype: &Datatype) -> Result<usize> {
     })
 }
 
+/// Whether `bytes` could be allocated. Sizes here come from a file's
+/// records or extents and may be absurd: failing is an error, not an abort.
+/// The probe is never touched, so it costs no page faults, and the buffer
+/// made afterwards comes zeroed from the allocator without a pass over it.
+fn can_hold(bytes: usize) -> bool {
+    Vec::<u8>::new().try_reserve_exact(bytes).is_ok()
+}
+
 /// The records of `sel` as `[offset, length]` pairs, checked against the
 /// vector. They are read straight into the pairs and converted in place:
 /// a large read holds one copy of its records, not two.
@@ -143,11 +151,10 @@ fn read_records(
     item: usize,
 ) -> Result<Vec<[u64; 2]>> {
     // A selection of a huge, sparsely written dataset can ask for more
-    // records than memory holds: an error, not an abort. The probe is never
-    // touched; the records themselves come zeroed without a pass over them.
+    // records than memory holds.
     let n = usize::try_from(sel.len())
         .ok()
-        .filter(|&n| n.checked_mul(VLEN_RECORD).is_some_and(|b| Vec::<u8>::new().try_reserve_exact(b).is_ok()))
+        .filter(|&n| n.checked_mul(VLEN_RECORD).is_some_and(can_hold))
         .ok_or_else(|| {
             Error::invalid(format!(
                 "{} elements' records are more than can be held in memory; read a smaller selection",
@@ -344,13 +351,8 @@ fn read_locked(
         })?;
         offsets.push(total / item as u64);
     }
-    // Damaged records could claim more than memory holds: fail, do not
-    // abort. The probe is never touched, so it costs no page faults; the
-    // buffer itself comes zeroed from the allocator without a pass over it.
-    let fits = usize::try_from(total)
-        .ok()
-        .is_some_and(|t| Vec::<u8>::new().try_reserve_exact(t).is_ok());
-    if !fits {
+    // Damaged records could claim more than memory holds.
+    if !usize::try_from(total).is_ok_and(can_hold) {
         return Err(Error::corrupt(
             "variable-length record",
             addr,
