@@ -160,13 +160,30 @@ enum Commit {
     Flush,
 }
 
+/// Open `image` on `disk`, with the sidecar journal on the same disk.
+fn open_on(disk: &FaultDisk, image: &[u8]) -> arca::Result<File> {
+    File::options().open_drivers(
+        Box::new(disk.driver_with(image.to_vec())),
+        Some(Box::new(disk.driver())),
+        false,
+        true,
+    )
+}
+
+/// Open what survived on the disk: the data file and its journal.
+fn reopen(imgs: &[Vec<u8>]) -> arca::Result<File> {
+    File::options().open_drivers(
+        Box::new(MemoryDriver::from_bytes(imgs[0].clone())),
+        Some(Box::new(MemoryDriver::from_bytes(imgs[1].clone()))),
+        false,
+        true,
+    )
+}
+
 /// Run the session's transactions on a disk; stop at the first error.
 /// Returns the transactions that returned Ok and whether close succeeded.
 fn run(disk: &FaultDisk, image: &[u8], session: Session, commit: Commit) -> (usize, bool) {
-    let data = disk.driver_with(image.to_vec());
-    let journal = disk.driver();
-    let Ok(f) = File::options().open_drivers(Box::new(data), Some(Box::new(journal)), false, true)
-    else {
+    let Ok(f) = open_on(disk, image) else {
         return (0, false);
     };
     let mut done = 0;
@@ -241,13 +258,7 @@ fn crash_everywhere_seeds(session: Session, commit: Commit, seeds: u64) {
             let (done, closed) = run(&disk, &image, session, commit);
             assert!(disk.crashed(), "crash point {k} was not reached");
             let imgs = disk.durable_images();
-            let f = File::options()
-                .open_drivers(
-                    Box::new(MemoryDriver::from_bytes(imgs[0].clone())),
-                    Some(Box::new(MemoryDriver::from_bytes(imgs[1].clone()))),
-                    false,
-                    true,
-                )
+            let f = reopen(&imgs)
                 .unwrap_or_else(|e| panic!("crash at op {k} (seed {seed}): reopen failed: {e}"));
             recoveries += f.recovered() as usize;
             f.check()
@@ -316,14 +327,7 @@ fn flush_and_close_are_durable() {
                     None => disk.losing_unsynced(),
                     Some(i) => disk.losing_unsynced_of(i),
                 };
-                let f = File::options()
-                    .open_drivers(
-                        Box::new(disk.driver_with(image.clone())),
-                        Some(Box::new(disk.driver())),
-                        false,
-                        true,
-                    )
-                    .unwrap();
+                let f = open_on(&disk, &image).unwrap();
                 for i in 0..t {
                     f.transaction(|f| session(f, i)).unwrap();
                 }
@@ -337,14 +341,7 @@ fn flush_and_close_are_durable() {
                 if t == TRANSACTIONS {
                     assert!(imgs[1].is_empty(), "close left a journal behind");
                 }
-                let g = File::options()
-                    .open_drivers(
-                        Box::new(MemoryDriver::from_bytes(imgs[0].clone())),
-                        Some(Box::new(MemoryDriver::from_bytes(imgs[1].clone()))),
-                        false,
-                        true,
-                    )
-                    .unwrap();
+                let g = reopen(&imgs).unwrap();
                 g.check().unwrap();
                 assert!(
                     snapshot(&g).unwrap() == *want,
