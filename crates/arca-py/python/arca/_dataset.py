@@ -1,20 +1,19 @@
 """Datasets: typed n-dimensional arrays, read and written with numpy indexing."""
 
 import itertools
-import posixpath
 
 import numpy as np
 
 from . import _selection
-from ._attrs import AttributeManager
 from ._dtypes import as_array, native
+from ._object import HLObject
 
 # A list index whose span is at most this many times its length is read as
 # one box and picked from in memory; sparser ones are read index by index.
 _DENSE_SPAN = 4
 
 
-class Dataset:
+class Dataset(HLObject):
     """A dataset in an open :class:`arca.File`.
 
     Read and write with numpy indexing; ``np.asarray(ds)`` reads it all::
@@ -37,49 +36,9 @@ class Dataset:
         return super().__new__(cls)
 
     def __init__(self, file, dsid):
-        self._file = file
-        self._id = dsid
+        super().__init__(file, dsid)
         self._dtype = None
         self._mdtype = None
-
-    # -- identity ------------------------------------------------------------
-    @property
-    def id(self):
-        """The native dataset handle."""
-        return self._id
-
-    @property
-    def name(self):
-        """Absolute path of this dataset."""
-        return self._id.path
-
-    @property
-    def file(self):
-        """The :class:`arca.File` this dataset belongs to."""
-        return self._file
-
-    @property
-    def parent(self):
-        """The group holding this dataset."""
-        return self._file[posixpath.dirname(self.name) or "/"]
-
-    @property
-    def attrs(self):
-        """Attributes of this dataset, as a mutable mapping."""
-        return AttributeManager(self._id.attrs())
-
-    def __eq__(self, other):
-        return (
-            isinstance(other, Dataset)
-            and other._file is self._file
-            and other.name == self.name
-        )
-
-    def __hash__(self):
-        return hash((id(self._file), self.name))
-
-    def __bool__(self):
-        return not self._file._native.closed
 
     def __repr__(self):
         if not self:

@@ -7,9 +7,9 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from . import _native, _vlen
-from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._dtypes import as_array, check_dtype, native, type_string
+from ._object import HLObject
 
 _COMPRESSORS = ("gzip", "zstd", "lz4")
 _DEFAULT_LEVEL = {"gzip": 4, "zstd": 3}
@@ -59,7 +59,7 @@ def auto_chunks(shape, maxshape, itemsize):
     return tuple(c)
 
 
-class Group(MutableMapping):
+class Group(HLObject, MutableMapping):
     """A group: a mapping from names to groups and datasets.
 
     Paths may be relative (``"a/b"``) or absolute (``"/a/b"``); missing
@@ -73,52 +73,12 @@ class Group(MutableMapping):
     """
 
     def __init__(self, file, gid):
-        self._file = file
-        self._id = gid
+        super().__init__(file, gid)
 
     def _wrap(self, obj):
         if isinstance(obj, _native.Dataset):
             return Dataset(self._file, obj)
         return Group(self._file, obj)
-
-    # -- identity ------------------------------------------------------------
-    @property
-    def id(self):
-        """The native group handle."""
-        return self._id
-
-    @property
-    def name(self):
-        """Absolute path of this group."""
-        return self._id.path
-
-    @property
-    def file(self):
-        """The :class:`arca.File` this group belongs to."""
-        return self._file
-
-    @property
-    def parent(self):
-        """The group holding this one (the root is its own parent)."""
-        return self._file[posixpath.dirname(self.name) or "/"]
-
-    @property
-    def attrs(self):
-        """Attributes of this group, as a mutable mapping."""
-        return AttributeManager(self._id.attrs())
-
-    def __eq__(self, other):
-        return (
-            isinstance(other, Group)
-            and other._file is self._file
-            and other.name == self.name
-        )
-
-    def __hash__(self):
-        return hash((id(self._file), self.name))
-
-    def __bool__(self):
-        return not self._file._native.closed
 
     def __repr__(self):
         if not self:
