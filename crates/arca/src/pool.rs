@@ -35,6 +35,7 @@
 //! assert_eq!(s.in_use, 1);
 //! ```
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -345,6 +346,35 @@ impl Counters {
 
     pub(crate) fn held_bytes(&self) -> usize {
         self.held_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The trim of a list kept as size classes: release held objects,
+    /// largest classes first (fewest objects for the most memory), until at
+    /// most `max_bytes` remain; returns the bytes released. `bytes_of` is
+    /// the size `admit` counted for an object.
+    pub(crate) fn trim_classes<V>(
+        &self,
+        free: &Mutex<BTreeMap<usize, Vec<V>>>,
+        max_bytes: usize,
+        bytes_of: impl Fn(&V) -> usize,
+    ) -> usize {
+        let mut released = 0;
+        let mut gone = Vec::new();
+        {
+            let mut free = lock(free);
+            for (_, objs) in free.iter_mut().rev() {
+                while self.held_bytes().saturating_sub(released) > max_bytes {
+                    let Some(o) = objs.pop() else { break };
+                    released += bytes_of(&o);
+                    gone.push(o);
+                }
+            }
+            free.retain(|_, v| !v.is_empty());
+            self.trimmed(gone.len(), released);
+        }
+        // Freed outside the lock.
+        drop(gone);
+        released
     }
 }
 

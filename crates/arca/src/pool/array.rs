@@ -140,22 +140,9 @@ impl<T: Send + 'static> FreeList for ArrayList<T> {
         &self.counters
     }
     fn trim(&self, max_bytes: usize) -> usize {
-        let mut released = 0;
-        let mut gone = Vec::new();
-        {
-            let mut free = lock(&self.free);
-            for (_, vecs) in free.iter_mut().rev() {
-                while self.counters.held_bytes().saturating_sub(released) > max_bytes {
-                    let Some(v) = vecs.pop() else { break };
-                    released += v.capacity() * std::mem::size_of::<T>();
-                    gone.push(v);
-                }
-            }
-            free.retain(|_, v| !v.is_empty());
-            self.counters.trimmed(gone.len(), released);
-        }
-        drop(gone);
-        released
+        self.counters.trim_classes(&self.free, max_bytes, |v| {
+            v.capacity() * std::mem::size_of::<T>()
+        })
     }
 }
 

@@ -193,24 +193,8 @@ impl FreeList for BlockList {
         &self.counters
     }
     fn trim(&self, max_bytes: usize) -> usize {
-        let mut released = 0;
-        let mut gone = Vec::new();
-        {
-            let mut free = lock(&self.free);
-            // Largest classes go first: fewest blocks for the most memory.
-            for (_, blocks) in free.iter_mut().rev() {
-                while self.counters.held_bytes().saturating_sub(released) > max_bytes {
-                    let Some(b) = blocks.pop() else { break };
-                    released += b.capacity();
-                    gone.push(b);
-                }
-            }
-            free.retain(|_, v| !v.is_empty());
-            self.counters.trimmed(gone.len(), released);
-        }
-        // Freed outside the lock.
-        drop(gone);
-        released
+        self.counters
+            .trim_classes(&self.free, max_bytes, |b| b.capacity())
     }
 }
 

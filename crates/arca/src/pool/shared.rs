@@ -75,21 +75,7 @@ impl FreeList for SharedBlockList {
         &self.counters
     }
     fn trim(&self, max_bytes: usize) -> usize {
-        let mut released = 0;
-        let mut gone = Vec::new();
-        {
-            let mut free = lock(&self.free);
-            for (_, blocks) in free.iter_mut().rev() {
-                while self.counters.held_bytes().saturating_sub(released) > max_bytes {
-                    let Some(b) = blocks.pop() else { break };
-                    released += b.len();
-                    gone.push(b);
-                }
-            }
-            free.retain(|_, v| !v.is_empty());
-            self.counters.trimmed(gone.len(), released);
-        }
-        drop(gone);
-        released
+        self.counters
+            .trim_classes(&self.free, max_bytes, |b| b.len())
     }
 }
