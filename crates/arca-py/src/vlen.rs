@@ -21,6 +21,12 @@ use crate::{cvt, parse_filter, PyDataset, PyGroup};
 /// `(values, offsets)` as numpy arrays.
 type Ragged<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<u64>>);
 
+/// The elements of a 1-D array, which must be contiguous in memory.
+fn contiguous<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
+    a.as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 fn filters(fs: &[(String, Option<i32>)]) -> PyResult<Vec<arca::Filter>> {
     fs.iter().map(|(n, l)| parse_filter(n, *l)).collect()
 }
@@ -84,12 +90,8 @@ fn vlen_write(
     offsets: PyReadonlyArray1<'_, u64>,
 ) -> PyResult<()> {
     let sel = cvt(Selection::new(start, count, step))?;
-    let v = values
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let o = offsets
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = contiguous(&values)?;
+    let o = contiguous(&offsets)?;
     cvt(py.detach(|| ds.d.write_ragged_raw(&sel, v, o)))
 }
 
@@ -166,12 +168,8 @@ fn vlen_unpack<'py>(
     offsets: PyReadonlyArray1<'py, u64>,
     as_str: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let v = values
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let o = offsets
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = contiguous(&values)?;
+    let o = contiguous(&offsets)?;
     let mut out: Vec<Bound<'py, PyAny>> = Vec::with_capacity(o.len().saturating_sub(1));
     for w in o.windows(2) {
         let b = v
@@ -259,9 +257,7 @@ fn vlen_write_records(
     records: PyReadonlyArray1<'_, u64>,
 ) -> PyResult<()> {
     let sel = cvt(Selection::new(start, count, step))?;
-    let r = records
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let r = contiguous(&records)?;
     cvt(py.detach(|| ds.d.write_vlen_records(&sel, r)))
 }
 
@@ -269,9 +265,7 @@ fn vlen_write_records(
 #[pyfunction]
 #[pyo3(name = "crc32c")]
 fn crc32c_of(py: Python<'_>, data: PyReadonlyArray1<'_, u8>) -> PyResult<u32> {
-    let b = data
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let b = contiguous(&data)?;
     Ok(py.detach(|| ::crc32c::crc32c(b)))
 }
 
@@ -282,12 +276,8 @@ fn vlen_check_utf8(
     values: PyReadonlyArray1<'_, u8>,
     offsets: PyReadonlyArray1<'_, u64>,
 ) -> PyResult<bool> {
-    let v = values
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let o = offsets
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v = contiguous(&values)?;
+    let o = contiguous(&offsets)?;
     Ok(py.detach(|| {
         o.windows(2).all(|w| {
             w[0] <= w[1]
