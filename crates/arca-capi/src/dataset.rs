@@ -682,6 +682,20 @@ pub unsafe extern "C" fn arca_dataset_storage_size(ds: *mut DatasetHandle, bytes
     })
 }
 
+/// A caller's buffer of `buf_size` bytes must hold the selection's `bytes`
+/// and may be NULL only when they are none.
+fn check_buffer(null: bool, buf_size: usize, bytes: usize) -> R<()> {
+    if buf_size < bytes {
+        return Err(Fail::invalid(format!(
+            "buffer of {buf_size} bytes; the selection needs {bytes}"
+        )));
+    }
+    if null && bytes > 0 {
+        return Err(Fail::null("buf"));
+    }
+    Ok(())
+}
+
 /// Build the selection for a read or write and return its size in bytes.
 unsafe fn selection(
     ds: &Dataset,
@@ -769,14 +783,7 @@ pub unsafe extern "C" fn arca_dataset_read(
         let h = unsafe { handle(ds, "dataset")? };
         // SAFETY: per the contract.
         let (sel, bytes) = unsafe { selection(&h.ds, start, count, step)? };
-        if buf_size < bytes {
-            return Err(Fail::invalid(format!(
-                "buffer of {buf_size} bytes; the selection needs {bytes}"
-            )));
-        }
-        if buf.is_null() && bytes > 0 {
-            return Err(Fail::null("buf"));
-        }
+        check_buffer(buf.is_null(), buf_size, bytes)?;
         // SAFETY: at least `bytes` writable bytes, per the contract.
         let out = unsafe { slice_mut(buf.cast::<u8>(), bytes, "buf")? };
         Ok(h.ds.read_raw(&sel, out)?)
@@ -812,14 +819,7 @@ pub unsafe extern "C" fn arca_dataset_write(
         let h = unsafe { handle(ds, "dataset")? };
         // SAFETY: per the contract.
         let (sel, bytes) = unsafe { selection(&h.ds, start, count, step)? };
-        if buf_size < bytes {
-            return Err(Fail::invalid(format!(
-                "buffer of {buf_size} bytes; the selection needs {bytes}"
-            )));
-        }
-        if buf.is_null() && bytes > 0 {
-            return Err(Fail::null("buf"));
-        }
+        check_buffer(buf.is_null(), buf_size, bytes)?;
         // SAFETY: at least `bytes` readable bytes, per the contract.
         let data = unsafe { slice(buf.cast::<u8>(), bytes, "buf")? };
         Ok(h.ds.write_raw(&sel, data)?)
