@@ -235,8 +235,11 @@ impl Text<'_> {
             self.line(
                 i + 1,
                 &format!(
-                    "CHUNKED ( {} ) {} CHUNKS SIZE {}",
-                    v.chunk_bytes, v.chunks, v.stored_bytes
+                    "CHUNKED ( {} ) {} CHUNKS SIZE {} COMPRESSION RATIO {:.2}",
+                    v.chunk_bytes,
+                    v.chunks,
+                    v.stored_bytes,
+                    v.compression_ratio()
                 ),
             )?;
             self.line(i + 1, &format!("FILTERS {{ {fl} }}"))?;
@@ -448,6 +451,7 @@ impl Json<'_> {
                     "filters": values::filters_json(&v.filters),
                     "reuse_space": v.reuse_space,
                     "free_bytes": v.free_bytes,
+                    "compression_ratio": v.compression_ratio(),
                 }),
             );
         }

@@ -125,6 +125,15 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
             values::filters_text(&vector_filters)
         ));
     }
+    if let Some(v) = &vlen {
+        // What the byte vector holds and what it costs on disk.
+        detail.push_str(&format!(
+            ", vector {} B in {} B stored (ratio {:.2})",
+            v.vector_bytes,
+            v.stored_bytes,
+            v.compression_ratio()
+        ));
+    }
     Ok(Entry {
         label,
         detail,
@@ -138,7 +147,10 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
             "maxshape": values::maxshape_json(&maxshape),
             "chunks": chunks,
             "filters": values::filters_json(&filters),
-            "vector_filters": vlen.map(|_| values::filters_json(&vector_filters)),
+            "vector_filters": vlen.as_ref().map(|_| values::filters_json(&vector_filters)),
+            "vector_bytes": vlen.as_ref().map(|v| v.vector_bytes),
+            "vector_stored_bytes": vlen.as_ref().map(|v| v.stored_bytes),
+            "vector_compression_ratio": vlen.as_ref().map(|v| v.compression_ratio()),
             "attributes": attrs,
         }),
     })

@@ -73,8 +73,8 @@ fn ls_root_and_recursive() {
         "Dataset {4} bytes[8], contiguous",
         "Dataset {4, 4} bool, contiguous",
         "Dataset {SCALAR} uint64 LE, contiguous",
-        "/experiment/log                 Dataset {4} vlen utf8, contiguous, vector filters zstd(3)",
-        "/experiment/raw/tracks          Dataset {4} vlen float32 LE, contiguous",
+        "/experiment/log                 Dataset {4} vlen utf8, contiguous, vector filters zstd(3), vector 40 B in 59 B stored (ratio 0.68)",
+        "/experiment/raw/tracks          Dataset {4} vlen float32 LE, contiguous, vector 24 B in 1024 B stored (ratio 0.02)",
         "/notes",
     ] {
         assert!(s.contains(want), "missing {want:?} in\n{s}");
@@ -596,4 +596,43 @@ fn repack_writes_a_compact_copy_and_stat_shows_free_space() {
         .assert()
         .failure()
         .code(1);
+}
+
+#[test]
+fn ls_and_dump_show_vector_size_and_compression() {
+    use arca::{DatasetOptions, Datatype, Filter, Selection, VlenOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.arca");
+    {
+        let f = arca::File::create(&path).unwrap();
+        let opts = DatasetOptions::new(Datatype::VlenStr, &[2000])
+            .vlen(VlenOptions::default().filters(&[Filter::Zstd(3)]));
+        let ds = f.root().create_dataset("log", &opts).unwrap();
+        let lines: Vec<String> = (0..2000).map(|i| format!("event {} ok", i % 10)).collect();
+        let refs: Vec<&str> = lines.iter().map(|s| s.as_str()).collect();
+        ds.write_strings(&Selection::all(&[2000]), &refs).unwrap();
+        f.close().unwrap();
+    }
+    let out = arca().arg("ls").arg(&path).assert().success();
+    let s = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        s.contains("vector filters zstd(3), vector 20000 B in "),
+        "{s}"
+    );
+    let v = stdout_json(arca().args(["ls", "--json"]).arg(&path));
+    let e = &v[0];
+    assert_eq!(e["vector_bytes"], 20000);
+    let stored = e["vector_stored_bytes"].as_u64().unwrap();
+    assert!(stored > 0 && stored < 2000, "stored {stored}");
+    assert!(e["vector_compression_ratio"].as_f64().unwrap() > 10.0);
+    let out = arca().arg("dump").arg("-H").arg(&path).assert().success();
+    let s = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(s.contains("VECTOR 20000 BYTES, 20000 LIVE"), "{s}");
+    assert!(
+        s.contains(&format!("SIZE {stored} COMPRESSION RATIO ")),
+        "{s}"
+    );
+    let v = stdout_json(arca().args(["dump", "--json", "-H"]).arg(&path));
+    let ratio = v["object"]["members"][0]["vlen"]["compression_ratio"].as_f64();
+    assert!(ratio.is_some_and(|r| r > 10.0), "{v}");
 }
