@@ -52,18 +52,24 @@
 //!   and the cache stays within its byte budget.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::codec::{CodecState, Encoding};
 use crate::config::{Config, Resolved};
 use crate::error::{Error, Result};
 use crate::handle::{Handle, MAX_BLOCKS};
+use crate::image::{BlockImage, CompressedImage};
 use crate::layout::Layout;
 use crate::lru::Lru;
 use crate::nodecache::NodeCache;
 use crate::stats::Stats;
 
 const NO_SLOT: u32 = u32::MAX;
+
+/// Source of arena identities, so block images are only ever taken back by
+/// the arena they came from.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A node's bytes for a guard: image, start, length, pin token.
 pub(crate) type NodeView = (Arc<Vec<u8>>, usize, usize, Option<u64>);
@@ -190,6 +196,8 @@ impl Packer {
 /// The allocator engine behind both arena types. All methods take `&mut
 /// self`; the arenas add interior mutability and guards.
 pub(crate) struct BlockHeap {
+    /// Identity of this arena (see [`BlockImage`]).
+    id: u64,
     layout: Layout,
     resolved: Resolved,
     capacity: usize,
@@ -219,6 +227,7 @@ impl BlockHeap {
     pub fn new(cfg: &Config) -> Result<BlockHeap> {
         let resolved = cfg.resolve()?;
         Ok(BlockHeap {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             layout: Layout::new(resolved),
             resolved,
             capacity: cfg.uncompressed,
@@ -861,6 +870,78 @@ impl BlockHeap {
 
     pub fn dict_len(&self) -> Option<usize> {
         self.packer.codec.dict_len()
+    }
+
+    // ---- block images (measuring what the codec costs) ----------------
+
+    /// Uncompressed images of every block in use, in block order: the
+    /// cached buffer where there is one, else the stored copy unpacked.
+    /// Changes nothing: no cache movement, no statistics.
+    pub fn block_images(&mut self) -> Result<Vec<BlockImage>> {
+        let mut out = Vec::new();
+        for b in 0..self.blocks.len() {
+            let m = &self.blocks[b];
+            let (len, normal) = match m.kind {
+                Kind::Vacant => continue,
+                Kind::Normal => (self.layout.block_size, true),
+                Kind::Large(n) => (n, false),
+            };
+            let bytes = if m.slot != NO_SLOT {
+                self.slots[m.slot as usize].buf.to_vec()
+            } else {
+                let comp = m.comp.as_deref().unwrap_or(&[]);
+                let mut img = Vec::new();
+                self.packer
+                    .unpack(&self.layout, (m.enc, comp), len, normal, &mut img)?;
+                img
+            };
+            out.push(BlockImage {
+                arena: self.id,
+                bytes,
+                large: !normal,
+            });
+        }
+        Ok(out)
+    }
+
+    fn own(&self, arena: u64) -> Result<()> {
+        if arena == self.id {
+            Ok(())
+        } else {
+            Err(Error::InvalidConfig(
+                "block image taken from another arena".into(),
+            ))
+        }
+    }
+
+    /// Stored form of an image, as an eviction would make it, without
+    /// dictionary sampling.
+    pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
+        self.own(img.arena)?;
+        let mut out = Vec::new();
+        let (enc, _) = self
+            .packer
+            .pack(&self.layout, &img.bytes, !img.large, false, &mut out);
+        Ok(CompressedImage {
+            arena: self.id,
+            bytes: out.as_slice().into(),
+            enc,
+            len: img.bytes.len(),
+            large: img.large,
+        })
+    }
+
+    /// The image back from its stored form, as a load would rebuild it.
+    pub fn decompress_image(&mut self, c: &CompressedImage) -> Result<BlockImage> {
+        self.own(c.arena)?;
+        let mut bytes = Vec::new();
+        self.packer
+            .unpack(&self.layout, (c.enc, &c.bytes), c.len, !c.large, &mut bytes)?;
+        Ok(BlockImage {
+            arena: self.id,
+            bytes,
+            large: c.large,
+        })
     }
 
     /// Checks invariants C1–C7 for every block and H1–H8 for the heap.
