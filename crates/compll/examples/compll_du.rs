@@ -7,7 +7,9 @@
 //! ```text
 //! compll-du [--generate N | --scan DIR | --import FILE] [--quick] [--json FILE]
 //!           [--block-size B] [--uncompressed N] [--codec NAME] [--group-fields N]
-//!           [--node-cache B] [--reps N] [--sweep]
+//!           [--node-cache B] [--reps N]
+//!           [--sweep [--sweep-blocks B,..] [--sweep-uncompressed N,..]
+//!                    [--sweep-codecs NAME,..] [--sweep-groups N,..]]
 //! ```
 
 use std::alloc::System;
@@ -16,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use compll::{Arena, Codec, Config, Handle};
+use compll::{Arena, Codec, CompressedImage, Config, Handle};
 use serde::Serialize;
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -131,6 +133,21 @@ struct Args {
     /// grouping (none, or the 74 fixed bytes).
     #[arg(long)]
     sweep: bool,
+    /// Block sizes the sweep tries (default 4096,16384,32768,65536; with
+    /// --quick 8192,32768).
+    #[arg(long, value_delimiter = ',')]
+    sweep_blocks: Vec<usize>,
+    /// Uncompressed block counts the sweep tries (default 4,10,32; with
+    /// --quick 4,10).
+    #[arg(long, value_delimiter = ',')]
+    sweep_uncompressed: Vec<usize>,
+    /// Codecs the sweep tries (default lz4,zstd-1,zstd-3,zlib-5,zlib-9,
+    /// zstd-3-dict; with --quick lz4,zstd-1,zlib-5,zstd-3-dict).
+    #[arg(long, value_delimiter = ',')]
+    sweep_codecs: Vec<String>,
+    /// Grouped node bytes the sweep tries (default 0,74).
+    #[arg(long, value_delimiter = ',')]
+    sweep_groups: Vec<usize>,
     /// Also write the figures as one JSON object to this file ("-" for
     /// standard output).
     #[arg(long)]
@@ -520,6 +537,10 @@ trait Store {
     /// Appends one browser line for the node to `out`.
     fn row(&self, id: u64, max: u64, out: &mut String);
     fn free(&mut self, id: u64);
+    /// Block decompressions so far (0 for stores without blocks).
+    fn decompressions(&self) -> u64 {
+        0
+    }
 }
 
 fn draw_row(out: &mut String, size: u64, max: u64, dir: bool, name: &[u8]) {
@@ -736,6 +757,9 @@ impl Store for CompllStore {
     fn free(&mut self, id: u64) {
         self.arena.free(Handle::from_raw(id)).expect("live node");
     }
+    fn decompressions(&self) -> u64 {
+        self.arena.stats().decompressions
+    }
 }
 
 // ---------------------------------------------------------------- workload
@@ -865,13 +889,34 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+/// Per operation counts (block decompressions).
+#[derive(Serialize, Clone, Copy, Default, Debug)]
+struct PerOp {
+    scan: u64,
+    open: u64,
+    browse: u64,
+    delete: u64,
+}
+
+/// What a run saw besides its figures.
+struct Trace {
+    /// Ids of the nodes open lists (the whole directory).
+    listed: Vec<u64>,
+    /// Ids of the rows browse shows.
+    shown: Vec<u64>,
+    decompressions: PerOp,
+}
+
 /// Runs the four operations on one store; `make` creates it after the
-/// memory baseline so everything it allocates is counted.
+/// memory baseline so everything it allocates is counted. `extra_mem`
+/// adds bytes the counting allocator cannot see; `probe` runs after the
+/// scan has been measured, outside every timed operation.
 fn run<S: Store>(
     entries: &[Entry],
     make: impl FnOnce() -> S,
     extra_mem: impl FnOnce(&S) -> i64,
-) -> (Figures, S) {
+    probe: impl FnOnce(&S),
+) -> (Figures, S, Trace) {
     let (base, base_allocs) = heap_in_use();
     let malloc_base = malloc_meter::in_use();
     let t0 = cpu_ns();
@@ -885,6 +930,8 @@ fn run<S: Store>(
         (Some(b), Some(n)) => n - b,
         _ => mem + (allocs - base_allocs) * MALLOC_OVERHEAD,
     };
+    let d1 = s.decompressions();
+    probe(&s);
     // The selected item: one from the middle of the directory.
     let mut sel = s.sub(big);
     for _ in 0..entries.len().min(1000) {
@@ -894,25 +941,45 @@ fn run<S: Store>(
         }
         sel = n;
     }
+    let d2 = s.decompressions();
     let t2 = cpu_ns();
     let (list, pos, max) = open(&s, big, sel);
     let t3 = cpu_ns();
+    let d3 = s.decompressions();
+    let t3b = cpu_ns();
     let drawn = browse(&s, &list, pos, max);
     let t4 = cpu_ns();
+    let d4 = s.decompressions();
     assert!(drawn > 0 || list.is_empty());
-    drop(list);
+    // The rows browse drew: windows of 50 starting at `pos`, `pos + 1`, ...
+    // (see `browse`), clamped to the end of the list.
+    let lo = pos.min(list.len().saturating_sub(50));
+    let hi = (pos + 99).min(list.len().saturating_sub(50)) + 50;
+    let shown = list[lo..hi.min(list.len())].to_vec();
+    let t4b = cpu_ns();
     delete(&mut s, root);
     let t5 = cpu_ns();
+    let d5 = s.decompressions();
     (
         Figures {
             scan_ms: ms(t1 - t0),
             open_ms: ms(t3 - t2),
-            browse_ms: ms(t4 - t3),
-            delete_ms: ms(t5 - t4),
+            browse_ms: ms(t4 - t3b),
+            delete_ms: ms(t5 - t4b),
             mem_bytes: mem,
             mem_malloc_bytes: mem_malloc,
         },
         s,
+        Trace {
+            listed: list,
+            shown,
+            decompressions: PerOp {
+                scan: d1,
+                open: d3 - d2,
+                browse: d4 - d3,
+                delete: d5 - d4,
+            },
+        },
     )
 }
 
@@ -928,6 +995,63 @@ struct CompllRun {
     decompressions: u64,
     hit_rate: f64,
     dictionary_bytes: Option<usize>,
+    /// Block decompressions during each operation.
+    decompressions_by_operation: PerOp,
+    /// The codec alone on the scan's blocks (reported separately).
+    #[serde(skip)]
+    floor: Option<Floor>,
+}
+
+/// What the codec alone costs on exactly the blocks the arena holds after
+/// the scan (`Arena::block_images`): each compressed once as an eviction
+/// would (field grouping included) and decompressed once as a load would.
+#[derive(Serialize, Clone, Copy, Default, Debug)]
+struct Floor {
+    blocks: usize,
+    image_bytes: u64,
+    compressed_bytes: u64,
+    /// Thread cpu time to compress every block once.
+    compress_ms: f64,
+    /// Thread cpu time to decompress every block once.
+    decompress_ms: f64,
+    /// Distinct blocks holding the nodes open reads.
+    open_blocks: usize,
+    /// Distinct blocks holding the rows browse shows.
+    browse_blocks: usize,
+}
+
+/// Compresses every block image once, then decompresses every one once.
+fn measure_floor(arena: &Arena) -> Floor {
+    let images = arena.block_images().expect("block images");
+    let t0 = cpu_ns();
+    let packed: Vec<CompressedImage> = images
+        .iter()
+        .map(|i| arena.compress_image(i).expect("compress"))
+        .collect();
+    let t1 = cpu_ns();
+    for p in &packed {
+        let back = arena.decompress_image(p).expect("decompress");
+        std::hint::black_box(&back);
+    }
+    let t2 = cpu_ns();
+    Floor {
+        blocks: images.len(),
+        image_bytes: images.iter().map(|i| i.len() as u64).sum(),
+        compressed_bytes: packed.iter().map(|p| p.compressed_len() as u64).sum(),
+        compress_ms: ms(t1 - t0),
+        decompress_ms: ms(t2 - t1),
+        open_blocks: 0,
+        browse_blocks: 0,
+    }
+}
+
+/// Number of distinct blocks among node handles (a handle's bits 24-63
+/// name its block).
+fn distinct_blocks(ids: &[u64]) -> usize {
+    let mut b: Vec<u64> = ids.iter().map(|id| id >> 24).collect();
+    b.sort_unstable();
+    b.dedup();
+    b.len()
 }
 
 fn run_heap(entries: &[Entry]) -> Figures {
@@ -939,13 +1063,17 @@ fn run_heap(entries: &[Entry]) -> Figures {
             nodes: Vec::with_capacity(entries.len()),
         },
         |_| 0,
+        |_| {},
     )
     .0
 }
 
-fn run_compll(entries: &[Entry], cfg: &Config) -> CompllRun {
+/// One run on a compll arena; with `floor`, also measures the codec alone
+/// on the scan's blocks ([`Floor`]).
+fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> CompllRun {
     let mut after_scan = None;
-    let (figures, store) = run(
+    let mut measured = None;
+    let (figures, store, trace) = run(
         entries,
         || CompllStore {
             arena: Arena::new(cfg.clone()).expect("valid config"),
@@ -957,9 +1085,19 @@ fn run_compll(entries: &[Entry], cfg: &Config) -> CompllRun {
             // allocator; add what zstd reports for them.
             st.codec_context_bytes as i64
         },
+        |s: &CompllStore| {
+            if floor {
+                measured = Some(measure_floor(&s.arena));
+            }
+        },
     );
     let (st, dict) = after_scan.expect("measured");
     let end = store.arena.stats();
+    let floor = measured.map(|f| Floor {
+        open_blocks: distinct_blocks(&trace.listed),
+        browse_blocks: distinct_blocks(&trace.shown),
+        ..f
+    });
     CompllRun {
         figures,
         compressed_bytes: st.compressed_bytes,
@@ -970,6 +1108,8 @@ fn run_compll(entries: &[Entry], cfg: &Config) -> CompllRun {
         decompressions: end.decompressions,
         hit_rate: end.hit_rate(),
         dictionary_bytes: dict,
+        decompressions_by_operation: trace.decompressions,
+        floor,
     }
 }
 
@@ -1042,8 +1182,81 @@ struct Report {
     heap: Figures,
     compll: CompllRun,
     ratios: Ratios,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    floor: Option<FloorReport>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     sweep: Vec<SweepRow>,
+}
+
+/// The floor against the heap backend: the least time each operation
+/// would take if the codec were all compll added (medians over the runs).
+#[derive(Serialize, Clone, Copy, Debug)]
+struct FloorReport {
+    #[serde(flatten)]
+    floor: Floor,
+    /// One block decompression: `decompress_ms / blocks`.
+    decompress_block_ms: f64,
+    /// `open_blocks` decompressions.
+    open_ms: f64,
+    /// `browse_blocks` decompressions.
+    browse_ms: f64,
+    /// `compress_ms` / the heap scan.
+    scan_vs_heap: f64,
+    /// `open_ms` / the heap open.
+    open_vs_heap: f64,
+    /// `browse_ms` / the heap browse.
+    browse_vs_heap: f64,
+    /// `decompress_ms` / the heap delete.
+    delete_vs_heap: f64,
+}
+
+fn floor_report(runs: &[CompllRun], heap: &Figures) -> Option<FloorReport> {
+    let floors: Vec<Floor> = runs.iter().filter_map(|r| r.floor).collect();
+    let first = *floors.first()?;
+    let f = Floor {
+        compress_ms: median(floors.iter().map(|f| f.compress_ms).collect()),
+        decompress_ms: median(floors.iter().map(|f| f.decompress_ms).collect()),
+        ..first
+    };
+    let per = f.decompress_ms / f.blocks.max(1) as f64;
+    let x = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let (open_ms, browse_ms) = (per * f.open_blocks as f64, per * f.browse_blocks as f64);
+    Some(FloorReport {
+        floor: f,
+        decompress_block_ms: per,
+        open_ms,
+        browse_ms,
+        scan_vs_heap: x(f.compress_ms, heap.scan_ms),
+        open_vs_heap: x(open_ms, heap.open_ms),
+        browse_vs_heap: x(browse_ms, heap.browse_ms),
+        delete_vs_heap: x(f.decompress_ms, heap.delete_ms),
+    })
+}
+
+fn print_floor(r: &FloorReport, heap: &Figures, rat: &Ratios, d: &PerOp, reps: usize) {
+    let f = &r.floor;
+    println!(
+        "floor = the codec alone on the arena's own blocks after the scan ({} blocks, {:.2} MiB -> {:.2} MiB; Arena::block_images, thread cpu time, median of {reps}):",
+        f.blocks,
+        mib(f.image_bytes as i64),
+        mib(f.compressed_bytes as i64)
+    );
+    println!(
+        "floor: compressing the scan's {} blocks once = {:.1} ms = {:.2}x the heap scan ({:.1} ms; aim needs <= 2x in total, compll took {:.2}x)",
+        f.blocks, f.compress_ms, r.scan_vs_heap, heap.scan_ms, rat.scan
+    );
+    println!(
+        "floor: decompressing all {} blocks once (delete) = {:.1} ms = {:.2}x the heap delete ({:.1} ms; compll took {:.2}x)",
+        f.blocks, f.decompress_ms, r.delete_vs_heap, heap.delete_ms, rat.delete
+    );
+    println!(
+        "floor: open reads nodes in {} distinct blocks x one decompression ({:.4} ms) = {:.2} ms = {:.2}x the heap open ({:.2} ms; compll took {:.2}x with {} decompressions)",
+        f.open_blocks, r.decompress_block_ms, r.open_ms, r.open_vs_heap, heap.open_ms, rat.open, d.open
+    );
+    println!(
+        "floor: browse shows rows from {} distinct blocks x one decompression = {:.2} ms = {:.2}x the heap browse ({:.2} ms; compll took {:.2}x with {} decompressions)",
+        f.browse_blocks, r.browse_ms, r.browse_vs_heap, heap.browse_ms, rat.browse, d.browse
+    );
 }
 
 #[derive(Serialize, Clone)]
@@ -1055,6 +1268,10 @@ struct SweepRow {
     mem_bytes: i64,
     mem_malloc_bytes: i64,
     ratios: Ratios,
+    /// [`FloorReport::scan_vs_heap`] for this configuration.
+    floor_scan_vs_heap: f64,
+    /// [`FloorReport::delete_vs_heap`] for this configuration.
+    floor_delete_vs_heap: f64,
 }
 
 fn mib(b: i64) -> f64 {
@@ -1142,12 +1359,13 @@ fn real_main(args: Args) -> Result<(), String> {
     let mut compll_runs = Vec::new();
     for _ in 0..reps {
         heap_runs.push(run_heap(&entries));
-        compll_runs.push(run_compll(&entries, &cfg));
+        compll_runs.push(run_compll(&entries, &cfg, true));
     }
     let heap = median_figures(&heap_runs);
     let mut compll = compll_runs[0].clone();
     compll.figures = median_figures(&compll_runs.iter().map(|r| r.figures).collect::<Vec<_>>());
     let rat = ratios(&heap, &compll.figures);
+    let floor = floor_report(&compll_runs, &heap);
 
     println!(
         "compll-du: {} entries ({source}), largest directory {largest_dir} entries, median of {reps}",
@@ -1208,10 +1426,18 @@ fn real_main(args: Args) -> Result<(), String> {
         compll.decompressions,
         compll.hit_rate
     );
+    let d = compll.decompressions_by_operation;
+    println!(
+        "compll decompressions by operation: scan {}, open {}, browse {}, delete {}",
+        d.scan, d.open, d.browse, d.delete
+    );
+    if let Some(f) = &floor {
+        print_floor(f, &heap, &rat, &d, reps);
+    }
 
     let mut sweep = Vec::new();
     if args.sweep {
-        let (blocks, uncs, codecs): (&[usize], &[usize], &[&str]) = if args.quick {
+        let (mut blocks, mut uncs, mut codecs): (&[usize], &[usize], &[&str]) = if args.quick {
             (
                 &[8192, 32768],
                 &[4, 10],
@@ -1225,11 +1451,24 @@ fn real_main(args: Args) -> Result<(), String> {
             )
         };
         // Whole nodes, and the node's fixed fields grouped by column.
-        let groups = [0, F_NAME];
+        let mut groups: &[usize] = &[0, F_NAME];
+        let named: Vec<&str> = args.sweep_codecs.iter().map(String::as_str).collect();
+        if !args.sweep_blocks.is_empty() {
+            blocks = &args.sweep_blocks;
+        }
+        if !args.sweep_uncompressed.is_empty() {
+            uncs = &args.sweep_uncompressed;
+        }
+        if !named.is_empty() {
+            codecs = &named;
+        }
+        if !args.sweep_groups.is_empty() {
+            groups = &args.sweep_groups;
+        }
         println!();
-        println!("sweep (memory = heap / compll, counted and by {}; times = compll / heap; medians of {reps}, against the heap medians above)", malloc_meter::SOURCE);
+        println!("sweep (memory = heap / compll, counted and by {}; times = compll / heap; floors = the codec alone compressing / decompressing every block once, against the heap scan / delete; medians of {reps}, against the heap medians above)", malloc_meter::SOURCE);
         println!(
-            "{:>8} {:>6} {:<12} {:>5} {:>9} {:>9} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7}",
+            "{:>8} {:>6} {:<12} {:>5} {:>9} {:>9} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
             "block",
             "uncomp",
             "codec",
@@ -1241,7 +1480,9 @@ fn real_main(args: Args) -> Result<(), String> {
             "scan",
             "open",
             "browse",
-            "delete"
+            "delete",
+            "fl.scan",
+            "fl.del"
         );
         for &b in blocks {
             for &u in uncs {
@@ -1250,13 +1491,14 @@ fn real_main(args: Args) -> Result<(), String> {
                     .flat_map(|c| groups.iter().map(move |g| (c, g)))
                 {
                     let cfg = config_for(b, u, c, args.node_cache, g)?;
-                    let runs: Vec<Figures> = (0..reps)
-                        .map(|_| run_compll(&entries, &cfg).figures)
+                    let runs: Vec<CompllRun> = (0..reps)
+                        .map(|_| run_compll(&entries, &cfg, true))
                         .collect();
-                    let f = median_figures(&runs);
+                    let f = median_figures(&runs.iter().map(|r| r.figures).collect::<Vec<_>>());
                     let rt = ratios(&heap, &f);
+                    let fl = floor_report(&runs, &heap).expect("floor measured");
                     println!(
-                        "{b:>8} {u:>6} {c:<12} {g:>5} {:>9.2} {:>9.2} {:>7.2} {:>8.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
+                        "{b:>8} {u:>6} {c:<12} {g:>5} {:>9.2} {:>9.2} {:>7.2} {:>8.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}",
                         mib(f.mem_bytes),
                         mib(f.mem_malloc_bytes),
                         rt.memory,
@@ -1264,7 +1506,9 @@ fn real_main(args: Args) -> Result<(), String> {
                         rt.scan,
                         rt.open,
                         rt.browse,
-                        rt.delete
+                        rt.delete,
+                        fl.scan_vs_heap,
+                        fl.delete_vs_heap
                     );
                     sweep.push(SweepRow {
                         block_size: b,
@@ -1274,6 +1518,8 @@ fn real_main(args: Args) -> Result<(), String> {
                         mem_bytes: f.mem_bytes,
                         mem_malloc_bytes: f.mem_malloc_bytes,
                         ratios: rt,
+                        floor_scan_vs_heap: fl.scan_vs_heap,
+                        floor_delete_vs_heap: fl.delete_vs_heap,
                     });
                 }
             }
@@ -1329,6 +1575,7 @@ fn real_main(args: Args) -> Result<(), String> {
             heap,
             compll,
             ratios: rat,
+            floor,
             sweep,
         };
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
