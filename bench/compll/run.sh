@@ -5,6 +5,8 @@
 #   bench/compll/run.sh --quick                 # 40,000 entries, seconds
 #   bench/compll/run.sh --json compll.json      # 300,000 entries, 5 repetitions
 #   bench/compll/run.sh --sweep                 # block size x uncompressed x codec x grouping table
+#   bench/compll/run.sh --reps 1 --sweep --sweep-blocks 32768,65536 --sweep-codecs lz4,zstd-1
+#                                               # a reduced grid (also --sweep-uncompressed, --sweep-groups)
 #   bench/compll/run.sh --scan /usr             # a real directory instead of the generator
 #
 # Every other argument is passed to compll-du (see `compll-du --help`).

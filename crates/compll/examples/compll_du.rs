@@ -1,12 +1,15 @@
 //! `compll-du`: an ncdu-like disk-usage tree built twice, once from plain
 //! heap nodes and once inside a compll arena, timing the four operations of
 //! the original study (scan, open, browse, delete) and measuring the memory
-//! each backend really holds on the heap.
+//! each backend really holds on the heap: counted through the Rust
+//! allocator and, on Linux with glibc, as malloc itself reports it.
 //!
 //! ```text
 //! compll-du [--generate N | --scan DIR | --import FILE] [--quick] [--json FILE]
 //!           [--block-size B] [--uncompressed N] [--codec NAME] [--group-fields N]
-//!           [--node-cache B] [--reps N] [--sweep]
+//!           [--node-cache B] [--reps N]
+//!           [--sweep [--sweep-blocks B,..] [--sweep-uncompressed N,..]
+//!                    [--sweep-codecs NAME,..] [--sweep-groups N,..]]
 //! ```
 
 use std::alloc::System;
@@ -15,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use compll::{Arena, Codec, Config, Handle};
+use compll::{Arena, Codec, CompressedImage, Config, Handle};
 use serde::Serialize;
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
@@ -35,9 +38,45 @@ fn heap_in_use() -> (i64, i64) {
     )
 }
 
+/// The second memory figure: bytes the C allocator has in use, including
+/// its own chunk headers and rounding and whatever C code (zstd) allocates
+/// with `malloc` directly, as the original study measured it.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod malloc_meter {
+    /// How the figure is obtained, for the report.
+    pub const SOURCE: &str = "mallinfo2";
+    pub const DESCRIPTION: &str =
+        "malloc in use (glibc mallinfo2: uordblks + hblkhd, chunk headers and rounding included)";
+
+    /// Bytes in chunks malloc has handed out and not had back: `uordblks`
+    /// (heap chunks in use, over all arenas) plus `hblkhd` (chunks served
+    /// by mmap, such as tables of more than 128 KiB). `None`: measured
+    /// here, not estimated.
+    pub fn in_use() -> Option<i64> {
+        // SAFETY: mallinfo2 takes no arguments, only reads glibc's
+        // allocator statistics (under its own locks) and returns a plain
+        // struct by value; glibc >= 2.33 provides it.
+        let m = unsafe { libc::mallinfo2() };
+        Some((m.uordblks + m.hblkhd) as i64)
+    }
+}
+
+/// Elsewhere the malloc figure is an estimate: the counted bytes plus
+/// [`MALLOC_OVERHEAD`] per live allocation.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+mod malloc_meter {
+    pub const SOURCE: &str = "estimate";
+    pub const DESCRIPTION: &str =
+        "malloc estimate (counted + 16 B per live allocation; mallinfo2 needs Linux with glibc)";
+    pub fn in_use() -> Option<i64> {
+        None
+    }
+}
+
 /// What malloc adds to each live allocation on top of the requested bytes,
 /// on average: glibc keeps an 8-byte header and rounds chunks to 16 bytes.
-/// Used only for the second, estimated memory figure.
+/// Used only where malloc cannot be asked ([`malloc_meter`]).
+#[cfg_attr(all(target_os = "linux", target_env = "gnu"), allow(dead_code))]
 const MALLOC_OVERHEAD: i64 = 16;
 
 /// CPU time of this thread in nanoseconds (the clock the kernel keeps per
@@ -94,6 +133,21 @@ struct Args {
     /// grouping (none, or the 74 fixed bytes).
     #[arg(long)]
     sweep: bool,
+    /// Block sizes the sweep tries (default 4096,16384,32768,65536; with
+    /// --quick 8192,32768).
+    #[arg(long, value_delimiter = ',')]
+    sweep_blocks: Vec<usize>,
+    /// Uncompressed block counts the sweep tries (default 4,10,32; with
+    /// --quick 4,10).
+    #[arg(long, value_delimiter = ',')]
+    sweep_uncompressed: Vec<usize>,
+    /// Codecs the sweep tries (default lz4,zstd-1,zstd-3,zlib-5,zlib-9,
+    /// zstd-3-dict; with --quick lz4,zstd-1,zlib-5,zstd-3-dict).
+    #[arg(long, value_delimiter = ',')]
+    sweep_codecs: Vec<String>,
+    /// Grouped node bytes the sweep tries (default 0,74).
+    #[arg(long, value_delimiter = ',')]
+    sweep_groups: Vec<usize>,
     /// Also write the figures as one JSON object to this file ("-" for
     /// standard output).
     #[arg(long)]
@@ -483,6 +537,10 @@ trait Store {
     /// Appends one browser line for the node to `out`.
     fn row(&self, id: u64, max: u64, out: &mut String);
     fn free(&mut self, id: u64);
+    /// Block decompressions so far (0 for stores without blocks).
+    fn decompressions(&self) -> u64 {
+        0
+    }
 }
 
 fn draw_row(out: &mut String, size: u64, max: u64, dir: bool, name: &[u8]) {
@@ -699,6 +757,9 @@ impl Store for CompllStore {
     fn free(&mut self, id: u64) {
         self.arena.free(Handle::from_raw(id)).expect("live node");
     }
+    fn decompressions(&self) -> u64 {
+        self.arena.stats().decompressions
+    }
 }
 
 // ---------------------------------------------------------------- workload
@@ -709,9 +770,13 @@ struct Figures {
     open_ms: f64,
     browse_ms: f64,
     delete_ms: f64,
+    /// Bytes requested through the Rust allocator (plus, for zstd, the
+    /// context sizes zstd reports), live after the scan.
     mem_bytes: i64,
-    /// `mem_bytes` plus an estimated malloc overhead per live allocation.
-    mem_est_bytes: i64,
+    /// Bytes malloc has in use after the scan minus before it (mallinfo2),
+    /// or `mem_bytes` plus an estimated overhead per allocation where
+    /// mallinfo2 is not available (see the report's `malloc_source`).
+    mem_malloc_bytes: i64,
 }
 
 /// Builds the tree; returns the root and the id of the largest directory.
@@ -824,21 +889,49 @@ fn ms(ns: u64) -> f64 {
     ns as f64 / 1e6
 }
 
+/// Per operation counts (block decompressions).
+#[derive(Serialize, Clone, Copy, Default, Debug)]
+struct PerOp {
+    scan: u64,
+    open: u64,
+    browse: u64,
+    delete: u64,
+}
+
+/// What a run saw besides its figures.
+struct Trace {
+    /// Ids of the nodes open lists (the whole directory).
+    listed: Vec<u64>,
+    /// Ids of the rows browse shows.
+    shown: Vec<u64>,
+    decompressions: PerOp,
+}
+
 /// Runs the four operations on one store; `make` creates it after the
-/// memory baseline so everything it allocates is counted.
+/// memory baseline so everything it allocates is counted. `extra_mem`
+/// adds bytes the counting allocator cannot see; `probe` runs after the
+/// scan has been measured, outside every timed operation.
 fn run<S: Store>(
     entries: &[Entry],
     make: impl FnOnce() -> S,
     extra_mem: impl FnOnce(&S) -> i64,
-) -> (Figures, S) {
+    probe: impl FnOnce(&S),
+) -> (Figures, S, Trace) {
     let (base, base_allocs) = heap_in_use();
+    let malloc_base = malloc_meter::in_use();
     let t0 = cpu_ns();
     let mut s = make();
     let (root, big) = build(&mut s, entries);
     let t1 = cpu_ns();
+    let malloc_now = malloc_meter::in_use();
     let (now, allocs) = heap_in_use();
     let mem = now - base + extra_mem(&s);
-    let mem_est = mem + (allocs - base_allocs) * MALLOC_OVERHEAD;
+    let mem_malloc = match (malloc_base, malloc_now) {
+        (Some(b), Some(n)) => n - b,
+        _ => mem + (allocs - base_allocs) * MALLOC_OVERHEAD,
+    };
+    let d1 = s.decompressions();
+    probe(&s);
     // The selected item: one from the middle of the directory.
     let mut sel = s.sub(big);
     for _ in 0..entries.len().min(1000) {
@@ -848,25 +941,45 @@ fn run<S: Store>(
         }
         sel = n;
     }
+    let d2 = s.decompressions();
     let t2 = cpu_ns();
     let (list, pos, max) = open(&s, big, sel);
     let t3 = cpu_ns();
+    let d3 = s.decompressions();
+    let t3b = cpu_ns();
     let drawn = browse(&s, &list, pos, max);
     let t4 = cpu_ns();
+    let d4 = s.decompressions();
     assert!(drawn > 0 || list.is_empty());
-    drop(list);
+    // The rows browse drew: windows of 50 starting at `pos`, `pos + 1`, ...
+    // (see `browse`), clamped to the end of the list.
+    let lo = pos.min(list.len().saturating_sub(50));
+    let hi = (pos + 99).min(list.len().saturating_sub(50)) + 50;
+    let shown = list[lo..hi.min(list.len())].to_vec();
+    let t4b = cpu_ns();
     delete(&mut s, root);
     let t5 = cpu_ns();
+    let d5 = s.decompressions();
     (
         Figures {
             scan_ms: ms(t1 - t0),
             open_ms: ms(t3 - t2),
-            browse_ms: ms(t4 - t3),
-            delete_ms: ms(t5 - t4),
+            browse_ms: ms(t4 - t3b),
+            delete_ms: ms(t5 - t4b),
             mem_bytes: mem,
-            mem_est_bytes: mem_est,
+            mem_malloc_bytes: mem_malloc,
         },
         s,
+        Trace {
+            listed: list,
+            shown,
+            decompressions: PerOp {
+                scan: d1,
+                open: d3 - d2,
+                browse: d4 - d3,
+                delete: d5 - d4,
+            },
+        },
     )
 }
 
@@ -882,6 +995,63 @@ struct CompllRun {
     decompressions: u64,
     hit_rate: f64,
     dictionary_bytes: Option<usize>,
+    /// Block decompressions during each operation.
+    decompressions_by_operation: PerOp,
+    /// The codec alone on the scan's blocks (reported separately).
+    #[serde(skip)]
+    floor: Option<Floor>,
+}
+
+/// What the codec alone costs on exactly the blocks the arena holds after
+/// the scan (`Arena::block_images`): each compressed once as an eviction
+/// would (field grouping included) and decompressed once as a load would.
+#[derive(Serialize, Clone, Copy, Default, Debug)]
+struct Floor {
+    blocks: usize,
+    image_bytes: u64,
+    compressed_bytes: u64,
+    /// Thread cpu time to compress every block once.
+    compress_ms: f64,
+    /// Thread cpu time to decompress every block once.
+    decompress_ms: f64,
+    /// Distinct blocks holding the nodes open reads.
+    open_blocks: usize,
+    /// Distinct blocks holding the rows browse shows.
+    browse_blocks: usize,
+}
+
+/// Compresses every block image once, then decompresses every one once.
+fn measure_floor(arena: &Arena) -> Floor {
+    let images = arena.block_images().expect("block images");
+    let t0 = cpu_ns();
+    let packed: Vec<CompressedImage> = images
+        .iter()
+        .map(|i| arena.compress_image(i).expect("compress"))
+        .collect();
+    let t1 = cpu_ns();
+    for p in &packed {
+        let back = arena.decompress_image(p).expect("decompress");
+        std::hint::black_box(&back);
+    }
+    let t2 = cpu_ns();
+    Floor {
+        blocks: images.len(),
+        image_bytes: images.iter().map(|i| i.len() as u64).sum(),
+        compressed_bytes: packed.iter().map(|p| p.compressed_len() as u64).sum(),
+        compress_ms: ms(t1 - t0),
+        decompress_ms: ms(t2 - t1),
+        open_blocks: 0,
+        browse_blocks: 0,
+    }
+}
+
+/// Number of distinct blocks among node handles (a handle's bits 24-63
+/// name its block).
+fn distinct_blocks(ids: &[u64]) -> usize {
+    let mut b: Vec<u64> = ids.iter().map(|id| id >> 24).collect();
+    b.sort_unstable();
+    b.dedup();
+    b.len()
 }
 
 fn run_heap(entries: &[Entry]) -> Figures {
@@ -893,13 +1063,17 @@ fn run_heap(entries: &[Entry]) -> Figures {
             nodes: Vec::with_capacity(entries.len()),
         },
         |_| 0,
+        |_| {},
     )
     .0
 }
 
-fn run_compll(entries: &[Entry], cfg: &Config) -> CompllRun {
+/// One run on a compll arena; with `floor`, also measures the codec alone
+/// on the scan's blocks ([`Floor`]).
+fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> CompllRun {
     let mut after_scan = None;
-    let (figures, store) = run(
+    let mut measured = None;
+    let (figures, store, trace) = run(
         entries,
         || CompllStore {
             arena: Arena::new(cfg.clone()).expect("valid config"),
@@ -911,9 +1085,19 @@ fn run_compll(entries: &[Entry], cfg: &Config) -> CompllRun {
             // allocator; add what zstd reports for them.
             st.codec_context_bytes as i64
         },
+        |s: &CompllStore| {
+            if floor {
+                measured = Some(measure_floor(&s.arena));
+            }
+        },
     );
     let (st, dict) = after_scan.expect("measured");
     let end = store.arena.stats();
+    let floor = measured.map(|f| Floor {
+        open_blocks: distinct_blocks(&trace.listed),
+        browse_blocks: distinct_blocks(&trace.shown),
+        ..f
+    });
     CompllRun {
         figures,
         compressed_bytes: st.compressed_bytes,
@@ -924,6 +1108,8 @@ fn run_compll(entries: &[Entry], cfg: &Config) -> CompllRun {
         decompressions: end.decompressions,
         hit_rate: end.hit_rate(),
         dictionary_bytes: dict,
+        decompressions_by_operation: trace.decompressions,
+        floor,
     }
 }
 
@@ -947,13 +1133,15 @@ fn median_figures(runs: &[Figures]) -> Figures {
         browse_ms: m(|f| f.browse_ms),
         delete_ms: m(|f| f.delete_ms),
         mem_bytes: m(|f| f.mem_bytes as f64) as i64,
-        mem_est_bytes: m(|f| f.mem_est_bytes as f64) as i64,
+        mem_malloc_bytes: m(|f| f.mem_malloc_bytes as f64) as i64,
     }
 }
 
 #[derive(Serialize, Clone, Copy, Debug)]
 struct Ratios {
+    /// Heap backend / compll, counted bytes.
     memory: f64,
+    /// Heap backend / compll, malloc's figure (mallinfo2, or the estimate).
     memory_with_malloc_overhead: f64,
     scan: f64,
     open: f64,
@@ -965,7 +1153,7 @@ fn ratios(h: &Figures, c: &Figures) -> Ratios {
     let r = |a: f64, b: f64| if a > 0.0 { b / a } else { 0.0 };
     Ratios {
         memory: r(c.mem_bytes as f64, h.mem_bytes as f64),
-        memory_with_malloc_overhead: r(c.mem_est_bytes as f64, h.mem_est_bytes as f64),
+        memory_with_malloc_overhead: r(c.mem_malloc_bytes as f64, h.mem_malloc_bytes as f64),
         scan: r(h.scan_ms, c.scan_ms),
         open: r(h.open_ms, c.open_ms),
         browse: r(h.browse_ms, c.browse_ms),
@@ -982,6 +1170,8 @@ impl Ratios {
 #[derive(Serialize)]
 struct Report {
     source: String,
+    /// How `mem_malloc_bytes` was obtained: "mallinfo2" or "estimate".
+    malloc_source: &'static str,
     entries: usize,
     largest_dir: usize,
     reps: usize,
@@ -992,8 +1182,81 @@ struct Report {
     heap: Figures,
     compll: CompllRun,
     ratios: Ratios,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    floor: Option<FloorReport>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     sweep: Vec<SweepRow>,
+}
+
+/// The floor against the heap backend: the least time each operation
+/// would take if the codec were all compll added (medians over the runs).
+#[derive(Serialize, Clone, Copy, Debug)]
+struct FloorReport {
+    #[serde(flatten)]
+    floor: Floor,
+    /// One block decompression: `decompress_ms / blocks`.
+    decompress_block_ms: f64,
+    /// `open_blocks` decompressions.
+    open_ms: f64,
+    /// `browse_blocks` decompressions.
+    browse_ms: f64,
+    /// `compress_ms` / the heap scan.
+    scan_vs_heap: f64,
+    /// `open_ms` / the heap open.
+    open_vs_heap: f64,
+    /// `browse_ms` / the heap browse.
+    browse_vs_heap: f64,
+    /// `decompress_ms` / the heap delete.
+    delete_vs_heap: f64,
+}
+
+fn floor_report(runs: &[CompllRun], heap: &Figures) -> Option<FloorReport> {
+    let floors: Vec<Floor> = runs.iter().filter_map(|r| r.floor).collect();
+    let first = *floors.first()?;
+    let f = Floor {
+        compress_ms: median(floors.iter().map(|f| f.compress_ms).collect()),
+        decompress_ms: median(floors.iter().map(|f| f.decompress_ms).collect()),
+        ..first
+    };
+    let per = f.decompress_ms / f.blocks.max(1) as f64;
+    let x = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+    let (open_ms, browse_ms) = (per * f.open_blocks as f64, per * f.browse_blocks as f64);
+    Some(FloorReport {
+        floor: f,
+        decompress_block_ms: per,
+        open_ms,
+        browse_ms,
+        scan_vs_heap: x(f.compress_ms, heap.scan_ms),
+        open_vs_heap: x(open_ms, heap.open_ms),
+        browse_vs_heap: x(browse_ms, heap.browse_ms),
+        delete_vs_heap: x(f.decompress_ms, heap.delete_ms),
+    })
+}
+
+fn print_floor(r: &FloorReport, heap: &Figures, rat: &Ratios, d: &PerOp, reps: usize) {
+    let f = &r.floor;
+    println!(
+        "floor = the codec alone on the arena's own blocks after the scan ({} blocks, {:.2} MiB -> {:.2} MiB; Arena::block_images, thread cpu time, median of {reps}):",
+        f.blocks,
+        mib(f.image_bytes as i64),
+        mib(f.compressed_bytes as i64)
+    );
+    println!(
+        "floor: compressing the scan's {} blocks once = {:.1} ms = {:.2}x the heap scan ({:.1} ms; aim needs <= 2x in total, compll took {:.2}x)",
+        f.blocks, f.compress_ms, r.scan_vs_heap, heap.scan_ms, rat.scan
+    );
+    println!(
+        "floor: decompressing all {} blocks once (delete) = {:.1} ms = {:.2}x the heap delete ({:.1} ms; compll took {:.2}x)",
+        f.blocks, f.decompress_ms, r.delete_vs_heap, heap.delete_ms, rat.delete
+    );
+    println!(
+        "floor: open reads nodes in {} distinct blocks x one decompression ({:.4} ms) = {:.2} ms = {:.2}x the heap open ({:.2} ms; compll took {:.2}x with {} decompressions)",
+        f.open_blocks, r.decompress_block_ms, r.open_ms, r.open_vs_heap, heap.open_ms, rat.open, d.open
+    );
+    println!(
+        "floor: browse shows rows from {} distinct blocks x one decompression = {:.2} ms = {:.2}x the heap browse ({:.2} ms; compll took {:.2}x with {} decompressions)",
+        f.browse_blocks, r.browse_ms, r.browse_vs_heap, heap.browse_ms, rat.browse, d.browse
+    );
 }
 
 #[derive(Serialize, Clone)]
@@ -1003,7 +1266,12 @@ struct SweepRow {
     codec: String,
     group_fields: usize,
     mem_bytes: i64,
+    mem_malloc_bytes: i64,
     ratios: Ratios,
+    /// [`FloorReport::scan_vs_heap`] for this configuration.
+    floor_scan_vs_heap: f64,
+    /// [`FloorReport::delete_vs_heap`] for this configuration.
+    floor_delete_vs_heap: f64,
 }
 
 fn mib(b: i64) -> f64 {
@@ -1087,16 +1355,23 @@ fn real_main(args: Args) -> Result<(), String> {
     Arena::new(cfg.clone()).map_err(|e| e.to_string())?;
     let reps = args.reps.max(1);
 
+    // One unmeasured run of each backend first: the first run in a process
+    // pays for faulting in the pages malloc takes from the kernel (the heap
+    // backend's first scan took about twice as long as the later ones),
+    // which would otherwise weigh on the heap figures of a single-rep run.
+    run_heap(&entries);
+    run_compll(&entries, &cfg, false);
     let mut heap_runs = Vec::new();
     let mut compll_runs = Vec::new();
     for _ in 0..reps {
         heap_runs.push(run_heap(&entries));
-        compll_runs.push(run_compll(&entries, &cfg));
+        compll_runs.push(run_compll(&entries, &cfg, true));
     }
     let heap = median_figures(&heap_runs);
     let mut compll = compll_runs[0].clone();
     compll.figures = median_figures(&compll_runs.iter().map(|r| r.figures).collect::<Vec<_>>());
     let rat = ratios(&heap, &compll.figures);
+    let floor = floor_report(&compll_runs, &heap);
 
     println!(
         "compll-du: {} entries ({source}), largest directory {largest_dir} entries, median of {reps}",
@@ -1107,22 +1382,36 @@ fn real_main(args: Args) -> Result<(), String> {
         args.block_size, args.uncompressed, args.codec, args.group_fields
     );
     println!(
-        "{:<10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>14}",
-        "backend", "scan ms", "open ms", "browse ms", "delete ms", "memory MiB", "+malloc est."
+        "memory after the scan: counted = bytes requested through the Rust allocator (+ zstd's context sizes); {}",
+        malloc_meter::DESCRIPTION
+    );
+    println!(
+        "{:<10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>15}",
+        "backend",
+        "scan ms",
+        "open ms",
+        "browse ms",
+        "delete ms",
+        "counted MiB",
+        if malloc_meter::SOURCE == "mallinfo2" {
+            "mallinfo2 MiB"
+        } else {
+            "malloc est MiB"
+        }
     );
     for (name, f) in [("heap", &heap), ("compll", &compll.figures)] {
         println!(
-            "{name:<10} {:>10.1} {:>10.2} {:>10.2} {:>10.1} {:>12.2} {:>14.2}",
+            "{name:<10} {:>10.1} {:>10.2} {:>10.2} {:>10.1} {:>12.2} {:>15.2}",
             f.scan_ms,
             f.open_ms,
             f.browse_ms,
             f.delete_ms,
             mib(f.mem_bytes),
-            mib(f.mem_est_bytes)
+            mib(f.mem_malloc_bytes)
         );
     }
     println!(
-        "{:<10} {:>9.2}x {:>9.2}x {:>9.2}x {:>9.2}x {:>11.2}x {:>13.2}x  (times: compll/heap, memory: heap/compll)",
+        "{:<10} {:>9.2}x {:>9.2}x {:>9.2}x {:>9.2}x {:>11.2}x {:>14.2}x  (times: compll/heap, memory: heap/compll)",
         "ratio",
         rat.scan,
         rat.open,
@@ -1143,10 +1432,18 @@ fn real_main(args: Args) -> Result<(), String> {
         compll.decompressions,
         compll.hit_rate
     );
+    let d = compll.decompressions_by_operation;
+    println!(
+        "compll decompressions by operation: scan {}, open {}, browse {}, delete {}",
+        d.scan, d.open, d.browse, d.delete
+    );
+    if let Some(f) = &floor {
+        print_floor(f, &heap, &rat, &d, reps);
+    }
 
     let mut sweep = Vec::new();
     if args.sweep {
-        let (blocks, uncs, codecs): (&[usize], &[usize], &[&str]) = if args.quick {
+        let (mut blocks, mut uncs, mut codecs): (&[usize], &[usize], &[&str]) = if args.quick {
             (
                 &[8192, 32768],
                 &[4, 10],
@@ -1160,22 +1457,38 @@ fn real_main(args: Args) -> Result<(), String> {
             )
         };
         // Whole nodes, and the node's fixed fields grouped by column.
-        let groups = [0, F_NAME];
+        let mut groups: &[usize] = &[0, F_NAME];
+        let named: Vec<&str> = args.sweep_codecs.iter().map(String::as_str).collect();
+        if !args.sweep_blocks.is_empty() {
+            blocks = &args.sweep_blocks;
+        }
+        if !args.sweep_uncompressed.is_empty() {
+            uncs = &args.sweep_uncompressed;
+        }
+        if !named.is_empty() {
+            codecs = &named;
+        }
+        if !args.sweep_groups.is_empty() {
+            groups = &args.sweep_groups;
+        }
         println!();
-        println!("sweep (memory = heap / compll, counted and with the malloc estimate; times = compll / heap; medians of {reps}, against the heap medians above)");
+        println!("sweep (memory = heap / compll, counted and by {}; times = compll / heap; floors = the codec alone compressing / decompressing every block once, against the heap scan / delete; medians of {reps}, against the heap medians above)", malloc_meter::SOURCE);
         println!(
-            "{:>8} {:>6} {:<12} {:>5} {:>9} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+            "{:>8} {:>6} {:<12} {:>5} {:>9} {:>9} {:>7} {:>8} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
             "block",
             "uncomp",
             "codec",
             "group",
             "mem MiB",
+            "malloc MiB",
             "mem x",
-            "est x",
+            "malloc x",
             "scan",
             "open",
             "browse",
-            "delete"
+            "delete",
+            "fl.scan",
+            "fl.del"
         );
         for &b in blocks {
             for &u in uncs {
@@ -1184,20 +1497,24 @@ fn real_main(args: Args) -> Result<(), String> {
                     .flat_map(|c| groups.iter().map(move |g| (c, g)))
                 {
                     let cfg = config_for(b, u, c, args.node_cache, g)?;
-                    let runs: Vec<Figures> = (0..reps)
-                        .map(|_| run_compll(&entries, &cfg).figures)
+                    let runs: Vec<CompllRun> = (0..reps)
+                        .map(|_| run_compll(&entries, &cfg, true))
                         .collect();
-                    let f = median_figures(&runs);
+                    let f = median_figures(&runs.iter().map(|r| r.figures).collect::<Vec<_>>());
                     let rt = ratios(&heap, &f);
+                    let fl = floor_report(&runs, &heap).expect("floor measured");
                     println!(
-                        "{b:>8} {u:>6} {c:<12} {g:>5} {:>9.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2}",
+                        "{b:>8} {u:>6} {c:<12} {g:>5} {:>9.2} {:>9.2} {:>7.2} {:>8.2} {:>7.2} {:>7.2} {:>7.2} {:>7.2} {:>8.2} {:>8.2}",
                         mib(f.mem_bytes),
+                        mib(f.mem_malloc_bytes),
                         rt.memory,
                         rt.memory_with_malloc_overhead,
                         rt.scan,
                         rt.open,
                         rt.browse,
-                        rt.delete
+                        rt.delete,
+                        fl.scan_vs_heap,
+                        fl.delete_vs_heap
                     );
                     sweep.push(SweepRow {
                         block_size: b,
@@ -1205,40 +1522,47 @@ fn real_main(args: Args) -> Result<(), String> {
                         codec: c.to_string(),
                         group_fields: g,
                         mem_bytes: f.mem_bytes,
+                        mem_malloc_bytes: f.mem_malloc_bytes,
                         ratios: rt,
+                        floor_scan_vs_heap: fl.scan_vs_heap,
+                        floor_delete_vs_heap: fl.delete_vs_heap,
                     });
                 }
             }
         }
-        if let Some(best) = sweep
-            .iter()
-            .max_by(|a, b| a.ratios.memory.total_cmp(&b.ratios.memory))
-        {
+        let show = |what: &str, r: &SweepRow| {
             println!(
-                "best memory: block {} uncompressed {} {} group {}: {:.2}x lower ({:.2}x with the malloc estimate), worst slowdown {:.2}x",
-                best.block_size,
-                best.uncompressed,
-                best.codec,
-                best.group_fields,
-                best.ratios.memory,
-                best.ratios.memory_with_malloc_overhead,
-                best.ratios.worst_slowdown()
+                "{what}: block {} uncompressed {} {} group {}: {:.2}x lower counted, {:.2}x by {}, worst slowdown {:.2}x",
+                r.block_size,
+                r.uncompressed,
+                r.codec,
+                r.group_fields,
+                r.ratios.memory,
+                r.ratios.memory_with_malloc_overhead,
+                malloc_meter::SOURCE,
+                r.ratios.worst_slowdown()
             );
+        };
+        let by_counted = |a: &&SweepRow, b: &&SweepRow| a.ratios.memory.total_cmp(&b.ratios.memory);
+        let by_malloc = |a: &&SweepRow, b: &&SweepRow| {
+            a.ratios
+                .memory_with_malloc_overhead
+                .total_cmp(&b.ratios.memory_with_malloc_overhead)
+        };
+        if let Some(best) = sweep.iter().max_by(by_counted) {
+            show("best memory (counted)", best);
+        }
+        if let Some(best) = sweep.iter().max_by(by_malloc) {
+            show(&format!("best memory ({})", malloc_meter::SOURCE), best);
         }
         if let Some(best) = sweep
             .iter()
             .filter(|r| r.ratios.worst_slowdown() <= 2.0)
-            .max_by(|a, b| a.ratios.memory.total_cmp(&b.ratios.memory))
+            .max_by(by_counted)
         {
-            println!(
-                "best memory with every operation at most 2x slower: block {} uncompressed {} {} group {}: {:.2}x lower ({:.2}x with the malloc estimate), worst slowdown {:.2}x",
-                best.block_size,
-                best.uncompressed,
-                best.codec,
-                best.group_fields,
-                best.ratios.memory,
-                best.ratios.memory_with_malloc_overhead,
-                best.ratios.worst_slowdown()
+            show(
+                "best memory (counted) with every operation at most 2x slower",
+                best,
             );
         }
     }
@@ -1246,6 +1570,7 @@ fn real_main(args: Args) -> Result<(), String> {
     if let Some(j) = &args.json {
         let report = Report {
             source,
+            malloc_source: malloc_meter::SOURCE,
             entries: entries.len(),
             largest_dir,
             reps,
@@ -1256,6 +1581,7 @@ fn real_main(args: Args) -> Result<(), String> {
             heap,
             compll,
             ratios: rat,
+            floor,
             sweep,
         };
         let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;

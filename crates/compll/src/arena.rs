@@ -437,6 +437,78 @@ impl Arena {
         self.with(|i| i.heap.flush())
     }
 
+    /// Uncompressed copies of every block in use, in block order: cached
+    /// blocks as they are, the others unpacked from their stored form.
+    /// Nothing in the arena changes (no cache movement, no statistics).
+    ///
+    /// With [`Arena::compress_image`] and [`Arena::decompress_image`] this
+    /// measures what the codec (and field grouping) alone costs on exactly
+    /// the bytes the arena holds, e.g. the least time any workload that
+    /// compresses every block once must spend. Costs one block
+    /// decompression per uncached block and a copy of every block.
+    ///
+    /// ```
+    /// use compll::{Arena, Codec, Config};
+    /// use std::time::Instant;
+    /// let arena = Arena::new(Config::default().codec(Codec::Zstd { level: 1 })).unwrap();
+    /// for i in 0..10_000u64 {
+    ///     arena.alloc_init(24, &i.to_le_bytes()).unwrap();
+    /// }
+    /// let images = arena.block_images().unwrap();
+    /// assert_eq!(images.len() as u64, arena.stats().blocks);
+    /// let t = Instant::now();
+    /// let packed: Vec<_> = images.iter().map(|i| arena.compress_image(i).unwrap()).collect();
+    /// let compress_all = t.elapsed();
+    /// let t = Instant::now();
+    /// for (p, i) in packed.iter().zip(&images) {
+    ///     assert_eq!(&arena.decompress_image(p).unwrap(), i);
+    /// }
+    /// let decompress_all = t.elapsed();
+    /// # let _ = (compress_all, decompress_all);
+    /// ```
+    pub fn block_images(&self) -> Result<Vec<crate::BlockImage>> {
+        self.with(|i| i.heap.block_images())
+    }
+
+    /// Compresses a block image the way evicting the block does: the node
+    /// fields grouped by column (normal blocks, if
+    /// [`Config::group_fields`](crate::Config::group_fields) is set), then
+    /// the codec, with the arena's codec contexts and trained dictionary.
+    /// A dictionary codec does not sample the image and no statistics
+    /// change. An image from another arena is refused
+    /// ([`Error::InvalidConfig`]).
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(Config::default()).unwrap();
+    /// a.alloc(10).unwrap();
+    /// a.flush().unwrap();
+    /// let c = a.compress_image(&a.block_images().unwrap()[0]).unwrap();
+    /// assert_eq!(c.compressed_len() as u64, a.stats().compressed_bytes);
+    /// let other = Arena::new(Config::default()).unwrap();
+    /// assert!(other.compress_image(&a.block_images().unwrap()[0]).is_err());
+    /// ```
+    pub fn compress_image(&self, image: &crate::BlockImage) -> Result<crate::CompressedImage> {
+        self.with(|i| i.heap.compress_image(image))
+    }
+
+    /// Rebuilds a block image from [`Arena::compress_image`]'s output the
+    /// way loading the block does (codec, then the grouped fields put
+    /// back). An image from another arena is refused
+    /// ([`Error::InvalidConfig`]).
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(Config::default().group_fields(8)).unwrap();
+    /// a.alloc_init(16, b"fields..").unwrap();
+    /// let img = &a.block_images().unwrap()[0];
+    /// let back = a.decompress_image(&a.compress_image(img).unwrap()).unwrap();
+    /// assert_eq!(&back, img);
+    /// ```
+    pub fn decompress_image(&self, image: &crate::CompressedImage) -> Result<crate::BlockImage> {
+        self.with(|i| i.heap.decompress_image(image))
+    }
+
     /// Size of the dictionary trained by [`Codec::ZstdDict`](crate::Codec),
     /// once trained.
     ///

@@ -114,6 +114,15 @@ impl CodecState {
     /// and whether a dictionary was trained just now (the caller may then
     /// recompress blocks stored before it existed).
     pub fn compress(&mut self, src: &[u8], dst: &mut Vec<u8>) -> (Encoding, bool) {
+        let enc = self.encode(src, dst);
+        let trained = self.maybe_sample(src);
+        (enc, trained)
+    }
+
+    /// Compresses `src` into `dst` (cleared first) without letting a
+    /// dictionary codec sample it: the same bytes [`CodecState::compress`]
+    /// produces, and no other effect.
+    pub fn encode(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Encoding {
         dst.clear();
         let enc = match self.try_compress(src, dst) {
             Ok(e) if dst.len() < src.len() => e,
@@ -123,8 +132,7 @@ impl CodecState {
             dst.clear();
             dst.extend_from_slice(src);
         }
-        let trained = self.maybe_sample(src);
-        (enc, trained)
+        enc
     }
 
     fn maybe_sample(&mut self, src: &[u8]) -> bool {

@@ -52,18 +52,24 @@
 //!   and the cache stays within its byte budget.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::codec::{CodecState, Encoding};
 use crate::config::{Config, Resolved};
 use crate::error::{Error, Result};
 use crate::handle::{Handle, MAX_BLOCKS};
+use crate::image::{BlockImage, CompressedImage};
 use crate::layout::Layout;
 use crate::lru::Lru;
 use crate::nodecache::NodeCache;
 use crate::stats::Stats;
 
 const NO_SLOT: u32 = u32::MAX;
+
+/// Source of arena identities, so block images are only ever taken back by
+/// the arena they came from.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// A node's bytes for a guard: image, start, length, pin token.
 pub(crate) type NodeView = (Arc<Vec<u8>>, usize, usize, Option<u64>);
@@ -116,9 +122,82 @@ struct Slot {
     pins: u32,
 }
 
+/// The codec and the field-grouping pass with their scratch tables: turns
+/// a block image into its stored form and back.
+struct Packer {
+    codec: CodecState,
+    /// Leading node bytes stored by column in compressed blocks (0: none).
+    group: usize,
+    gnodes: Vec<(usize, usize)>,
+    grows: Vec<u8>,
+}
+
+impl Packer {
+    /// Writes the stored form of the block image `img` to `out`: fields
+    /// grouped (normal blocks only, when configured), then compressed.
+    /// With `sample` a dictionary codec may learn from the block; the
+    /// returned flag says a dictionary was trained just now.
+    fn pack(
+        &mut self,
+        layout: &Layout,
+        img: &[u8],
+        normal: bool,
+        sample: bool,
+        out: &mut Vec<u8>,
+    ) -> (Encoding, bool) {
+        let mut grouped = Vec::new();
+        let src: &[u8] = if self.group > 0 && normal {
+            layout.group(
+                img,
+                self.group,
+                &mut grouped,
+                &mut self.gnodes,
+                &mut self.grows,
+            );
+            &grouped
+        } else {
+            img
+        };
+        if sample {
+            self.codec.compress(src, out)
+        } else {
+            (self.codec.encode(src, out), false)
+        }
+    }
+
+    /// Inverse of [`Packer::pack`]: rebuilds the `len`-byte image in `out`.
+    fn unpack(
+        &mut self,
+        layout: &Layout,
+        (enc, comp): (Encoding, &[u8]),
+        len: usize,
+        normal: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        if self.group > 0 && normal {
+            let mut grouped = Vec::new();
+            self.codec.decompress(enc, comp, &mut grouped, len)?;
+            layout
+                .ungroup(&grouped, self.group, out, &mut self.gnodes, &mut self.grows)
+                .map_err(Error::Codec)
+        } else {
+            self.codec.decompress(enc, comp, out, len)
+        }
+    }
+
+    /// Rust-heap bytes of the scratch tables and the codec state.
+    fn heap_bytes(&self) -> usize {
+        self.grows.capacity()
+            + self.gnodes.capacity() * std::mem::size_of::<(usize, usize)>()
+            + self.codec.heap_bytes()
+    }
+}
+
 /// The allocator engine behind both arena types. All methods take `&mut
 /// self`; the arenas add interior mutability and guards.
 pub(crate) struct BlockHeap {
+    /// Identity of this arena (see [`BlockImage`]).
+    id: u64,
     layout: Layout,
     resolved: Resolved,
     capacity: usize,
@@ -134,12 +213,7 @@ pub(crate) struct BlockHeap {
     slots: Vec<Slot>,
     lru: Lru,
     spare: Vec<Vec<u8>>,
-    codec: CodecState,
-    /// Leading node bytes stored by column in compressed blocks (0: none),
-    /// with the (small) tables the (un)grouping works in.
-    group: usize,
-    gnodes: Vec<(usize, usize)>,
-    grows: Vec<u8>,
+    packer: Packer,
     node_cache: NodeCache,
     compressed_bytes: u64,
     compressions: u64,
@@ -153,6 +227,7 @@ impl BlockHeap {
     pub fn new(cfg: &Config) -> Result<BlockHeap> {
         let resolved = cfg.resolve()?;
         Ok(BlockHeap {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             layout: Layout::new(resolved),
             resolved,
             capacity: cfg.uncompressed,
@@ -164,10 +239,12 @@ impl BlockHeap {
             slots: Vec::new(),
             lru: Lru::default(),
             spare: Vec::new(),
-            codec: CodecState::new(&cfg.codec),
-            group: cfg.group_fields,
-            gnodes: Vec::new(),
-            grows: Vec::new(),
+            packer: Packer {
+                codec: CodecState::new(&cfg.codec),
+                group: cfg.group_fields,
+                gnodes: Vec::new(),
+                grows: Vec::new(),
+            },
             node_cache: NodeCache::new(cfg.node_cache),
             compressed_bytes: 0,
             compressions: 0,
@@ -316,17 +393,10 @@ impl BlockHeap {
             // Both work buffers live only for this call: an arena at rest
             // holds its blocks, its cache and its tables, nothing else.
             let mut out = Vec::new();
-            let mut grouped = Vec::new();
-            let src: &[u8] = if self.group > 0 && m.kind == Kind::Normal {
-                let (buf, g) = (&self.slots[i].buf, self.group);
-                self.layout
-                    .group(buf, g, &mut grouped, &mut self.gnodes, &mut self.grows);
-                &grouped
-            } else {
-                &self.slots[i].buf
-            };
-            let (enc, trained) = self.codec.compress(src, &mut out);
-            drop(grouped);
+            let normal = m.kind == Kind::Normal;
+            let (enc, trained) =
+                self.packer
+                    .pack(&self.layout, &self.slots[i].buf, normal, true, &mut out);
             self.compressions += 1;
             // An exact-size copy rather than shrinking `out` in place, which
             // would leave a hole behind every stored block.
@@ -361,11 +431,17 @@ impl BlockHeap {
                 Kind::Large(n) => n,
                 _ => self.layout.block_size,
             };
-            if self.codec.decompress(m.enc, comp, &mut img, len).is_err() {
+            // The stored form is recompressed as it is (grouped or not).
+            if self
+                .packer
+                .codec
+                .decompress(m.enc, comp, &mut img, len)
+                .is_err()
+            {
                 continue;
             }
             self.decompressions += 1;
-            let (enc, _) = self.codec.compress(&img, &mut out);
+            let (enc, _) = self.packer.codec.compress(&img, &mut out);
             self.compressions += 1;
             if out.len() < comp.len() {
                 let copy: Box<[u8]> = out.as_slice().into();
@@ -416,24 +492,10 @@ impl BlockHeap {
         let mut buf = std::mem::take(Arc::make_mut(&mut self.slots[i].buf));
         let m = &self.blocks[b as usize];
         let comp = m.comp.as_deref().unwrap_or(&[]);
-        let res = if self.group > 0 && m.kind == Kind::Normal {
-            let mut grouped = Vec::new();
-            self.codec
-                .decompress(m.enc, comp, &mut grouped, len)
-                .and_then(|()| {
-                    self.layout
-                        .ungroup(
-                            &grouped,
-                            self.group,
-                            &mut buf,
-                            &mut self.gnodes,
-                            &mut self.grows,
-                        )
-                        .map_err(Error::Codec)
-                })
-        } else {
-            self.codec.decompress(m.enc, comp, &mut buf, len)
-        };
+        let normal = m.kind == Kind::Normal;
+        let res = self
+            .packer
+            .unpack(&self.layout, (m.enc, comp), len, normal, &mut buf);
         self.decompressions += 1;
         if let Err(e) = res {
             // Leave the slot empty and free for the next load.
@@ -785,9 +847,7 @@ impl BlockHeap {
             + self.room.len() * 16
             + self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.lru.capacity_bytes()
-            + self.grows.capacity()
-            + self.gnodes.capacity() * std::mem::size_of::<(usize, usize)>()
-            + self.codec.heap_bytes()
+            + self.packer.heap_bytes()
             + self.node_cache.heap_bytes();
         let blocks = self
             .blocks
@@ -798,7 +858,7 @@ impl BlockHeap {
             compressed_bytes: self.compressed_bytes,
             uncompressed_bytes: uncompressed as u64,
             overhead_bytes: overhead as u64,
-            codec_context_bytes: self.codec.native_bytes() as u64,
+            codec_context_bytes: self.packer.codec.native_bytes() as u64,
             compressions: self.compressions,
             decompressions: self.decompressions,
             hits: self.hits + self.node_cache.hits,
@@ -809,7 +869,79 @@ impl BlockHeap {
     }
 
     pub fn dict_len(&self) -> Option<usize> {
-        self.codec.dict_len()
+        self.packer.codec.dict_len()
+    }
+
+    // ---- block images (measuring what the codec costs) ----------------
+
+    /// Uncompressed images of every block in use, in block order: the
+    /// cached buffer where there is one, else the stored copy unpacked.
+    /// Changes nothing: no cache movement, no statistics.
+    pub fn block_images(&mut self) -> Result<Vec<BlockImage>> {
+        let mut out = Vec::new();
+        for b in 0..self.blocks.len() {
+            let m = &self.blocks[b];
+            let (len, normal) = match m.kind {
+                Kind::Vacant => continue,
+                Kind::Normal => (self.layout.block_size, true),
+                Kind::Large(n) => (n, false),
+            };
+            let bytes = if m.slot != NO_SLOT {
+                self.slots[m.slot as usize].buf.to_vec()
+            } else {
+                let comp = m.comp.as_deref().unwrap_or(&[]);
+                let mut img = Vec::new();
+                self.packer
+                    .unpack(&self.layout, (m.enc, comp), len, normal, &mut img)?;
+                img
+            };
+            out.push(BlockImage {
+                arena: self.id,
+                bytes,
+                large: !normal,
+            });
+        }
+        Ok(out)
+    }
+
+    fn own(&self, arena: u64) -> Result<()> {
+        if arena == self.id {
+            Ok(())
+        } else {
+            Err(Error::InvalidConfig(
+                "block image taken from another arena".into(),
+            ))
+        }
+    }
+
+    /// Stored form of an image, as an eviction would make it, without
+    /// dictionary sampling.
+    pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
+        self.own(img.arena)?;
+        let mut out = Vec::new();
+        let (enc, _) = self
+            .packer
+            .pack(&self.layout, &img.bytes, !img.large, false, &mut out);
+        Ok(CompressedImage {
+            arena: self.id,
+            bytes: out.as_slice().into(),
+            enc,
+            len: img.bytes.len(),
+            large: img.large,
+        })
+    }
+
+    /// The image back from its stored form, as a load would rebuild it.
+    pub fn decompress_image(&mut self, c: &CompressedImage) -> Result<BlockImage> {
+        self.own(c.arena)?;
+        let mut bytes = Vec::new();
+        self.packer
+            .unpack(&self.layout, (c.enc, &c.bytes), c.len, !c.large, &mut bytes)?;
+        Ok(BlockImage {
+            arena: self.id,
+            bytes,
+            large: c.large,
+        })
     }
 
     /// Checks invariants C1–C7 for every block and H1–H8 for the heap.
@@ -883,21 +1015,10 @@ impl BlockHeap {
                 _ => self.layout.block_size,
             };
             if let Some(c) = &m.comp {
-                self.codec
-                    .decompress(m.enc, c, &mut tmp, len)
+                let normal = m.kind == Kind::Normal;
+                self.packer
+                    .unpack(&self.layout, (m.enc, c), len, normal, &mut tmp)
                     .map_err(|e| format!("H2: block {b} does not decompress: {e}"))?;
-                if self.group > 0 && m.kind == Kind::Normal {
-                    let grouped = std::mem::take(&mut tmp);
-                    self.layout
-                        .ungroup(
-                            &grouped,
-                            self.group,
-                            &mut tmp,
-                            &mut self.gnodes,
-                            &mut self.grows,
-                        )
-                        .map_err(|e| format!("H2: block {b}: {e}"))?;
-                }
                 if m.slot != NO_SLOT && **self.slots[m.slot as usize].buf != tmp[..] {
                     return Err(format!("H2: clean block {b} differs from its copy"));
                 }

@@ -502,3 +502,102 @@ fn freeing_a_large_node_under_a_read_guard_leaves_other_pins_alone() {
     assert_eq!(&a.read(n).unwrap()[..4], b"kept");
     a.check_invariants().unwrap();
 }
+
+#[test]
+fn block_images_are_the_bytes_the_arena_compresses() {
+    let codecs = [
+        Codec::Lz4,
+        Codec::Zstd { level: 1 },
+        Codec::Zlib { level: 5 },
+        Codec::Copy,
+    ];
+    for codec in codecs {
+        for group in [0, 32] {
+            let a = Arena::new(
+                Config::default()
+                    .block_size(4096)
+                    .uncompressed_blocks(2)
+                    .group_fields(group)
+                    .codec(codec.clone()),
+            )
+            .unwrap();
+            let hs = records(&a, 3_000);
+            for h in hs.iter().step_by(5) {
+                a.free(*h).unwrap();
+            }
+            let big = a.alloc(10_000).unwrap();
+            a.write_at(big, 0, &[3; 10_000]).unwrap();
+            // Uncached and cached blocks alike.
+            let before = a.stats();
+            let images = a.block_images().unwrap();
+            assert_eq!(a.stats(), before, "taking images changes nothing");
+            assert_eq!(images.len() as u64, before.blocks);
+            assert_eq!(images.iter().filter(|i| i.is_large()).count(), 1);
+            let node = a.read(hs[1]).unwrap().to_vec();
+            let b = (hs[1].to_raw() >> 24) as usize - 1;
+            let off = (hs[1].to_raw() & 0xff_ffff) as usize;
+            assert_eq!(&images[b].bytes()[off..off + node.len()], &node[..]);
+            // Once flushed, compressing the images gives the stored bytes.
+            a.flush().unwrap();
+            let total: usize = images
+                .iter()
+                .map(|i| {
+                    let c = a.compress_image(i).unwrap();
+                    assert_eq!(c.image_len(), i.len());
+                    assert_eq!(&a.decompress_image(&c).unwrap(), i);
+                    c.compressed_len()
+                })
+                .sum();
+            assert_eq!(
+                total as u64,
+                a.stats().compressed_bytes,
+                "{codec:?} {group}"
+            );
+            a.check_invariants().unwrap();
+        }
+    }
+}
+
+#[test]
+fn block_images_belong_to_their_arena() {
+    let a = arena(1024, 8, 1);
+    let b = arena(1024, 8, 1);
+    a.alloc(10).unwrap();
+    b.alloc(10).unwrap();
+    let img = a.block_images().unwrap().remove(0);
+    assert!(matches!(
+        b.compress_image(&img),
+        Err(Error::InvalidConfig(_))
+    ));
+    let c = a.compress_image(&img).unwrap();
+    assert!(matches!(
+        b.decompress_image(&c),
+        Err(Error::InvalidConfig(_))
+    ));
+    assert_eq!(a.decompress_image(&c).unwrap(), img);
+    assert!(Arena::new(Config::default())
+        .unwrap()
+        .block_images()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn compressing_images_does_not_feed_the_dictionary() {
+    let a = Arena::new(
+        Config::default()
+            .block_size(4096)
+            .uncompressed_blocks(1)
+            .codec(Codec::parse("zstd-3-dict").unwrap()),
+    )
+    .unwrap();
+    records(&a, 200);
+    let before = a.stats();
+    for i in a.block_images().unwrap() {
+        for _ in 0..300 {
+            a.compress_image(&i).unwrap();
+        }
+    }
+    assert_eq!(a.dictionary_len(), None, "no training from compress_image");
+    assert_eq!(a.stats(), before);
+}
