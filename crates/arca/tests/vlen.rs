@@ -795,3 +795,58 @@ fn reading_more_records_than_memory_holds_is_an_error() {
     assert_eq!((v, o), (b"ab".to_vec(), vec![0, 0, 1, 2, 2]));
     f.check().unwrap();
 }
+
+/// Writes of 16 MiB or more check UTF-8 on two threads, cut at an element
+/// boundary, and sum the vector's chunks beside the copy to the file.
+#[test]
+fn large_string_writes_validate_and_sum_in_parallel() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.arca");
+    let n: u64 = 400_000;
+    // 44-byte rows with a two-byte character: 17.6 MB in all.
+    let row = "é".to_string() + &"x".repeat(42);
+    let mut values = Vec::with_capacity(n as usize * row.len());
+    let mut offsets = vec![0u64];
+    for _ in 0..n {
+        values.extend_from_slice(row.as_bytes());
+        offsets.push(values.len() as u64);
+    }
+    assert!(values.len() >= 16 << 20);
+    let f = File::create(&path).unwrap();
+    let ds = f
+        .root()
+        .create_dataset("s", &DatasetOptions::new(Datatype::VlenStr, &[n]))
+        .unwrap();
+    let all = Selection::all(&[n]);
+
+    // Bad UTF-8 in the second half, then in the first; an element starting
+    // inside the two-byte character (at the middle cut, then elsewhere).
+    let mut bad = values.clone();
+    bad[values.len() - 5] = 0xFF;
+    let mut bad_first = values.clone();
+    bad_first[7] = 0xFE;
+    let mut inside = offsets.clone();
+    inside[n as usize / 2] += 1;
+    let mut inside_late = offsets.clone();
+    inside_late[n as usize - 3] += 1;
+    for (v, o) in [
+        (&bad, &offsets),
+        (&bad_first, &offsets),
+        (&values, &inside),
+        (&values, &inside_late),
+    ] {
+        let e = ds.write_ragged_raw(&all, v, o).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    }
+    // Nothing of the refused writes reached the vector.
+    assert_eq!(ds.vlen_info().unwrap().unwrap().vector_bytes, 0);
+
+    ds.write_ragged_raw(&all, &values, &offsets).unwrap();
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+    let ds = f.root().dataset("s").unwrap();
+    let (v, o) = ds.read_ragged_raw(&all).unwrap();
+    assert_eq!(o, offsets);
+    assert!(v == values);
+}

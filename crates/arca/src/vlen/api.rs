@@ -192,6 +192,30 @@ fn encode_records(recs: &[(u64, u64)]) -> Vec<u8> {
 /// Whether every piece `span[offsets[i] - offsets[0] .. offsets[i + 1] - offsets[0]]`
 /// is UTF-8: the whole span is, and no piece starts inside a character.
 fn utf8_pieces(span: &[u8], offsets: &[u64]) -> bool {
+    if span.len() >= vector::OVERLAP_BYTES && offsets.len() > 2 {
+        // Two halves cut at an element boundary, one per core: a cut that
+        // is not a character boundary fails the second half, as it should.
+        let mid = offsets.len() / 2;
+        let Some(cut) = offsets[mid].checked_sub(offsets[0]) else {
+            return false;
+        };
+        let Some((a, b)) = span.split_at_checked(cut as usize) else {
+            return false;
+        };
+        return std::thread::scope(|s| {
+            let first = s.spawn(|| utf8_pieces_on(a, &offsets[..=mid]));
+            let second = utf8_pieces_on(b, &offsets[mid..]);
+            first
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+                && second
+        });
+    }
+    utf8_pieces_on(span, offsets)
+}
+
+/// [`utf8_pieces`] on the calling thread.
+fn utf8_pieces_on(span: &[u8], offsets: &[u64]) -> bool {
     let o0 = offsets.first().copied().unwrap_or(0);
     std::str::from_utf8(span).is_ok()
         && offsets.iter().all(|&o| {
@@ -313,14 +337,29 @@ fn write_locked(
             dataset_write_locked(g, addr, sel, &encode_records(&recs))
         } else {
             let base = vm.len;
-            vector::write(&mut g.st, cache, &mut vm, item, base, span)?;
             // Encoded straight from the offsets: no per-element tuple list.
-            let k = item as u64;
-            let mut enc = Vec::with_capacity(n * VLEN_RECORD);
-            for w in offsets.windows(2) {
-                enc.extend_from_slice(&(base + (w[0] - o0) * k).to_le_bytes());
-                enc.extend_from_slice(&((w[1] - w[0]) * k).to_le_bytes());
-            }
+            let encode = || {
+                let k = item as u64;
+                let mut enc = Vec::with_capacity(n * VLEN_RECORD);
+                for w in offsets.windows(2) {
+                    enc.extend_from_slice(&(base + (w[0] - o0) * k).to_le_bytes());
+                    enc.extend_from_slice(&((w[1] - w[0]) * k).to_le_bytes());
+                }
+                enc
+            };
+            let enc = if span.len() >= vector::OVERLAP_BYTES {
+                // The records are built on the other core while the values
+                // are copied to the file.
+                std::thread::scope(|s| {
+                    let enc = s.spawn(encode);
+                    let written = vector::write(&mut g.st, cache, &mut vm, item, base, span);
+                    let enc = enc.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+                    written.map(|()| enc)
+                })?
+            } else {
+                vector::write(&mut g.st, cache, &mut vm, item, base, span)?;
+                encode()
+            };
             dataset_write_locked(g, addr, sel, &enc)
         }
     })();

@@ -170,9 +170,20 @@ fn engine_write(
 fn put_direct(st: &mut Store, vm: &mut VecMeta, at: u64, data: &[u8]) -> Result<()> {
     let c = vm.chunk;
     let addr = st.space.alloc(SpaceKind::Raw, data.len() as u64)?;
-    st.pager.driver_mut().write_at(addr, data)?;
+    let crcs = if data.len() >= OVERLAP_BYTES {
+        // The write is a kernel copy on this thread; the sums take the other
+        // core meanwhile instead of following it.
+        std::thread::scope(|s| {
+            let sums = s.spawn(|| chunk_crcs_on(data, c as usize, 1));
+            let written = st.pager.driver_mut().write_at(addr, data);
+            let sums = sums.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            written.map(|()| sums)
+        })?
+    } else {
+        st.pager.driver_mut().write_at(addr, data)?;
+        chunk_crcs(data, c as usize)
+    };
     st.pager.extend_limit(addr + data.len() as u64);
-    let crcs = chunk_crcs(data, c as usize);
     for (k, crc) in crcs.into_iter().enumerate() {
         let coord = at / c + k as u64;
         let mut w = Writer::new();
@@ -192,10 +203,19 @@ fn put_direct(st: &mut Store, vm: &mut VecMeta, at: u64, data: &[u8]) -> Result<
 /// CRC32C of each `c`-byte chunk of `data`, on two threads when there is
 /// enough to share: summing is a fair part of an unfiltered write or read.
 fn chunk_crcs(data: &[u8], c: usize) -> Vec<u32> {
-    let n = data.len() / c;
     let threads = std::thread::available_parallelism()
         .map_or(1, |x| x.get())
         .min(4);
+    chunk_crcs_on(data, c, threads)
+}
+
+/// A write this large overlaps its checksums (and its caller, its
+/// records) with its copy to the file.
+pub(crate) const OVERLAP_BYTES: usize = 16 << 20;
+
+/// [`chunk_crcs`] on at most `threads` threads.
+fn chunk_crcs_on(data: &[u8], c: usize, threads: usize) -> Vec<u32> {
+    let n = data.len() / c;
     if threads < 2 || data.len() < 16 << 20 {
         return data.chunks_exact(c).map(crc32c::crc32c).collect();
     }
