@@ -392,6 +392,34 @@ impl Chunked<'_> {
     }
 
     fn read_stored(&self, st: &Store, r: &ChunkRef) -> Result<PooledBuf> {
+        self.check_ref(st, r)?;
+        let mut stored = FILTER.take_zeroed(r.size as usize);
+        // The caller verifies the checksum (in parallel, for batches).
+        st.driver().read_at(r.addr, &mut stored)?;
+        Ok(stored)
+    }
+
+    /// Read an unfiltered chunk straight to `out[off..]` and check its sum
+    /// there.
+    fn read_unfiltered_into(
+        &self,
+        st: &Store,
+        r: &ChunkRef,
+        out: &mut [u8],
+        off: usize,
+    ) -> Result<()> {
+        self.check_ref(st, r)?;
+        let dst = off
+            .checked_add(self.chunk_bytes())
+            .and_then(|end| out.get_mut(off..end))
+            .ok_or_else(|| Error::invalid("chunk place leaves the output"))?;
+        st.driver().read_at(r.addr, dst)?;
+        verify(r, dst)
+    }
+
+    /// Refuse an index entry whose chunk lies outside the file or is larger
+    /// than any encoding of a chunk could be.
+    fn check_ref(&self, st: &Store, r: &ChunkRef) -> Result<()> {
         let limit = st.pager.limit();
         let max = (self.chunk_bytes() as u64)
             .saturating_mul(2)
@@ -406,10 +434,7 @@ impl Chunked<'_> {
                 ),
             ));
         }
-        let mut stored = FILTER.take_zeroed(r.size as usize);
-        // The caller verifies the checksum (in parallel, for batches).
-        st.driver().read_at(r.addr, &mut stored)?;
-        Ok(stored)
+        Ok(())
     }
 
     /// Write already-filtered chunk bytes, reusing the old extent if it is big enough.
@@ -592,8 +617,6 @@ impl Chunked<'_> {
                     copy_box(self.elem, o.sel_n(), &fill, &src, out, &dst)?;
                 }
                 Some(r) => {
-                    let stored = self.read_stored(st, &r)?;
-                    pending_bytes += self.chunk_bytes();
                     // A chunk that would not stay cached (too big, or the
                     // read streams through more than the cache holds) goes
                     // straight into `out` when it lands there in one run.
@@ -603,6 +626,15 @@ impl Chunked<'_> {
                         } else {
                             None
                         };
+                    if let Some(off) = direct {
+                        if self.filters.is_empty() && r.size == self.chunk_bytes() as u64 {
+                            // Stored as it is read: no buffer, no copy.
+                            self.read_unfiltered_into(st, &r, out, off)?;
+                            continue;
+                        }
+                    }
+                    let stored = self.read_stored(st, &r)?;
+                    pending_bytes += self.chunk_bytes();
                     pending.push((i, r, stored, direct));
                 }
             }
