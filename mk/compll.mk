@@ -3,7 +3,9 @@
 #                         run the C test (library and COMPLL_NOLIB builds) and the example
 #   make compll-bench     quick compll-du run: heap nodes vs compll, medians and ratios
 #   make compll-bench COMPLL_BENCH_ARGS="--json compll.json"   (full size: drop --quick)
-.PHONY: compll-c-test compll-bench
+#   make compll-memfile-bench   in-memory arca files, plain and compll-backed, against
+#                               h5py's core driver: RAM held vs file size (MEMFILE_ARGS)
+.PHONY: compll-c-test compll-bench compll-memfile-bench
 
 TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
 COMPLL_DIR := crates/compll
@@ -31,5 +33,9 @@ compll-c-test:
 
 compll-bench:
 	bench/compll/run.sh $(COMPLL_BENCH_ARGS)
+
+MEMFILE_ARGS ?= --quick
+compll-memfile-bench: py-build
+	$(PY) bench/compll/memfile.py $(MEMFILE_ARGS)
 
 TEST_TARGETS += compll-c-test
