@@ -275,8 +275,9 @@ class Dataset:
                 recs = None  # written: rank 0 has nothing to do for this rank's records
             if data.size:
                 _pwrite_all(f._fd, data, ext[1] + prefix)
-            if data.size or recs is None:
-                os.fsync(f._fd)
+            # No fsync here: rank 0's commit syncs the file after every rank
+            # has written (the gather below) and before the journal is
+            # invalidated, so one sync makes all ranks' bytes durable.
             if data.size:
                 c = ext[3]
                 lo, hi = prefix, prefix + data.size
