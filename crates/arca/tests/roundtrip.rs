@@ -4,34 +4,8 @@
 use arca::{ByteOrder, DatasetOptions, Datatype, File, Filter, Selection};
 use proptest::prelude::*;
 
-/// Flat row-major indices selected by `sel` in an array of `dims`.
-fn indices(dims: &[u64], sel: &Selection) -> Vec<usize> {
-    let rank = dims.len();
-    let mut out = vec![];
-    if sel.is_empty() {
-        return out;
-    }
-    let mut idx = vec![0u64; rank];
-    loop {
-        let mut flat = 0u64;
-        for d in 0..rank {
-            flat = flat * dims[d] + sel.start()[d] + idx[d] * sel.step()[d];
-        }
-        out.push(flat as usize);
-        let mut k = rank;
-        loop {
-            if k == 0 {
-                return out;
-            }
-            k -= 1;
-            idx[k] += 1;
-            if idx[k] < sel.shape()[k] {
-                break;
-            }
-            idx[k] = 0;
-        }
-    }
-}
+mod common;
+use common::indices;
 
 fn selection(dims: Vec<u64>) -> impl Strategy<Value = Selection> {
     dims.into_iter()
