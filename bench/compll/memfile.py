@@ -79,10 +79,9 @@ def chunks_of(a: np.ndarray):
     return (max(1, MIB // row),) + a.shape[1:]
 
 
-def write_arca(data, compress):
-    import arca
-
-    f = arca.File("mem", "w", driver="memory", compress=compress)
+def fill(f, data):
+    """Write every array of a case into `f` (arca or h5py: the same calls)
+    and flush it."""
     for path, a in data.items():
         ds = f.create_dataset(path, data=a, chunks=chunks_of(a))
         if path.endswith("ch0"):
@@ -90,6 +89,12 @@ def write_arca(data, compress):
             ds.attrs["units"] = "mV"
     f.flush()
     return f
+
+
+def write_arca(data, compress):
+    import arca
+
+    return fill(arca.File("mem", "w", driver="memory", compress=compress), data)
 
 
 def held_arca(f):
@@ -99,14 +104,8 @@ def held_arca(f):
 def write_h5py(data, _compress):
     import h5py
 
-    f = h5py.File(f"mem-{time.perf_counter_ns()}", "w", driver="core", backing_store=False)
-    for path, a in data.items():
-        ds = f.create_dataset(path, data=a, chunks=chunks_of(a))
-        if path.endswith("ch0"):
-            ds.attrs["gain"] = 1.5
-            ds.attrs["units"] = "mV"
-    f.flush()
-    return f
+    name = f"mem-{time.perf_counter_ns()}"
+    return fill(h5py.File(name, "w", driver="core", backing_store=False), data)
 
 
 def held_h5py(f):
