@@ -21,6 +21,7 @@ use crate::format::btree::{self, Inserted};
 use crate::format::codec::Reader;
 use crate::format::datatype::swap_in_place;
 use crate::format::object_header::MAX_RANK;
+use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
 use crate::pool::{ArrayList, PooledBuf, PooledVec};
 use crate::selection::{copy_box, Place, Selection};
@@ -271,39 +272,6 @@ fn overlaps(dims: &[u64], chunk: &[u64], sel: &Selection) -> PooledVec<Overlap> 
             idx[k] = 0;
         }
     }
-}
-
-/// Map `f` over `items` on all cores; order is kept.
-fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len());
-    if threads <= 1 {
-        return items.into_iter().map(f).collect();
-    }
-    let per = items.len().div_ceil(threads);
-    let mut groups: Vec<Vec<T>> = Vec::with_capacity(threads);
-    let mut it = items.into_iter();
-    loop {
-        let g: Vec<T> = it.by_ref().take(per).collect();
-        if g.is_empty() {
-            break;
-        }
-        groups.push(g);
-    }
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = groups
-            .into_iter()
-            .map(|g| s.spawn(move || g.into_iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            // A worker's panic is a bug; dropping its share of the results
-            // would hand back a chunk-sized hole, so it carries on here.
-            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
 }
 
 /// Decode whole chunks straight into their runs of `out` (in parallel when

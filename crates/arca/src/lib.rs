@@ -41,6 +41,7 @@ pub mod io;
 mod journal;
 mod object;
 mod pager;
+mod par;
 pub mod pool;
 mod selection;
 mod space;

@@ -202,14 +202,11 @@ fn utf8_pieces(span: &[u8], offsets: &[u64]) -> bool {
         let Some((a, b)) = span.split_at_checked(cut as usize) else {
             return false;
         };
-        return std::thread::scope(|s| {
-            let first = s.spawn(|| utf8_pieces_on(a, &offsets[..=mid]));
-            let second = utf8_pieces_on(b, &offsets[mid..]);
-            first
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
-                && second
-        });
+        let (first, second) = crate::par::join(
+            || utf8_pieces_on(a, &offsets[..=mid]),
+            || utf8_pieces_on(b, &offsets[mid..]),
+        );
+        return first && second;
     }
     utf8_pieces_on(span, offsets)
 }
@@ -350,12 +347,10 @@ fn write_locked(
             let enc = if span.len() >= vector::OVERLAP_BYTES {
                 // The records are built on the other core while the values
                 // are copied to the file.
-                std::thread::scope(|s| {
-                    let enc = s.spawn(encode);
-                    let written = vector::write(&mut g.st, cache, &mut vm, item, base, span);
-                    let enc = enc.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                    written.map(|()| enc)
-                })?
+                let (enc, written) = crate::par::join(encode, || {
+                    vector::write(&mut g.st, cache, &mut vm, item, base, span)
+                });
+                written.map(|()| enc)?
             } else {
                 vector::write(&mut g.st, cache, &mut vm, item, base, span)?;
                 encode()

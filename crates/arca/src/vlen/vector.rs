@@ -173,12 +173,11 @@ fn put_direct(st: &mut Store, vm: &mut VecMeta, at: u64, data: &[u8]) -> Result<
     let crcs = if data.len() >= OVERLAP_BYTES {
         // The write is a kernel copy on this thread; the sums take the other
         // core meanwhile instead of following it.
-        std::thread::scope(|s| {
-            let sums = s.spawn(|| chunk_crcs_on(data, c as usize, 1));
-            let written = st.pager.driver_mut().write_at(addr, data);
-            let sums = sums.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            written.map(|()| sums)
-        })?
+        let (sums, written) = crate::par::join(
+            || chunk_crcs_on(data, c as usize, 1),
+            || st.pager.driver_mut().write_at(addr, data),
+        );
+        written.map(|()| sums)?
     } else {
         st.pager.driver_mut().write_at(addr, data)?;
         chunk_crcs(data, c as usize)
