@@ -855,13 +855,30 @@ fn open<S: Store>(s: &S, dir: u64, selected: u64) -> (Vec<u64>, usize, u64) {
 }
 
 /// 100 redraws of a 50-line window, scrolling one line each time.
+/// Rows on the browse screen, and redraws per browse.
+const ROWS: usize = 50;
+const REDRAWS: usize = 100;
+
+/// First row of redraw `r` when browsing from `start`: one line further
+/// each time, stopping where the last screen is full.
+fn window_start(len: usize, start: usize, r: usize) -> usize {
+    (start + r).min(len.saturating_sub(ROWS))
+}
+
+/// The rows a browse from `start` shows, each once.
+fn browsed(list: &[u64], start: usize) -> &[u64] {
+    let lo = window_start(list.len(), start, 0);
+    let hi = (window_start(list.len(), start, REDRAWS - 1) + ROWS).min(list.len());
+    &list[lo..hi]
+}
+
 fn browse<S: Store>(s: &S, list: &[u64], start: usize, max: u64) -> usize {
-    let mut screen = String::with_capacity(50 * 80);
+    let mut screen = String::with_capacity(ROWS * 80);
     let mut total = 0;
-    for r in 0..100 {
+    for r in 0..REDRAWS {
         screen.clear();
-        let from = (start + r).min(list.len().saturating_sub(50));
-        for &id in list.iter().skip(from).take(50) {
+        let from = window_start(list.len(), start, r);
+        for &id in list.iter().skip(from).take(ROWS) {
             s.row(id, max, &mut screen);
         }
         total += screen.len();
@@ -951,11 +968,7 @@ fn run<S: Store>(
     let t4 = cpu_ns();
     let d4 = s.decompressions();
     assert!(drawn > 0 || list.is_empty());
-    // The rows browse drew: windows of 50 starting at `pos`, `pos + 1`, ...
-    // (see `browse`), clamped to the end of the list.
-    let lo = pos.min(list.len().saturating_sub(50));
-    let hi = (pos + 99).min(list.len().saturating_sub(50)) + 50;
-    let shown = list[lo..hi.min(list.len())].to_vec();
+    let shown = browsed(&list, pos).to_vec();
     let t4b = cpu_ns();
     delete(&mut s, root);
     let t5 = cpu_ns();
