@@ -54,7 +54,7 @@ pub use format::datatype::{BaseClass, ByteOrder, Datatype, MAX_FIXED_BYTES, VLEN
 pub use format::object_header::{ObjectKind, MAX_RANK};
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
-    AttrValue, Attributes, Dataset, DatasetOptions, Element, File, Group, Mode, Object,
+    AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, Mode, Object,
     OpenOptions, Stat,
 };
 pub use pager::PAGE_SIZE;

@@ -16,7 +16,7 @@ pub use dataset::{Dataset, DatasetOptions, Element};
 pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
 pub use group::{Group, Object};
 pub use repack::{repack, Progress};
-pub use stat::Stat;
+pub use stat::{Extent, Stat};
 
 use std::sync::{Arc, Mutex, MutexGuard};
 

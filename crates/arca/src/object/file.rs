@@ -837,6 +837,18 @@ impl File {
         ))
     }
 
+    /// Every extent of the file in address order — the superblock, each
+    /// live structure, free sections and reserved space — with what it
+    /// holds: a map of where the file's bytes go.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if a structure on the way is damaged.
+    pub fn space_map(&self) -> Result<Vec<super::Extent>> {
+        let mut g = lock(&self.shared)?;
+        g.flush_caches_only()?;
+        super::stat::space_map(&mut g)
+    }
+
     /// Read every structure and every chunk, verifying checksums and that
     /// chunks decode; returns the first damage found.
     ///

@@ -62,15 +62,7 @@ fn tree_pages(
 
 /// Live extents, free sections and reserved aggregator space must tile the
 /// file after the superblock exactly: no overlaps, no byte unaccounted for.
-fn account(
-    extents: &mut Vec<(u64, u64, &'static str)>,
-    free: &[crate::space::Section],
-    reserved: &[(u64, u64)],
-    eof: u64,
-) -> Result<()> {
-    extents.extend(free.iter().map(|f| (f.addr, f.size, "free section")));
-    extents.extend(reserved.iter().map(|&(a, l)| (a, l, "aggregator")));
-    extents.sort_unstable();
+fn account(extents: &[(u64, u64, &'static str)], eof: u64) -> Result<()> {
     let mut pos = PAGE_SIZE as u64;
     for &(a, l, what) in extents.iter() {
         if a < pos {
@@ -99,7 +91,37 @@ fn account(
     Ok(())
 }
 
+/// One extent of the file and what it holds, as [`crate::File::space_map`]
+/// lists them.
+///
+/// ```
+/// use arca::File;
+/// let f = File::in_memory().unwrap();
+/// f.root().create_group("g").unwrap();
+/// let map = f.space_map().unwrap();
+/// assert_eq!((map[0].addr, map[0].what), (0, "superblock"));
+/// assert!(map.windows(2).all(|w| w[0].addr + w[0].len == w[1].addr));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    /// First byte.
+    pub addr: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// What lives there: "superblock", "object header", "B-tree page",
+    /// "attribute blob", "fill blob", "free-space record", "chunk",
+    /// "contiguous data", "vlen chunk", "vlen free ranges", "free section",
+    /// "aggregator".
+    pub what: &'static str,
+}
+
 fn walk(g: &mut Inner, verify: bool) -> Result<Stat> {
+    walk_extents(g, verify).map(|(s, _)| s)
+}
+
+/// The whole-file walk: figures, and every extent (live, free and
+/// reserved) in address order; `verify` also checks that they tile the file.
+fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     // Every live extent, for the accounting check: (addr, len, what).
     let mut extents: Vec<(u64, u64, &'static str)> = vec![];
     let mut s = Stat {
@@ -227,9 +249,14 @@ fn walk(g: &mut Inner, verify: bool) -> Result<Stat> {
             g.space_error = Some(e);
             return Err(Error::corrupt("free-space record", g.sb.space[0], msg));
         }
-        let mut reserved = g.st.space.reserved();
-        reserved.extend(g.st.space.pending().iter().map(|p| (p.addr, p.size)));
-        account(&mut extents, &sections, &reserved, s.file_bytes)?;
+    }
+    let mut reserved = g.st.space.reserved();
+    reserved.extend(g.st.space.pending().iter().map(|p| (p.addr, p.size)));
+    extents.extend(sections.iter().map(|f| (f.addr, f.size, "free section")));
+    extents.extend(reserved.iter().map(|&(a, l)| (a, l, "aggregator")));
+    extents.sort_unstable();
+    if verify {
+        account(&extents, s.file_bytes)?;
     }
     let used = s.superblock_bytes + s.metadata_bytes + s.raw_bytes;
     if used > s.file_bytes {
@@ -243,7 +270,22 @@ fn walk(g: &mut Inner, verify: bool) -> Result<Stat> {
         ));
     }
     s.unused_bytes = s.file_bytes - used;
-    Ok(s)
+    let mut map = Vec::with_capacity(extents.len() + 1);
+    map.push(Extent {
+        addr: 0,
+        len: PAGE_SIZE as u64,
+        what: "superblock",
+    });
+    map.extend(
+        extents
+            .into_iter()
+            .map(|(addr, len, what)| Extent { addr, len, what }),
+    );
+    Ok((s, map))
+}
+
+pub(crate) fn space_map(g: &mut Inner) -> Result<Vec<Extent>> {
+    walk_extents(g, false).map(|(_, m)| m)
 }
 
 pub(crate) fn stat(g: &mut Inner) -> Result<Stat> {
