@@ -7,6 +7,15 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
+/// Tests here open files in this process and spawn `arca` on others. A
+/// child forked by one test holds copies of the other tests' descriptors
+/// until it execs, and with them their file locks; one test at a time keeps
+/// a lock from outliving its `close` in a sibling's child.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn arca() -> Command {
     Command::cargo_bin("arca").unwrap()
 }
@@ -36,6 +45,7 @@ fn stdout_json(cmd: &mut Command) -> Value {
 
 #[test]
 fn create_example_refuses_to_overwrite_without_force() {
+    let _serial = serial();
     let (_d, path) = example();
     arca()
         .arg("create-example")
@@ -53,6 +63,7 @@ fn create_example_refuses_to_overwrite_without_force() {
 
 #[test]
 fn ls_root_and_recursive() {
+    let _serial = serial();
     let (_d, path) = example();
     arca()
         .arg("ls")
@@ -91,6 +102,7 @@ fn ls_root_and_recursive() {
 
 #[test]
 fn ls_a_group_and_a_dataset() {
+    let _serial = serial();
     let (_d, path) = example();
     arca()
         .arg("ls")
@@ -111,6 +123,7 @@ fn ls_a_group_and_a_dataset() {
 
 #[test]
 fn ls_json_parses() {
+    let _serial = serial();
     let (_d, path) = example();
     let v = stdout_json(arca().args(["ls", "-r", "--json"]).arg(&path));
     let list = v.as_array().unwrap();
@@ -136,6 +149,7 @@ fn ls_json_parses() {
 
 #[test]
 fn dump_whole_file() {
+    let _serial = serial();
     let (_d, path) = example();
     let out = arca().arg("dump").arg(&path).assert().success();
     let s = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -176,6 +190,7 @@ fn dump_whole_file() {
 
 #[test]
 fn dump_one_dataset_limits_and_header_only() {
+    let _serial = serial();
     let (_d, path) = example();
     arca()
         .args(["dump", "--max-elements", "3"])
@@ -206,6 +221,7 @@ fn dump_one_dataset_limits_and_header_only() {
 
 #[test]
 fn dump_json_parses() {
+    let _serial = serial();
     let (_d, path) = example();
     let v = stdout_json(arca().args(["dump", "--json"]).arg(&path));
     let root = &v["object"];
@@ -275,6 +291,7 @@ fn dump_json_parses() {
 
 #[test]
 fn stat_text_and_json() {
+    let _serial = serial();
     let (_d, path) = example();
     arca()
         .arg("stat")
@@ -310,6 +327,7 @@ fn stat_text_and_json() {
 
 #[test]
 fn check_ok() {
+    let _serial = serial();
     let (_d, path) = example();
     arca()
         .arg("check")
@@ -332,6 +350,7 @@ fn check_ok() {
 /// reports damage; it must name a structure and an offset and exit 2.
 #[test]
 fn check_damaged_file() {
+    let _serial = serial();
     let (_d, path) = example();
     let good = std::fs::read(&path).unwrap();
     let mut damaged_runs = 0;
@@ -367,6 +386,7 @@ fn check_damaged_file() {
 
 #[test]
 fn damaged_file_fails_every_command_cleanly() {
+    let _serial = serial();
     let (_d, path) = example();
     let mut bad = std::fs::read(&path).unwrap();
     // The superblock's checksummed fields.
@@ -387,6 +407,7 @@ fn damaged_file_fails_every_command_cleanly() {
 
 #[test]
 fn missing_file() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nope.arca");
     for cmd in [&["ls"][..], &["dump"], &["stat"], &["check"]] {
@@ -408,6 +429,7 @@ fn missing_file() {
 
 #[test]
 fn not_an_arca_file() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("text.txt");
     std::fs::write(&path, "hello, this is plain text\n".repeat(400)).unwrap();
@@ -432,6 +454,7 @@ fn not_an_arca_file() {
 
 #[test]
 fn truncated_files() {
+    let _serial = serial();
     let (_d, path) = example();
     let good = std::fs::read(&path).unwrap();
     for len in [10, 4000, good.len() / 2, good.len() - 1] {
@@ -449,6 +472,7 @@ fn truncated_files() {
 
 #[test]
 fn bad_object_paths() {
+    let _serial = serial();
     let (_d, path) = example();
     for obj in ["/nope", "/experiment/nope", "/experiment/temperature/x"] {
         for cmd in ["ls", "dump"] {
@@ -471,6 +495,7 @@ fn bad_object_paths() {
 
 #[test]
 fn usage_errors_exit_1() {
+    let _serial = serial();
     arca()
         .assert()
         .code(1)
@@ -486,6 +511,7 @@ fn usage_errors_exit_1() {
 
 #[test]
 fn help_shows_examples_and_exit_codes() {
+    let _serial = serial();
     for sub in ["ls", "dump", "stat", "check", "create-example"] {
         arca()
             .args([sub, "--help"])
@@ -507,6 +533,7 @@ fn help_shows_examples_and_exit_codes() {
 
 #[test]
 fn closed_pipe_is_not_an_error() {
+    let _serial = serial();
     let (_d, path) = example();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_arca"))
         .args(["dump", "-n", "0"])
@@ -528,6 +555,7 @@ fn closed_pipe_is_not_an_error() {
 
 #[test]
 fn repack_writes_a_compact_copy_and_stat_shows_free_space() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("holes.arca");
     let b = dir.path().join("compact.arca");
@@ -600,6 +628,7 @@ fn repack_writes_a_compact_copy_and_stat_shows_free_space() {
 
 #[test]
 fn ls_and_dump_show_vector_size_and_compression() {
+    let _serial = serial();
     use arca::{DatasetOptions, Datatype, Filter, Selection, VlenOptions};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("log.arca");

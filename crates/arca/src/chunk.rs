@@ -2,94 +2,23 @@
 //! coordinates), the per-dataset chunk cache and the read/write engine that
 //! moves hyperslabs through them.
 //!
-//! Chunk-index entry: key = chunk grid coordinates, each a big-endian u64 (so
-//! byte order is coordinate order); value:
-//! ```text
-//! +0  u64 addr   file address of the stored chunk
-//! +8  u64 size   stored (filtered) bytes
-//! +16 u32 mask   0 = every filter applied; u32::MAX = stored unfiltered
-//! +20 u32 crc    CRC32C of the stored bytes
-//! ```
-//! Chunks carry a checksum like metadata does, so damaged data is reported
-//! with its address instead of being decoded into wrong values.
+//! Each stored chunk has an entry in the chunk index (see
+//! `format::chunk_index`), which carries its checksum.
 
 use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::filter::{self, Filter};
 use crate::format::btree::{self, Inserted};
-use crate::format::codec::Reader;
+pub(crate) use crate::format::chunk_index::ChunkRef;
+use crate::format::chunk_index::{decode_key, key, key_into, MAX_KEY};
 use crate::format::datatype::swap_in_place;
-use crate::format::object_header::MAX_RANK;
 use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
 use crate::pool::{ArrayList, PooledBuf, PooledVec};
 use crate::selection::{copy_box, Place, Selection};
-use crate::space::SpaceKind;
+use crate::space::{Section, SpaceKind};
 use crate::store::Store;
-
-/// Where one chunk is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ChunkRef {
-    pub(crate) addr: u64,
-    pub(crate) size: u64,
-    pub(crate) mask: u32,
-    pub(crate) crc: u32,
-}
-
-pub(crate) fn key(coords: &[u64]) -> Vec<u8> {
-    coords.iter().flat_map(|c| c.to_be_bytes()).collect()
-}
-
-/// Longest chunk-index key: one u64 per dimension.
-const MAX_KEY: usize = 8 * MAX_RANK;
-
-/// The index key of `coords`, built in `buf` (no allocation per chunk).
-fn key_into<'b>(coords: &[u64], buf: &'b mut [u8; MAX_KEY]) -> Result<&'b [u8]> {
-    if coords.len() > MAX_RANK {
-        return Err(Error::invalid(format!(
-            "rank {} exceeds {MAX_RANK}",
-            coords.len()
-        )));
-    }
-    for (c, slot) in coords.iter().zip(buf.chunks_exact_mut(8)) {
-        slot.copy_from_slice(&c.to_be_bytes());
-    }
-    Ok(&buf[..coords.len() * 8])
-}
-
-fn decode_key(k: &[u8], rank: usize, root: u64) -> Result<Vec<u64>> {
-    if k.len() != rank * 8 {
-        return Err(Error::corrupt(
-            "chunk index",
-            root,
-            "key length does not match rank",
-        ));
-    }
-    Ok(k.chunks_exact(8)
-        .map(|c| u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect())
-}
-
-impl ChunkRef {
-    fn encode(&self) -> [u8; 24] {
-        let mut b = [0u8; 24];
-        b[0..8].copy_from_slice(&self.addr.to_le_bytes());
-        b[8..16].copy_from_slice(&self.size.to_le_bytes());
-        b[16..20].copy_from_slice(&self.mask.to_le_bytes());
-        b[20..24].copy_from_slice(&self.crc.to_le_bytes());
-        b
-    }
-    fn decode(b: &[u8], root: u64) -> Result<Self> {
-        let mut r = Reader::new(b, "chunk index entry", root);
-        Ok(ChunkRef {
-            addr: r.u64()?,
-            size: r.u64()?,
-            mask: r.u32()?,
-            crc: r.u32()?,
-        })
-    }
-}
 
 /// Check stored chunk bytes against the checksum in their index entry.
 pub(crate) fn verify(r: &ChunkRef, stored: &[u8]) -> Result<()> {
@@ -97,28 +26,6 @@ pub(crate) fn verify(r: &ChunkRef, stored: &[u8]) -> Result<()> {
         return Err(Error::corrupt("chunk", r.addr, "checksum mismatch"));
     }
     Ok(())
-}
-
-pub(crate) fn index_get(st: &mut Store, root: u64, coords: &[u64]) -> Result<Option<ChunkRef>> {
-    let mut kb = [0u8; MAX_KEY];
-    btree::get_with(st, root, key_into(coords, &mut kb)?, |v| {
-        ChunkRef::decode(v, root)
-    })?
-    .transpose()
-}
-
-/// Every stored chunk, in coordinate order.
-pub(crate) fn index_all(
-    st: &mut Store,
-    root: u64,
-    rank: usize,
-) -> Result<Vec<(Vec<u64>, ChunkRef)>> {
-    let mut out = vec![];
-    btree::scan(st, root, b"", &mut |k, v| {
-        out.push((decode_key(k, rank, root)?, ChunkRef::decode(v, root)?));
-        Ok(true)
-    })?;
-    Ok(out)
 }
 
 /// Decoded chunks of one dataset, least recently used evicted first.
@@ -320,11 +227,54 @@ const BATCH_BYTES: usize = 64 << 20;
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
 impl Chunked<'_> {
+    /// Chunks per dimension: every stored chunk's coordinates lie below.
+    fn grid(&self) -> Vec<u64> {
+        self.dims
+            .iter()
+            .zip(self.chunk)
+            .map(|(&d, &c)| d.div_ceil(c))
+            .collect()
+    }
+
+    /// The index entry of the chunk at `coords`, checked against the chunk.
+    pub(crate) fn entry(&self, st: &mut Store, coords: &[u64]) -> Result<Option<ChunkRef>> {
+        let mut kb = [0u8; MAX_KEY];
+        let (root, bytes, filtered) = (
+            self.index,
+            self.chunk_bytes() as u64,
+            !self.filters.is_empty(),
+        );
+        btree::get_with(st, root, key_into(coords, &mut kb)?, |v| {
+            ChunkRef::decode(v, root, bytes, filtered)
+        })?
+        .transpose()
+    }
+
+    /// Every stored chunk, in coordinate order, each checked against the
+    /// chunk grid and the chunk's size.
+    pub(crate) fn entries(&self, st: &mut Store) -> Result<Vec<(Vec<u64>, ChunkRef)>> {
+        let grid = self.grid();
+        let (root, bytes, filtered) = (
+            self.index,
+            self.chunk_bytes() as u64,
+            !self.filters.is_empty(),
+        );
+        let mut out = vec![];
+        btree::scan(st, root, b"", &mut |k, v| {
+            out.push((
+                decode_key(k, &grid, root)?,
+                ChunkRef::decode(v, root, bytes, filtered)?,
+            ));
+            Ok(true)
+        })?;
+        Ok(out)
+    }
+
     fn chunk_elems(&self) -> usize {
         self.chunk.iter().product::<u64>() as usize
     }
 
-    fn chunk_bytes(&self) -> usize {
+    pub(crate) fn chunk_bytes(&self) -> usize {
         self.chunk_elems() * self.elem
     }
 
@@ -342,7 +292,7 @@ impl Chunked<'_> {
 
     /// Read and decode one chunk (fill if it was never written).
     fn load(&mut self, st: &mut Store, coords: &[u64]) -> Result<PooledBuf> {
-        match index_get(st, self.index, coords)? {
+        match self.entry(st, coords)? {
             None => Ok(self.filled_chunk()),
             Some(r) => {
                 let stored = self.read_stored(st, &r)?;
@@ -385,49 +335,36 @@ impl Chunked<'_> {
         verify(r, dst)
     }
 
-    /// Refuse an index entry whose chunk lies outside the file or is larger
-    /// than any encoding of a chunk could be.
+    /// Refuse an index entry whose chunk does not lie in live space (its
+    /// size was checked when the entry was decoded).
     fn check_ref(&self, st: &Store, r: &ChunkRef) -> Result<()> {
-        let limit = st.pager.limit();
-        let max = (self.chunk_bytes() as u64)
-            .saturating_mul(2)
-            .saturating_add(1 << 16);
-        if r.size > max || r.addr.checked_add(r.size).is_none_or(|e| e > limit) {
-            return Err(Error::corrupt(
-                "chunk index entry",
-                self.index,
-                format!(
-                    "chunk at {} of {} bytes lies outside the file or is implausibly large",
-                    r.addr, r.size
-                ),
-            ));
-        }
-        Ok(())
+        st.check_live("chunk", r.addr, r.size)
     }
 
     /// Write already-filtered chunk bytes, reusing the old extent if it is big enough.
     fn put(&mut self, st: &mut Store, coords: &[u64], bytes: &[u8], mask: u32) -> Result<()> {
         let mut kb = [0u8; MAX_KEY];
+        let old = self.entry(st, coords)?;
         let k = key_into(coords, &mut kb)?;
-        let old = index_get(st, self.index, coords)?;
         let size = bytes.len() as u64;
         let addr = match old {
             // Under a journal, chunks are rewritten elsewhere (copy on write):
             // an overwrite in place would have to copy the old chunk first.
             Some(o) if o.size >= size && !st.pager.journal().enabled() => {
+                st.check_live("chunk", o.addr, o.size)?;
                 if o.size > size {
-                    st.space.free(SpaceKind::Raw, o.addr + size, o.size - size);
+                    st.space
+                        .free(SpaceKind::Raw, o.addr + size, o.size - size)?;
                 }
                 o.addr
             }
             Some(o) => {
-                st.space.free(SpaceKind::Raw, o.addr, o.size);
+                st.space.free(SpaceKind::Raw, o.addr, o.size)?;
                 st.space.alloc(SpaceKind::Raw, size)?
             }
             None => st.space.alloc(SpaceKind::Raw, size)?,
         };
-        st.pager.driver_mut().write_at(addr, bytes)?;
-        st.pager.extend_limit(addr + size);
+        st.write_raw("chunk", (addr, size), addr, bytes)?;
         let entry = ChunkRef {
             addr,
             size,
@@ -435,7 +372,7 @@ impl Chunked<'_> {
             crc: crc32c::crc32c(bytes),
         };
         if old != Some(entry) {
-            let (root, ins) = btree::upsert(st, self.index, k, &entry.encode())?;
+            let (root, ins) = btree::insert(st, self.index, k, &entry.encode(), true)?;
             debug_assert!(!matches!(ins, Inserted::Exists));
             self.index = root;
         }
@@ -578,7 +515,7 @@ impl Chunked<'_> {
                 copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
                 continue;
             }
-            match index_get(st, self.index, o.coords())? {
+            match self.entry(st, o.coords())? {
                 None => {
                     let fill = self.filled_chunk();
                     let (src, dst) = self.places(o, sel, &ones);
@@ -767,10 +704,10 @@ impl Chunked<'_> {
     ) -> Result<()> {
         self.flush(st, cache)?;
         let rank = new_dims.len();
-        for (coords, r) in index_all(st, self.index, rank)? {
+        for (coords, r) in self.entries(st)? {
             let lo: Vec<u64> = coords.iter().zip(self.chunk).map(|(c, n)| c * n).collect();
             if lo.iter().zip(new_dims).any(|(l, d)| l >= d) {
-                st.space.free(SpaceKind::Raw, r.addr, r.size);
+                st.space.free(SpaceKind::Raw, r.addr, r.size)?;
                 self.index = btree::remove(st, self.index, &key(&coords))?.0;
                 if let Some(c) = cache.map.remove(&coords) {
                     cache.bytes -= c.data.len();
@@ -816,14 +753,17 @@ impl Chunked<'_> {
         Ok(())
     }
 
-    /// Free every stored chunk and the index.
-    pub(crate) fn destroy(&mut self, st: &mut Store) -> Result<()> {
-        for (_, r) in index_all(st, self.index, self.dims.len())? {
-            st.space.free(SpaceKind::Raw, r.addr, r.size);
+    /// Every extent the chunks and the index occupy: what destroying the
+    /// dataset frees.
+    pub(crate) fn extents(&self, st: &mut Store, out: &mut Vec<Section>) -> Result<()> {
+        for (_, r) in self.entries(st)? {
+            out.push(Section {
+                addr: r.addr,
+                size: r.size,
+                kind: SpaceKind::Raw,
+            });
         }
-        btree::destroy(st, self.index)?;
-        self.index = 0;
-        Ok(())
+        btree::extents(st, self.index, out)
     }
 }
 

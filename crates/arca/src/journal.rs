@@ -68,8 +68,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::format::page::PAGE_SIZE;
 use crate::io::{Driver, FileDriver};
-use crate::pager::PAGE_SIZE;
 
 const MAGIC: &[u8; 8] = b"ARCAJNL1";
 const HEADER: u64 = 32;

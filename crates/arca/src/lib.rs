@@ -49,13 +49,13 @@ mod store;
 mod vlen;
 
 pub use error::{Error, Result};
-pub use filter::Filter;
 pub use format::datatype::{BaseClass, ByteOrder, Datatype, MAX_FIXED_BYTES, VLEN_RECORD};
+pub use format::filter_pipeline::Filter;
 pub use format::object_header::{ObjectKind, MAX_RANK};
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, Mode, Object,
-    OpenOptions, Stat,
+    OpenOptions, Stat, VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK,
 };
 pub use pager::PAGE_SIZE;
 pub use pool::{
@@ -64,4 +64,3 @@ pub use pool::{
 };
 pub use selection::Selection;
 pub use space::{FreeListKind, Section, SpaceInfo, SpaceKind};
-pub use vlen::{VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK};

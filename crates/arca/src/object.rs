@@ -5,35 +5,33 @@ mod dataset;
 mod file;
 mod group;
 mod repack;
+mod session;
 mod stat;
+mod vlen;
 
 pub use attrs::{AttrValue, Attributes};
-pub(crate) use dataset::{
-    check_element, contiguous_extent, read_locked as dataset_read_locked,
-    write_locked as dataset_write_locked, MAX_CHUNK_BYTES,
-};
 pub use dataset::{Dataset, DatasetOptions, Element};
 pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
 pub use group::{Group, Object};
 pub use repack::{repack, Progress};
 pub use stat::{Extent, Stat};
+pub use vlen::{VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK};
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
-pub(crate) use file::Inner;
+pub(crate) use session::Session;
+use session::State;
 
-pub(crate) type Shared = Arc<Mutex<Inner>>;
+pub(crate) type Shared = Arc<Mutex<Session>>;
 
-pub(crate) fn lock(shared: &Shared) -> Result<MutexGuard<'_, Inner>> {
+pub(crate) fn lock(shared: &Shared) -> Result<MutexGuard<'_, Session>> {
     let g = shared.lock().map_err(|_| Error::Poisoned)?;
-    if g.poisoned {
-        return Err(Error::Poisoned);
+    match g.state {
+        State::Open => Ok(g),
+        State::Poisoned => Err(Error::Poisoned),
+        State::Closed => Err(Error::invalid("the file is closed")),
     }
-    if !g.open {
-        return Err(Error::invalid("the file is closed"));
-    }
-    Ok(g)
 }
 
 /// Split a path into its non-empty components, rejecting names a link cannot have.

@@ -23,27 +23,9 @@ use crate::io::Driver;
 use crate::journal::Journaled;
 use crate::pool::lists::PAGES;
 
-/// Size of the largest metadata page, and of the superblock's region.
-pub const PAGE_SIZE: usize = 4096;
-/// Bytes of payload in the largest page after its tag and checksum.
-pub const PAGE_PAYLOAD: usize = PAGE_SIZE - 8;
-/// Size of the smallest page (class 0).
-pub const MIN_PAGE: usize = 512;
-/// Number of page classes: 512, 1024, 2048, 4096 bytes.
-pub const PAGE_CLASSES: u8 = 4;
-
-/// Three letters naming the structure a page holds.
-pub(crate) type Family = [u8; 3];
-
-/// Bytes in a page of `class`.
-pub(crate) fn class_size(class: u8) -> usize {
-    MIN_PAGE << class
-}
-
-/// The smallest class whose payload holds `len` bytes.
-pub(crate) fn class_for(len: usize) -> Option<u8> {
-    (0..PAGE_CLASSES).find(|&c| class_size(c) - 8 >= len)
-}
+use crate::format::page::{self, class_of, family_name};
+pub(crate) use crate::format::page::{class_for, class_size, Family};
+pub use crate::format::page::{MIN_PAGE, PAGE_CLASSES, PAGE_PAYLOAD, PAGE_SIZE};
 
 /// A cached page: tag, checksum, payload. Shared, so reads do not copy;
 /// pages come from the page free list and return to it when the cache
@@ -73,19 +55,9 @@ pub(crate) struct Pager {
     limit: u64,
 }
 
-fn checksum(page: &[u8]) -> u32 {
-    let c = crc32c::crc32c(&page[0..4]);
-    crc32c::crc32c_append(c, &page[8..])
-}
-
 /// A printable name for a page family.
 pub(crate) fn tag_name(family: &Family) -> &'static str {
-    match family {
-        b"ABL" => "B-tree leaf page",
-        b"ABI" => "B-tree internal page",
-        b"AOH" => "object header",
-        _ => "metadata page",
-    }
+    family_name(family)
 }
 
 impl Pager {
@@ -170,21 +142,19 @@ impl Pager {
                 ),
             ));
         };
-        let class = head[3].wrapping_sub(b'0');
-        if class >= PAGE_CLASSES {
+        let Some(class) = class_of(&head) else {
             return Err(Error::corrupt(
                 tag_name(families[i]),
                 addr,
                 format!("page class byte {}", head[3]),
             ));
-        }
+        };
         let size = class_size(class);
         self.check_range(addr, size, what)?;
         let mut page = PAGES.take_zeroed(size);
         let buf = page_mut(&mut page);
         let read = self.driver.read_at(addr, buf);
-        let stored = u32::from_le_bytes([buf[4], buf[5], buf[6], buf[7]]);
-        if read.is_err() || stored != checksum(buf) {
+        if read.is_err() || !page::verifies(buf) {
             PAGES.give_back(page);
             read?;
             return Err(Error::corrupt(
@@ -216,14 +186,13 @@ impl Pager {
         self.check_range(addr, 8, "metadata page")?;
         let mut head = [0u8; 8];
         self.driver.read_at(addr, &mut head)?;
-        let class = head[3].wrapping_sub(b'0');
-        if class >= PAGE_CLASSES {
+        let Some(class) = class_of(&head) else {
             return Err(Error::corrupt(
                 "metadata page",
                 addr,
                 format!("page class byte {}", head[3]),
             ));
-        }
+        };
         Ok(class_size(class))
     }
 
@@ -267,9 +236,7 @@ impl Pager {
             None => PAGES.take_zeroed(size),
         };
         let buf = page_mut(&mut page);
-        buf[0..3].copy_from_slice(family);
-        buf[3] = b'0' + class;
-        buf[4..8].fill(0);
+        page::write_header(buf, family, class);
         buf[8..8 + payload.len()].copy_from_slice(payload);
         buf[8 + payload.len()..].fill(0);
         self.limit = self.limit.max(addr + size as u64);
@@ -342,8 +309,7 @@ impl Pager {
             if let Some(e) = self.cache.get_mut(&addr) {
                 // The checksum goes into the cached page itself.
                 let page = page_mut(&mut e.page);
-                let crc = checksum(page);
-                page[4..8].copy_from_slice(&crc.to_le_bytes());
+                page::stamp(page);
                 self.driver.write_at(addr, page)?;
                 e.dirty = false;
             }

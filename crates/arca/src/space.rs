@@ -19,6 +19,10 @@
 //! - S3: no free section ends at `eof` (the file never ends in free space).
 //! - S4: space freed while frees are deferred (inside a transaction) is not
 //!   handed out before [`FileSpace::commit`].
+//! - S5: a free never takes back bytes that are not live: an extent outside
+//!   `[PAGE_SIZE, eof)` or overlapping a free section, a held-back free or
+//!   an aggregator's remainder is refused with `Corrupt` (the caller read
+//!   it from a damaged file), and a batch is freed whole or not at all.
 //!
 //! State of one extent:
 //! ```text
@@ -30,9 +34,11 @@
 
 pub(crate) mod fsm;
 pub(crate) mod naive;
-pub(crate) mod record;
+
+use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
+use crate::pager::PAGE_SIZE;
 
 /// What an extent of file space holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -82,8 +88,8 @@ impl Section {
     }
 }
 
-/// What a free list must do; both implementations keep S2 themselves.
-pub(crate) trait FreeList: Send {
+/// An index of free sections; both implementations keep S2 themselves.
+pub(crate) trait SectionIndex: Send {
     /// Take `size` bytes from the best-fitting section, preferring `kind`;
     /// the unused tail goes back to the list.
     fn take(&mut self, kind: SpaceKind, size: u64) -> Option<u64>;
@@ -93,6 +99,8 @@ pub(crate) trait FreeList: Send {
     fn remove(&mut self, addr: u64) -> Option<Section>;
     /// The section that ends exactly at `end`, if any.
     fn ending_at(&self, end: u64) -> Option<Section>;
+    /// A section overlapping `[addr, end)`, if any.
+    fn overlapping(&self, addr: u64, end: u64) -> Option<Section>;
     /// Every section in address order.
     fn sections(&self) -> Vec<Section>;
 }
@@ -123,15 +131,16 @@ impl Aggregator {
 /// The file's allocator: end of file, aggregators and a free list.
 pub(crate) struct FileSpace {
     eof: u64,
-    list: Box<dyn FreeList>,
+    list: Box<dyn SectionIndex>,
     aggs: [Aggregator; 2],
     defer: bool,
-    pending: Vec<Section>,
+    /// Frees held back until commit (S4), by address: addr -> (size, kind).
+    pending: BTreeMap<u64, (u64, SpaceKind)>,
 }
 
 impl FileSpace {
     pub(crate) fn new(eof: u64, kind: FreeListKind) -> Self {
-        let list: Box<dyn FreeList> = match kind {
+        let list: Box<dyn SectionIndex> = match kind {
             FreeListKind::Managed => Box::new(fsm::FreeSpaceManager::new()),
             FreeListKind::Naive => Box::new(naive::NaiveList::new()),
         };
@@ -140,7 +149,7 @@ impl FileSpace {
             list,
             aggs: [Aggregator::default(); 2],
             defer: false,
-            pending: vec![],
+            pending: BTreeMap::new(),
         }
     }
 
@@ -207,19 +216,108 @@ impl FileSpace {
     }
 
     /// Give back an extent returned by `alloc`.
-    pub(crate) fn free(&mut self, kind: SpaceKind, addr: u64, size: u64) {
+    ///
+    /// # Errors
+    /// `Corrupt` if the extent is not live (S5); nothing is freed then.
+    pub(crate) fn free(&mut self, kind: SpaceKind, addr: u64, size: u64) -> Result<()> {
         if size == 0 {
-            return;
+            return Ok(());
         }
-        let s = Section { addr, size, kind };
+        self.check_live("freed extent", addr, size)?;
+        self.apply_free(Section { addr, size, kind });
+        Ok(())
+    }
+
+    fn apply_free(&mut self, s: Section) {
         if self.defer {
-            self.pending.push(s);
+            self.pending.insert(s.addr, (s.size, s.kind));
         } else {
             self.release(s);
         }
         #[cfg(feature = "paranoid")]
         if let Err(e) = self.check_invariants() {
             panic!("free-space invariant broken after free: {e}");
+        }
+    }
+
+    /// Give back several extents: all are checked first — inside the file,
+    /// clear of each other and of space that is not live — then all freed;
+    /// on an error none is (S5).
+    ///
+    /// # Errors
+    /// `Corrupt` naming the first extent that is not live.
+    pub(crate) fn free_all(&mut self, extents: &[Section]) -> Result<()> {
+        for s in self.check_free(extents)? {
+            self.apply_free(s);
+        }
+        Ok(())
+    }
+
+    /// Check that [`FileSpace::free_all`] would accept `extents`, changing
+    /// nothing; returns them in address order.
+    ///
+    /// # Errors
+    /// As for [`FileSpace::free_all`].
+    pub(crate) fn check_free(&self, extents: &[Section]) -> Result<Vec<Section>> {
+        let mut sorted: Vec<Section> = extents.iter().filter(|s| s.size > 0).copied().collect();
+        sorted.sort_unstable_by_key(|s| s.addr);
+        for (i, s) in sorted.iter().enumerate() {
+            self.check_live("freed extent", s.addr, s.size)?;
+            if let Some(next) = sorted.get(i + 1) {
+                if next.addr < s.end() {
+                    return Err(Error::corrupt(
+                        "freed extent",
+                        next.addr,
+                        format!("freed twice: overlaps the extent at {}", s.addr),
+                    ));
+                }
+            }
+        }
+        Ok(sorted)
+    }
+
+    /// Check that `[addr, addr + len)` may hold a live structure: it lies in
+    /// `[PAGE_SIZE, eof)` and overlaps no free section, held-back free or
+    /// aggregator remainder. An O(log n) test, made before a structure read
+    /// from the file is trusted and before its space is freed.
+    ///
+    /// # Errors
+    /// `Corrupt` naming `what` at `addr`.
+    pub(crate) fn check_live(&self, what: &'static str, addr: u64, len: u64) -> Result<()> {
+        let end = addr
+            .checked_add(len)
+            .filter(|&e| addr >= PAGE_SIZE as u64 && e <= self.eof);
+        let Some(end) = end else {
+            return Err(Error::corrupt(
+                what,
+                addr,
+                format!(
+                    "{len} bytes at {addr} lie outside the file (which ends at {})",
+                    self.eof
+                ),
+            ));
+        };
+        let clash = self
+            .list
+            .overlapping(addr, end)
+            .map(|s| (s.addr, "a free section"))
+            .or_else(|| {
+                let (&a, &(n, _)) = self.pending.range(..end).next_back()?;
+                (a + n > addr).then_some((a, "space freed in this transaction"))
+            })
+            .or_else(|| {
+                self.aggs
+                    .iter()
+                    .find(|g| g.room() > 0 && g.pos < end && addr < g.end)
+                    .map(|g| (g.pos, "unused reserved space"))
+            });
+        match clash {
+            None => Ok(()),
+            Some((at, kind)) => Err(Error::corrupt(
+                what,
+                addr,
+                format!("{len} bytes at {addr} overlap {kind} at {at}"),
+            )),
         }
     }
 
@@ -303,12 +401,9 @@ impl FileSpace {
 
     /// Release frees held back since the last commit.
     pub(crate) fn commit(&mut self) {
-        let mut pending = std::mem::take(&mut self.pending);
-        for s in pending.drain(..) {
-            self.release(s);
+        for (addr, (size, kind)) in std::mem::take(&mut self.pending) {
+            self.release(Section { addr, size, kind });
         }
-        // Emptied but kept: every transaction fills it again.
-        self.pending = pending;
     }
 
     /// Forget frees held back (the transaction that made them was rolled back).
@@ -317,9 +412,17 @@ impl FileSpace {
         self.pending.clear();
     }
 
-    /// Frees held back until commit.
-    pub(crate) fn pending(&self) -> &[Section] {
-        &self.pending
+    /// Frees held back until commit, in address order.
+    pub(crate) fn pending(&self) -> Vec<Section> {
+        self.pending
+            .iter()
+            .map(|(&addr, &(size, kind))| Section { addr, size, kind })
+            .collect()
+    }
+
+    /// Whether any free is held back until commit.
+    pub(crate) fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     /// Free sections in address order.
@@ -367,7 +470,7 @@ impl FileSpace {
             }
         }
         if let Some(&(a, _, _)) = all.first() {
-            if a < crate::pager::PAGE_SIZE as u64 {
+            if a < PAGE_SIZE as u64 {
                 return Err(format!("S1: section at {a} overlaps the superblock"));
             }
         }
@@ -427,7 +530,6 @@ impl SpaceInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pager::PAGE_SIZE;
     use proptest::prelude::*;
 
     /// Apply random allocs and frees, then check S1–S3 and that live + free
@@ -446,7 +548,7 @@ mod tests {
                 live.push((a, size));
             } else {
                 let (a, s) = live.swap_remove(pick % live.len());
-                sp.free(k, a, s);
+                sp.free(k, a, s).unwrap();
             }
             sp.check_invariants().unwrap();
         }
@@ -463,7 +565,7 @@ mod tests {
         assert_eq!(pos, sp.eof(), "live + free + header = eof");
         // Freeing everything brings the file back to the superblock alone.
         for (a, s) in live {
-            sp.free(SpaceKind::Raw, a, s);
+            sp.free(SpaceKind::Raw, a, s).unwrap();
         }
         assert_eq!(sp.eof(), PAGE_SIZE as u64);
         assert!(sp.sections().is_empty());
@@ -499,7 +601,7 @@ mod tests {
         let a = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
         let _b = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
         sp.set_defer(true);
-        sp.free(SpaceKind::Raw, a, 100_000);
+        sp.free(SpaceKind::Raw, a, 100_000).unwrap();
         let c = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
         assert_ne!(
             c, a,
@@ -507,8 +609,65 @@ mod tests {
         );
         sp.commit();
         assert_eq!(sp.alloc(SpaceKind::Raw, 100_000).unwrap(), a);
-        sp.free(SpaceKind::Raw, c, 1);
+        sp.free(SpaceKind::Raw, c, 1).unwrap();
         sp.discard_pending();
+        sp.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn frees_of_space_that_is_not_live_are_refused_whole() {
+        let mut sp = FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed);
+        let a = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
+        let b = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
+        let _c = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
+        sp.free(SpaceKind::Raw, a, 100_000).unwrap();
+        let before = sp.sections();
+        let eof = sp.eof();
+        // Overlapping a free section, past the end, over the superblock,
+        // twice in one batch: each refused, and the valid extent beside it
+        // in the batch is not freed either.
+        for bad in [
+            (a + 10, 20),
+            (a + 99_990, 20),
+            (eof - 10, 20),
+            (0, 4096),
+            (u64::MAX - 5, 10),
+        ] {
+            let batch = [
+                Section {
+                    addr: b,
+                    size: 100,
+                    kind: SpaceKind::Raw,
+                },
+                Section {
+                    addr: bad.0,
+                    size: bad.1,
+                    kind: SpaceKind::Raw,
+                },
+            ];
+            let e = sp.free_all(&batch).unwrap_err();
+            assert!(matches!(e, Error::Corrupt { .. }), "{bad:?}: {e}");
+            assert_eq!(sp.sections(), before, "{bad:?}: half-freed");
+        }
+        let twice = [
+            Section {
+                addr: b,
+                size: 100,
+                kind: SpaceKind::Raw,
+            },
+            Section {
+                addr: b + 50,
+                size: 100,
+                kind: SpaceKind::Raw,
+            },
+        ];
+        assert!(sp.free_all(&twice).is_err());
+        // Held back frees count as not live too.
+        sp.set_defer(true);
+        sp.free(SpaceKind::Raw, b, 100).unwrap();
+        assert!(sp.free(SpaceKind::Raw, b + 50, 10).is_err());
+        assert!(sp.check_live("x", b + 99, 1).is_err());
+        assert!(sp.check_live("x", b + 100, 10).is_ok());
         sp.check_invariants().unwrap();
     }
 }

@@ -1,18 +1,20 @@
 //! The storage context the format layer works in: the page cache, the file
 //! allocator and checksummed variable-size blobs, bundled so that one
 //! `&mut Store` reaches everything below the object model.
+//!
+//! Every byte written outside a page goes through [`Store::write_raw`],
+//! which checks that it lands inside the extent its object owns and that
+//! the extent is live; every structure read from the file is checked the
+//! same way ([`Store::check_live`]) before it is trusted.
 
 use crate::error::{Error, Result};
-use crate::format::codec::{Reader, Writer};
+use crate::format::blob;
 use crate::io::Driver;
 use crate::pager::{class_size, Pager};
-use crate::space::{FileSpace, SpaceKind};
+use crate::space::{FileSpace, Section, SpaceKind};
 
 /// Bytes before a blob's data: tag, checksum, length.
-pub(crate) const BLOB_HEADER: u64 = 16;
-/// Largest blob accepted when reading, so a damaged length cannot force a
-/// huge allocation.
-pub(crate) const MAX_BLOB: u64 = 1 << 32;
+pub(crate) const BLOB_HEADER: u64 = blob::HEADER;
 
 pub(crate) struct Store {
     pub(crate) pager: Pager,
@@ -34,6 +36,61 @@ impl Store {
         }
     }
 
+    /// Check that a structure read from the file, `len` bytes at `addr`,
+    /// may be live: inside the file and clear of free space (S5).
+    ///
+    /// # Errors
+    /// `Corrupt` naming `what`.
+    pub(crate) fn check_live(&self, what: &'static str, addr: u64, len: u64) -> Result<()> {
+        self.space.check_live(what, addr, len)?;
+        if addr.checked_add(len).is_none_or(|e| e > self.pager.limit()) {
+            return Err(Error::corrupt(
+                what,
+                addr,
+                format!(
+                    "{len} bytes at {addr} run past the file's {} bytes",
+                    self.pager.limit()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Write `data` at `at`, inside the extent `(addr, len)` that the
+    /// caller's object owns: the one way raw bytes (data, chunks, blobs)
+    /// reach the file.
+    ///
+    /// # Errors
+    /// `Corrupt` if the write leaves the extent or the extent is not live
+    /// (its owner was decoded from a damaged file); nothing is written then.
+    pub(crate) fn write_raw(
+        &mut self,
+        what: &'static str,
+        ext: (u64, u64),
+        at: u64,
+        data: &[u8],
+    ) -> Result<()> {
+        let (addr, len) = ext;
+        let inside = at >= addr
+            && at
+                .checked_add(data.len() as u64)
+                .is_some_and(|e| addr.checked_add(len).is_some_and(|x| e <= x));
+        if !inside {
+            return Err(Error::corrupt(
+                what,
+                addr,
+                format!(
+                    "a write of {} bytes at {at} leaves its extent of {len} bytes",
+                    data.len()
+                ),
+            ));
+        }
+        self.space.check_live(what, addr, len)?;
+        self.pager.driver_mut().write_at(at, data)?;
+        self.pager.extend_limit(at + data.len() as u64);
+        Ok(())
+    }
+
     /// Space for a metadata page of `class`.
     pub(crate) fn alloc_page(&mut self, class: u8) -> Result<u64> {
         self.space.alloc(SpaceKind::Meta, class_size(class) as u64)
@@ -42,66 +99,58 @@ impl Store {
     /// Give back a page's space; its size comes from its tag.
     pub(crate) fn free_page(&mut self, addr: u64) -> Result<()> {
         let size = self.pager.size_of(addr)?;
+        self.space.free(SpaceKind::Meta, addr, size as u64)?;
         self.pager.forget(addr);
-        self.space.free(SpaceKind::Meta, addr, size as u64);
         Ok(())
     }
 
     /// Write `data` as a new checksummed blob and return its address.
     pub(crate) fn write_blob(&mut self, data: &[u8]) -> Result<u64> {
-        let addr = self
-            .space
-            .alloc(SpaceKind::Meta, BLOB_HEADER + data.len() as u64)?;
+        let len = BLOB_HEADER + data.len() as u64;
+        let addr = self.space.alloc(SpaceKind::Meta, len)?;
         self.write_blob_at(addr, data)?;
         Ok(addr)
     }
 
     /// Write a blob into space the caller already reserved.
     pub(crate) fn write_blob_at(&mut self, addr: u64, data: &[u8]) -> Result<()> {
-        let mut w = Writer::new();
-        w.bytes(b"ABLB");
-        let mut body = Writer::new();
-        body.u64(data.len() as u64).bytes(data);
-        let crc = crc32c::crc32c(&body.buf);
-        w.u32(crc).bytes(&body.buf);
-        let end = addr + w.buf.len() as u64;
-        self.pager.driver_mut().write_at(addr, &w.buf)?;
-        self.pager.extend_limit(end);
-        Ok(())
+        let bytes = blob::encode(data);
+        self.write_raw("blob", (addr, bytes.len() as u64), addr, &bytes)
     }
 
     /// Read back a blob written by [`Store::write_blob`].
     pub(crate) fn read_blob(&self, addr: u64) -> Result<Vec<u8>> {
-        let what = "blob";
-        let limit = self.pager.limit();
-        if addr == 0 || addr.saturating_add(BLOB_HEADER) > limit {
-            return Err(Error::corrupt(what, addr, "address outside the file"));
-        }
+        self.check_live("blob", addr, BLOB_HEADER)?;
         let mut head = [0u8; BLOB_HEADER as usize];
         self.driver().read_at(addr, &mut head)?;
-        let mut r = Reader::new(&head, what, addr);
-        if r.bytes(4)? != b"ABLB" {
-            return Err(Error::corrupt(what, addr, "bad tag"));
-        }
-        let crc = r.u32()?;
-        let len = r.u64()?;
-        if len > MAX_BLOB || addr + BLOB_HEADER + len > limit {
-            return Err(Error::corrupt(
-                what,
-                addr,
-                format!("length {len} runs past the file"),
-            ));
-        }
+        let (crc, len) = blob::decode_header(&head, addr, self.pager.limit())?;
+        self.check_live("blob", addr, BLOB_HEADER + len)?;
         let mut data = vec![0u8; len as usize];
         self.driver().read_at(addr + BLOB_HEADER, &mut data)?;
-        let c = crc32c::crc32c_append(crc32c::crc32c(&head[8..16]), &data);
-        if c != crc {
-            return Err(Error::corrupt(what, addr, "checksum mismatch"));
-        }
+        blob::verify(&head, &data, crc, addr)?;
         Ok(data)
     }
 
-    pub(crate) fn free_blob(&mut self, addr: u64, len: u64) {
-        self.space.free(SpaceKind::Meta, addr, BLOB_HEADER + len);
+    /// Give back the space of a blob of `len` data bytes.
+    pub(crate) fn free_blob(&mut self, addr: u64, len: u64) -> Result<()> {
+        self.space.free(SpaceKind::Meta, addr, blob_extent(len)?)
     }
+
+    /// Give back the extents of structures that die together (a deleted
+    /// object and all it owns), all or none (S5); cached pages among them
+    /// are dropped unwritten.
+    pub(crate) fn free_structures(&mut self, extents: &[Section]) -> Result<()> {
+        self.space.free_all(extents)?;
+        for e in extents.iter().filter(|e| e.kind == SpaceKind::Meta) {
+            self.pager.forget(e.addr);
+        }
+        Ok(())
+    }
+}
+
+/// Bytes a blob of `len` data bytes occupies.
+pub(crate) fn blob_extent(len: u64) -> Result<u64> {
+    len.checked_add(BLOB_HEADER)
+        .filter(|_| len <= blob::MAX_LEN)
+        .ok_or_else(|| Error::corrupt("blob", 0, format!("length {len} is implausible")))
 }

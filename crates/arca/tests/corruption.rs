@@ -199,3 +199,302 @@ fn damaged_unfiltered_chunk_read_straight_to_the_output() {
     let got: Vec<u32> = ds.read(&part).unwrap();
     assert_eq!(got, data[4096 * 2..4096 * 5]);
 }
+
+/// Fields that disagree behind valid checksums: each file below is
+/// crafted by rewriting one structure and stamping its checksum again.
+mod behind_checksums {
+    use arca::{DatasetOptions, Datatype, Error, File, Selection};
+
+    /// Re-stamp the checksum of the page at `at` (tag, class, CRC32C of
+    /// bytes 0..4 and 8..size).
+    fn stamp_page(b: &mut [u8], at: usize) {
+        let size = 512usize << (b[at + 3] - b'0');
+        let p = &b[at..at + size];
+        let c = crc32c::crc32c_append(crc32c::crc32c(&p[0..4]), &p[8..]);
+        b[at + 4..at + 8].copy_from_slice(&c.to_le_bytes());
+    }
+
+    /// Re-stamp the blob at `at` (CRC32C of its length field and data).
+    fn stamp_blob(b: &mut [u8], at: usize) {
+        let len = u64::from_le_bytes(b[at + 8..at + 16].try_into().unwrap()) as usize;
+        let c = crc32c::crc32c(&b[at + 8..at + 16 + len]);
+        b[at + 4..at + 8].copy_from_slice(&c.to_le_bytes());
+    }
+
+    /// The messages of the object header at `at`: (type, flags, body).
+    fn messages(b: &[u8], at: usize) -> Vec<(u16, u16, Vec<u8>)> {
+        let p = &b[at + 8..];
+        let n = u16::from_le_bytes([p[2], p[3]]) as usize;
+        let mut pos = 4;
+        let mut out = vec![];
+        for _ in 0..n {
+            let t = u16::from_le_bytes([p[pos], p[pos + 1]]);
+            let f = u16::from_le_bytes([p[pos + 2], p[pos + 3]]);
+            let len = u32::from_le_bytes(p[pos + 4..pos + 8].try_into().unwrap()) as usize;
+            out.push((t, f, p[pos + 8..pos + 8 + len].to_vec()));
+            pos += 8 + len;
+        }
+        out
+    }
+
+    /// Rewrite the object header at `at` with `msgs`, keeping its kind.
+    fn set_messages(b: &mut [u8], at: usize, msgs: &[(u16, u16, Vec<u8>)]) {
+        let size = 512usize << (b[at + 3] - b'0');
+        let mut p = vec![b[at + 8], 0];
+        p.extend_from_slice(&(msgs.len() as u16).to_le_bytes());
+        for (t, f, body) in msgs {
+            p.extend_from_slice(&t.to_le_bytes());
+            p.extend_from_slice(&f.to_le_bytes());
+            p.extend_from_slice(&(body.len() as u32).to_le_bytes());
+            p.extend_from_slice(body);
+        }
+        assert!(p.len() <= size - 8);
+        p.resize(size - 8, 0);
+        b[at + 8..at + size].copy_from_slice(&p);
+        stamp_page(b, at);
+    }
+
+    /// A file with dataset `d` (made by `make`) and a contiguous `other`
+    /// of 4096 sevens; returns its bytes and `d`'s header address (headers
+    /// are allocated in creation order: the root's, `d`'s, `other`'s).
+    fn one_dataset(make: impl Fn(&File) -> arca::Dataset) -> (Vec<u8>, usize) {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.arca");
+        let f = File::create(&p).unwrap();
+        make(&f);
+        f.root()
+            .create_dataset("other", &DatasetOptions::new(Datatype::uint(1), &[4096]))
+            .unwrap()
+            .write_all(&vec![7u8; 4096])
+            .unwrap();
+        let mut headers: Vec<u64> = f
+            .space_map()
+            .unwrap()
+            .iter()
+            .filter(|e| e.what == "object header" && e.addr != 4096)
+            .map(|e| e.addr)
+            .collect();
+        headers.sort();
+        f.close().unwrap();
+        (std::fs::read(&p).unwrap(), headers[0] as usize)
+    }
+
+    fn open_rw(bytes: Vec<u8>) -> arca::Result<File> {
+        File::options().open_drivers(
+            Box::new(arca::io::MemoryDriver::from_bytes(bytes)),
+            Some(Box::new(arca::io::MemoryDriver::new())),
+            false,
+            true,
+        )
+    }
+
+    fn corrupt<T: std::fmt::Debug>(r: arca::Result<T>) {
+        match r {
+            Err(Error::Corrupt { .. }) => {}
+            other => panic!("expected a damage report, got {other:?}"),
+        }
+    }
+
+    fn others_intact(f: &File) {
+        assert_eq!(
+            f.root().dataset("other").unwrap().read_all::<u8>().unwrap(),
+            vec![7u8; 4096]
+        );
+    }
+
+    #[test]
+    fn a_repeated_shape_message_is_damage() {
+        let (mut b, d) = one_dataset(|f| {
+            f.root()
+                .create_dataset(
+                    "d",
+                    &DatasetOptions::new(Datatype::float(4), &[4, 4]).chunks(&[2, 2]),
+                )
+                .unwrap()
+        });
+        let mut msgs = messages(&b, d);
+        // A second shape message of rank 3 after the rank-2 one.
+        let mut shape3 = vec![3u8];
+        for v in [4u64, 4, 4, 4, 4, 4] {
+            shape3.extend_from_slice(&v.to_le_bytes());
+        }
+        msgs.push((4, 1, shape3));
+        set_messages(&mut b, d, &msgs);
+        let f = File::from_bytes(b).unwrap();
+        corrupt(f.root().dataset("d").unwrap().read_all::<f32>());
+        corrupt(f.check());
+    }
+
+    #[test]
+    fn a_chunk_rank_unlike_the_shape_or_a_huge_chunk_is_damage() {
+        let (b, d) = one_dataset(|f| {
+            f.root()
+                .create_dataset(
+                    "d",
+                    &DatasetOptions::new(Datatype::float(4), &[4, 4]).chunks(&[2, 2]),
+                )
+                .unwrap()
+        });
+        let msgs = messages(&b, d);
+        let layout = msgs.iter().position(|m| m.0 == 5).unwrap();
+        for chunk in [
+            vec![2u64],
+            vec![2, 2, 2],
+            vec![1 << 40, 1 << 40],
+            vec![0, 2],
+        ] {
+            let mut body = vec![1u8];
+            for c in &chunk {
+                body.extend_from_slice(&c.to_le_bytes());
+            }
+            body.extend_from_slice(&0u64.to_le_bytes());
+            let mut m = msgs.clone();
+            m[layout].2 = body;
+            let mut bb = b.clone();
+            set_messages(&mut bb, d, &m);
+            let f = File::from_bytes(bb).unwrap();
+            corrupt(f.root().dataset("d").unwrap().read_all::<f32>());
+            corrupt(f.check());
+        }
+    }
+
+    /// A contiguous dataset whose stored size disagrees with its shape, or
+    /// whose extent is another object's: reads and `r+` writes refuse it and
+    /// never touch the other object.
+    #[test]
+    fn a_contiguous_extent_that_disagrees_is_refused() {
+        let (b, d) = one_dataset(|f| {
+            let ds = f
+                .root()
+                .create_dataset("d", &DatasetOptions::new(Datatype::uint(1), &[64]))
+                .unwrap();
+            ds.write_all(&[1u8; 64]).unwrap();
+            ds
+        });
+        let msgs = messages(&b, d);
+        let layout = msgs.iter().position(|m| m.0 == 5).unwrap();
+        let addr = u64::from_le_bytes(msgs[layout].2[1..9].try_into().unwrap());
+        let other = b
+            .windows(4096)
+            .position(|w| w.iter().all(|&x| x == 7))
+            .unwrap() as u64;
+        for (a, size) in [(addr, 1 << 20), (addr, 63), (u64::MAX - 10, 64)] {
+            let mut body = vec![0u8];
+            body.extend_from_slice(&a.to_le_bytes());
+            body.extend_from_slice(&(size as u64).to_le_bytes());
+            let mut m = msgs.clone();
+            m[layout].2 = body;
+            let mut bb = b.clone();
+            set_messages(&mut bb, d, &m);
+            let f = open_rw(bb).unwrap();
+            let ds = f.root().dataset("d").unwrap();
+            corrupt(ds.read_all::<u8>());
+            let w = ds.write(&Selection::all(&[64]), &[9u8; 64]);
+            assert!(w.is_err(), "a write through a damaged layout succeeded");
+            others_intact(&f);
+            corrupt(f.check());
+        }
+        // An extent of the right size that is another object's: only a map
+        // of every live extent can tell, and `check` builds one.
+        let mut body = vec![0u8];
+        body.extend_from_slice(&other.to_le_bytes());
+        body.extend_from_slice(&64u64.to_le_bytes());
+        let mut m = msgs.clone();
+        m[layout].2 = body;
+        let mut bb = b.clone();
+        set_messages(&mut bb, d, &m);
+        corrupt(File::from_bytes(bb).unwrap().check());
+    }
+
+    /// A free section over a live object header: the structure is refused
+    /// when read, and `check` names the overlap.
+    #[test]
+    fn a_free_section_over_a_live_structure_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.arca");
+        let f = File::create(&p).unwrap();
+        for i in 0..4 {
+            f.root()
+                .create_dataset(
+                    &format!("t{i}"),
+                    &DatasetOptions::new(Datatype::uint(1), &[100_000]),
+                )
+                .unwrap()
+                .write_all(&vec![i as u8; 100_000])
+                .unwrap();
+        }
+        f.root().create_group("g").unwrap();
+        f.flush().unwrap();
+        f.root().delete("t1").unwrap();
+        let map = f.space_map().unwrap();
+        let g_hdr = map
+            .iter()
+            .filter(|e| e.what == "object header")
+            .map(|e| e.addr)
+            .max()
+            .unwrap();
+        f.close().unwrap();
+        let mut b = std::fs::read(&p).unwrap();
+        let rec = u64::from_le_bytes(b[40..48].try_into().unwrap()) as usize;
+        assert!(rec != 0, "the delete left a free-space record");
+        // Point the record's first section at g's header instead.
+        let first = rec + 16 + 8;
+        b[first + 1..first + 9].copy_from_slice(&g_hdr.to_le_bytes());
+        b[first + 9..first + 17].copy_from_slice(&512u64.to_le_bytes());
+        stamp_blob(&mut b, rec);
+        // Sections must stay sorted for the record to decode at all; if
+        // this one now is out of order, the record itself is refused.
+        match open_rw(b.clone()) {
+            Err(e) => assert!(matches!(e, Error::Corrupt { .. }), "{e}"),
+            Ok(f) => {
+                corrupt(
+                    f.root()
+                        .group("g")
+                        .map(|_| ())
+                        .and_then(|_| f.root().group("g")?.attrs().names()),
+                );
+                corrupt(f.check());
+            }
+        }
+        let f = File::from_bytes(b).unwrap();
+        corrupt(f.check());
+    }
+
+    /// A reusing vector whose free ranges cover a live element: `check`
+    /// finds it.
+    #[test]
+    fn vlen_free_ranges_over_a_live_element_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.arca");
+        let f = File::create(&p).unwrap();
+        let ds = f
+            .root()
+            .create_dataset(
+                "s",
+                &DatasetOptions::new(Datatype::VlenStr, &[4])
+                    .vlen(arca::VlenOptions::default().reuse_space(true)),
+            )
+            .unwrap();
+        let all = Selection::all(&[4]);
+        ds.write_strings(&all, &["aaaa", "bbbb", "cccc", "dddd"])
+            .unwrap();
+        let one = Selection::from_ranges(&[(0, 1, 1)]).unwrap();
+        ds.write_strings(&one, &["a much longer string"]).unwrap();
+        f.check().unwrap();
+        let blobs: Vec<u64> = f
+            .space_map()
+            .unwrap()
+            .iter()
+            .filter(|e| e.what == "vlen free ranges")
+            .map(|e| e.addr)
+            .collect();
+        f.close().unwrap();
+        let mut b = std::fs::read(&p).unwrap();
+        let at = blobs[0] as usize;
+        // The one free range (offset 0, 4 bytes) grows over "bbbb".
+        b[at + 16 + 8..at + 16 + 16].copy_from_slice(&8u64.to_le_bytes());
+        stamp_blob(&mut b, at);
+        let f = File::from_bytes(b).unwrap();
+        corrupt(f.check());
+    }
+}

@@ -16,7 +16,8 @@ use crate::error::Result;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
 use crate::format::object_header::MAX_RANK;
-use crate::store::Store;
+use crate::space::{Section, SpaceKind};
+use crate::store::{Store, BLOB_HEADER};
 
 /// Values up to this many bytes are kept inside the B-tree entry.
 const INLINE_MAX: usize = 256;
@@ -72,7 +73,9 @@ impl AttrRecord {
         w.buf
     }
 
-    pub(crate) fn decode(bytes: &[u8], owner: u64) -> Result<Self> {
+    /// Decode the record of an attribute of the object at `owner`, in a
+    /// file of `eof` bytes.
+    pub(crate) fn decode(bytes: &[u8], owner: u64, eof: u64) -> Result<Self> {
         let mut r = Reader::new(bytes, "attribute record", owner);
         let dtype = Datatype::decode(&mut r)?;
         let rank = r.u8()? as usize;
@@ -91,6 +94,19 @@ impl AttrRecord {
             },
             s => return Err(r.corrupt(format!("storage {s}"))),
         };
+        if r.remaining() != 0 {
+            return Err(r.corrupt("bytes after the value"));
+        }
+        if let AttrData::Blob { addr, len } = data {
+            let end = crate::store::blob_extent(len)
+                .ok()
+                .and_then(|n| addr.checked_add(n));
+            if addr < crate::pager::PAGE_SIZE as u64 || end.is_none_or(|e| e > eof) {
+                return Err(r.corrupt(format!(
+                    "value blob at {addr} of {len} bytes lies outside the file"
+                )));
+            }
+        }
         let rec = AttrRecord { dtype, shape, data };
         let want = rec
             .shape
@@ -103,7 +119,7 @@ impl AttrRecord {
         // Variable-length values are n lengths (8 bytes each) and their
         // items; the lengths are checked when the value is read.
         let fits = if dtype.is_vlen() {
-            want.is_some_and(|w| have >= w / 2)
+            want.is_some_and(|w| have >= w / 2 && have <= crate::format::blob::MAX_LEN)
         } else {
             want == Some(have)
         };
@@ -132,9 +148,22 @@ impl AttrRecord {
     }
 
     /// Release the blob, if the value has one.
-    pub(crate) fn free(&self, st: &mut Store) {
+    pub(crate) fn free(&self, st: &mut Store) -> Result<()> {
         if let AttrData::Blob { addr, len } = self.data {
-            st.free_blob(addr, len);
+            st.free_blob(addr, len)?;
+        }
+        Ok(())
+    }
+
+    /// The value's blob as an extent, if it has one.
+    pub(crate) fn extent(&self) -> Option<Section> {
+        match self.data {
+            AttrData::Blob { addr, len } => Some(Section {
+                addr,
+                size: BLOB_HEADER + len,
+                kind: SpaceKind::Meta,
+            }),
+            AttrData::Inline(_) => None,
         }
     }
 }

@@ -34,6 +34,7 @@ use crate::format::codec::Reader;
 use crate::pager::{class_for, Family, PAGE_CLASSES, PAGE_PAYLOAD};
 use crate::pool::lists::ENCODE;
 use crate::pool::{ObjectList, Pooled, PooledBuf, Recycle};
+use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
 /// Longest key a tree accepts.
@@ -181,33 +182,53 @@ impl Node {
 
     fn load(st: &mut Store, addr: u64) -> Result<Pooled<Node>> {
         let (which, page) = st.pager.read_any(addr, &[LEAF, INTERNAL])?;
-        let payload = &page[8..];
         let leaf = which == 0;
         let what = if leaf {
             "B-tree leaf page"
         } else {
             "B-tree internal page"
         };
+        st.check_live(what, addr, page.len() as u64)?;
+        let eof = st.space.eof();
+        let payload = &page[8..];
         let mut r = Reader::new(payload, what, addr);
         let n = r.u16()? as usize;
         let mut node = Node::new(leaf);
+        let key = |r: &mut Reader, kl: usize| {
+            if kl == 0 || kl > MAX_KEY {
+                return Err(r.corrupt(format!("key of {kl} bytes")));
+            }
+            Ok(())
+        };
+        let child = |r: &mut Reader| -> Result<u64> {
+            let c = r.u64()?;
+            if c < crate::pager::PAGE_SIZE as u64 || c >= eof || c == addr {
+                return Err(r.corrupt(format!("child at {c} outside the file or the node itself")));
+            }
+            Ok(c)
+        };
         if leaf {
             for _ in 0..n {
                 let kl = r.u16()? as usize;
                 let vl = r.u16()? as usize;
+                key(&mut r, kl)?;
+                if vl > MAX_VALUE {
+                    return Err(r.corrupt(format!("value of {vl} bytes")));
+                }
                 let k = r.bytes(kl)?;
                 let v = r.bytes(vl)?;
                 let e = node.entry(k, v);
                 node.entries.push(e);
             }
         } else {
-            node.children.push(r.u64()?);
+            node.children.push(child(&mut r)?);
             for _ in 0..n {
                 let kl = r.u16()? as usize;
+                key(&mut r, kl)?;
                 let k = r.bytes(kl)?;
                 let e = node.entry(k, b"");
                 node.entries.push(e);
-                node.children.push(r.u64()?);
+                node.children.push(child(&mut r)?);
             }
         }
         if (1..node.len()).any(|i| node.key(i - 1) >= node.key(i)) {
@@ -338,6 +359,7 @@ pub(crate) fn get_with<R>(
         } else {
             "B-tree internal page"
         };
+        st.check_live(what, addr, page.len() as u64)?;
         let mut r = Reader::new(&page[8..], what, addr);
         let n = r.u16()? as usize;
         if leaf {
@@ -378,14 +400,13 @@ pub(crate) fn get_with<R>(
 pub(crate) enum Inserted {
     /// The key was new.
     New,
-    /// The key existed and its value was replaced; the old value is returned
-    /// (empty from [`upsert`], which does not ask for it).
-    Replaced(Vec<u8>),
+    /// The key existed and its value was replaced.
+    Replaced,
     /// The key existed and `replace` was false; nothing changed.
     Exists,
 }
 
-/// Insert or replace; returns the (possibly new) root.
+/// Insert, or replace when `replace`; returns the (possibly new) root.
 pub(crate) fn insert(
     st: &mut Store,
     root: u64,
@@ -393,35 +414,13 @@ pub(crate) fn insert(
     val: &[u8],
     replace: bool,
 ) -> Result<(u64, Inserted)> {
-    insert_impl(st, root, key, val, replace, true)
-}
-
-/// Insert or replace without copying out the old value (the chunk index
-/// rewrites entries on every chunk write).
-pub(crate) fn upsert(st: &mut Store, root: u64, key: &[u8], val: &[u8]) -> Result<(u64, Inserted)> {
-    insert_impl(st, root, key, val, true, false)
-}
-
-fn insert_impl(
-    st: &mut Store,
-    root: u64,
-    key: &[u8],
-    val: &[u8],
-    replace: bool,
-    want_old: bool,
-) -> Result<(u64, Inserted)> {
     check_entry(key, val)?;
     if root == 0 {
         let mut node = Node::new(true);
         node.insert_entry(0, key, val);
         return Ok((node.store_new(st)?, Inserted::New));
     }
-    let op = Op {
-        key,
-        val,
-        replace,
-        want_old,
-    };
+    let op = Op { key, val, replace };
     let (outcome, split, root) = insert_rec(st, root, &op, 0)?;
     match split {
         None => Ok((root, outcome)),
@@ -439,7 +438,6 @@ struct Op<'a> {
     key: &'a [u8],
     val: &'a [u8],
     replace: bool,
-    want_old: bool,
 }
 
 type Split = Option<(Vec<u8>, u64)>;
@@ -462,17 +460,12 @@ fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inser
                 if !op.replace {
                     return Ok((Inserted::Exists, None, addr));
                 }
-                let old = if op.want_old {
-                    node.val(i).to_vec()
-                } else {
-                    Vec::new()
-                };
                 if node.val(i) == op.val {
                     // Same value: nothing to write.
-                    return Ok((Inserted::Replaced(old), None, addr));
+                    return Ok((Inserted::Replaced, None, addr));
                 }
                 node.set_val(i, op.val);
-                outcome = Inserted::Replaced(old);
+                outcome = Inserted::Replaced;
             }
             Err(i) => {
                 node.insert_entry(i, op.key, op.val);
@@ -575,28 +568,81 @@ pub(crate) type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'a;
 
 /// Visit entries in key order, starting at the first key `>= from`; the
 /// visitor returns `false` to stop.
+///
+/// A whole-tree walk checks what a single lookup cannot: no node is
+/// reached twice (a damaged tree could share a subtree and make a walk
+/// exponential), every leaf lies at the same depth (B3), and each child's
+/// keys lie between the separators around it (so keys are globally
+/// ordered and unique).
 pub(crate) fn scan(st: &mut Store, root: u64, from: &[u8], visit: &mut Visitor) -> Result<()> {
     if root != 0 {
-        scan_rec(st, root, from, visit, 0)?;
+        let mut w = Walk::default();
+        scan_rec(st, root, from, visit, &mut w, 0, None, None)?;
     }
     Ok(())
 }
 
+/// What a whole-tree walk has seen.
+#[derive(Default)]
+struct Walk {
+    seen: std::collections::HashSet<u64>,
+    leaf_depth: Option<usize>,
+}
+
+impl Walk {
+    fn enter(&mut self, addr: u64, depth: usize, leaf: bool) -> Result<()> {
+        let what = "B-tree internal page";
+        if depth >= MAX_DEPTH {
+            return Err(Error::corrupt(what, addr, "tree too deep"));
+        }
+        if !self.seen.insert(addr) {
+            return Err(Error::corrupt(
+                what,
+                addr,
+                "node reached twice: the tree has a cycle or a shared subtree",
+            ));
+        }
+        if leaf && *self.leaf_depth.get_or_insert(depth) != depth {
+            return Err(Error::corrupt(
+                "B-tree leaf page",
+                addr,
+                "leaves at different depths",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Check that `node`'s keys lie in `[lo, hi)`.
+fn check_bounds(node: &Node, addr: u64, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Result<()> {
+    if node.len() == 0 {
+        return Ok(());
+    }
+    let (first, last) = (node.key(0), node.key(node.len() - 1));
+    if lo.is_some_and(|l| first < l) || hi.is_some_and(|h| last >= h) {
+        return Err(Error::corrupt(
+            "B-tree page",
+            addr,
+            "keys outside the range its parent gives it",
+        ));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
 fn scan_rec(
     st: &mut Store,
     addr: u64,
     from: &[u8],
     visit: &mut Visitor,
+    w: &mut Walk,
     depth: usize,
+    lo: Option<&[u8]>,
+    hi: Option<&[u8]>,
 ) -> Result<bool> {
-    if depth >= MAX_DEPTH {
-        return Err(Error::corrupt(
-            "B-tree internal page",
-            addr,
-            "tree too deep",
-        ));
-    }
     let node = Node::load(st, addr)?;
+    w.enter(addr, depth, node.leaf)?;
+    check_bounds(&node, addr, lo, hi)?;
     if node.leaf {
         let start = match node.search(from) {
             Ok(i) | Err(i) => i,
@@ -610,44 +656,63 @@ fn scan_rec(
     }
     // Children left of the one that may hold `from` hold only smaller keys.
     let first = node.child_index(from);
-    for &c in &node.children[first..] {
-        if !scan_rec(st, c, from, visit, depth + 1)? {
+    for i in first..node.children.len() {
+        let clo = if i == 0 { lo } else { Some(node.key(i - 1)) };
+        let chi = if i < node.len() {
+            Some(node.key(i))
+        } else {
+            hi
+        };
+        if !scan_rec(st, node.children[i], from, visit, w, depth + 1, clo, chi)? {
             return Ok(false);
         }
     }
     Ok(true)
 }
 
-/// Every page of the tree as (address, size), for freeing and accounting.
+/// Every page of the tree as (address, size), for freeing and accounting;
+/// checked as [`scan`] checks a tree.
 pub(crate) fn pages(st: &mut Store, root: u64, out: &mut Vec<(u64, u64)>) -> Result<()> {
-    fn rec(st: &mut Store, addr: u64, out: &mut Vec<(u64, u64)>, depth: usize) -> Result<()> {
-        if depth >= MAX_DEPTH {
-            return Err(Error::corrupt(
-                "B-tree internal page",
-                addr,
-                "tree too deep",
-            ));
-        }
+    fn rec(
+        st: &mut Store,
+        addr: u64,
+        out: &mut Vec<(u64, u64)>,
+        w: &mut Walk,
+        depth: usize,
+        lo: Option<&[u8]>,
+        hi: Option<&[u8]>,
+    ) -> Result<()> {
         let node = Node::load(st, addr)?;
+        w.enter(addr, depth, node.leaf)?;
+        check_bounds(&node, addr, lo, hi)?;
         out.push((addr, st.pager.size_of(addr)? as u64));
-        for &c in &node.children {
-            rec(st, c, out, depth + 1)?;
+        for (i, &c) in node.children.iter().enumerate() {
+            let clo = if i == 0 { lo } else { Some(node.key(i - 1)) };
+            let chi = if i < node.len() {
+                Some(node.key(i))
+            } else {
+                hi
+            };
+            rec(st, c, out, w, depth + 1, clo, chi)?;
         }
         Ok(())
     }
     if root != 0 {
-        rec(st, root, out, 0)?;
+        rec(st, root, out, &mut Walk::default(), 0, None, None)?;
     }
     Ok(())
 }
 
-/// Free every page of the tree.
-pub(crate) fn destroy(st: &mut Store, root: u64) -> Result<()> {
-    let mut all = Vec::new();
-    pages(st, root, &mut all)?;
-    for (p, _) in all {
-        st.free_page(p)?;
-    }
+/// Every page of the tree as metadata extents, for freeing it with the
+/// structures around it in one batch.
+pub(crate) fn extents(st: &mut Store, root: u64, out: &mut Vec<Section>) -> Result<()> {
+    let mut pages_of = Vec::new();
+    pages(st, root, &mut pages_of)?;
+    out.extend(pages_of.into_iter().map(|(addr, size)| Section {
+        addr,
+        size,
+        kind: SpaceKind::Meta,
+    }));
     Ok(())
 }
 

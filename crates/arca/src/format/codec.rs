@@ -43,6 +43,11 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
+    /// Bytes not yet read.
+    pub(crate) fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
     fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.bytes(N)?);

@@ -392,9 +392,15 @@ impl Datatype {
                 ))),
             };
         }
+        if kind != 0 || (order == ByteOrder::Big && matches!(class, 0 | 4)) {
+            return Err(r.corrupt(format!(
+                "datatype class {class} with kind {kind} and byte order {order:?}"
+            )));
+        }
         let small = || u8::try_from(size).map_err(|_| r.corrupt(format!("element size {size}")));
         let t = match class {
-            0 => Datatype::Bool,
+            0 if size == 1 => Datatype::Bool,
+            0 => return Err(r.corrupt(format!("boolean of {size} bytes"))),
             1 => Datatype::Int {
                 size: small()?,
                 order,

@@ -24,16 +24,21 @@
 //! messages (free-space records, variable-length heaps) without a format break.
 
 use crate::error::{Error, Result};
-use crate::filter::Filter;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
-use crate::pool::lists::{EXTENTS, FILL, PIPELINES};
+use crate::format::filter_pipeline::Filter;
+use crate::format::filter_pipeline::PIPELINES;
+use crate::format::vlen_vector::{VecMeta, MSG_VECTOR};
+use crate::pager::PAGE_SIZE;
+use crate::pool::lists::{EXTENTS, FILL};
 use crate::pool::{PooledBuf, PooledVec};
 use crate::store::Store;
 
 pub(crate) const TAG: &crate::pager::Family = b"AOH";
 /// Highest rank a dataset may have.
 pub const MAX_RANK: usize = 32;
+/// Largest chunk, in bytes.
+pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
 /// Fill values up to this size live in the header itself.
 const FILL_INLINE: usize = 1024;
 const MUST_UNDERSTAND: u16 = 1;
@@ -78,7 +83,7 @@ pub(crate) struct DatasetMeta {
     pub(crate) filters: PooledVec<Filter>,
     pub(crate) fill: Option<Fill>,
     /// The byte vector, for variable-length types.
-    pub(crate) vlen: Option<crate::vlen::VecMeta>,
+    pub(crate) vlen: Option<VecMeta>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +117,8 @@ impl Header {
 
     pub(crate) fn load(st: &mut Store, addr: u64) -> Result<Header> {
         let page = st.pager.read(addr, TAG)?;
-        Self::decode(&page[8..], addr)
+        st.check_live("object header", addr, page.len() as u64)?;
+        Self::decode(&page[8..], addr, st.space.eof())
     }
 
     /// Rewrite an existing header in place (its size never changes after
@@ -189,7 +195,7 @@ impl Header {
                 msgs.push((7, MUST_UNDERSTAND, w.buf));
             }
             if let Some(v) = &d.vlen {
-                msgs.push((crate::vlen::MSG_VECTOR, MUST_UNDERSTAND, v.encode()));
+                msgs.push((MSG_VECTOR, MUST_UNDERSTAND, v.encode()));
             }
         }
         msgs.extend(self.other.iter().cloned());
@@ -206,7 +212,9 @@ impl Header {
         w.buf
     }
 
-    fn decode(payload: &[u8], addr: u64) -> Result<Header> {
+    /// Decode the payload of the header page at `addr` in a file of `eof`
+    /// bytes, checking every message against the others and the file.
+    fn decode(payload: &[u8], addr: u64, eof: u64) -> Result<Header> {
         let what = "object header";
         let mut r = Reader::new(payload, what, addr);
         let kind = match r.u8()? {
@@ -226,11 +234,25 @@ impl Header {
         let mut filters = PIPELINES.take(0);
         let mut fill = None;
         let mut vlen_body = None;
+        let mut seen = 0u32;
+        let in_file = |a: u64| a == 0 || (a >= PAGE_SIZE as u64 && a < eof && a != addr);
         for _ in 0..n {
             let t = r.u16()?;
             let flags = r.u16()?;
             let len = r.u32()? as usize;
             let body = r.bytes(len)?;
+            let known = (1..=MSG_LAST).contains(&t);
+            if known {
+                if seen & (1 << t) != 0 {
+                    return Err(r.corrupt(format!("message {t} appears twice")));
+                }
+                seen |= 1 << t;
+                let for_groups = t == 1;
+                let for_both = t == 2;
+                if !for_both && for_groups != (kind == ObjectKind::Group) {
+                    return Err(r.corrupt(format!("message {t} in a {kind:?} header")));
+                }
+            }
             let mut m = Reader::new(body, what, addr);
             match t {
                 1 | 2 => {
@@ -238,6 +260,17 @@ impl Header {
                         root: m.u64()?,
                         count: m.u64()?,
                     };
+                    let plausible = if i.root == 0 {
+                        i.count == 0
+                    } else {
+                        in_file(i.root) && i.count > 0 && i.count <= eof
+                    };
+                    if !plausible {
+                        return Err(m.corrupt(format!(
+                            "index at {} with {} entries does not fit the file",
+                            i.root, i.count
+                        )));
+                    }
                     if t == 1 {
                         h.links = i
                     } else {
@@ -269,14 +302,14 @@ impl Header {
                             size: m.u64()?,
                         },
                         1 => {
-                            let rank = shape.as_ref().map(|s: &(PooledVec<u64>, _)| s.0.len());
-                            let rank = rank.ok_or_else(|| m.corrupt("layout before shape"))?;
-                            let mut chunk = EXTENTS.take(rank);
-                            for _ in 0..rank {
-                                chunk.push(m.u64()?);
+                            // The rank is the shape's, checked below.
+                            let k = m.remaining() / 8;
+                            if k == 0 || k > MAX_RANK + 1 {
+                                return Err(m.corrupt("chunked layout of no dimensions"));
                             }
-                            if chunk.contains(&0) {
-                                return Err(m.corrupt("zero chunk dimension"));
+                            let mut chunk = EXTENTS.take(k - 1);
+                            for _ in 0..k - 1 {
+                                chunk.push(m.u64()?);
                             }
                             Layout::Chunked {
                                 chunk,
@@ -303,7 +336,10 @@ impl Header {
                         w => return Err(m.corrupt(format!("fill storage {w}"))),
                     })
                 }
-                crate::vlen::MSG_VECTOR => vlen_body = Some(body),
+                MSG_VECTOR => {
+                    vlen_body = Some(body);
+                    m.bytes(m.remaining())?;
+                }
                 _ if flags & MUST_UNDERSTAND != 0 => {
                     return Err(Error::Unsupported(format!(
                         "object header at {addr} has message type {t} this version does not know"
@@ -311,13 +347,32 @@ impl Header {
                 }
                 _ => h.other.push((t, flags, body.to_vec())),
             }
+            if known && m.remaining() != 0 {
+                return Err(m.corrupt(format!("message {t} has {} bytes left over", m.remaining())));
+            }
+        }
+        let required = match kind {
+            ObjectKind::Group => (1 << 1) | (1 << 2),
+            ObjectKind::Dataset => (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5),
+        };
+        if seen & required != required {
+            return Err(r.corrupt(format!("{kind:?} header lacks a required message")));
         }
         if kind == ObjectKind::Dataset {
             let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, shape, layout) else {
                 return Err(r.corrupt("dataset header lacks type, shape or layout"));
             };
+            let meta = DatasetMeta {
+                dtype,
+                dims,
+                maxdims,
+                layout,
+                filters,
+                fill,
+                vlen: None,
+            };
             let vlen = match (dtype.base().filter(|_| dtype.is_vlen()), vlen_body) {
-                (Some(b), Some(body)) => Some(crate::vlen::VecMeta::decode(body, addr, b.size())?),
+                (Some(b), Some(body)) => Some(VecMeta::decode(body, addr, b.size(), eof)?),
                 (None, None) => None,
                 _ => {
                     return Err(
@@ -325,21 +380,83 @@ impl Header {
                     )
                 }
             };
-            h.dataset = Some(DatasetMeta {
-                dtype,
-                dims,
-                maxdims,
-                layout,
-                filters,
-                fill,
-                vlen,
-            });
+            let meta = DatasetMeta { vlen, ..meta };
+            meta.check(addr, eof).map_err(|d| r.corrupt(d))?;
+            h.dataset = Some(meta);
         }
         Ok(h)
     }
 }
 
+/// Highest message type this version knows.
+const MSG_LAST: u16 = 8;
+
 impl DatasetMeta {
+    /// Check the dataset's messages against each other and the file.
+    fn check(&self, addr: u64, eof: u64) -> std::result::Result<(), String> {
+        let elem = self.dtype.size() as u64;
+        let bytes = self
+            .dims
+            .iter()
+            .try_fold(elem, |a, &d| a.checked_mul(d))
+            .ok_or("the dataset's size overflows")?;
+        let in_file =
+            |a: u64, n: u64| a >= PAGE_SIZE as u64 && a.checked_add(n).is_some_and(|e| e <= eof);
+        match &self.layout {
+            Layout::Contiguous { addr: a, size } => {
+                if *size != bytes {
+                    return Err(format!(
+                        "contiguous storage of {size} bytes for {bytes} bytes of elements"
+                    ));
+                }
+                if *a != 0 && !in_file(*a, *size) {
+                    return Err(format!("contiguous storage at {a} lies outside the file"));
+                }
+                if self.dims != self.maxdims {
+                    return Err("a contiguous dataset cannot be resizable".into());
+                }
+                if !self.filters.is_empty() {
+                    return Err("a contiguous dataset has filters".into());
+                }
+            }
+            Layout::Chunked { chunk, index } => {
+                if chunk.len() != self.dims.len() || chunk.is_empty() {
+                    return Err(format!(
+                        "chunk rank {} for a dataset of rank {}",
+                        chunk.len(),
+                        self.dims.len()
+                    ));
+                }
+                let cb = chunk.iter().try_fold(elem, |a, &c| a.checked_mul(c));
+                if chunk.contains(&0) || cb.is_none_or(|b| b > MAX_CHUNK_BYTES) {
+                    return Err(format!(
+                        "chunk shape {:?} of {elem}-byte elements",
+                        &chunk[..]
+                    ));
+                }
+                if *index != 0 && (*index == addr || !in_file(*index, 1)) {
+                    return Err(format!("chunk index at {index} lies outside the file"));
+                }
+            }
+        }
+        match &self.fill {
+            Some(_) if self.vlen.is_some() => {
+                return Err("a variable-length dataset has a fill value".into())
+            }
+            Some(Fill::Inline(b)) if b.len() as u64 != elem => {
+                return Err(format!(
+                    "fill value of {} bytes for {elem}-byte elements",
+                    b.len()
+                ))
+            }
+            Some(Fill::Blob { addr: a, len }) if *len != elem || !in_file(*a, *len) => {
+                return Err(format!("fill value blob at {a} of {len} bytes"))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
     /// The fill value bytes (file byte order), or zeros.
     pub(crate) fn fill_bytes(&self, st: &Store) -> Result<PooledBuf> {
         let size = self.dtype.size();

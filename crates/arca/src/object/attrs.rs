@@ -4,9 +4,10 @@ use super::dataset::{check_element, Element};
 use super::{lock, Shared};
 use crate::error::{Error, Result};
 use crate::format::attribute::AttrRecord;
-use crate::format::btree::{self, Inserted};
+use crate::format::btree;
 use crate::format::datatype::{swap_in_place, Datatype};
 use crate::format::object_header::{Header, MAX_RANK};
+use crate::space::Section;
 use crate::store::Store;
 
 /// An attribute's type, shape and elements (native byte order).
@@ -123,7 +124,7 @@ impl AttrValue {
     /// [`Error::InvalidArgument`] for bad offsets or a count that does not fill `shape`.
     pub fn ragged<T: Element>(shape: &[u64], values: &[T], offsets: &[u64]) -> Result<Self> {
         let dtype = Datatype::vlen(T::datatype())?;
-        let data = crate::vlen::payload(
+        let data = crate::format::vlen_attr::payload(
             bytemuck::cast_slice(values),
             offsets,
             std::mem::size_of::<T>(),
@@ -142,8 +143,8 @@ impl AttrValue {
             .base()
             .ok_or_else(|| Error::invalid("attribute is not variable-length"))?;
         let n = self.shape.iter().product();
-        crate::vlen::check_attr_payload(&self.dtype, n, &self.data)?;
-        Ok(crate::vlen::split(&self.data, n, base.size()))
+        crate::format::vlen_attr::check_attr_payload(&self.dtype, n, &self.data)?;
+        Ok(crate::format::vlen_attr::split(&self.data, n, base.size()))
     }
 
     /// Ragged rows as values of `T` and offsets in items.
@@ -201,7 +202,7 @@ impl AttrValue {
         }
         let n: u64 = shape.iter().product();
         if dtype.is_vlen() {
-            crate::vlen::check_attr_payload(&dtype, n, &data)?;
+            crate::format::vlen_attr::check_attr_payload(&dtype, n, &data)?;
             return Ok(AttrValue {
                 dtype,
                 shape: shape.to_vec(),
@@ -288,26 +289,28 @@ impl Attributes {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
-        if !replace && btree::get(&mut g.st, h.attrs.root, name.as_bytes())?.is_some() {
+        // The old record is checked before anything changes, so that a
+        // damaged one fails the call with the file as it was.
+        let old = old_record(&mut g.st, h.attrs.root, name, self.owner)?;
+        if !replace && old.is_some() {
             return Err(Error::AlreadyExists(format!("attribute {name}")));
         }
         let mut bytes = v.data;
         if v.dtype.needs_swap() {
             swap_in_place(&mut bytes, v.dtype.size());
         }
-        crate::vlen::swap_attr_payload(&v.dtype, v.shape.iter().product(), &mut bytes);
+        crate::format::vlen_attr::swap_attr_payload(&v.dtype, v.shape.iter().product(), &mut bytes);
         let rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
-        let (root, ins) = btree::insert(
+        let (root, _) = btree::insert(
             &mut g.st,
             h.attrs.root,
             name.as_bytes(),
             &rec.encode(),
             true,
         )?;
-        match ins {
-            Inserted::Replaced(old) => AttrRecord::decode(&old, self.owner)?.free(&mut g.st),
-            Inserted::New => h.attrs.count += 1,
-            Inserted::Exists => {}
+        match old {
+            Some(old) => old.free(&mut g.st)?,
+            None => h.attrs.count += 1,
         }
         h.attrs.root = root;
         h.save(&mut g.st, self.owner)
@@ -338,17 +341,17 @@ impl Attributes {
         let h = Header::load(&mut g.st, self.owner)?;
         let raw = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
             .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
-        let rec = AttrRecord::decode(&raw, self.owner)?;
+        let rec = AttrRecord::decode(&raw, self.owner, g.st.space.eof())?;
         let mut data = rec.bytes(&g.st)?;
         if rec.dtype.needs_swap() {
             swap_in_place(&mut data, rec.dtype.size());
         }
         if rec.dtype.is_vlen() {
             let n = rec.shape.iter().product();
-            crate::vlen::check_attr_payload(&rec.dtype, n, &data).map_err(|e| {
+            crate::format::vlen_attr::check_attr_payload(&rec.dtype, n, &data).map_err(|e| {
                 Error::corrupt("attribute value", self.owner, format!("{name}: {e}"))
             })?;
-            crate::vlen::swap_attr_payload(&rec.dtype, n, &mut data);
+            crate::format::vlen_attr::swap_attr_payload(&rec.dtype, n, &mut data);
         }
         Ok(AttrValue {
             dtype: rec.dtype,
@@ -375,9 +378,10 @@ impl Attributes {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
-        let (root, old) = btree::remove(&mut g.st, h.attrs.root, name.as_bytes())?;
-        let old = old.ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
-        AttrRecord::decode(&old, self.owner)?.free(&mut g.st);
+        let old = old_record(&mut g.st, h.attrs.root, name, self.owner)?
+            .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
+        let (root, _) = btree::remove(&mut g.st, h.attrs.root, name.as_bytes())?;
+        old.free(&mut g.st)?;
         h.attrs.root = root;
         h.attrs.count = h.attrs.count.saturating_sub(1);
         h.save(&mut g.st, self.owner)
@@ -444,15 +448,25 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Free every attribute record and the attribute tree.
-pub(crate) fn destroy_all(st: &mut Store, root: u64, owner: u64) -> Result<()> {
-    let mut recs = vec![];
+/// The record of attribute `name`, decoded and its blob checked live.
+fn old_record(st: &mut Store, root: u64, name: &str, owner: u64) -> Result<Option<AttrRecord>> {
+    let Some(raw) = btree::get(st, root, name.as_bytes())? else {
+        return Ok(None);
+    };
+    let rec = AttrRecord::decode(&raw, owner, st.space.eof())?;
+    if let Some(e) = rec.extent() {
+        st.check_live("attribute blob", e.addr, e.size)?;
+    }
+    Ok(Some(rec))
+}
+
+/// Every extent the attributes of an object occupy: value blobs and the
+/// attribute tree's pages.
+pub(crate) fn extents(st: &mut Store, root: u64, owner: u64, out: &mut Vec<Section>) -> Result<()> {
+    let eof = st.space.eof();
     btree::scan(st, root, b"", &mut |_, v| {
-        recs.push(AttrRecord::decode(v, owner)?);
+        out.extend(AttrRecord::decode(v, owner, eof)?.extent());
         Ok(true)
     })?;
-    for r in recs {
-        r.free(st);
-    }
-    btree::destroy(st, root)
+    btree::extents(st, root, out)
 }

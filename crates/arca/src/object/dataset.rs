@@ -1,19 +1,19 @@
 //! Datasets: creation options, hyperslab reads and writes, resizing.
 
-use super::file::Inner;
+use super::session::Session;
 use super::{lock, Attributes, Shared};
 use crate::chunk::{Cache, Chunked};
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::{swap_in_place, Datatype};
+use crate::format::filter_pipeline::PIPELINES;
 use crate::format::object_header::{DatasetMeta, Fill, Header, Layout, MAX_RANK};
-use crate::pool::lists::{EXTENTS, PIPELINES};
+use crate::pool::lists::EXTENTS;
 use crate::selection::{for_each_run, Place, Selection};
-use crate::space::SpaceKind;
-use crate::store::Store;
+use crate::space::{Section, SpaceKind};
+use crate::store::{Store, BLOB_HEADER};
 
-/// Largest chunk, in bytes.
-pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
+pub use crate::format::object_header::MAX_CHUNK_BYTES;
 /// Chunk size aimed at when chunks are chosen automatically.
 const AUTO_CHUNK_BYTES: u64 = 1 << 20;
 
@@ -40,7 +40,7 @@ pub struct DatasetOptions {
     filters: Vec<Filter>,
     fill: Option<Vec<u8>>,
     early: bool,
-    vlen: crate::vlen::VlenOptions,
+    vlen: super::vlen::VlenOptions,
 }
 
 impl DatasetOptions {
@@ -54,12 +54,12 @@ impl DatasetOptions {
             filters: vec![],
             fill: None,
             early: false,
-            vlen: crate::vlen::VlenOptions::default(),
+            vlen: super::vlen::VlenOptions::default(),
         }
     }
     /// How the byte vector of a variable-length dataset is stored (chunk
     /// size, filters, space reuse); ignored for other types.
-    pub fn vlen(mut self, opts: crate::vlen::VlenOptions) -> Self {
+    pub fn vlen(mut self, opts: super::vlen::VlenOptions) -> Self {
         self.vlen = opts;
         self
     }
@@ -89,6 +89,16 @@ impl DatasetOptions {
         self.fill = Some(fill.to_vec());
         self
     }
+}
+
+/// Refuse a shape whose bytes do not fit a u64 (a file could not hold it,
+/// and its element arithmetic would overflow).
+fn check_size(shape: &[u64], elem: u64) -> Result<()> {
+    shape
+        .iter()
+        .try_fold(elem, |a, &d| a.checked_mul(d))
+        .map(|_| ())
+        .ok_or_else(|| Error::invalid(format!("a dataset of shape {shape:?} is too large")))
 }
 
 /// Pick a chunk shape near [`AUTO_CHUNK_BYTES`] by halving the largest dimension.
@@ -135,6 +145,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     if o.shape.iter().zip(&maxdims).any(|(s, m)| s > m) {
         return Err(Error::invalid("shape exceeds maxshape"));
     }
+    check_size(&o.shape, elem)?;
     Filter::validate_pipeline(&o.filters)?;
     let chunked = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
     let layout = if chunked {
@@ -205,40 +216,70 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     Ok(meta)
 }
 
-/// Free a dataset's raw storage and fill blob.
-pub(crate) fn free_storage(st: &mut Store, meta: &DatasetMeta) -> Result<()> {
+/// Every extent a dataset's storage occupies — contiguous data or chunks
+/// and their index, the fill blob, the byte vector — for freeing with its
+/// header in one batch.
+pub(crate) fn storage_extents(
+    st: &mut Store,
+    header: u64,
+    meta: &DatasetMeta,
+    out: &mut Vec<Section>,
+) -> Result<()> {
     match &meta.layout {
         Layout::Contiguous { addr, size } => {
             if *addr != 0 {
-                st.space.free(SpaceKind::Raw, *addr, *size);
+                out.push(Section {
+                    addr: *addr,
+                    size: *size,
+                    kind: SpaceKind::Raw,
+                });
             }
         }
         Layout::Chunked { chunk, index } => {
-            let fill = vec![0; meta.dtype.size()];
-            let mut c = Chunked {
-                dims: &meta.dims,
-                chunk,
-                elem: meta.dtype.size(),
-                filters: &meta.filters,
-                fill: &fill,
-                index: *index,
-            };
-            c.destroy(st)?;
+            engine(meta, chunk, *index, &[]).extents(st, out)?;
         }
     }
     if let Some(Fill::Blob { addr, len }) = meta.fill {
-        st.free_blob(addr, len);
+        out.push(Section {
+            addr,
+            size: BLOB_HEADER + len,
+            kind: SpaceKind::Meta,
+        });
     }
     if let Some(v) = &meta.vlen {
-        crate::vlen::destroy(st, &mut v.clone())?;
+        crate::vlen::extents(st, v, header, out)?;
     }
     Ok(())
+}
+
+/// Free a dataset's storage (not its header), all or nothing.
+pub(crate) fn free_storage(st: &mut Store, header: u64, meta: &DatasetMeta) -> Result<()> {
+    let mut dead = vec![];
+    storage_extents(st, header, meta, &mut dead)?;
+    st.free_structures(&dead)
+}
+
+/// The chunk engine over a chunked dataset's description.
+pub(crate) fn engine<'a>(
+    meta: &'a DatasetMeta,
+    chunk: &'a [u64],
+    index: u64,
+    fill: &'a [u8],
+) -> Chunked<'a> {
+    Chunked {
+        dims: &meta.dims,
+        chunk,
+        elem: meta.dtype.size(),
+        filters: &meta.filters,
+        fill,
+        index,
+    }
 }
 
 /// Run `f` with the chunk engine of the dataset at `addr`, saving the header
 /// if the chunk index root moved.
 fn with_chunked<T>(
-    g: &mut Inner,
+    g: &mut Session,
     addr: u64,
     cache: &mut Cache,
     f: impl FnOnce(&mut Chunked, &mut Store, &mut Cache) -> Result<T>,
@@ -269,9 +310,9 @@ fn with_chunked<T>(
     r
 }
 
-pub(crate) fn flush_cache(g: &mut Inner, addr: u64, cache: &mut Cache) -> Result<()> {
+pub(crate) fn flush_cache(g: &mut Session, addr: u64, cache: &mut Cache) -> Result<()> {
     if let Some(owner) = crate::vlen::owner_of_key(addr) {
-        return crate::vlen::flush_cache_entry(g, owner, cache);
+        return super::vlen::flush_cache_entry(g, owner, cache);
     }
     with_chunked(g, addr, cache, |c, st, cache| c.flush(st, cache))
 }
@@ -434,7 +475,7 @@ impl Dataset {
     /// As for [`Dataset::shape`].
     pub fn storage_size(&self) -> Result<u64> {
         let mut g = lock(&self.shared)?;
-        g.flush_caches_only()?;
+        g.write_back()?;
         let m = load_meta(&mut g.st, self.addr)?;
         Ok(match m.layout {
             Layout::Contiguous { addr, size } => {
@@ -444,12 +485,11 @@ impl Dataset {
                     size
                 }
             }
-            Layout::Chunked { index, .. } => {
-                crate::chunk::index_all(&mut g.st, index, m.dims.len())?
-                    .iter()
-                    .map(|(_, r)| r.size)
-                    .sum()
-            }
+            Layout::Chunked { ref chunk, index } => engine(&m, chunk, index, &[])
+                .entries(&mut g.st)?
+                .iter()
+                .map(|(_, r)| r.size)
+                .sum(),
         })
     }
 
@@ -503,148 +543,139 @@ fn reject_vlen(dt: &Datatype) -> Result<()> {
     Ok(())
 }
 
-/// Read `sel` of the dataset at `addr` (variable-length ones as records).
-pub(crate) fn read_locked(g: &mut Inner, addr: u64, sel: &Selection, out: &mut [u8]) -> Result<()> {
-    {
-        let this_addr = addr;
-        let m = load_meta(&mut g.st, this_addr)?;
-        sel.check(&m.dims)?;
-        let elem = m.dtype.size();
-        if out.len() as u64 != sel.len() * elem as u64 {
-            return Err(Error::invalid(format!(
-                "buffer holds {} bytes, selection needs {}",
-                out.len(),
-                sel.len() * elem as u64
-            )));
+/// Read `sel` of the dataset whose header is at `header` (variable-length
+/// ones as records).
+pub(crate) fn read_locked(
+    g: &mut Session,
+    header: u64,
+    sel: &Selection,
+    out: &mut [u8],
+) -> Result<()> {
+    let m = load_meta(&mut g.st, header)?;
+    sel.check(&m.dims)?;
+    let elem = m.dtype.size();
+    if out.len() as u64 != sel.len() * elem as u64 {
+        return Err(Error::invalid(format!(
+            "buffer holds {} bytes, selection needs {}",
+            out.len(),
+            sel.len() * elem as u64
+        )));
+    }
+    match m.layout {
+        Layout::Contiguous { addr: 0, .. } => {
+            let fill = m.fill_bytes(&g.st)?;
+            for e in out.chunks_exact_mut(elem) {
+                e.copy_from_slice(&fill);
+            }
         }
-        match m.layout {
-            Layout::Contiguous { addr, size } => {
-                if addr == 0 {
-                    let fill = m.fill_bytes(&g.st)?;
-                    for e in out.chunks_exact_mut(elem) {
-                        e.copy_from_slice(&fill);
-                    }
-                } else {
-                    if addr
-                        .checked_add(size)
-                        .is_none_or(|e| e > g.st.pager.limit())
-                    {
-                        return Err(Error::corrupt(
-                            "dataset layout",
-                            this_addr,
-                            "contiguous storage lies outside the file",
-                        ));
-                    }
-                    let zero = vec![0u64; sel.count.len()];
-                    let ones = vec![1u64; sel.count.len()];
-                    let d = g.st.driver();
-                    for_each_run(
-                        elem,
-                        &sel.count,
-                        &Place {
-                            dims: &m.dims,
-                            start: &sel.start,
-                            step: &sel.step,
-                        },
-                        &Place {
-                            dims: &sel.count,
-                            start: &zero,
-                            step: &ones,
-                        },
-                        &mut |s, o, n| d.read_at(addr + s as u64, &mut out[o..o + n]),
-                    )?;
-                }
-                if m.dtype.needs_swap() {
-                    swap_in_place(out, elem);
-                }
-                Ok(())
-            }
-            Layout::Chunked { .. } => {
-                let mut cache = g.cache(this_addr);
-                let swap = m.dtype.needs_swap();
-                let r = with_chunked(g, this_addr, &mut cache, |c, st, cache| {
-                    c.read(st, cache, sel, out, swap)
-                });
-                g.caches.insert(this_addr, cache);
-                r
-            }
+        Layout::Contiguous { addr: data, size } => {
+            g.st.check_live("contiguous data", data, size)?;
+            let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
+            let d = g.st.driver();
+            for_each_run(
+                elem,
+                &sel.count,
+                &Place {
+                    dims: &m.dims,
+                    start: &sel.start,
+                    step: &sel.step,
+                },
+                &Place {
+                    dims: &sel.count,
+                    start: &zero,
+                    step: &ones,
+                },
+                &mut |s, o, n| d.read_at(data + s as u64, &mut out[o..o + n]),
+            )?;
+        }
+        Layout::Chunked { .. } => {
+            let mut cache = g.cache(header);
+            let swap = m.dtype.needs_swap();
+            let r = with_chunked(g, header, &mut cache, |c, st, cache| {
+                c.read(st, cache, sel, out, swap)
+            });
+            g.caches.insert(header, cache);
+            return r;
         }
     }
+    if m.dtype.needs_swap() {
+        swap_in_place(out, elem);
+    }
+    Ok(())
 }
 
-/// Write `sel` of the dataset at `addr` (variable-length ones as records).
-pub(crate) fn write_locked(g: &mut Inner, addr: u64, sel: &Selection, data: &[u8]) -> Result<()> {
-    {
-        let this_addr = addr;
-        let mut h = Header::load(&mut g.st, this_addr)?;
-        let m = h
-            .dataset
-            .as_mut()
-            .ok_or_else(|| Error::invalid("not a dataset"))?;
-        sel.check(&m.dims)?;
-        let elem = m.dtype.size();
-        if data.len() as u64 != sel.len() * elem as u64 {
-            return Err(Error::invalid(format!(
-                "data holds {} bytes, selection needs {}",
-                data.len(),
-                sel.len() * elem as u64
-            )));
-        }
-        let swapped;
-        let data = if m.dtype.needs_swap() {
-            swapped = {
-                let mut v = data.to_vec();
-                swap_in_place(&mut v, elem);
-                v
+/// Write `sel` of the dataset whose header is at `header` (variable-length
+/// ones as records).
+pub(crate) fn write_locked(
+    g: &mut Session,
+    header: u64,
+    sel: &Selection,
+    data: &[u8],
+) -> Result<()> {
+    let mut h = Header::load(&mut g.st, header)?;
+    let m = h
+        .dataset
+        .as_mut()
+        .ok_or_else(|| Error::invalid("not a dataset"))?;
+    sel.check(&m.dims)?;
+    let elem = m.dtype.size();
+    if data.len() as u64 != sel.len() * elem as u64 {
+        return Err(Error::invalid(format!(
+            "data holds {} bytes, selection needs {}",
+            data.len(),
+            sel.len() * elem as u64
+        )));
+    }
+    let swapped;
+    let data = if m.dtype.needs_swap() {
+        let mut v = data.to_vec();
+        swap_in_place(&mut v, elem);
+        swapped = v;
+        &swapped[..]
+    } else {
+        data
+    };
+    match m.layout {
+        Layout::Contiguous { addr, size } => {
+            let ext = if addr == 0 {
+                let fill = m.fill_bytes(&g.st)?;
+                let a = allocate_contiguous(&mut g.st, size, &fill, sel.is_all(&m.dims))?;
+                m.layout = Layout::Contiguous { addr: a, size };
+                (a, size)
+            } else {
+                (addr, size)
             };
-            &swapped[..]
-        } else {
-            data
-        };
-        match m.layout {
-            Layout::Contiguous { addr, size } => {
-                let addr = if addr == 0 {
-                    let fill = m.fill_bytes(&g.st)?;
-                    let a = allocate_contiguous(&mut g.st, size, &fill, sel.is_all(&m.dims))?;
-                    m.layout = Layout::Contiguous { addr: a, size };
-                    h.save(&mut g.st, this_addr)?;
-                    a
-                } else {
-                    addr
-                };
-                let zero = vec![0u64; sel.count.len()];
-                let ones = vec![1u64; sel.count.len()];
-                let dims = h
-                    .dataset
-                    .as_ref()
-                    .map(|m| m.dims.to_vec())
-                    .unwrap_or_default();
-                let d = g.st.pager.driver_mut();
-                for_each_run(
-                    elem,
-                    &sel.count,
-                    &Place {
-                        dims: &dims,
-                        start: &sel.start,
-                        step: &sel.step,
-                    },
-                    &Place {
-                        dims: &sel.count,
-                        start: &zero,
-                        step: &ones,
-                    },
-                    &mut |s, o, n| d.write_at(addr + s as u64, &data[o..o + n]),
-                )?;
-                Ok(())
+            let dims = m.dims.to_vec();
+            if addr == 0 {
+                h.save(&mut g.st, header)?;
             }
-            Layout::Chunked { .. } => {
-                let mut cache = g.cache(this_addr);
-                let r = with_chunked(g, this_addr, &mut cache, |c, st, cache| {
-                    c.write(st, cache, sel, data)
-                });
-                g.caches.insert(this_addr, cache);
-                r
-            }
+            let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
+            let st = &mut g.st;
+            for_each_run(
+                elem,
+                &sel.count,
+                &Place {
+                    dims: &dims,
+                    start: &sel.start,
+                    step: &sel.step,
+                },
+                &Place {
+                    dims: &sel.count,
+                    start: &zero,
+                    step: &ones,
+                },
+                &mut |s, o, n| {
+                    st.write_raw("contiguous data", ext, ext.0 + s as u64, &data[o..o + n])
+                },
+            )
+        }
+        Layout::Chunked { .. } => {
+            let mut cache = g.cache(header);
+            let r = with_chunked(g, header, &mut cache, |c, st, cache| {
+                c.write(st, cache, sel, data)
+            });
+            g.caches.insert(header, cache);
+            r
         }
     }
 }
@@ -703,6 +734,7 @@ impl Dataset {
                 "new shape {shape:?} exceeds maxshape"
             )));
         }
+        check_size(shape, m.dtype.size() as u64)?;
         if !matches!(m.layout, Layout::Chunked { .. }) {
             return Err(Error::invalid("only chunked datasets can be resized"));
         }
@@ -739,7 +771,7 @@ impl Dataset {
 
 /// The file extent of a contiguous dataset's elements, allocated (and
 /// filled) now if it was not yet; `None` for a chunked dataset.
-pub(crate) fn contiguous_extent(g: &mut Inner, addr: u64) -> Result<Option<(u64, u64)>> {
+pub(crate) fn contiguous_extent(g: &mut Session, addr: u64) -> Result<Option<(u64, u64)>> {
     let mut h = Header::load(&mut g.st, addr)?;
     let m = h
         .dataset
@@ -770,21 +802,22 @@ fn allocate_contiguous(st: &mut Store, size: u64, fill: &[u8], overwritten: bool
     let addr = st.space.alloc(SpaceKind::Raw, size)?;
     let end = addr + size;
     st.pager.extend_limit(end);
-    let d = st.pager.driver_mut();
-    let len = d.len()?;
     if overwritten {
         return Ok(addr);
     }
+    let len = st.pager.driver().len()?;
     if addr >= len && fill.iter().all(|&b| b == 0) {
         // Fresh space past the end reads as zeros once the file is extended.
-        d.truncate(end)?;
+        st.pager.driver_mut().truncate(end)?;
     } else {
-        write_pattern(d, addr, size, fill)?;
+        write_pattern(st, (addr, size), fill)?;
     }
     Ok(addr)
 }
 
-fn write_pattern(d: &mut dyn crate::io::Driver, addr: u64, size: u64, elem: &[u8]) -> Result<()> {
+/// Fill the extent `ext` with repeats of one element.
+fn write_pattern(st: &mut Store, ext: (u64, u64), elem: &[u8]) -> Result<()> {
+    let (addr, size) = ext;
     let e = elem.len().max(1) as u64;
     // At most 1 MiB of pattern, and no more than the extent needs.
     let per = (size.min(1 << 20) / e).max(1) as usize;
@@ -792,7 +825,7 @@ fn write_pattern(d: &mut dyn crate::io::Driver, addr: u64, size: u64, elem: &[u8
     let mut off = 0;
     while off < size {
         let n = (block.len() as u64).min(size - off);
-        d.write_at(addr + off, &block[..n as usize])?;
+        st.write_raw("contiguous data", ext, addr + off, &block[..n as usize])?;
         off += n;
     }
     Ok(())

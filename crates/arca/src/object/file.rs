@@ -4,205 +4,21 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::session::{Session, State};
 use super::{lock, Group, Shared, Stat};
-use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::format::object_header::Header;
-use crate::format::superblock::{Superblock, SUPERBLOCK_LEN};
+use crate::format::superblock::Superblock;
 use crate::io::{Driver, FileDriver, MemoryDriver};
 use crate::journal::{JournalStore, Journaled};
 use crate::pager::{Pager, PAGE_SIZE};
-use crate::space::{record, FileSpace, FreeListKind, SpaceInfo};
+use crate::space::{FileSpace, FreeListKind, SpaceInfo};
 use crate::store::Store;
-use crate::store::BLOB_HEADER;
 
 /// Default bytes of decoded chunks kept per open dataset.
 pub const DEFAULT_CHUNK_CACHE: usize = 16 << 20;
 /// Default number of metadata pages kept in the page cache.
 pub const DEFAULT_PAGE_CACHE: usize = 4096;
-
-pub(crate) struct Inner {
-    pub(crate) st: Store,
-    pub(crate) sb: Superblock,
-    pub(crate) caches: HashMap<u64, Cache>,
-    pub(crate) chunk_cache_bytes: usize,
-    pub(crate) open: bool,
-    pub(crate) poisoned: bool,
-    /// Why the stored free-space record could not be used (read-only opens
-    /// go on without it; `check` reports it).
-    pub(crate) space_error: Option<Error>,
-    pub(crate) free_list: FreeListKind,
-    /// Depth of `File::transaction` calls in progress; commits wait for 0.
-    pub(crate) tx_depth: usize,
-    /// An inner transaction asked for a rollback: the outer one cannot commit.
-    pub(crate) tx_doomed: bool,
-    /// Whether opening rolled back a transaction a crash left behind.
-    pub(crate) recovered: bool,
-}
-
-impl Inner {
-    /// The chunk cache of the dataset whose header is at `addr`.
-    pub(crate) fn cache(&mut self, addr: u64) -> Cache {
-        self.caches
-            .remove(&addr)
-            .unwrap_or_else(|| Cache::new(self.chunk_cache_bytes))
-    }
-
-    pub(crate) fn flush(&mut self) -> Result<()> {
-        if !self.st.writable {
-            return Ok(());
-        }
-        let r = self.flush_inner();
-        if r.is_err() {
-            // A failed flush may leave the file half-written; refuse further use.
-            self.poisoned = true;
-        }
-        r
-    }
-
-    fn flush_inner(&mut self) -> Result<()> {
-        self.flush_caches_only()?;
-        if !self.st.pager.has_dirty()
-            && !self.st.pager.journal().touched
-            && self.st.space.pending().is_empty()
-        {
-            // Nothing changed: committing would only rewrite the superblock.
-            return Ok(());
-        }
-        let record = self.save_space()?;
-        // Journal the superblock and the record's place with the dirty pages:
-        // one journal sync for the whole commit.
-        let mut extra = vec![(0, SUPERBLOCK_LEN as u64)];
-        if let Some((addr, bytes)) = &record {
-            extra.push((*addr, BLOB_HEADER + bytes.len() as u64));
-        }
-        self.st.pager.flush_with(&extra)?;
-        if let Some((addr, bytes)) = record {
-            self.st.write_blob_at(addr, &bytes)?;
-        }
-        self.sb.eof = self.st.space.eof();
-        self.sb.generation += 1;
-        let sb = self.sb.encode();
-        let eof = self.sb.eof;
-        let d = self.st.pager.driver_mut();
-        d.write_at(0, &sb)?;
-        if d.len()? > eof {
-            d.truncate(eof)?;
-        }
-        d.sync()?;
-        self.st.pager.journal().commit()?;
-        self.st.pager.set_limit(eof);
-        self.begin();
-        Ok(())
-    }
-
-    /// Start the next transaction: frees are held back and overwrites journaled.
-    pub(crate) fn begin(&mut self) {
-        let free: Vec<(u64, u64)> = self
-            .st
-            .space
-            .sections()
-            .iter()
-            .map(|s| (s.addr, s.size))
-            .collect();
-        let j = self.st.pager.journal();
-        let on = j.enabled();
-        j.begin(free.into_iter());
-        self.st.space.set_defer(on);
-    }
-
-    /// Undo everything since the last commit and reload the committed state.
-    pub(crate) fn rollback(&mut self) -> Result<()> {
-        self.caches.clear();
-        self.st.pager.discard();
-        let r = self
-            .st
-            .pager
-            .journal()
-            .rollback()
-            .and_then(|_| self.reload());
-        if r.is_err() {
-            self.poisoned = true;
-        }
-        r
-    }
-
-    /// Read the superblock and free-space record from storage.
-    fn reload(&mut self) -> Result<()> {
-        let len = self.st.pager.driver().len()?;
-        if len < SUPERBLOCK_LEN as u64 {
-            return Err(Error::corrupt(
-                "superblock",
-                0,
-                format!("file is only {len} bytes: not an arca file or truncated"),
-            ));
-        }
-        let mut head = vec![0u8; SUPERBLOCK_LEN];
-        self.st.pager.driver().read_at(0, &mut head)?;
-        self.sb = Superblock::decode(&head, len)?;
-        self.st.pager.set_limit(self.sb.eof);
-        self.st.space = FileSpace::new(self.sb.eof, self.free_list);
-        self.space_error = None;
-        if let Err(e) = self.load_space() {
-            if self.st.writable {
-                return Err(e);
-            }
-            self.space_error = Some(e);
-            self.st.space = FileSpace::new(self.sb.eof, self.free_list);
-        }
-        if self.st.writable {
-            self.begin();
-        }
-        Ok(())
-    }
-
-    /// Commit held-back frees, return aggregator space, and write the free
-    /// sections at the end of the file so the file never ends in free space.
-    /// Returns where the record goes and its bytes; the caller writes it
-    /// once its place is journaled.
-    fn save_space(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
-        let sp = &mut self.st.space;
-        sp.commit();
-        sp.release_aggregators();
-        let old = self.sb.space[0];
-        if old != 0 {
-            let len = self.sb.space[1];
-            self.st
-                .space
-                .free(crate::space::SpaceKind::Meta, old, BLOB_HEADER + len);
-            self.st.space.commit();
-            self.sb.space = [0; 4];
-        }
-        let sections = self.st.space.sections();
-        if sections.is_empty() {
-            return Ok(None);
-        }
-        let bytes = record::encode(&sections);
-        let addr = self.st.space.alloc_eof(BLOB_HEADER + bytes.len() as u64)?;
-        self.sb.space[0] = addr;
-        self.sb.space[1] = bytes.len() as u64;
-        Ok(Some((addr, bytes)))
-    }
-
-    /// Load the free-space record written by [`Inner::save_space`].
-    fn load_space(&mut self) -> Result<()> {
-        let addr = self.sb.space[0];
-        if addr == 0 {
-            return Ok(());
-        }
-        let bytes = self.st.read_blob(addr)?;
-        let sections = record::decode(&bytes, addr, BLOB_HEADER + bytes.len() as u64, self.sb.eof)?;
-        if bytes.len() as u64 != self.sb.space[1] {
-            return Err(Error::corrupt(
-                "free-space record",
-                addr,
-                "length differs from the superblock's",
-            ));
-        }
-        self.st.space.load(&sections);
-        Ok(())
-    }
-}
 
 /// How a file is opened, like h5py's mode letters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -476,13 +292,12 @@ impl OpenOptions {
             space,
             writable,
         };
-        let mut inner = Inner {
+        let mut inner = Session {
             st,
             sb,
             caches: HashMap::new(),
             chunk_cache_bytes: self.chunk_cache_bytes,
-            open: true,
-            poisoned: false,
+            state: State::Open,
             space_error: None,
             free_list: self.free_list,
             tx_depth: 0,
@@ -492,7 +307,7 @@ impl OpenOptions {
         let r = if create {
             Header::group().create(&mut inner.st).and_then(|root| {
                 inner.sb.root = root;
-                inner.flush()
+                inner.commit()
             })
         } else {
             // Fail now, not on first use, if the root is unreadable.
@@ -501,7 +316,7 @@ impl OpenOptions {
                 .and_then(|_| Header::load(&mut inner.st, inner.sb.root).map(|_| ()))
         };
         if let Err(e) = r {
-            inner.open = false;
+            inner.state = State::Closed;
             return Err(e);
         }
         Ok(File {
@@ -678,21 +493,7 @@ impl File {
     /// # Errors
     /// [`Error::Io`]; after a failure the handle is poisoned.
     pub fn flush(&self) -> Result<()> {
-        let mut g = lock(&self.shared)?;
-        if g.tx_depth > 0 {
-            return Ok(());
-        }
-        g.flush()?;
-        if !g.st.writable {
-            return Ok(());
-        }
-        // Commits sync their journal's invalidation lazily (J6); a flush
-        // promises durability now.
-        let r = g.st.pager.journal().settle();
-        if r.is_err() {
-            g.poisoned = true;
-        }
-        r
+        lock(&self.shared)?.commit_durable()
     }
 
     /// Run `f` as one transaction: everything it changes is committed
@@ -743,19 +544,7 @@ impl File {
     /// # Errors
     /// As for [`File::transaction`].
     pub fn begin_transaction(&self) -> Result<()> {
-        let mut g = lock(&self.shared)?;
-        g.st.check_writable()?;
-        if !g.st.pager.journal().enabled() {
-            return Err(Error::invalid(
-                "transactions need the journal, which is off for this file",
-            ));
-        }
-        if g.tx_depth == 0 {
-            g.flush()?;
-            g.tx_doomed = false;
-        }
-        g.tx_depth += 1;
-        Ok(())
+        lock(&self.shared)?.begin_transaction()
     }
 
     /// End the innermost transaction: commit it, or roll everything back
@@ -766,28 +555,7 @@ impl File {
     /// [`Error::InvalidArgument`] with no transaction open, or when a
     /// commit found the transaction doomed; [`Error::Io`] on failure.
     pub fn end_transaction(&self, commit: bool) -> Result<()> {
-        let mut g = lock(&self.shared)?;
-        if g.tx_depth == 0 {
-            return Err(Error::invalid("no transaction is open"));
-        }
-        g.tx_depth -= 1;
-        if !commit {
-            g.tx_doomed = true;
-        }
-        if g.tx_depth > 0 {
-            return Ok(());
-        }
-        if g.tx_doomed {
-            g.tx_doomed = false;
-            g.rollback()?;
-            if commit {
-                return Err(Error::invalid(
-                    "an inner transaction failed; everything was rolled back",
-                ));
-            }
-            return Ok(());
-        }
-        g.flush()
+        lock(&self.shared)?.end_transaction(commit)
     }
 
     /// Whether opening rolled back a transaction that a crash interrupted.
@@ -805,13 +573,7 @@ impl File {
     /// # Errors
     /// As for [`File::flush`].
     pub fn close(self) -> Result<()> {
-        let mut g = lock(&self.shared)?;
-        let r = g.flush();
-        g.open = false;
-        g.caches.clear();
-        g.st.pager.discard();
-        let closed = g.st.pager.journal().release();
-        r.and(closed)
+        lock(&self.shared)?.close()
     }
 
     /// Object counts and bytes by kind, from a walk of the whole file.
@@ -820,7 +582,7 @@ impl File {
     /// [`Error::Corrupt`] if a structure on the way is damaged.
     pub fn stat(&self) -> Result<Stat> {
         let mut g = lock(&self.shared)?;
-        g.flush_caches_only()?;
+        g.write_back()?;
         super::stat::stat(&mut g)
     }
 
@@ -845,7 +607,7 @@ impl File {
     /// [`Error::Corrupt`] if a structure on the way is damaged.
     pub fn space_map(&self) -> Result<Vec<super::Extent>> {
         let mut g = lock(&self.shared)?;
-        g.flush_caches_only()?;
+        g.write_back()?;
         super::stat::space_map(&mut g)
     }
 
@@ -856,26 +618,8 @@ impl File {
     /// [`Error::Corrupt`] naming the damaged structure and its offset.
     pub fn check(&self) -> Result<Stat> {
         let mut g = lock(&self.shared)?;
-        g.flush_caches_only()?;
+        g.write_back()?;
         super::stat::check(&mut g)
-    }
-}
-
-impl Inner {
-    /// Push dirty chunks to the file without committing, so walks see them.
-    pub(crate) fn flush_caches_only(&mut self) -> Result<()> {
-        let addrs: Vec<u64> = self.caches.keys().copied().collect();
-        for addr in addrs {
-            let mut cache = self.cache(addr);
-            let r = if cache.is_dirty() {
-                super::dataset::flush_cache(self, addr, &mut cache)
-            } else {
-                Ok(())
-            };
-            self.caches.insert(addr, cache);
-            r?;
-        }
-        Ok(())
     }
 }
 
@@ -889,19 +633,8 @@ impl Drop for TxGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
             if let Ok(mut g) = self.shared.lock() {
-                g.tx_depth = 0;
-                g.tx_doomed = false;
-                let _ = g.rollback();
+                g.abandon_transaction();
             }
-        }
-    }
-}
-
-impl Drop for Inner {
-    fn drop(&mut self) {
-        if self.open && !self.poisoned {
-            // Errors cannot be reported from drop; close() reports them.
-            let _ = self.flush();
         }
     }
 }

@@ -6,8 +6,9 @@ use super::dataset::{self, Dataset, DatasetOptions};
 use super::{components, join, lock, Attributes, Shared};
 use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
-use crate::format::codec::Reader;
+use crate::format::link;
 use crate::format::object_header::{Header, ObjectKind};
+use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
 /// A group or a dataset.
@@ -46,25 +47,6 @@ pub struct Group {
     path: String,
 }
 
-pub(crate) fn encode_link(kind: ObjectKind, addr: u64) -> Vec<u8> {
-    let mut v = vec![match kind {
-        ObjectKind::Group => 1,
-        ObjectKind::Dataset => 2,
-    }];
-    v.extend_from_slice(&addr.to_le_bytes());
-    v
-}
-
-pub(crate) fn decode_link(b: &[u8], owner: u64) -> Result<(ObjectKind, u64)> {
-    let mut r = Reader::new(b, "group link", owner);
-    let kind = match r.u8()? {
-        1 => ObjectKind::Group,
-        2 => ObjectKind::Dataset,
-        k => return Err(r.corrupt(format!("link kind {k}"))),
-    };
-    Ok((kind, r.u64()?))
-}
-
 /// Follow `parts` from the group at `addr`; returns the kind and address.
 pub(crate) fn resolve(
     st: &mut Store,
@@ -83,7 +65,7 @@ pub(crate) fn resolve(
         let h = Header::load(st, addr)?;
         let v = btree::get(st, h.links.root, p.as_bytes())?
             .ok_or_else(|| Error::NotFound(full.to_string()))?;
-        (kind, addr) = decode_link(&v, addr)?;
+        (kind, addr) = link::decode(&v, addr, st.space.eof())?;
     }
     Ok((kind, addr))
 }
@@ -193,7 +175,7 @@ impl Group {
             let h = Header::load(&mut g.st, addr)?;
             match btree::get(&mut g.st, h.links.root, d.as_bytes())? {
                 Some(v) => {
-                    let (kind, a) = decode_link(&v, addr)?;
+                    let (kind, a) = link::decode(&v, addr, g.st.space.eof())?;
                     if kind != ObjectKind::Group {
                         return Err(Error::invalid(format!(
                             "{} is a dataset",
@@ -253,7 +235,7 @@ impl Group {
         let addr = match insert_new(&mut g.st, parent, name, Header::dataset(meta)) {
             Ok(a) => a,
             Err(e) => {
-                dataset::free_storage(&mut g.st, &storage)?;
+                dataset::free_storage(&mut g.st, 0, &storage)?;
                 return Err(match e {
                     Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
                     e => e,
@@ -272,13 +254,23 @@ impl Group {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, parent)?;
-        let (root, old) = btree::remove(&mut g.st, h.links.root, name.as_bytes())?;
-        let old = old.ok_or_else(|| Error::NotFound(path.to_string()))?;
+        let v = btree::get(&mut g.st, h.links.root, name.as_bytes())?
+            .ok_or_else(|| Error::NotFound(path.to_string()))?;
+        let (_, addr) = link::decode(&v, parent, g.st.space.eof())?;
+        // Everything the object owns is found and checked before the link
+        // goes: a damaged object fails the delete with the file unchanged.
+        let mut dead = Dead::default();
+        collect(&mut g.st, addr, &mut dead)?;
+        g.st.space.check_free(&dead.extents)?;
+        let (root, _) = btree::remove(&mut g.st, h.links.root, name.as_bytes())?;
         h.links.root = root;
         h.links.count = h.links.count.saturating_sub(1);
         h.save(&mut g.st, parent)?;
-        let (_, addr) = decode_link(&old, parent)?;
-        destroy(&mut g, addr)
+        for d in &dead.datasets {
+            g.caches.remove(d);
+            g.caches.remove(&crate::vlen::cache_key(*d));
+        }
+        g.st.free_structures(&dead.extents)
     }
 
     /// Move or rename the object at `from` to `to` (paths relative to this
@@ -402,8 +394,9 @@ pub(crate) fn members_with_addr(
 ) -> Result<Vec<(String, ObjectKind, u64)>> {
     let h = Header::load(st, addr)?;
     let mut out = vec![];
+    let eof = st.space.eof();
     btree::scan(st, h.links.root, b"", &mut |k, v| {
-        let (kind, a) = decode_link(v, addr)?;
+        let (kind, a) = link::decode(v, addr, eof)?;
         out.push((String::from_utf8_lossy(k).into_owned(), kind, a));
         Ok(true)
     })?;
@@ -432,7 +425,7 @@ fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result
         st,
         ph.links.root,
         name.as_bytes(),
-        &encode_link(header.kind, addr),
+        &link::encode(header.kind, addr),
         false,
     )?;
     debug_assert!(matches!(ins, Inserted::New));
@@ -442,20 +435,40 @@ fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result
     Ok(addr)
 }
 
-/// Free an object and everything it owns, recursively.
-fn destroy(g: &mut super::file::Inner, addr: u64) -> Result<()> {
-    let h = Header::load(&mut g.st, addr)?;
+/// What deleting an object frees: every extent it and its members own,
+/// and the datasets among them (whose caches go too).
+#[derive(Default)]
+struct Dead {
+    extents: Vec<Section>,
+    datasets: Vec<u64>,
+    seen: std::collections::HashSet<u64>,
+}
+
+/// Gather everything the object at `addr` owns, recursively.
+fn collect(st: &mut Store, addr: u64, dead: &mut Dead) -> Result<()> {
+    if !dead.seen.insert(addr) {
+        return Err(Error::corrupt(
+            "group link",
+            addr,
+            "object reached twice: links form a cycle",
+        ));
+    }
+    let h = Header::load(st, addr)?;
+    dead.extents.push(Section {
+        addr,
+        size: st.pager.size_of(addr)? as u64,
+        kind: SpaceKind::Meta,
+    });
     if h.kind == ObjectKind::Group {
-        for (_, _, child) in members_with_addr(&mut g.st, addr)? {
-            destroy(g, child)?;
+        for (_, _, child) in members_with_addr(st, addr)? {
+            collect(st, child, dead)?;
         }
-        btree::destroy(&mut g.st, h.links.root)?;
+        btree::extents(st, h.links.root, &mut dead.extents)?;
     }
-    super::attrs::destroy_all(&mut g.st, h.attrs.root, addr)?;
+    super::attrs::extents(st, h.attrs.root, addr, &mut dead.extents)?;
     if let Some(meta) = &h.dataset {
-        g.caches.remove(&addr);
-        g.caches.remove(&crate::vlen::cache_key(addr));
-        dataset::free_storage(&mut g.st, meta)?;
+        dead.datasets.push(addr);
+        dataset::storage_extents(st, addr, meta, &mut dead.extents)?;
     }
-    g.st.free_page(addr)
+    Ok(())
 }

@@ -101,7 +101,7 @@ fn copy_dataset(
 ) -> Result<Dataset> {
     let dtype = d.dtype()?;
     if dtype.is_vlen() {
-        return crate::vlen::copy_dataset(d, to, name, done, total, progress);
+        return super::vlen::copy_dataset(d, to, name, done, total, progress);
     }
     let shape = d.shape()?;
     let fill = d.fill_value()?;

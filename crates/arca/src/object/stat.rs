@@ -1,8 +1,7 @@
 //! Whole-file walks: statistics by kind of space, and a full integrity check.
 
-use super::file::Inner;
 use super::group::members_with_addr;
-use crate::chunk::index_all;
+use super::session::Session;
 use crate::error::{Error, Result};
 use crate::filter;
 use crate::format::attribute::{AttrData, AttrRecord};
@@ -115,13 +114,13 @@ pub struct Extent {
     pub what: &'static str,
 }
 
-fn walk(g: &mut Inner, verify: bool) -> Result<Stat> {
+fn walk(g: &mut Session, verify: bool) -> Result<Stat> {
     walk_extents(g, verify).map(|(s, _)| s)
 }
 
 /// The whole-file walk: figures, and every extent (live, free and
 /// reserved) in address order; `verify` also checks that they tile the file.
-fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
+fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     // Every live extent, for the accounting check: (addr, len, what).
     let mut extents: Vec<(u64, u64, &'static str)> = vec![];
     let mut s = Stat {
@@ -142,6 +141,7 @@ fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
             ));
         }
         let st = &mut g.st;
+        let eof = st.space.eof();
         let h = Header::load(st, addr)?;
         let hsize = st.pager.size_of(addr)? as u64;
         s.metadata_bytes += hsize;
@@ -150,7 +150,7 @@ fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
         s.metadata_bytes += tree_pages(st, h.attrs.root, &mut extents)?;
         let mut recs = vec![];
         btree::scan(st, h.attrs.root, b"", &mut |_, v| {
-            recs.push(AttrRecord::decode(v, addr)?);
+            recs.push(AttrRecord::decode(v, addr, eof)?);
             Ok(true)
         })?;
         for r in recs {
@@ -183,13 +183,7 @@ fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                 match &m.layout {
                     Layout::Contiguous { addr: a, size } => {
                         if *a != 0 {
-                            if a.checked_add(*size).is_none_or(|e| e > s.file_bytes) {
-                                return Err(Error::corrupt(
-                                    "dataset layout",
-                                    addr,
-                                    "storage outside the file",
-                                ));
-                            }
+                            st.check_live("contiguous data", *a, *size)?;
                             s.raw_bytes += size;
                             s.raw_logical_bytes += size;
                             extents.push((*a, *size, "contiguous data"));
@@ -198,24 +192,14 @@ fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     Layout::Chunked { chunk, index } => {
                         s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
                         let elem = m.dtype.size();
-                        let expect = chunk.iter().product::<u64>() as usize * elem;
-                        for (_, r) in index_all(st, *index, m.dims.len())? {
+                        let c = super::dataset::engine(&m, chunk, *index, &[]);
+                        let expect = c.chunk_bytes();
+                        for (_, r) in c.entries(st)? {
                             s.chunks += 1;
                             s.raw_bytes += r.size;
                             extents.push((r.addr, r.size, "chunk"));
                             s.raw_logical_bytes += expect as u64;
-                            if r.addr.checked_add(r.size).is_none_or(|e| e > s.file_bytes)
-                                || r.size > 2 * expect as u64 + 65536
-                            {
-                                return Err(Error::corrupt(
-                                    "chunk index entry",
-                                    *index,
-                                    format!(
-                                        "chunk at {} of {} bytes outside the file",
-                                        r.addr, r.size
-                                    ),
-                                ));
-                            }
+                            st.check_live("chunk", r.addr, r.size)?;
                             if verify {
                                 let mut buf = vec![0u8; r.size as usize];
                                 st.driver().read_at(r.addr, &mut buf)?;
@@ -231,6 +215,9 @@ fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     s.chunks += a.chunks;
                     s.raw_bytes += a.raw;
                     s.raw_logical_bytes += a.logical;
+                    if verify {
+                        super::vlen::check_records(g, addr)?;
+                    }
                 }
             }
         }
@@ -284,14 +271,14 @@ fn walk_extents(g: &mut Inner, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     Ok((s, map))
 }
 
-pub(crate) fn space_map(g: &mut Inner) -> Result<Vec<Extent>> {
+pub(crate) fn space_map(g: &mut Session) -> Result<Vec<Extent>> {
     walk_extents(g, false).map(|(_, m)| m)
 }
 
-pub(crate) fn stat(g: &mut Inner) -> Result<Stat> {
+pub(crate) fn stat(g: &mut Session) -> Result<Stat> {
     walk(g, false)
 }
 
-pub(crate) fn check(g: &mut Inner) -> Result<Stat> {
+pub(crate) fn check(g: &mut Session) -> Result<Stat> {
     walk(g, true)
 }

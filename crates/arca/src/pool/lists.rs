@@ -15,7 +15,5 @@ pub(crate) static DIMS: ArrayList<u64> = ArrayList::new("dimension scratch");
 /// Dimensions, maximum dimensions and chunk shapes of decoded dataset
 /// headers: every dataset call decodes its header again.
 pub(crate) static EXTENTS: ArrayList<u64> = ArrayList::new("dataspace extents");
-/// Filter pipelines of decoded dataset headers.
-pub(crate) static PIPELINES: ArrayList<crate::filter::Filter> = ArrayList::new("filter pipelines");
 /// Fill values (one element each) while a dataset is read or written.
 pub(crate) static FILL: BlockList = BlockList::new("fill values");

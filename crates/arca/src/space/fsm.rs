@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{FreeList, Section, SpaceKind};
+use super::{Section, SectionIndex, SpaceKind};
 
 const CLASSES: usize = 64;
 
@@ -108,7 +108,7 @@ impl FreeSpaceManager {
     }
 }
 
-impl FreeList for FreeSpaceManager {
+impl SectionIndex for FreeSpaceManager {
     fn take(&mut self, kind: SpaceKind, size: u64) -> Option<u64> {
         let (found_size, addr) = std::iter::once(kind)
             .chain(SpaceKind::ALL.iter().copied().filter(|&k| k != kind))
@@ -153,6 +153,17 @@ impl FreeList for FreeSpaceManager {
     fn ending_at(&self, end: u64) -> Option<Section> {
         let (&a, &(size, kind)) = self.by_addr.range(..end).next_back()?;
         (a + size == end).then_some(Section {
+            addr: a,
+            size,
+            kind,
+        })
+    }
+
+    fn overlapping(&self, addr: u64, end: u64) -> Option<Section> {
+        // Sections never overlap (F2): only the last one starting below
+        // `end` can reach into [addr, end).
+        let (&a, &(size, kind)) = self.by_addr.range(..end).next_back()?;
+        (a + size > addr).then_some(Section {
             addr: a,
             size,
             kind,

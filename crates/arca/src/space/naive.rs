@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::{FreeList, Section, SpaceKind};
+use super::{Section, SectionIndex, SpaceKind};
 
 pub(crate) struct NaiveList {
     list: VecDeque<Section>,
@@ -23,7 +23,7 @@ impl NaiveList {
     }
 }
 
-impl FreeList for NaiveList {
+impl SectionIndex for NaiveList {
     fn take(&mut self, _kind: SpaceKind, size: u64) -> Option<u64> {
         let mut best: Option<usize> = None;
         for (i, s) in self.list.iter().enumerate() {
@@ -70,6 +70,13 @@ impl FreeList for NaiveList {
 
     fn ending_at(&self, end: u64) -> Option<Section> {
         self.list.iter().find(|x| x.end() == end).copied()
+    }
+
+    fn overlapping(&self, addr: u64, end: u64) -> Option<Section> {
+        self.list
+            .iter()
+            .find(|x| x.addr < end && addr < x.end())
+            .copied()
     }
 
     fn sections(&self) -> Vec<Section> {

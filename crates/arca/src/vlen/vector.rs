@@ -1,97 +1,17 @@
 //! The byte vector: a growable 1-D chunked array reached through the common
 //! chunk engine, plus its optional list of free ranges.
 
-use crate::chunk::{index_all, key, Cache, Chunked};
+use crate::chunk::{Cache, ChunkRef, Chunked};
 use crate::error::{Error, Result};
-use crate::filter::{self, Filter};
+use crate::filter;
 use crate::format::btree;
-use crate::format::codec::{Reader, Writer};
-use crate::format::object_header::Header;
-use crate::object::Inner;
+use crate::format::chunk_index::key;
+pub(crate) use crate::format::vlen_vector::VecMeta;
+use crate::format::vlen_vector::{decode_free_ranges, encode_free_ranges};
+use crate::par::par_map;
 use crate::selection::Selection;
-use crate::space::SpaceKind;
+use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
-
-/// The vector's description, as kept in object-header message 8.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct VecMeta {
-    /// Bytes in use; the next append starts here.
-    pub(crate) len: u64,
-    /// Bytes per chunk.
-    pub(crate) chunk: u64,
-    /// Chunk-index root.
-    pub(crate) index: u64,
-    pub(crate) filters: Vec<Filter>,
-    /// Whether freed ranges are reused.
-    pub(crate) reuse: bool,
-    /// Blob holding the free ranges (0 = none) and its length.
-    pub(crate) free_addr: u64,
-    pub(crate) free_len: u64,
-}
-
-const FLAG_REUSE: u8 = 1;
-
-impl VecMeta {
-    pub(crate) fn new(chunk: u64, filters: Vec<Filter>, reuse: bool) -> Self {
-        VecMeta {
-            len: 0,
-            chunk,
-            index: 0,
-            filters,
-            reuse,
-            free_addr: 0,
-            free_len: 0,
-        }
-    }
-
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut w = Writer::new();
-        w.u64(self.len)
-            .u64(self.chunk)
-            .u64(self.index)
-            .u8(if self.reuse { FLAG_REUSE } else { 0 })
-            .u64(self.free_addr)
-            .u64(self.free_len);
-        Filter::encode_list(&self.filters, &mut w);
-        w.buf
-    }
-
-    /// Decode message 8; `item` is the item size of the dataset's type.
-    pub(crate) fn decode(body: &[u8], addr: u64, item: usize) -> Result<Self> {
-        let mut r = Reader::new(body, "variable-length vector", addr);
-        let len = r.u64()?;
-        let chunk = r.u64()?;
-        let index = r.u64()?;
-        let flags = r.u8()?;
-        let free_addr = r.u64()?;
-        let free_len = r.u64()?;
-        let filters = Filter::decode_list(&mut r)?;
-        if flags & !FLAG_REUSE != 0 {
-            return Err(Error::Unsupported(format!(
-                "variable-length vector flags {flags:#x}"
-            )));
-        }
-        let item = item as u64;
-        if chunk == 0 || chunk % item != 0 || chunk > crate::object::MAX_CHUNK_BYTES {
-            return Err(r.corrupt(format!("chunk of {chunk} bytes")));
-        }
-        if len % item != 0 {
-            return Err(r.corrupt(format!("length {len} is not whole items")));
-        }
-        if free_len % 16 != 0 {
-            return Err(r.corrupt("free-range list length is not whole entries"));
-        }
-        Ok(VecMeta {
-            len,
-            chunk,
-            index,
-            filters,
-            reuse: flags & FLAG_REUSE != 0,
-            free_addr,
-            free_len,
-        })
-    }
-}
 
 /// Run `f` with a chunk engine over the first `items` items of the vector.
 fn with_engine<T>(
@@ -101,7 +21,7 @@ fn with_engine<T>(
     f: impl FnOnce(&mut Chunked) -> Result<T>,
 ) -> Result<T> {
     let dims = [items];
-    let chunk = [vm.chunk / item as u64];
+    let chunk = [vm.chunk_bytes / item as u64];
     let zero = vec![0u8; item];
     let mut c = Chunked {
         dims: &dims,
@@ -130,7 +50,7 @@ pub(crate) fn write(
     }
     let end = off + data.len() as u64;
     let new_len = vm.len.max(end);
-    let c = vm.chunk;
+    let c = vm.chunk_bytes;
     // Whole chunks past the old end of an unfiltered vector were never
     // stored or cached: they go straight from `data` to the file.
     let lo = off.max(vm.len).div_ceil(c) * c;
@@ -168,33 +88,53 @@ fn engine_write(
 /// Store whole unfiltered chunks starting at byte `at` (chunk-aligned) in
 /// one extent with one write, then index each.
 fn put_direct(st: &mut Store, vm: &mut VecMeta, at: u64, data: &[u8]) -> Result<()> {
-    let c = vm.chunk;
-    let addr = st.space.alloc(SpaceKind::Raw, data.len() as u64)?;
+    let c = vm.chunk_bytes;
+    let len = data.len() as u64;
+    let addr = st.space.alloc(SpaceKind::Raw, len)?;
     let crcs = if data.len() >= OVERLAP_BYTES {
         // The write is a kernel copy on this thread; the sums take the other
         // core meanwhile instead of following it.
         let (sums, written) = crate::par::join(
             || chunk_crcs_on(data, c as usize, 1),
-            || st.pager.driver_mut().write_at(addr, data),
+            || st.write_raw("vlen chunk", (addr, len), addr, data),
         );
         written.map(|()| sums)?
     } else {
-        st.pager.driver_mut().write_at(addr, data)?;
+        st.write_raw("vlen chunk", (addr, len), addr, data)?;
         chunk_crcs(data, c as usize)
     };
-    st.pager.extend_limit(addr + data.len() as u64);
     for (k, crc) in crcs.into_iter().enumerate() {
-        let coord = at / c + k as u64;
-        let mut w = Writer::new();
-        w.u64(addr + k as u64 * c).u64(c).u32(0).u32(crc);
-        let (root, ins) = btree::insert(st, vm.index, &key(&[coord]), &w.buf, true)?;
-        vm.index = root;
-        if let btree::Inserted::Replaced(old) = ins {
-            // Not reached for chunks past the end; kept so nothing leaks.
-            let mut r = Reader::new(&old, "chunk index entry", vm.index);
-            let (a, n) = (r.u64()?, r.u64()?);
-            st.space.free(SpaceKind::Raw, a, n);
-        }
+        let entry = ChunkRef {
+            addr: addr + k as u64 * c,
+            size: c,
+            mask: 0,
+            crc,
+        };
+        index_put(st, vm, at / c + k as u64, &entry)?;
+    }
+    Ok(())
+}
+
+/// Point the vector's chunk `coord` at `entry`, freeing a chunk it replaces.
+fn index_put(st: &mut Store, vm: &mut VecMeta, coord: u64, entry: &ChunkRef) -> Result<()> {
+    // Checked before the index changes: a damaged old entry fails the call.
+    let old = with_engine(
+        vm,
+        1,
+        vm.len
+            .max(coord.saturating_add(1).saturating_mul(vm.chunk_bytes)),
+        |e| e.entry(st, &[coord]),
+    )?;
+    if let Some(o) = old {
+        st.space.check_free(&[Section {
+            addr: o.addr,
+            size: o.size,
+            kind: SpaceKind::Raw,
+        }])?;
+    }
+    vm.index = btree::insert(st, vm.index, &key(&[coord]), &entry.encode(), true)?.0;
+    if let Some(o) = old {
+        st.space.free(SpaceKind::Raw, o.addr, o.size)?;
     }
     Ok(())
 }
@@ -215,65 +155,62 @@ pub(crate) const OVERLAP_BYTES: usize = 16 << 20;
 /// [`chunk_crcs`] on at most `threads` threads.
 fn chunk_crcs_on(data: &[u8], c: usize, threads: usize) -> Vec<u32> {
     let n = data.len() / c;
-    if threads < 2 || data.len() < 16 << 20 {
+    if threads < 2 || data.len() < OVERLAP_BYTES {
         return data.chunks_exact(c).map(crc32c::crc32c).collect();
     }
     let per = n.div_ceil(threads);
-    let out: Vec<u32> = std::thread::scope(|s| {
-        let parts: Vec<_> = data
-            .chunks(per * c)
-            .map(|part| {
-                s.spawn(move || {
-                    part.chunks_exact(c)
-                        .map(crc32c::crc32c)
-                        .collect::<Vec<u32>>()
-                })
-            })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    if out.len() == n {
-        out
-    } else {
-        data.chunks_exact(c).map(crc32c::crc32c).collect()
-    }
+    let parts: Vec<&[u8]> = data[..n * c].chunks(per * c).collect();
+    par_map(parts, |part| {
+        part.chunks_exact(c)
+            .map(crc32c::crc32c)
+            .collect::<Vec<u32>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Reserve whole chunks for `len` bytes at chunk-aligned vector offset
 /// `at` in one extent, zero its padding, index the chunks (checksums come
 /// with [`seal_direct`]) and return the extent's file address.
 pub(crate) fn extend_direct(st: &mut Store, vm: &mut VecMeta, at: u64, len: u64) -> Result<u64> {
-    let c = vm.chunk;
+    let c = vm.chunk_bytes;
     let n = len.div_ceil(c);
-    let total = n * c;
+    let total = n
+        .checked_mul(c)
+        .ok_or_else(|| Error::invalid("extension too large"))?;
     let addr = st.space.alloc(SpaceKind::Raw, total)?;
     st.pager.extend_limit(addr + total);
     let pad = (total - len) as usize;
     if pad > 0 {
-        st.pager
-            .driver_mut()
-            .write_at(addr + len, &vec![0u8; pad])?;
+        st.write_raw("vlen chunk", (addr, total), addr + len, &vec![0u8; pad])?;
     }
     let d = st.pager.driver_mut();
     if d.len()? < addr + total {
         d.truncate(addr + total)?;
     }
+    vm.len = vm.len.max(at + total);
     for k in 0..n {
-        let mut w = Writer::new();
-        w.u64(addr + k * c).u64(c).u32(0).u32(0);
-        let (root, ins) = btree::insert(st, vm.index, &key(&[at / c + k]), &w.buf, true)?;
-        vm.index = root;
-        if let btree::Inserted::Replaced(old) = ins {
-            let mut r = Reader::new(&old, "chunk index entry", vm.index);
-            let (a, s) = (r.u64()?, r.u64()?);
-            st.space.free(SpaceKind::Raw, a, s);
-        }
+        let entry = ChunkRef {
+            addr: addr + k * c,
+            size: c,
+            mask: 0,
+            crc: 0,
+        };
+        index_put(st, vm, at / c + k, &entry)?;
     }
     vm.len = at + len;
     Ok(addr)
+}
+
+/// An extent of whole chunks appended by [`extend_direct`]: vector bytes
+/// `offset..offset + len` at file address `addr`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DirectExtent {
+    pub(crate) offset: u64,
+    pub(crate) addr: u64,
+    pub(crate) len: u64,
+    pub(crate) chunk_bytes: u64,
 }
 
 /// Fill in the checksums of an extent's chunks: given ones as they are,
@@ -281,10 +218,10 @@ pub(crate) fn extend_direct(st: &mut Store, vm: &mut VecMeta, at: u64, len: u64)
 pub(crate) fn seal_direct(
     st: &mut Store,
     vm: &mut VecMeta,
-    ext: &super::api::VlenExtent,
+    ext: &DirectExtent,
     crcs: &[(u64, u32)],
 ) -> Result<()> {
-    let c = vm.chunk;
+    let c = vm.chunk_bytes;
     if ext.chunk_bytes != c || !ext.offset.is_multiple_of(c) || ext.offset + ext.len > vm.len {
         return Err(Error::invalid("extent does not belong to this vector"));
     }
@@ -294,9 +231,10 @@ pub(crate) fn seal_direct(
         return Err(Error::invalid("checksum for a chunk outside the extent"));
     }
     let mut buf = vec![];
+    let items = vm.len;
     for k in 0..n {
         let coord = ext.offset / c + k;
-        let r = crate::chunk::index_get(st, vm.index, &[coord])?
+        let r = with_engine(vm, 1, items, |e| e.entry(st, &[coord]))?
             .ok_or_else(|| Error::invalid("extent chunk is not in the vector"))?;
         if r.addr != ext.addr + k * c || r.size != c {
             return Err(Error::invalid("extent does not match the vector's chunks"));
@@ -309,9 +247,8 @@ pub(crate) fn seal_direct(
                 crc32c::crc32c(&buf)
             }
         };
-        let mut w = Writer::new();
-        w.u64(r.addr).u64(c).u32(0).u32(crc);
-        vm.index = btree::insert(st, vm.index, &key(&[coord]), &w.buf, true)?.0;
+        let entry = ChunkRef { crc, ..r };
+        vm.index = btree::insert(st, vm.index, &key(&[coord]), &entry.encode(), true)?.0;
     }
     Ok(())
 }
@@ -328,13 +265,13 @@ pub(crate) fn read_ranges(
 ) -> Result<()> {
     let i = item as u64;
     let items = vm.len / i;
-    let c = vm.chunk;
+    let c = vm.chunk_bytes;
     let direct = vm.filters.is_empty();
     if direct {
         // Cached dirty chunks must reach the file before it is read directly.
         flush(st, cache, vm, item)?;
     }
-    let index = vm.index;
+    let vm0 = vm.clone();
     with_engine(vm, item, items, |e| {
         let mut engine_read = |st: &mut Store, cache: &mut Cache, start: u64, dst: &mut [u8]| {
             if dst.is_empty() {
@@ -366,7 +303,7 @@ pub(crate) fn read_ranges(
                 let (head, rest) = dst.split_at_mut(at(lo));
                 let (body, tail) = rest.split_at_mut((hi - lo) as usize);
                 engine_read(st, cache, start, head)?;
-                read_direct(st, index, c, lo, body)?;
+                read_direct(st, &vm0, c, lo, body)?;
                 engine_read(st, cache, hi, tail)?;
             } else {
                 engine_read(st, cache, start, dst)?;
@@ -378,26 +315,19 @@ pub(crate) fn read_ranges(
 
 /// Read whole unfiltered chunks starting at byte `at` straight into `out`,
 /// one read per run of chunks lying back to back in the file.
-fn read_direct(st: &mut Store, index: u64, c: u64, at: u64, out: &mut [u8]) -> Result<()> {
+fn read_direct(st: &mut Store, vm: &VecMeta, c: u64, at: u64, out: &mut [u8]) -> Result<()> {
     let n = out.len() as u64 / c;
-    let limit = st.pager.limit();
     let mut refs = Vec::with_capacity(n as usize);
-    for k in 0..n {
-        let r = crate::chunk::index_get(st, index, &[at / c + k])?;
-        if let Some(r) = r {
-            if r.size != c || r.addr.checked_add(r.size).is_none_or(|e| e > limit) {
-                return Err(Error::corrupt(
-                    "chunk index entry",
-                    index,
-                    format!(
-                        "vector chunk at {} of {} bytes does not fit",
-                        r.addr, r.size
-                    ),
-                ));
+    with_engine(&mut vm.clone(), 1, vm.len, |e| {
+        for k in 0..n {
+            let r = e.entry(st, &[at / c + k])?;
+            if let Some(r) = &r {
+                st.check_live("vlen chunk", r.addr, r.size)?;
             }
+            refs.push(r);
         }
-        refs.push(r);
-    }
+        Ok(())
+    })?;
     let mut k = 0usize;
     while k < refs.len() {
         let Some(first) = refs[k] else {
@@ -434,35 +364,43 @@ pub(crate) fn flush(
     with_engine(vm, item, items, |c| c.flush(st, cache))
 }
 
-/// Flush the vector cache registered under a cache key, saving the owner's
-/// header if the chunk index moved.
-pub(crate) fn flush_cache_entry(g: &mut Inner, owner: u64, cache: &mut Cache) -> Result<()> {
-    let mut h = Header::load(&mut g.st, owner)?;
-    let Some(m) = h.dataset.as_mut() else {
-        return Ok(());
-    };
-    let item = m.dtype.base().map_or(1, |b| b.size());
-    let Some(vm) = m.vlen.as_mut() else {
-        return Ok(());
-    };
-    let before = vm.index;
-    flush(&mut g.st, cache, vm, item)?;
-    if vm.index != before {
-        h.save(&mut g.st, owner)?;
+/// Every chunk of the vector in order, each entry checked.
+pub(crate) fn entries(st: &mut Store, vm: &VecMeta) -> Result<Vec<(Vec<u64>, ChunkRef)>> {
+    with_engine(&mut vm.clone(), 1, vm.len, |e| e.entries(st))
+}
+
+/// Every extent the vector occupies — chunks, the chunk index, the
+/// free-range blob — for freeing with its dataset in one batch.
+pub(crate) fn extents(
+    st: &mut Store,
+    vm: &VecMeta,
+    owner: u64,
+    out: &mut Vec<Section>,
+) -> Result<()> {
+    let _ = owner;
+    out.extend(entries(st, vm)?.into_iter().map(|(_, r)| Section {
+        addr: r.addr,
+        size: r.size,
+        kind: SpaceKind::Raw,
+    }));
+    btree::extents(st, vm.index, out)?;
+    if vm.free_addr != 0 {
+        out.push(Section {
+            addr: vm.free_addr,
+            size: BLOB_HEADER + vm.free_len,
+            kind: SpaceKind::Meta,
+        });
     }
     Ok(())
 }
 
-/// Free every chunk, the chunk index and the free-range blob.
-pub(crate) fn destroy(st: &mut Store, vm: &mut VecMeta) -> Result<()> {
-    for (_, r) in index_all(st, vm.index, 1)? {
-        st.space.free(SpaceKind::Raw, r.addr, r.size);
-    }
-    btree::destroy(st, vm.index)?;
-    if vm.free_addr != 0 {
-        st.free_blob(vm.free_addr, vm.free_len);
-    }
-    *vm = VecMeta::new(vm.chunk, vm.filters.clone(), vm.reuse);
+/// Free every chunk, the chunk index and the free-range blob, leaving an
+/// empty vector.
+pub(crate) fn destroy(st: &mut Store, vm: &mut VecMeta, owner: u64) -> Result<()> {
+    let mut dead = vec![];
+    extents(st, vm, owner, &mut dead)?;
+    st.free_structures(&dead)?;
+    *vm = VecMeta::new(vm.chunk_bytes, vm.filters.clone(), vm.reuse);
     Ok(())
 }
 
@@ -481,20 +419,14 @@ impl FreeRanges {
             return Ok(f);
         }
         let b = st.read_blob(vm.free_addr)?;
-        let bad = |d: &str| Error::corrupt("variable-length free ranges", vm.free_addr, d);
         if b.len() as u64 != vm.free_len {
-            return Err(bad("length differs from the vector's record"));
+            return Err(Error::corrupt(
+                "variable-length free ranges",
+                vm.free_addr,
+                "length differs from the vector's record",
+            ));
         }
-        let mut r = Reader::new(&b, "variable-length free ranges", vm.free_addr);
-        let mut end = 0;
-        for _ in 0..b.len() / 16 {
-            let (o, l) = (r.u64()?, r.u64()?);
-            if l == 0 || o < end || o.checked_add(l).is_none_or(|e| e > vm.len) {
-                return Err(bad(
-                    "ranges overlap, are empty or lie past the vector's end",
-                ));
-            }
-            end = o + l;
+        for (o, l) in decode_free_ranges(&b, vm.free_addr, vm.len)? {
             f.insert(o, l);
         }
         Ok(f)
@@ -503,19 +435,21 @@ impl FreeRanges {
     /// Replace the stored list with this one.
     pub(crate) fn save(&self, st: &mut Store, vm: &mut VecMeta) -> Result<()> {
         if vm.free_addr != 0 {
-            st.free_blob(vm.free_addr, vm.free_len);
+            st.free_blob(vm.free_addr, vm.free_len)?;
             vm.free_addr = 0;
             vm.free_len = 0;
         }
         if !self.by_off.is_empty() {
-            let mut w = Writer::new();
-            for (&o, &l) in &self.by_off {
-                w.u64(o).u64(l);
-            }
-            vm.free_addr = st.write_blob(&w.buf)?;
-            vm.free_len = w.buf.len() as u64;
+            let b = encode_free_ranges(self.by_off.iter().map(|(&o, &l)| (o, l)));
+            vm.free_addr = st.write_blob(&b)?;
+            vm.free_len = b.len() as u64;
         }
         Ok(())
+    }
+
+    /// The ranges in offset order.
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.by_off.iter().map(|(&o, &l)| (o, l))
     }
 
     fn insert(&mut self, off: u64, len: u64) {
@@ -562,11 +496,6 @@ impl FreeRanges {
     pub(crate) fn total(&self) -> u64 {
         self.by_off.values().sum()
     }
-
-    #[cfg(test)]
-    fn ranges(&self) -> Vec<(u64, u64)> {
-        self.by_off.iter().map(|(&o, &l)| (o, l)).collect()
-    }
 }
 
 /// Figures of the vector for `Stat`: pages, chunks, stored and logical
@@ -606,20 +535,13 @@ pub(crate) fn account(
             FreeRanges::load(st, vm)?;
         }
     }
-    let eof = st.space.eof();
-    let expect = vm.chunk as usize;
-    for (_, r) in index_all(st, vm.index, 1)? {
+    let expect = vm.chunk_bytes as usize;
+    for (_, r) in entries(st, vm)? {
         a.chunks += 1;
         a.raw += r.size;
-        a.logical += vm.chunk;
+        a.logical += vm.chunk_bytes;
         extents.push((r.addr, r.size, "vlen chunk"));
-        if r.addr.checked_add(r.size).is_none_or(|e| e > eof) || r.size > 2 * vm.chunk + 65536 {
-            return Err(Error::corrupt(
-                "variable-length vector",
-                owner,
-                format!("chunk at {} of {} bytes outside the file", r.addr, r.size),
-            ));
-        }
+        st.check_live("vlen chunk", r.addr, r.size)?;
         if verify {
             let mut buf = vec![0u8; r.size as usize];
             st.driver().read_at(r.addr, &mut buf)?;
@@ -627,6 +549,7 @@ pub(crate) fn account(
             filter::decode(&vm.filters, r.mask, item, buf, expect, r.addr)?;
         }
     }
+    let _ = owner;
     Ok(a)
 }
 
@@ -640,27 +563,16 @@ mod tests {
         f.give(10, 5);
         f.give(30, 10);
         f.give(15, 5); // touches 10..15
-        assert_eq!(f.ranges(), vec![(10, 10), (30, 10)]);
+        assert_eq!(f.ranges().collect::<Vec<_>>(), vec![(10, 10), (30, 10)]);
         f.give(20, 10); // bridges both
-        assert_eq!(f.ranges(), vec![(10, 30)]);
+        assert_eq!(f.ranges().collect::<Vec<_>>(), vec![(10, 30)]);
         f.give(100, 4);
         f.give(200, 8);
         assert_eq!(f.take(4), Some(100));
         assert_eq!(f.take(5), Some(200)); // best fit: 8 bytes, not 30
-        assert_eq!(f.ranges(), vec![(10, 30), (205, 3)]);
+        assert_eq!(f.ranges().collect::<Vec<_>>(), vec![(10, 30), (205, 3)]);
         assert_eq!(f.take(31), None);
         assert_eq!(f.take(30), Some(10));
         assert_eq!(f.total(), 3);
-    }
-
-    #[test]
-    fn meta_roundtrip() {
-        let mut m = VecMeta::new(4096, vec![Filter::Shuffle, Filter::Zstd(3)], true);
-        m.len = 400;
-        m.index = 8192;
-        let b = m.encode();
-        assert_eq!(VecMeta::decode(&b, 0, 4).unwrap(), m);
-        assert!(VecMeta::decode(&b, 0, 3).is_err());
-        assert!(VecMeta::decode(&b[..20], 0, 4).is_err());
     }
 }

@@ -1,14 +1,17 @@
-//! Reading and writing variable-length elements: the public API over slices.
+//! Reading and writing variable-length elements: the dataset methods over
+//! the byte vector (`crate::vlen`), on slices.
 
-use super::cache_key;
-use super::vector::{self, FreeRanges, VecMeta};
-use crate::chunk::{index_all, Cache};
+use super::dataset::{read_locked as dataset_read_locked, write_locked as dataset_write_locked};
+use super::{lock, Dataset, Element, Session};
+use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::{swap_in_place, Datatype, VLEN_RECORD};
 use crate::format::object_header::Header;
-use crate::object::{dataset_read_locked, dataset_write_locked, lock, Dataset, Element, Inner};
+use crate::format::vlen_vector::{decode_records, encode_records, push_record};
 use crate::selection::Selection;
+use crate::vlen::cache_key;
+use crate::vlen::vector::{self, FreeRanges, VecMeta};
 
 /// Default bytes per chunk of a byte vector.
 pub const DEFAULT_VLEN_CHUNK: u64 = 1 << 20;
@@ -69,7 +72,7 @@ impl VlenOptions {
             .size() as u64;
         Filter::validate_pipeline(&self.filters)?;
         let chunk = self.chunk_bytes / item * item;
-        if chunk == 0 || chunk > crate::object::MAX_CHUNK_BYTES {
+        if chunk == 0 || chunk > super::dataset::MAX_CHUNK_BYTES {
             return Err(Error::invalid(format!(
                 "vector chunk of {} bytes: must hold one item and at most 2 GiB",
                 self.chunk_bytes
@@ -144,7 +147,7 @@ fn can_hold(bytes: usize) -> bool {
 /// vector. They are read straight into the pairs and converted in place:
 /// a large read holds one copy of its records, not two.
 fn read_records(
-    g: &mut Inner,
+    g: &mut Session,
     addr: u64,
     sel: &Selection,
     vm: &VecMeta,
@@ -163,30 +166,8 @@ fn read_records(
         })?;
     let mut recs = vec![[0u64; 2]; n];
     dataset_read_locked(g, addr, sel, bytemuck::cast_slice_mut(&mut recs))?;
-    for r in recs.iter_mut() {
-        let (off, len) = (u64::from_le(r[0]), u64::from_le(r[1]));
-        *r = [off, len];
-        if len % item as u64 != 0 || off.checked_add(len).is_none_or(|e| e > vm.len) {
-            return Err(Error::corrupt(
-                "variable-length record",
-                addr,
-                format!(
-                    "element at offset {off} of {len} bytes does not fit a vector of {} bytes",
-                    vm.len
-                ),
-            ));
-        }
-    }
+    decode_records(&mut recs, item as u64, vm.len, addr)?;
     Ok(recs)
-}
-
-fn encode_records(recs: &[(u64, u64)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(recs.len() * VLEN_RECORD);
-    for &(o, l) in recs {
-        out.extend_from_slice(&o.to_le_bytes());
-        out.extend_from_slice(&l.to_le_bytes());
-    }
-    out
 }
 
 /// Whether every piece `span[offsets[i] - offsets[0] .. offsets[i + 1] - offsets[0]]`
@@ -244,7 +225,7 @@ fn check_offsets(offsets: &[u64], n: usize, values_bytes: usize, item: usize) ->
     Ok(())
 }
 
-fn load_vlen(g: &mut Inner, addr: u64) -> Result<(Header, Datatype, Vec<u64>, VecMeta)> {
+fn load_vlen(g: &mut Session, addr: u64) -> Result<(Header, Datatype, Vec<u64>, VecMeta)> {
     let h = Header::load(&mut g.st, addr)?;
     let m = h
         .dataset
@@ -262,9 +243,28 @@ fn load_vlen(g: &mut Inner, addr: u64) -> Result<(Header, Datatype, Vec<u64>, Ve
     Ok((h, dt, dims, vm))
 }
 
+/// Flush the vector cache registered under a cache key, saving the owner's
+/// header if the chunk index moved.
+pub(crate) fn flush_cache_entry(g: &mut Session, owner: u64, cache: &mut Cache) -> Result<()> {
+    let mut h = Header::load(&mut g.st, owner)?;
+    let Some(m) = h.dataset.as_mut() else {
+        return Ok(());
+    };
+    let item = m.dtype.base().map_or(1, |b| b.size());
+    let Some(vm) = m.vlen.as_mut() else {
+        return Ok(());
+    };
+    let before = vm.index;
+    vector::flush(&mut g.st, cache, vm, item)?;
+    if vm.index != before {
+        h.save(&mut g.st, owner)?;
+    }
+    Ok(())
+}
+
 /// Put `vm` back into the header at `addr` (reloaded: the primary write may
 /// have changed it).
-fn save_vm(g: &mut Inner, addr: u64, vm: VecMeta) -> Result<()> {
+fn save_vm(g: &mut Session, addr: u64, vm: VecMeta) -> Result<()> {
     let mut h = Header::load(&mut g.st, addr)?;
     if let Some(m) = h.dataset.as_mut() {
         if m.vlen.as_ref() != Some(&vm) {
@@ -276,7 +276,7 @@ fn save_vm(g: &mut Inner, addr: u64, vm: VecMeta) -> Result<()> {
 }
 
 fn write_locked(
-    g: &mut Inner,
+    g: &mut Session,
     addr: u64,
     cache: &mut Cache,
     sel: &Selection,
@@ -339,8 +339,7 @@ fn write_locked(
                 let k = item as u64;
                 let mut enc = Vec::with_capacity(n * VLEN_RECORD);
                 for w in offsets.windows(2) {
-                    enc.extend_from_slice(&(base + (w[0] - o0) * k).to_le_bytes());
-                    enc.extend_from_slice(&((w[1] - w[0]) * k).to_le_bytes());
+                    push_record(&mut enc, base + (w[0] - o0) * k, (w[1] - w[0]) * k);
                 }
                 enc
             };
@@ -365,7 +364,7 @@ fn write_locked(
 
 /// Elements of `sel` as (values, offsets in items), values in native order.
 fn read_locked(
-    g: &mut Inner,
+    g: &mut Session,
     addr: u64,
     cache: &mut Cache,
     sel: &Selection,
@@ -407,21 +406,100 @@ fn read_locked(
     Ok((out, offsets))
 }
 
-/// Bytes the records of the dataset at `addr` refer to, read in slabs
-/// along the first axis so that a large dataset needs little memory.
-fn live_bytes(g: &mut Inner, addr: u64, dims: &[u64], vm: &VecMeta, item: usize) -> Result<u64> {
-    const SLAB: u64 = 1 << 16;
+/// Bytes the records of the dataset at `addr` refer to, read a slab or a
+/// stored chunk at a time so that a large dataset needs little memory.
+fn live_bytes(g: &mut Session, addr: u64, dims: &[u64], vm: &VecMeta, item: usize) -> Result<u64> {
     let mut total = 0;
-    let mut count = |g: &mut Inner, sel: &Selection| -> Result<()> {
-        total += read_records(g, addr, sel, vm, item)?
+    for sel in stored_selections(g, addr, dims)? {
+        total += read_records(g, addr, &sel, vm, item)?
             .iter()
             .map(|r| r[1])
             .sum::<u64>();
-        Ok(())
+    }
+    Ok(total)
+}
+
+/// Check a variable-length dataset's records against its vector: each lies
+/// inside it (checked as records are read), and in a vector that reuses
+/// space no two live elements share bytes and none lies in a free range —
+/// either would let the next write overwrite a live element.
+pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
+    let (_, dtype, dims, vm) = load_vlen(g, addr)?;
+    let item = item_size(&dtype)?;
+    let free = FreeRanges::load(&g.st, &vm)?;
+    let mut live: Vec<(u64, u64)> = vec![];
+    for sel in stored_selections(g, addr, &dims)? {
+        let recs = read_records(g, addr, &sel, &vm, item)?;
+        if vm.reuse {
+            live.extend(recs.iter().filter(|r| r[1] > 0).map(|r| (r[0], r[1])));
+        }
+    }
+    if !vm.reuse {
+        return Ok(());
+    }
+    live.sort_unstable();
+    let bad = |d: String| Error::corrupt("variable-length record", addr, d);
+    for w in live.windows(2) {
+        if w[1].0 < w[0].0 + w[0].1 {
+            return Err(bad(format!(
+                "elements at {} and {} of a space-reusing vector share bytes",
+                w[0].0, w[1].0
+            )));
+        }
+    }
+    let mut k = 0;
+    for (o, l) in free.ranges() {
+        while k < live.len() && live[k].0 + live[k].1 <= o {
+            k += 1;
+        }
+        if k < live.len() && live[k].0 < o + l {
+            return Err(bad(format!(
+                "free range at {o} of {l} bytes covers the element at {}",
+                live[k].0
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Selections covering every stored record: the whole dataset when it is
+/// contiguous (its size is bounded by the file's), else each stored chunk's
+/// box — a huge sparse dataset has few — since unwritten records are empty.
+fn stored_selections(g: &mut Session, addr: u64, dims: &[u64]) -> Result<Vec<Selection>> {
+    let h = Header::load(&mut g.st, addr)?;
+    let Some(m) = h.dataset.as_ref() else {
+        return Err(Error::invalid("not a dataset"));
     };
+    let crate::format::object_header::Layout::Chunked { chunk, index } = &m.layout else {
+        let mut v = vec![];
+        for_each_slab(dims, |sel| {
+            v.push(sel.clone());
+            Ok(())
+        })?;
+        return Ok(v);
+    };
+    let entries = super::dataset::engine(m, chunk, *index, &[]).entries(&mut g.st)?;
+    entries
+        .iter()
+        .map(|(c, _)| {
+            let ranges: Vec<(u64, u64, u64)> = c
+                .iter()
+                .zip(chunk.iter())
+                .zip(dims)
+                .map(|((&c, &n), &d)| (c * n, (c * n + n).min(d), 1))
+                .collect();
+            Selection::from_ranges(&ranges)
+        })
+        .collect()
+}
+
+/// Call `f` with selections of the whole of `dims` in slabs along the first
+/// axis of at most about 65,536 elements, so a large dataset needs little
+/// memory.
+fn for_each_slab(dims: &[u64], mut f: impl FnMut(&Selection) -> Result<()>) -> Result<()> {
+    const SLAB: u64 = 1 << 16;
     if dims.is_empty() {
-        count(g, &Selection::all(dims))?;
-        return Ok(total);
+        return f(&Selection::all(dims));
     }
     let row = dims[1..].iter().product::<u64>().max(1);
     let step = (SLAB / row).max(1);
@@ -430,14 +508,14 @@ fn live_bytes(g: &mut Inner, addr: u64, dims: &[u64], vm: &VecMeta, item: usize)
         let j = (i + step).min(dims[0]);
         let mut ranges = vec![(i, j, 1)];
         ranges.extend(dims[1..].iter().map(|&n| (0, n, 1)));
-        count(g, &Selection::from_ranges(&ranges)?)?;
+        f(&Selection::from_ranges(&ranges)?)?;
         i = j;
     }
-    Ok(total)
+    Ok(())
 }
 
 impl Dataset {
-    fn with_vector<T>(&self, f: impl FnOnce(&mut Inner, &mut Cache) -> Result<T>) -> Result<T> {
+    fn with_vector<T>(&self, f: impl FnOnce(&mut Session, &mut Cache) -> Result<T>) -> Result<T> {
         let mut g = lock(&self.shared)?;
         let key = cache_key(self.addr);
         let mut cache = g.cache(key);
@@ -546,7 +624,7 @@ impl Dataset {
         let dt = self.dtype()?;
         let base =
             item_size(&dt).and_then(|_| dt.base().ok_or_else(|| Error::invalid("no base")))?;
-        crate::object::check_element::<T>(&base)
+        super::dataset::check_element::<T>(&base)
     }
 
     /// Write strings to a string (or byte-string) dataset.
@@ -626,7 +704,7 @@ impl Dataset {
             let item = item_size(&m.dtype)?;
             vector::flush(&mut g.st, cache, &mut vm, item)?;
             save_vm(g, addr, vm.clone())?;
-            let chunks = index_all(&mut g.st, vm.index, 1)?;
+            let chunks = vector::entries(&mut g.st, &vm)?;
             let live = live_bytes(g, addr, &m.dims, &vm, item)?;
             let free = if vm.reuse {
                 FreeRanges::load(&g.st, &vm)?.total()
@@ -639,10 +717,13 @@ impl Dataset {
                 stored_bytes: chunks.iter().map(|c| c.1.size).sum(),
                 chunk_logical_bytes: chunks
                     .iter()
-                    .map(|(c, _)| vm.chunk.min(vm.len.saturating_sub(c[0] * vm.chunk)))
+                    .map(|(c, _)| {
+                        vm.chunk_bytes
+                            .min(vm.len.saturating_sub(c[0] * vm.chunk_bytes))
+                    })
                     .sum(),
                 chunks: chunks.len() as u64,
-                chunk_bytes: vm.chunk,
+                chunk_bytes: vm.chunk_bytes,
                 filters: vm.filters.clone(),
                 reuse_space: vm.reuse,
                 free_bytes: free,
@@ -679,7 +760,7 @@ impl Dataset {
             item_size(&dtype)?;
             let (values, offsets) = read_locked(g, addr, cache, &all, |n| vec![0u8; n])?;
             *cache = Cache::new(cache.capacity);
-            vector::destroy(&mut g.st, &mut vm)?;
+            vector::destroy(&mut g.st, &mut vm, addr)?;
             save_vm(g, addr, vm)?;
             // The old records point into the vector just destroyed.
             write_locked(g, addr, cache, &all, &values, &offsets, true)
@@ -746,7 +827,7 @@ impl Dataset {
                 return Err(Error::invalid("extension is not whole items"));
             }
             vector::flush(&mut g.st, cache, &mut vm, item)?;
-            let c = vm.chunk;
+            let c = vm.chunk_bytes;
             let offset = vm.len.div_ceil(c) * c;
             let ext = vector::extend_direct(&mut g.st, &mut vm, offset, len)?;
             save_vm(g, addr, vm)?;
@@ -770,7 +851,13 @@ impl Dataset {
         self.with_vector(|g, _| {
             g.st.check_writable()?;
             let (_, _, _, mut vm) = load_vlen(g, addr)?;
-            vector::seal_direct(&mut g.st, &mut vm, ext, crcs)?;
+            let d = vector::DirectExtent {
+                offset: ext.offset,
+                addr: ext.addr,
+                len: ext.len,
+                chunk_bytes: ext.chunk_bytes,
+            };
+            vector::seal_direct(&mut g.st, &mut vm, &d, crcs)?;
             save_vm(g, addr, vm)
         })
     }
@@ -795,7 +882,7 @@ impl Dataset {
                     "records of a space-reusing vector are written by write_ragged",
                 ));
             }
-            let ext = crate::object::contiguous_extent(g, addr)?;
+            let ext = super::dataset::contiguous_extent(g, addr)?;
             if let Some(e) = ext {
                 g.st.pager.journal().preserve(&[e])?;
             }

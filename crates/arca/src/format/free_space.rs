@@ -8,10 +8,10 @@
 //! +8  n × { u8 kind (0 metadata, 1 raw), u64 addr, u64 size }, in address order
 //! ```
 
-use super::{Section, SpaceKind};
 use crate::error::{Error, Result};
 use crate::format::codec::{Reader, Writer};
 use crate::pager::PAGE_SIZE;
+use crate::space::{Section, SpaceKind};
 
 pub(crate) fn encoded_len(n: usize) -> u64 {
     8 + 17 * n as u64
@@ -27,8 +27,15 @@ pub(crate) fn encode(sections: &[Section]) -> Vec<u8> {
 }
 
 /// Decode and validate against the file: in range, sorted, disjoint, not
-/// touching (merging was complete), and clear of the record itself.
-pub(crate) fn decode(bytes: &[u8], at: u64, own_len: u64, eof: u64) -> Result<Vec<Section>> {
+/// touching (merging was complete), and clear of the record itself and of
+/// `live`, extents known to be in use (the root group's header).
+pub(crate) fn decode(
+    bytes: &[u8],
+    at: u64,
+    own_len: u64,
+    eof: u64,
+    live: &[(u64, u64)],
+) -> Result<Vec<Section>> {
     let what = "free-space record";
     let mut r = Reader::new(bytes, what, at);
     if r.bytes(4)? != b"AFSR" {
@@ -66,6 +73,16 @@ pub(crate) fn decode(bytes: &[u8], at: u64, own_len: u64, eof: u64) -> Result<Ve
                 what,
                 at,
                 format!("section {i} overlaps the record itself"),
+            ));
+        }
+        if let Some(&(a, n)) = live
+            .iter()
+            .find(|&&(a, n)| addr < a.saturating_add(n) && a < end)
+        {
+            return Err(Error::corrupt(
+                what,
+                at,
+                format!("section {i} ({addr}+{size}) covers the live structure at {a} ({n} bytes)"),
             ));
         }
         prev_end = end;

@@ -1,0 +1,360 @@
+//! The session: one open file's state and the commit protocol.
+//!
+//! A [`Session`] holds the store (page cache, file space, journal), the
+//! superblock, the chunk caches and the transaction state. Commit is the one
+//! word for making a state durable: dirty chunks are written back, frees
+//! held back in the transaction are released, the free-space record and
+//! the dirty pages are written (their originals journaled first), the
+//! superblock is rewritten, the file synced, and the journal invalidated —
+//! the commit point (J4). `write_back` only pushes cached chunks to the
+//! file, without committing, so whole-file walks see them.
+//!
+//! States:
+//! ```text
+//!            open (new or existing; a hot journal is rolled back first: recovered)
+//!              |
+//!              v    begin_transaction (depth += 1; an idle commit runs first)
+//!   +------> Open{depth 0} <------------------------------------------+
+//!   |          |  \                                                    |
+//!   | commit   |   +--> Open{depth n > 0} --end(commit), depth 0--> commit
+//!   |          |          |   end(rollback) at any depth: doomed       |
+//!   |          |          +-- end at depth 0 while doomed --> rollback -+
+//!   |          v
+//!   |   a commit or rollback fails --> Poisoned (every call: Error::Poisoned)
+//!   +-- close: commit, release the journal --> Closed
+//! ```
+//! Inside a transaction (depth > 0) commits wait for its end; a doomed
+//! transaction never commits. Debug builds assert these transitions.
+
+use std::collections::HashMap;
+
+use super::dataset;
+use crate::chunk::Cache;
+use crate::error::{Error, Result};
+use crate::format::free_space as record;
+use crate::format::superblock::{Superblock, SUPERBLOCK_LEN};
+use crate::space::{FileSpace, FreeListKind};
+use crate::store::{Store, BLOB_HEADER};
+
+/// Whether a session can be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    /// In use.
+    Open,
+    /// A commit or rollback failed part-way: the file on disk is whole
+    /// (the journal sees to that) but this handle's view of it is not.
+    Poisoned,
+    /// Closed by the user; object handles that outlive it get an error.
+    Closed,
+}
+
+/// One open file's state.
+pub(crate) struct Session {
+    pub(crate) st: Store,
+    pub(crate) sb: Superblock,
+    pub(crate) caches: HashMap<u64, Cache>,
+    pub(crate) chunk_cache_bytes: usize,
+    pub(crate) state: State,
+    /// Why the stored free-space record could not be used (read-only opens
+    /// go on without it; `check` reports it).
+    pub(crate) space_error: Option<Error>,
+    pub(crate) free_list: FreeListKind,
+    /// Depth of `File::transaction` calls in progress; commits wait for 0.
+    pub(crate) tx_depth: usize,
+    /// An inner transaction asked for a rollback: the outer one cannot commit.
+    pub(crate) tx_doomed: bool,
+    /// Whether opening rolled back a transaction a crash left behind.
+    pub(crate) recovered: bool,
+}
+
+impl Session {
+    /// The chunk cache of the dataset whose header is at `addr`.
+    pub(crate) fn cache(&mut self, addr: u64) -> Cache {
+        self.caches
+            .remove(&addr)
+            .unwrap_or_else(|| Cache::new(self.chunk_cache_bytes))
+    }
+
+    /// Make everything since the last commit durable (see the module
+    /// comment); a failure poisons the session.
+    pub(crate) fn commit(&mut self) -> Result<()> {
+        debug_assert_eq!(
+            self.state,
+            State::Open,
+            "commit on a session that is not open"
+        );
+        debug_assert!(
+            !self.tx_doomed || self.tx_depth > 0,
+            "a doomed transaction never commits"
+        );
+        if !self.st.writable {
+            return Ok(());
+        }
+        let r = self.commit_inner();
+        if r.is_err() {
+            // A failed commit may leave this view half-written; refuse further use.
+            self.state = State::Poisoned;
+        }
+        r
+    }
+
+    fn commit_inner(&mut self) -> Result<()> {
+        self.write_back()?;
+        if !self.st.pager.has_dirty()
+            && !self.st.pager.journal().touched
+            && !self.st.space.has_pending()
+        {
+            // Nothing changed: committing would only rewrite the superblock.
+            return Ok(());
+        }
+        let record = self.save_space()?;
+        // Journal the superblock and the record's place with the dirty pages:
+        // one journal sync for the whole commit.
+        let mut extra = vec![(0, SUPERBLOCK_LEN as u64)];
+        if let Some((addr, bytes)) = &record {
+            extra.push((*addr, BLOB_HEADER + bytes.len() as u64));
+        }
+        self.st.pager.flush_with(&extra)?;
+        if let Some((addr, bytes)) = record {
+            self.st.write_blob_at(addr, &bytes)?;
+        }
+        self.sb.eof = self.st.space.eof();
+        self.sb.generation += 1;
+        let sb = self.sb.encode();
+        let eof = self.sb.eof;
+        let d = self.st.pager.driver_mut();
+        d.write_at(0, &sb)?;
+        if d.len()? > eof {
+            d.truncate(eof)?;
+        }
+        d.sync()?;
+        self.st.pager.journal().commit()?;
+        self.st.pager.set_limit(eof);
+        self.begin();
+        Ok(())
+    }
+
+    /// Commit and make the commit durable at once: a commit syncs its
+    /// journal's invalidation lazily (J6); a flush promises durability
+    /// now. Inside a transaction this waits for its end.
+    pub(crate) fn commit_durable(&mut self) -> Result<()> {
+        if self.tx_depth > 0 {
+            return Ok(());
+        }
+        self.commit()?;
+        if !self.st.writable {
+            return Ok(());
+        }
+        let r = self.st.pager.journal().settle();
+        if r.is_err() {
+            self.state = State::Poisoned;
+        }
+        r
+    }
+
+    /// Enter a (possibly nested) transaction; at depth 0 the work done
+    /// before is committed first.
+    pub(crate) fn begin_transaction(&mut self) -> Result<()> {
+        self.st.check_writable()?;
+        if !self.st.pager.journal().enabled() {
+            return Err(Error::invalid(
+                "transactions need the journal, which is off for this file",
+            ));
+        }
+        if self.tx_depth == 0 {
+            self.commit()?;
+            self.tx_doomed = false;
+        }
+        self.tx_depth += 1;
+        Ok(())
+    }
+
+    /// Leave the innermost transaction: at depth 0 commit, or roll back if
+    /// any level asked to (the transaction is doomed).
+    pub(crate) fn end_transaction(&mut self, commit: bool) -> Result<()> {
+        if self.tx_depth == 0 {
+            return Err(Error::invalid("no transaction is open"));
+        }
+        self.tx_depth -= 1;
+        if !commit {
+            self.tx_doomed = true;
+        }
+        if self.tx_depth > 0 {
+            return Ok(());
+        }
+        if self.tx_doomed {
+            self.tx_doomed = false;
+            self.rollback()?;
+            if commit {
+                return Err(Error::invalid(
+                    "an inner transaction failed; everything was rolled back",
+                ));
+            }
+            return Ok(());
+        }
+        self.commit()
+    }
+
+    /// Roll back a transaction whose closure panicked, whatever its depth.
+    pub(crate) fn abandon_transaction(&mut self) {
+        self.tx_depth = 0;
+        self.tx_doomed = false;
+        // The panic is what the caller sees; a failed rollback poisons.
+        let _ = self.rollback();
+    }
+
+    /// Commit, then close: object handles stop working and the journal is
+    /// released (J9).
+    pub(crate) fn close(&mut self) -> Result<()> {
+        let r = self.commit();
+        self.state = State::Closed;
+        self.caches.clear();
+        self.st.pager.discard();
+        let closed = self.st.pager.journal().release();
+        r.and(closed)
+    }
+
+    /// Start the next transaction: frees are held back and overwrites journaled.
+    pub(crate) fn begin(&mut self) {
+        let free: Vec<(u64, u64)> = self
+            .st
+            .space
+            .sections()
+            .iter()
+            .map(|s| (s.addr, s.size))
+            .collect();
+        let j = self.st.pager.journal();
+        let on = j.enabled();
+        j.begin(free.into_iter());
+        self.st.space.set_defer(on);
+    }
+
+    /// Undo everything since the last commit and reload the committed state.
+    pub(crate) fn rollback(&mut self) -> Result<()> {
+        self.caches.clear();
+        self.st.pager.discard();
+        let r = self
+            .st
+            .pager
+            .journal()
+            .rollback()
+            .and_then(|_| self.reload());
+        if r.is_err() {
+            self.state = State::Poisoned;
+        }
+        r
+    }
+
+    /// Read the superblock and free-space record from storage.
+    pub(crate) fn reload(&mut self) -> Result<()> {
+        let len = self.st.pager.driver().len()?;
+        if len < SUPERBLOCK_LEN as u64 {
+            return Err(Error::corrupt(
+                "superblock",
+                0,
+                format!("file is only {len} bytes: not an arca file or truncated"),
+            ));
+        }
+        let mut head = vec![0u8; SUPERBLOCK_LEN];
+        self.st.pager.driver().read_at(0, &mut head)?;
+        self.sb = Superblock::decode(&head, len)?;
+        self.st.pager.set_limit(self.sb.eof);
+        self.st.space = FileSpace::new(self.sb.eof, self.free_list);
+        self.space_error = None;
+        if let Err(e) = self.load_space() {
+            if self.st.writable {
+                return Err(e);
+            }
+            self.space_error = Some(e);
+            self.st.space = FileSpace::new(self.sb.eof, self.free_list);
+        }
+        if self.st.writable {
+            self.begin();
+        }
+        Ok(())
+    }
+
+    /// Commit held-back frees, return aggregator space, and write the free
+    /// sections at the end of the file so the file never ends in free space.
+    /// Returns where the record goes and its bytes; the caller writes it
+    /// once its place is journaled.
+    fn save_space(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+        let sp = &mut self.st.space;
+        sp.commit();
+        sp.release_aggregators();
+        let old = self.sb.space[0];
+        if old != 0 {
+            let len = self.sb.space[1];
+            self.st.free_blob(old, len)?;
+            self.st.space.commit();
+            self.sb.space = [0; 4];
+        }
+        let sections = self.st.space.sections();
+        if sections.is_empty() {
+            return Ok(None);
+        }
+        let bytes = record::encode(&sections);
+        let addr = self.st.space.alloc_eof(BLOB_HEADER + bytes.len() as u64)?;
+        self.sb.space[0] = addr;
+        self.sb.space[1] = bytes.len() as u64;
+        Ok(Some((addr, bytes)))
+    }
+
+    /// Load the free-space record written by [`Session::save_space`].
+    fn load_space(&mut self) -> Result<()> {
+        let addr = self.sb.space[0];
+        if addr == 0 {
+            return Ok(());
+        }
+        let bytes = self.st.read_blob(addr)?;
+        // The root header is live in every file: a section over it is
+        // damage found before the space could be handed out.
+        let live = [
+            (self.sb.root, crate::pager::MIN_PAGE as u64),
+            (0, crate::pager::PAGE_SIZE as u64),
+        ];
+        let sections = record::decode(
+            &bytes,
+            addr,
+            BLOB_HEADER + bytes.len() as u64,
+            self.sb.eof,
+            &live,
+        )?;
+        if bytes.len() as u64 != self.sb.space[1] {
+            return Err(Error::corrupt(
+                "free-space record",
+                addr,
+                "length differs from the superblock's",
+            ));
+        }
+        self.st.space.load(&sections);
+        Ok(())
+    }
+}
+
+impl Session {
+    /// Push dirty chunks to the file without committing, so walks see them.
+    pub(crate) fn write_back(&mut self) -> Result<()> {
+        let addrs: Vec<u64> = self.caches.keys().copied().collect();
+        for addr in addrs {
+            let mut cache = self.cache(addr);
+            let r = if cache.is_dirty() {
+                dataset::flush_cache(self, addr, &mut cache)
+            } else {
+                Ok(())
+            };
+            self.caches.insert(addr, cache);
+            r?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.state == State::Open {
+            // Errors cannot be reported from drop; close() reports them.
+            let _ = self.commit();
+        }
+    }
+}
