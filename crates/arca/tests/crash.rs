@@ -4,13 +4,50 @@
 //! pass `check`, and hold exactly the state after a prefix of the session's
 //! transactions: the interrupted one all or nothing, the last committed one
 //! possibly lost to a power failure unless flushed or closed (J1–J10 in the
-//! journal module).
+//! journal module). The variable-length sessions also write vector bytes
+//! and records into the file beside arca, as parallel writers do.
 
 mod common;
 
-use arca::io::{FaultDisk, MemoryDriver};
-use arca::{AttrValue, DatasetOptions, Datatype, File, Filter, Selection};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use arca::io::{Driver, FaultDisk, MemoryDriver};
+use arca::{AttrValue, DatasetOptions, Datatype, File, Filter, Selection, VlenOptions};
 use common::{snapshot, Snapshot};
+
+/// The data file's driver, shared by the `File` and a session that writes
+/// vector bytes and records into the file beside it, as parallel writers
+/// do after `vlen_extend` and `vlen_record_extent`.
+#[derive(Clone)]
+struct RawFile(Arc<Mutex<Box<dyn Driver>>>);
+
+impl RawFile {
+    fn new(d: impl Driver + 'static) -> Self {
+        RawFile(Arc::new(Mutex::new(Box::new(d))))
+    }
+
+    fn get(&self) -> MutexGuard<'_, Box<dyn Driver>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Driver for RawFile {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> arca::Result<()> {
+        self.get().read_at(offset, buf)
+    }
+    fn write_at(&mut self, offset: u64, data: &[u8]) -> arca::Result<()> {
+        self.get().write_at(offset, data)
+    }
+    fn sync(&mut self) -> arca::Result<()> {
+        self.get().sync()
+    }
+    fn truncate(&mut self, len: u64) -> arca::Result<()> {
+        self.get().truncate(len)
+    }
+    fn len(&self) -> arca::Result<u64> {
+        self.get().len()
+    }
+}
 
 /// The committed starting file.
 fn base() -> Vec<u8> {
@@ -50,10 +87,10 @@ fn base() -> Vec<u8> {
     disk.durable_images().remove(0)
 }
 
-type Session = fn(&File, usize) -> arca::Result<()>;
+type Session = fn(&File, &mut RawFile, usize) -> arca::Result<()>;
 
 /// An editing session: attribute and group changes, several transactions.
-fn edit_session(f: &File, t: usize) -> arca::Result<()> {
+fn edit_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()> {
     let r = f.root();
     match t {
         0 => {
@@ -87,7 +124,7 @@ fn edit_session(f: &File, t: usize) -> arca::Result<()> {
 }
 
 /// A data-writing session: chunk rewrites, contiguous overwrites, resizes.
-fn data_session(f: &File, t: usize) -> arca::Result<()> {
+fn data_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()> {
     let r = f.root();
     let c = r.dataset("chunked")?;
     let d = r.dataset("contig")?;
@@ -125,7 +162,7 @@ fn data_session(f: &File, t: usize) -> arca::Result<()> {
 /// A session that reuses space the previous transaction freed, grows the
 /// file in every transaction and finally shrinks it: the cases where a
 /// stale journal could do harm (J7, J8, J10).
-fn reuse_session(f: &File, t: usize) -> arca::Result<()> {
+fn reuse_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()> {
     let r = f.root();
     match t {
         0 => {
@@ -148,6 +185,160 @@ fn reuse_session(f: &File, t: usize) -> arca::Result<()> {
     Ok(())
 }
 
+/// Bytes per vector chunk: small, so that a few KiB span whole chunks.
+const VCHUNK: u64 = 4096;
+
+fn range(a: u64, b: u64) -> Selection {
+    Selection::from_ranges(&[(a, b, 1)]).unwrap()
+}
+
+fn strings(tag: &str, a: u64, b: u64) -> Vec<String> {
+    (a..b)
+        .map(|i| format!("{tag}{i}{}", "-".repeat((i % 23) as usize)))
+        .collect()
+}
+
+/// Rows `a..b` of under `max` items each (some empty), Arrow-style.
+fn ragged<T: From<u16>>(salt: u64, a: u64, b: u64, max: u64) -> (Vec<T>, Vec<u64>) {
+    let mut values = vec![];
+    let mut offsets = vec![0];
+    for i in a..b {
+        for k in 0..(i * 7 + salt) % max {
+            values.push(T::from((i * 16 + k + salt) as u16));
+        }
+        offsets.push(values.len() as u64);
+    }
+    (values, offsets)
+}
+
+fn bytes(salt: u8, n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31) ^ salt).collect()
+}
+
+/// The committed starting file of the variable-length sessions: `base`
+/// plus a vector of each kind.
+fn vlen_base() -> Vec<u8> {
+    let disk = FaultDisk::new(None, 1);
+    let (f, _) = open_on(&disk, &base()).unwrap();
+    let r = f.root();
+    let small = VlenOptions::default().chunk_bytes(VCHUNK);
+    let seq = |t| Datatype::vlen(t).unwrap();
+    // Chunked records, so that it can be resized.
+    let names = DatasetOptions::new(Datatype::VlenStr, &[300])
+        .chunks(&[64])
+        .maxshape(&[None])
+        .vlen(small.clone());
+    let names = r.create_dataset("names", &names).unwrap();
+    names
+        .write_strings(&range(0, 200), &strings("n", 0, 200))
+        .unwrap();
+    let rows =
+        DatasetOptions::new(seq(Datatype::float(4)), &[200]).vlen(small.clone().reuse_space(true));
+    let (v, o) = ragged::<f32>(0, 0, 200, 13);
+    let rows = r.create_dataset("rows", &rows).unwrap();
+    rows.write_ragged(&range(0, 200), &v, &o).unwrap();
+    let packed = DatasetOptions::new(seq(Datatype::int(4)), &[100])
+        .vlen(small.clone().filters(&[Filter::Shuffle, Filter::Zstd(1)]));
+    let (v, o) = ragged::<i32>(1, 0, 100, 29);
+    let packed = r.create_dataset("packed", &packed).unwrap();
+    packed.write_ragged(&range(0, 100), &v, &o).unwrap();
+    // Contiguous records, which `vlen_record_extent` hands out.
+    let bulk = DatasetOptions::new(Datatype::VlenBytes, &[8]).vlen(small.clone());
+    r.create_dataset("bulk", &bulk).unwrap();
+    // Four whole chunks in one extent, free again once it is deleted.
+    let old = DatasetOptions::new(Datatype::VlenBytes, &[4]).vlen(small);
+    let old = r.create_dataset("old", &old).unwrap();
+    old.write_vlen_bytes(&range(0, 4), &vec![bytes(1, VCHUNK as usize); 4])
+        .unwrap();
+    f.close().unwrap();
+    disk.durable_images().remove(0)
+}
+
+/// A variable-length session that appends: strings, a filtered vector,
+/// whole chunks written straight from the caller's buffer, direct
+/// extensions whose bytes and records are written beside arca (as
+/// parallel writers do), records pointed at them, and resizes.
+fn vlen_append_session(f: &File, raw: &mut RawFile, t: usize) -> arca::Result<()> {
+    let r = f.root();
+    let names = r.dataset("names")?;
+    let bulk = r.dataset("bulk")?;
+    match t {
+        0 => {
+            names.write_strings(&range(200, 260), &strings("a", 200, 260))?;
+            let (v, o) = ragged::<i32>(2, 70, 100, 29);
+            r.dataset("packed")?.write_ragged(&range(70, 100), &v, &o)?;
+            // Five whole chunks and part of a sixth.
+            let items: Vec<_> = (0..4).map(|i| bytes(i as u8, 5000 + 300 * i)).collect();
+            bulk.write_vlen_bytes(&range(0, 4), &items)?;
+            r.delete("old")?;
+        }
+        1 => {
+            // May lie where `old` was. Whole chunks are left to
+            // `whole_chunk_extension_waits_for_the_last_commit`.
+            let ext = bulk.vlen_extend(2 * VCHUNK - 200)?;
+            let data = bytes(7, ext.len as usize);
+            raw.write_at(ext.addr, &data)?;
+            let first = crc32c::crc32c(&data[..VCHUNK as usize]);
+            bulk.vlen_seal(&ext, &[(0, first)])?;
+            let o = ext.offset;
+            let rest = ext.len - 3000;
+            bulk.write_vlen_records(&range(4, 8), &[o, 3000, o + 3000, rest, 0, 5000, o, 0])?;
+            names.resize(&[400])?;
+            names.write_strings(&range(300, 400), &strings("b", 300, 400))?;
+        }
+        _ => {
+            // Part of a chunk: arca zeroes the rest.
+            let ext = bulk.vlen_extend(VCHUNK + 500)?;
+            raw.write_at(ext.addr, &bytes(9, ext.len as usize))?;
+            bulk.vlen_seal(&ext, &[])?;
+            let (at, n) = bulk.vlen_record_extent()?.expect("contiguous records");
+            assert_eq!(n, 8 * 16);
+            let o = ext.offset;
+            let records: Vec<u8> = [o, 100, o + 100, ext.len - 100]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            raw.write_at(at, &records)?;
+            names.resize(&[150])?;
+        }
+    }
+    Ok(())
+}
+
+/// A variable-length session that overwrites: a space-reusing vector whose
+/// freed ranges are saved and filled again, garbage in a plain and a
+/// filtered vector, repacks, and a deletion.
+fn vlen_rewrite_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()> {
+    let r = f.root();
+    let rows = r.dataset("rows")?;
+    match t {
+        0 => {
+            // Mostly longer rows: the old ranges are freed, the new appended.
+            let (v, o) = ragged::<f32>(5, 0, 60, 20);
+            rows.write_ragged(&range(0, 60), &v, &o)?;
+            let (v, o) = ragged::<i32>(3, 0, 30, 40);
+            r.dataset("packed")?.write_ragged(&range(0, 30), &v, &o)?;
+        }
+        1 => {
+            // Short rows: free ranges are left and saved.
+            let (v, o) = ragged::<f32>(6, 100, 180, 4);
+            rows.write_ragged(&range(100, 180), &v, &o)?;
+            let names = r.dataset("names")?;
+            names.write_strings(&range(0, 100), &strings("c", 0, 100))?;
+        }
+        _ => {
+            // Taken from the saved free ranges, which the repack then drops.
+            let (v, o) = ragged::<f32>(7, 20, 40, 3);
+            rows.write_ragged(&range(20, 40), &v, &o)?;
+            rows.vlen_repack()?;
+            r.dataset("names")?.vlen_repack()?;
+            r.dataset("packed")?.vlen_repack()?;
+            r.delete("old")?;
+        }
+    }
+    Ok(())
+}
+
 const TRANSACTIONS: usize = 3;
 
 /// How a session ends its transactions.
@@ -160,14 +351,17 @@ enum Commit {
     Flush,
 }
 
-/// Open `image` on `disk`, with the sidecar journal on the same disk.
-fn open_on(disk: &FaultDisk, image: &[u8]) -> arca::Result<File> {
-    File::options().open_drivers(
-        Box::new(disk.driver_with(image.to_vec())),
+/// Open `image` on `disk`, with the sidecar journal on the same disk;
+/// also returns the data file for writes beside the `File`.
+fn open_on(disk: &FaultDisk, image: &[u8]) -> arca::Result<(File, RawFile)> {
+    let raw = RawFile::new(disk.driver_with(image.to_vec()));
+    let f = File::options().open_drivers(
+        Box::new(raw.clone()),
         Some(Box::new(disk.driver())),
         false,
         true,
-    )
+    )?;
+    Ok((f, raw))
 }
 
 /// Open what survived on the disk: the data file and its journal.
@@ -183,12 +377,12 @@ fn reopen(imgs: &[Vec<u8>]) -> arca::Result<File> {
 /// Run the session's transactions on a disk; stop at the first error.
 /// Returns the transactions that returned Ok and whether close succeeded.
 fn run(disk: &FaultDisk, image: &[u8], session: Session, commit: Commit) -> (usize, bool) {
-    let Ok(f) = open_on(disk, image) else {
+    let Ok((f, mut raw)) = open_on(disk, image) else {
         return (0, false);
     };
     let mut done = 0;
     for t in 0..TRANSACTIONS {
-        if f.transaction(|f| session(f, t)).is_err() {
+        if f.transaction(|f| session(f, &mut raw, t)).is_err() {
             return (done, false);
         }
         if commit == Commit::Flush && f.flush().is_err() {
@@ -203,16 +397,12 @@ fn run(disk: &FaultDisk, image: &[u8], session: Session, commit: Commit) -> (usi
 fn states(image: &[u8], session: Session) -> Vec<Snapshot> {
     let mut out = vec![];
     for n in 0..=TRANSACTIONS {
+        let mut raw = RawFile::new(MemoryDriver::from_bytes(image.to_vec()));
         let f = File::options()
-            .open_drivers(
-                Box::new(MemoryDriver::from_bytes(image.to_vec())),
-                None,
-                false,
-                true,
-            )
+            .open_drivers(Box::new(raw.clone()), None, false, true)
             .unwrap();
         for t in 0..n {
-            session(&f, t).unwrap();
+            session(&f, &mut raw, t).unwrap();
         }
         out.push(snapshot(&f).unwrap());
     }
@@ -223,21 +413,20 @@ fn states(image: &[u8], session: Session) -> Vec<Snapshot> {
 const SEEDS: u64 = 6;
 
 fn crash_everywhere(session: Session, commit: Commit) {
-    crash_everywhere_seeds(session, commit, SEEDS);
+    crash_everywhere_on(&base(), session, commit, SEEDS);
 }
 
-/// Crash at every write and sync with `seeds` random outcomes and three
-/// fixed ones each.
-fn crash_everywhere_seeds(session: Session, commit: Commit, seeds: u64) {
-    let image = base();
-    let expected = states(&image, session);
+/// Crash at every write and sync of a session on `image` with `seeds`
+/// random outcomes and three fixed ones each.
+fn crash_everywhere_on(image: &[u8], session: Session, commit: Commit, seeds: u64) {
+    let expected = states(image, session);
     assert!(
         expected.windows(2).all(|w| w[0] != w[1]),
         "each transaction changes something"
     );
     let total = {
         let disk = FaultDisk::new(None, 0);
-        assert_eq!(run(&disk, &image, session, commit), (TRANSACTIONS, true));
+        assert_eq!(run(&disk, image, session, commit), (TRANSACTIONS, true));
         disk.ops()
     };
     assert!(total > 10);
@@ -255,7 +444,7 @@ fn crash_everywhere_seeds(session: Session, commit: Commit, seeds: u64) {
                 1 => disk.losing_unsynced_of(1),
                 _ => disk.losing_unsynced_of(0),
             };
-            let (done, closed) = run(&disk, &image, session, commit);
+            let (done, closed) = run(&disk, image, session, commit);
             assert!(disk.crashed(), "crash point {k} was not reached");
             let imgs = disk.durable_images();
             let f = reopen(&imgs)
@@ -303,7 +492,50 @@ fn crash_at_every_write_of_a_data_session() {
 fn crash_at_every_write_of_a_reusing_session() {
     // More random outcomes: only some orders of the journal's unsynced
     // writes would expose a first journal write over a stale one (J10).
-    crash_everywhere_seeds(reuse_session, Commit::Lazy, 24);
+    crash_everywhere_on(&base(), reuse_session, Commit::Lazy, 24);
+}
+
+#[test]
+fn crash_at_every_write_of_a_vlen_appending_session() {
+    // More random outcomes, as for the reusing session: the bytes written
+    // beside arca are unsynced data writes, and which of them survive
+    // matters (J7).
+    crash_everywhere_on(&vlen_base(), vlen_append_session, Commit::Lazy, 24);
+}
+
+#[test]
+fn crash_at_every_write_of_a_vlen_rewriting_session() {
+    crash_everywhere_on(&vlen_base(), vlen_rewrite_session, Commit::Lazy, 24);
+}
+
+#[test]
+fn crash_at_every_write_of_flushed_vlen_sessions() {
+    let image = vlen_base();
+    crash_everywhere_on(&image, vlen_append_session, Commit::Flush, SEEDS);
+    crash_everywhere_on(&image, vlen_rewrite_session, Commit::Flush, SEEDS);
+}
+
+/// An extension that lies in space the previous commit freed must not be
+/// handed out before that commit's invalidation is durable (J7): the
+/// caller writes there at once, and a power failure that brought the
+/// commit's journal back would roll it back over those bytes.
+#[test]
+fn whole_chunk_extension_waits_for_the_last_commit() {
+    let image = vlen_base();
+    let disk = FaultDisk::new(None, 0).losing_unsynced_of(1);
+    let (f, mut raw) = open_on(&disk, &image).unwrap();
+    // Deletes `old`, among other writes.
+    f.transaction(|f| vlen_append_session(f, &mut raw.clone(), 0))
+        .unwrap();
+    let r = f.transaction(|f| {
+        let ext = f.root().dataset("bulk")?.vlen_extend(2 * VCHUNK)?;
+        raw.write_at(ext.addr, &bytes(7, ext.len as usize))?;
+        disk.power_off();
+        Ok(())
+    });
+    assert!(r.is_err());
+    let g = reopen(&disk.durable_images()).unwrap();
+    g.check().unwrap();
 }
 
 #[test]
@@ -317,9 +549,15 @@ fn crash_at_every_write_of_flushed_sessions() {
 /// state, whatever the disk had not written back (J6, J9).
 #[test]
 fn flush_and_close_are_durable() {
-    let image = base();
-    for session in [edit_session as Session, data_session, reuse_session] {
-        let expected = states(&image, session);
+    let (image, vlen_image) = (base(), vlen_base());
+    for (image, session) in [
+        (&image, edit_session as Session),
+        (&image, data_session),
+        (&image, reuse_session),
+        (&vlen_image, vlen_append_session),
+        (&vlen_image, vlen_rewrite_session),
+    ] {
+        let expected = states(image, session);
         for (t, want) in expected.iter().enumerate() {
             for lose in [None, Some(0), Some(1)] {
                 let disk = FaultDisk::new(None, 0);
@@ -327,9 +565,9 @@ fn flush_and_close_are_durable() {
                     None => disk.losing_unsynced(),
                     Some(i) => disk.losing_unsynced_of(i),
                 };
-                let f = open_on(&disk, &image).unwrap();
+                let (f, mut raw) = open_on(&disk, image).unwrap();
                 for i in 0..t {
-                    f.transaction(|f| session(f, i)).unwrap();
+                    f.transaction(|f| session(f, &mut raw, i)).unwrap();
                 }
                 if t == TRANSACTIONS {
                     f.close().unwrap();
@@ -366,8 +604,9 @@ fn failed_transaction_leaves_bytes_untouched() {
         )
         .unwrap();
     let r = f.transaction(|f| {
-        edit_session(f, 0)?;
-        data_session(f, 1)?;
+        let mut raw = RawFile::new(MemoryDriver::new());
+        edit_session(f, &mut raw, 0)?;
+        data_session(f, &mut raw, 1)?;
         f.root().delete("no-such-thing")
     });
     assert!(r.is_err());

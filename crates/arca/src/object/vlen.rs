@@ -831,6 +831,11 @@ impl Dataset {
             let offset = vm.len.div_ceil(c) * c;
             let ext = vector::extend_direct(&mut g.st, &mut vm, offset, len)?;
             save_vm(g, addr, vm)?;
+            // J7: the caller writes the extent itself, at once; it may lie in
+            // space the last commit freed, so that commit's invalidation
+            // must be durable first (arca may have written nothing here that
+            // would have synced it).
+            g.st.pager.journal().settle()?;
             Ok(VlenExtent {
                 offset,
                 addr: ext,

@@ -1,9 +1,11 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
-use arca::{File, Object, Selection};
+use arca::{Dataset, File, Object, Selection};
 
-/// Path, element bytes, and (attribute name, value bytes) pairs.
+/// Path, element bytes, and (attribute name, value bytes) pairs. A
+/// variable-length dataset's bytes are its values, then its offsets, its
+/// vector length and its free bytes (little-endian u64s).
 pub type Entry = (String, Vec<u8>, Vec<(String, Vec<u8>)>);
 
 /// Everything a file holds, read through the public API.
@@ -25,6 +27,7 @@ pub fn snapshot(f: &File) -> arca::Result<Snapshot> {
         };
         let (attrs, data) = match obj {
             Object::Group(g) => (g.attrs(), vec![]),
+            Object::Dataset(d) if d.dtype()?.is_vlen() => (d.attrs(), vlen_contents(&d)?),
             Object::Dataset(d) => {
                 let shape = d.shape()?;
                 let mut buf = vec![0u8; shape.iter().product::<u64>() as usize * d.dtype()?.size()];
@@ -39,6 +42,22 @@ pub fn snapshot(f: &File) -> arca::Result<Snapshot> {
         out.push((p, data, a));
     }
     Ok(Snapshot(out))
+}
+
+/// A variable-length dataset's elements and the vector figures a rollback
+/// must restore with them (length, free ranges of a reusing vector).
+fn vlen_contents(d: &Dataset) -> arca::Result<Vec<u8>> {
+    let (mut out, offsets) = d.read_ragged_raw(&Selection::all(&d.shape()?))?;
+    let info = d
+        .vlen_info()?
+        .ok_or_else(|| arca::Error::InvalidArgument("no vector".into()))?;
+    for x in offsets
+        .into_iter()
+        .chain([info.vector_bytes, info.free_bytes])
+    {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    Ok(out)
 }
 
 /// Flat row-major indices selected by `sel` in an array of `dims`.
