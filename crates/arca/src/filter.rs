@@ -242,6 +242,7 @@ pub(crate) fn decode_pooled(
         check_raw(stored, expect, addr)?;
         return Ok(CHUNKS.take_copy(stored));
     }
+    check_expansion(filters, stored, expect, addr)?;
     let mut buf: Option<PooledBuf> = None;
     for (i, f) in filters.iter().enumerate().rev() {
         let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
@@ -253,6 +254,42 @@ pub(crate) fn decode_pooled(
         buf = Some(out);
     }
     Ok(buf.unwrap_or_else(|| CHUNKS.take_copy(stored)))
+}
+
+/// Refuse stored bytes that could not decode to `expect` bytes before a
+/// buffer of that size is made: a chunk shape from a damaged header may
+/// claim gigabytes for a few stored bytes. The compressor's own record of
+/// the size is checked (zstd's frame, lz4's prefix), or deflate's largest
+/// possible ratio.
+fn check_expansion(filters: &[Filter], stored: &[u8], expect: usize, addr: u64) -> Result<()> {
+    let bad = |d: String| Err(Error::corrupt("chunk", addr, d));
+    let Some(c) = filters.iter().rev().find(|f| **f != Filter::Shuffle) else {
+        return check_raw(stored, expect, addr);
+    };
+    match c {
+        Filter::Zstd(_) => match zstd::zstd_safe::get_frame_content_size(stored) {
+            Ok(Some(n)) if n == expect as u64 => Ok(()),
+            Ok(Some(n)) => bad(format!("zstd frame of {n} bytes, expected {expect}")),
+            // Frames without a size are checked as they decode.
+            Ok(None) => Ok(()),
+            Err(_) => bad("not a zstd frame".into()),
+        },
+        Filter::Lz4 => match stored.get(0..4) {
+            Some(b) if u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize == expect => Ok(()),
+            _ => bad(format!("lz4 block does not hold {expect} bytes")),
+        },
+        Filter::Deflate(_) => {
+            // Deflate expands at most about 1032:1.
+            if expect as u64 > stored.len() as u64 * 1100 + 4096 {
+                return bad(format!(
+                    "{} deflated bytes cannot hold {expect}",
+                    stored.len()
+                ));
+            }
+            Ok(())
+        }
+        Filter::Shuffle => Ok(()),
+    }
 }
 
 /// Decode one size-prefixed lz4 block into `out`, whose length is the

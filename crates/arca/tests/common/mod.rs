@@ -88,3 +88,5 @@ pub fn indices(dims: &[u64], sel: &Selection) -> Vec<usize> {
         }
     }
 }
+
+pub mod fields;
