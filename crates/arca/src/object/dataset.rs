@@ -221,7 +221,6 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
 /// header in one batch.
 pub(crate) fn storage_extents(
     st: &mut Store,
-    header: u64,
     meta: &DatasetMeta,
     out: &mut Vec<Section>,
 ) -> Result<()> {
@@ -247,15 +246,15 @@ pub(crate) fn storage_extents(
         });
     }
     if let Some(v) = &meta.vlen {
-        crate::vlen::extents(st, v, header, out)?;
+        crate::vlen::extents(st, v, out)?;
     }
     Ok(())
 }
 
 /// Free a dataset's storage (not its header), all or nothing.
-pub(crate) fn free_storage(st: &mut Store, header: u64, meta: &DatasetMeta) -> Result<()> {
+pub(crate) fn free_storage(st: &mut Store, meta: &DatasetMeta) -> Result<()> {
     let mut dead = vec![];
-    storage_extents(st, header, meta, &mut dead)?;
+    storage_extents(st, meta, &mut dead)?;
     st.free_structures(&dead)
 }
 
@@ -543,6 +542,40 @@ fn reject_vlen(dt: &Datatype) -> Result<()> {
     Ok(())
 }
 
+/// Refuse a buffer that does not hold exactly `sel`'s elements.
+fn check_len(what: &str, len: usize, sel: &Selection, elem: usize) -> Result<()> {
+    let need = sel.len() * elem as u64;
+    if len as u64 != need {
+        return Err(Error::invalid(format!(
+            "{what} holds {len} bytes, selection needs {need}"
+        )));
+    }
+    Ok(())
+}
+
+/// Call `f(offset in the dataset, offset in the buffer, bytes)` for each
+/// contiguous run of `sel` in a row-major dataset of `dims`, the buffer
+/// holding the selection densely.
+fn selection_runs(
+    elem: usize,
+    dims: &[u64],
+    sel: &Selection,
+    f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
+) -> Result<()> {
+    let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
+    let src = Place {
+        dims,
+        start: &sel.start,
+        step: &sel.step,
+    };
+    let dst = Place {
+        dims: &sel.count,
+        start: &zero,
+        step: &ones,
+    };
+    for_each_run(elem, &sel.count, &src, &dst, f)
+}
+
 /// Read `sel` of the dataset whose header is at `header` (variable-length
 /// ones as records).
 pub(crate) fn read_locked(
@@ -554,13 +587,7 @@ pub(crate) fn read_locked(
     let m = load_meta(&mut g.st, header)?;
     sel.check(&m.dims)?;
     let elem = m.dtype.size();
-    if out.len() as u64 != sel.len() * elem as u64 {
-        return Err(Error::invalid(format!(
-            "buffer holds {} bytes, selection needs {}",
-            out.len(),
-            sel.len() * elem as u64
-        )));
-    }
+    check_len("buffer", out.len(), sel, elem)?;
     match m.layout {
         Layout::Contiguous { addr: 0, .. } => {
             let fill = m.fill_bytes(&g.st)?;
@@ -570,23 +597,10 @@ pub(crate) fn read_locked(
         }
         Layout::Contiguous { addr: data, size } => {
             g.st.check_live("contiguous data", data, size)?;
-            let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
             let d = g.st.driver();
-            for_each_run(
-                elem,
-                &sel.count,
-                &Place {
-                    dims: &m.dims,
-                    start: &sel.start,
-                    step: &sel.step,
-                },
-                &Place {
-                    dims: &sel.count,
-                    start: &zero,
-                    step: &ones,
-                },
-                &mut |s, o, n| d.read_at(data + s as u64, &mut out[o..o + n]),
-            )?;
+            selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
+                d.read_at(data + s as u64, &mut out[o..o + n])
+            })?;
         }
         Layout::Chunked { .. } => {
             let mut cache = g.cache(header);
@@ -619,13 +633,7 @@ pub(crate) fn write_locked(
         .ok_or_else(|| Error::invalid("not a dataset"))?;
     sel.check(&m.dims)?;
     let elem = m.dtype.size();
-    if data.len() as u64 != sel.len() * elem as u64 {
-        return Err(Error::invalid(format!(
-            "data holds {} bytes, selection needs {}",
-            data.len(),
-            sel.len() * elem as u64
-        )));
-    }
+    check_len("data", data.len(), sel, elem)?;
     let swapped;
     let data = if m.dtype.needs_swap() {
         let mut v = data.to_vec();
@@ -649,25 +657,10 @@ pub(crate) fn write_locked(
             if addr == 0 {
                 h.save(&mut g.st, header)?;
             }
-            let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
             let st = &mut g.st;
-            for_each_run(
-                elem,
-                &sel.count,
-                &Place {
-                    dims: &dims,
-                    start: &sel.start,
-                    step: &sel.step,
-                },
-                &Place {
-                    dims: &sel.count,
-                    start: &zero,
-                    step: &ones,
-                },
-                &mut |s, o, n| {
-                    st.write_raw("contiguous data", ext, ext.0 + s as u64, &data[o..o + n])
-                },
-            )
+            selection_runs(elem, &dims, sel, &mut |s, o, n| {
+                st.write_raw("contiguous data", ext, ext.0 + s as u64, &data[o..o + n])
+            })
         }
         Layout::Chunked { .. } => {
             let mut cache = g.cache(header);

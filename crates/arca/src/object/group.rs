@@ -235,7 +235,7 @@ impl Group {
         let addr = match insert_new(&mut g.st, parent, name, Header::dataset(meta)) {
             Ok(a) => a,
             Err(e) => {
-                dataset::free_storage(&mut g.st, 0, &storage)?;
+                dataset::free_storage(&mut g.st, &storage)?;
                 return Err(match e {
                     Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
                     e => e,
@@ -468,7 +468,7 @@ fn collect(st: &mut Store, addr: u64, dead: &mut Dead) -> Result<()> {
     super::attrs::extents(st, h.attrs.root, addr, &mut dead.extents)?;
     if let Some(meta) = &h.dataset {
         dead.datasets.push(addr);
-        dataset::storage_extents(st, addr, meta, &mut dead.extents)?;
+        dataset::storage_extents(st, meta, &mut dead.extents)?;
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use crate::format::object_header::Header;
 use crate::format::vlen_vector::{decode_records, encode_records, push_record};
 use crate::selection::Selection;
 use crate::vlen::cache_key;
+pub use crate::vlen::vector::VlenExtent;
 use crate::vlen::vector::{self, FreeRanges, VecMeta};
 
 /// Default bytes per chunk of a byte vector.
@@ -760,29 +761,12 @@ impl Dataset {
             item_size(&dtype)?;
             let (values, offsets) = read_locked(g, addr, cache, &all, |n| vec![0u8; n])?;
             *cache = Cache::new(cache.capacity);
-            vector::destroy(&mut g.st, &mut vm, addr)?;
+            vector::destroy(&mut g.st, &mut vm)?;
             save_vm(g, addr, vm)?;
             // The old records point into the vector just destroyed.
             write_locked(g, addr, cache, &all, &values, &offsets, true)
         })
     }
-}
-
-/// A range appended to a byte vector by [`Dataset::vlen_extend`], whose
-/// bytes callers write straight into the file (parallel writers do).
-///
-/// Vector byte `offset + i` lives at file address `addr + i` for
-/// `i < len`; chunks of `chunk_bytes` start at `offset`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VlenExtent {
-    /// First vector byte of the range (a chunk boundary).
-    pub offset: u64,
-    /// File address of that byte.
-    pub addr: u64,
-    /// Bytes in the range.
-    pub len: u64,
-    /// Bytes per vector chunk.
-    pub chunk_bytes: u64,
 }
 
 impl Dataset {
@@ -856,13 +840,7 @@ impl Dataset {
         self.with_vector(|g, _| {
             g.st.check_writable()?;
             let (_, _, _, mut vm) = load_vlen(g, addr)?;
-            let d = vector::DirectExtent {
-                offset: ext.offset,
-                addr: ext.addr,
-                len: ext.len,
-                chunk_bytes: ext.chunk_bytes,
-            };
-            vector::seal_direct(&mut g.st, &mut vm, &d, crcs)?;
+            vector::seal_direct(&mut g.st, &mut vm, ext, crcs)?;
             save_vm(g, addr, vm)
         })
     }

@@ -203,14 +203,21 @@ pub(crate) fn extend_direct(st: &mut Store, vm: &mut VecMeta, at: u64, len: u64)
     Ok(addr)
 }
 
-/// An extent of whole chunks appended by [`extend_direct`]: vector bytes
-/// `offset..offset + len` at file address `addr`.
+/// A range appended to a byte vector by `Dataset::vlen_extend`, whose
+/// bytes callers write straight into the file (parallel writers do).
+///
+/// Vector byte `offset + i` lives at file address `addr + i` for
+/// `i < len`; chunks of `chunk_bytes` start at `offset`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct DirectExtent {
-    pub(crate) offset: u64,
-    pub(crate) addr: u64,
-    pub(crate) len: u64,
-    pub(crate) chunk_bytes: u64,
+pub struct VlenExtent {
+    /// First vector byte of the range (a chunk boundary).
+    pub offset: u64,
+    /// File address of that byte.
+    pub addr: u64,
+    /// Bytes in the range.
+    pub len: u64,
+    /// Bytes per vector chunk.
+    pub chunk_bytes: u64,
 }
 
 /// Fill in the checksums of an extent's chunks: given ones as they are,
@@ -218,7 +225,7 @@ pub(crate) struct DirectExtent {
 pub(crate) fn seal_direct(
     st: &mut Store,
     vm: &mut VecMeta,
-    ext: &DirectExtent,
+    ext: &VlenExtent,
     crcs: &[(u64, u32)],
 ) -> Result<()> {
     let c = vm.chunk_bytes;
@@ -371,13 +378,7 @@ pub(crate) fn entries(st: &mut Store, vm: &VecMeta) -> Result<Vec<(Vec<u64>, Chu
 
 /// Every extent the vector occupies — chunks, the chunk index, the
 /// free-range blob — for freeing with its dataset in one batch.
-pub(crate) fn extents(
-    st: &mut Store,
-    vm: &VecMeta,
-    owner: u64,
-    out: &mut Vec<Section>,
-) -> Result<()> {
-    let _ = owner;
+pub(crate) fn extents(st: &mut Store, vm: &VecMeta, out: &mut Vec<Section>) -> Result<()> {
     out.extend(entries(st, vm)?.into_iter().map(|(_, r)| Section {
         addr: r.addr,
         size: r.size,
@@ -396,9 +397,9 @@ pub(crate) fn extents(
 
 /// Free every chunk, the chunk index and the free-range blob, leaving an
 /// empty vector.
-pub(crate) fn destroy(st: &mut Store, vm: &mut VecMeta, owner: u64) -> Result<()> {
+pub(crate) fn destroy(st: &mut Store, vm: &mut VecMeta) -> Result<()> {
     let mut dead = vec![];
-    extents(st, vm, owner, &mut dead)?;
+    extents(st, vm, &mut dead)?;
     st.free_structures(&dead)?;
     *vm = VecMeta::new(vm.chunk_bytes, vm.filters.clone(), vm.reuse);
     Ok(())
@@ -513,7 +514,6 @@ pub(crate) fn account(
     vm: &VecMeta,
     item: usize,
     verify: bool,
-    owner: u64,
     extents: &mut Vec<(u64, u64, &'static str)>,
 ) -> Result<Accounted> {
     let mut a = Accounted {
@@ -549,7 +549,6 @@ pub(crate) fn account(
             filter::decode(&vm.filters, r.mask, item, buf, expect, r.addr)?;
         }
     }
-    let _ = owner;
     Ok(a)
 }
 
