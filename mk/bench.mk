@@ -2,11 +2,15 @@
 #   make bench-io-quick             # 64 MiB, a few seconds
 #   make bench-io                   # 1 GiB, 3 repeats, a few minutes
 #   make bench-io BENCH_IO_ARGS="--json bench-io.json --dir /mnt/scratch"
-.PHONY: bench-deps bench-io bench-io-quick
+#   make bench-objects-quick        # many small objects, 10^3 and 10^4, about half a minute
+#   make bench-objects              # 10^3..10^6 objects, 3 repeats, a long run
+#   make bench-objects BENCH_OBJECTS_ARGS="--counts 1000,100000 --json objects.json"
+.PHONY: bench-deps bench-io bench-io-quick bench-objects bench-objects-quick
 
 # zarr v3 needs Python >= 3.11; hdf5plugin supplies HDF5's zstd/lz4 filters.
 BENCH_PIP_PKGS ?= h5py hdf5plugin 'zarr>=3' numcodecs
 BENCH_IO_ARGS ?=
+BENCH_OBJECTS_ARGS ?=
 
 bench-deps: venv
 	$(PY) -m pip install --quiet $(BENCH_PIP_PKGS)
@@ -16,3 +20,9 @@ bench-io: bench-deps py-build
 
 bench-io-quick: bench-deps py-build
 	$(PY) bench/io/io_bench.py --quick --strict $(BENCH_IO_ARGS)
+
+bench-objects: bench-deps py-build
+	$(PY) bench/objects/objects_bench.py $(BENCH_OBJECTS_ARGS)
+
+bench-objects-quick: bench-deps py-build
+	$(PY) bench/objects/objects_bench.py --quick $(BENCH_OBJECTS_ARGS)

@@ -102,6 +102,12 @@ typedef int32_t arca_dtype_t;
 #define ARCA_ORDER_LITTLE 1
 #define ARCA_ORDER_BIG 2
 
+/* Dataset layouts (arca_dataset_opts_t.layout, arca_dataset_layout). */
+#define ARCA_LAYOUT_AUTO 0       /* compact when small, else contiguous or chunked */
+#define ARCA_LAYOUT_COMPACT 1    /* elements in the header (fixed shape, < 4 KiB) */
+#define ARCA_LAYOUT_CONTIGUOUS 2
+#define ARCA_LAYOUT_CHUNKED 3
+
 /* Filters, applied in pipeline order; at most one compressor. */
 #define ARCA_FILTER_SHUFFLE 1 /* byte transposition; no level */
 #define ARCA_FILTER_GZIP 2    /* level 0..9 */
@@ -140,6 +146,7 @@ typedef struct arca_dataset_opts {
     size_t nfilters;
     const void *fill_value;      /* NULL (zeros) or one element, native order */
     size_t fill_size;            /* bytes at fill_value: the element size */
+    int32_t layout;              /* ARCA_LAYOUT_* (AUTO from opts_init) */
 } arca_dataset_opts_t;
 
 /* Figures from arca_stat / arca_file_check. */
@@ -156,6 +163,7 @@ typedef struct arca_stat {
     uint64_t unused_bytes;      /* freed and not yet reused */
     uint64_t free_bytes;        /* in free sections */
     uint64_t free_sections;
+    uint64_t compact_bytes;     /* elements kept in headers (in metadata_bytes) */
 } arca_stat_t;
 
 /* What an attribute holds. */
@@ -320,6 +328,10 @@ int32_t arca_dataset_create(arca_group_t *loc, const char *path,
 /* Open a dataset (a group there is ARCA_ERR_NOT_FOUND). Release *out with
  * arca_dataset_close. */
 int32_t arca_dataset_open(arca_group_t *loc, const char *path, arca_dataset_t **out);
+
+/* *layout = how the elements are stored: ARCA_LAYOUT_COMPACT, _CONTIGUOUS
+ * or _CHUNKED. */
+int32_t arca_dataset_layout(arca_dataset_t *ds, int32_t *layout);
 
 /* Free a dataset handle; NULL is a no-op. */
 int32_t arca_dataset_close(arca_dataset_t *ds);

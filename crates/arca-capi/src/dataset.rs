@@ -2,7 +2,9 @@
 
 use std::ffi::{c_char, c_void};
 
-use arca_core::{ByteOrder, Dataset, DatasetOptions, Datatype, Filter, Selection, MAX_RANK};
+use arca_core::{
+    ByteOrder, Dataset, DatasetOptions, Datatype, Filter, Selection, StorageLayout, MAX_RANK,
+};
 
 use crate::error::{guard, Fail, R};
 use crate::ffi::{
@@ -67,6 +69,16 @@ pub const ARCA_FILTER_LZ4: i32 = 4;
 /// A `maxdims` entry meaning "no limit".
 pub const ARCA_UNLIMITED: u64 = u64::MAX;
 
+/// Layout chosen by the library: compact when small, else contiguous, or
+/// chunked when maxdims, chunks or filters need it.
+pub const ARCA_LAYOUT_AUTO: i32 = 0;
+/// Elements kept in the dataset's header (small fixed-shape datasets).
+pub const ARCA_LAYOUT_COMPACT: i32 = 1;
+/// One extent of the file.
+pub const ARCA_LAYOUT_CONTIGUOUS: i32 = 2;
+/// Chunks found through a B-tree.
+pub const ARCA_LAYOUT_CHUNKED: i32 = 3;
+
 /// One filter stage (`arca_filter_t`).
 ///
 /// ```c
@@ -114,6 +126,8 @@ pub struct DatasetOptsC {
     pub fill_value: *const c_void,
     /// Bytes at `fill_value`.
     pub fill_size: usize,
+    /// `ARCA_LAYOUT_*`; `ARCA_LAYOUT_AUTO` lets the library choose.
+    pub layout: i32,
 }
 
 fn order_from(code: i32) -> R<ByteOrder> {
@@ -262,6 +276,16 @@ unsafe fn options_from(o: &DatasetOptsC) -> R<DatasetOptions> {
         }
         opts = opts.fill_value(fill);
     }
+    let layout = match o.layout {
+        ARCA_LAYOUT_AUTO => None,
+        ARCA_LAYOUT_COMPACT => Some(StorageLayout::Compact),
+        ARCA_LAYOUT_CONTIGUOUS => Some(StorageLayout::Contiguous),
+        ARCA_LAYOUT_CHUNKED => Some(StorageLayout::Chunked),
+        l => return Err(Fail::invalid(format!("unknown layout code {l}"))),
+    };
+    if let Some(l) = layout {
+        opts = opts.layout(l);
+    }
     Ok(opts)
 }
 
@@ -297,6 +321,7 @@ pub unsafe extern "C" fn arca_dataset_opts_init(
             nfilters: 0,
             fill_value: std::ptr::null(),
             fill_size: 0,
+            layout: ARCA_LAYOUT_AUTO,
         };
         // SAFETY: per the contract.
         unsafe { put(o, v, "opts") }
@@ -419,6 +444,30 @@ pub unsafe extern "C" fn arca_dataset_close(ds: *mut DatasetHandle) -> i32 {
         // SAFETY: per the contract.
         drop(unsafe { take_handle(ds) });
         Ok(())
+    })
+}
+
+/// How the elements are stored: `ARCA_LAYOUT_COMPACT`, `_CONTIGUOUS` or
+/// `_CHUNKED`.
+///
+/// # Safety
+/// `ds` is NULL or a live dataset handle; `layout` NULL or writable.
+///
+/// ```c
+/// int32_t layout; arca_dataset_layout(ds, &layout);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_dataset_layout(ds: *mut DatasetHandle, layout: *mut i32) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { handle(ds, "dataset")? };
+        let l = match h.ds.layout()? {
+            StorageLayout::Compact => ARCA_LAYOUT_COMPACT,
+            StorageLayout::Contiguous => ARCA_LAYOUT_CONTIGUOUS,
+            StorageLayout::Chunked => ARCA_LAYOUT_CHUNKED,
+        };
+        // SAFETY: per the contract.
+        unsafe { put(layout, l, "layout") }
     })
 }
 

@@ -52,6 +52,8 @@ pub struct StatC {
     pub free_bytes: u64,
     /// Number of free sections.
     pub free_sections: u64,
+    /// Elements of compact datasets, kept in their headers.
+    pub compact_bytes: u64,
 }
 
 impl From<Stat> for StatC {
@@ -69,6 +71,7 @@ impl From<Stat> for StatC {
             unused_bytes: s.unused_bytes,
             free_bytes: s.free_bytes,
             free_sections: s.free_sections,
+            compact_bytes: s.compact_bytes,
         }
     }
 }

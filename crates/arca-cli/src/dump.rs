@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use arca::{AttrValue, Attributes, Dataset, Datatype, Filter, Group, Object};
+use arca::{AttrValue, Attributes, Dataset, Datatype, Filter, Group, Object, StorageLayout};
 use serde_json::{json, Map, Value};
 
 use crate::data::{attr_elements, check_depth, children, read_range, BATCH};
@@ -197,6 +197,7 @@ impl Text<'_> {
         )?;
         let layout = match &chunks {
             Some(c) => format!("CHUNKED {}", dims_text(c)),
+            None if ds.layout().in_file(self.file)? == StorageLayout::Compact => "COMPACT".into(),
             None => "CONTIGUOUS".into(),
         };
         let size = if stored == 0 {
@@ -422,14 +423,12 @@ impl Json<'_> {
         m.insert("type".into(), json!(dt.to_string()));
         m.insert("shape".into(), json!(shape));
         m.insert("maxshape".into(), values::maxshape_json(&maxshape));
-        m.insert(
-            "layout".into(),
-            json!(if chunks.is_some() {
-                "chunked"
-            } else {
-                "contiguous"
-            }),
-        );
+        let layout = match ds.layout().in_file(file)? {
+            StorageLayout::Compact => "compact",
+            StorageLayout::Contiguous => "contiguous",
+            StorageLayout::Chunked => "chunked",
+        };
+        m.insert("layout".into(), json!(layout));
         m.insert("chunks".into(), json!(chunks));
         m.insert("filters".into(), values::filters_json(&filters));
         m.insert("fill_value".into(), values::json(&dt, &fill));

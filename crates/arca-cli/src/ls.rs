@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use arca::{Dataset, Group, Object};
+use arca::{Dataset, Group, Object, StorageLayout};
 use serde_json::{json, Value};
 
 use crate::data::{check_depth, children};
@@ -107,6 +107,7 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
     let resizable = maxshape.iter().zip(&shape).any(|(m, s)| *m != Some(*s));
     let layout = match &chunks {
         Some(c) => format!("chunks {}", values::shape_text(c, None)),
+        None if ds.layout().in_file(file)? == StorageLayout::Compact => "compact".into(),
         None => "contiguous".into(),
     };
     let mut detail = format!(

@@ -39,6 +39,7 @@ pub fn run(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<(), CliErr
             "metadata_bytes": s.metadata_bytes,
             "raw_stored_bytes": s.raw_bytes,
             "raw_logical_bytes": s.raw_logical_bytes,
+            "compact_bytes": s.compact_bytes,
             "compression_ratio": ratio,
             "unused_bytes": s.unused_bytes,
             "free_bytes": s.free_bytes,
@@ -75,6 +76,7 @@ pub fn run(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<(), CliErr
     writeln!(out, "Raw data:")?;
     writeln!(out, "  logical bytes         {:>14}", s.raw_logical_bytes)?;
     writeln!(out, "  stored bytes          {:>14}", s.raw_bytes)?;
+    writeln!(out, "  in headers (compact)  {:>14}", s.compact_bytes)?;
     match ratio {
         Some(r) => writeln!(out, "  compression ratio     {r:>14.3}")?,
         None => writeln!(out, "  compression ratio     {:>14}", "-")?,

@@ -23,7 +23,9 @@ mod vlen;
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
-use arca::{AttrValue, DatasetOptions, Datatype, Filter, Mode, ObjectKind, Selection, Stat};
+use arca::{
+    AttrValue, DatasetOptions, Datatype, Filter, Mode, ObjectKind, Selection, Stat, StorageLayout,
+};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -55,8 +57,21 @@ fn stat_dict<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("metadata_bytes", s.metadata_bytes)?;
     d.set_item("raw_bytes", s.raw_bytes)?;
     d.set_item("raw_logical_bytes", s.raw_logical_bytes)?;
+    d.set_item("compact_bytes", s.compact_bytes)?;
     d.set_item("unused_bytes", s.unused_bytes)?;
     Ok(d)
+}
+
+/// Parse a layout name: `compact`, `contiguous` or `chunked`.
+fn parse_layout(name: &str) -> PyResult<StorageLayout> {
+    match name {
+        "compact" => Ok(StorageLayout::Compact),
+        "contiguous" => Ok(StorageLayout::Contiguous),
+        "chunked" => Ok(StorageLayout::Chunked),
+        _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "layout {name:?}: use 'compact', 'contiguous' or 'chunked'"
+        ))),
+    }
 }
 
 /// Parse a filter given as `(name, level)`: `shuffle`, `gzip`, `zstd`, `lz4`.
@@ -398,7 +413,7 @@ impl PyGroup {
 
     /// Create a dataset. `dtype` is a numpy type string; `filters` a list of
     /// `(name, level)`; `fill` one element in native byte order.
-    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None))]
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None))]
     #[allow(clippy::too_many_arguments)]
     fn create_dataset(
         &self,
@@ -410,9 +425,13 @@ impl PyGroup {
         chunks: Option<Vec<u64>>,
         filters: Vec<(String, Option<i32>)>,
         fill: Option<Vec<u8>>,
+        layout: Option<&str>,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
         let mut o = DatasetOptions::new(dt, &shape);
+        if let Some(l) = layout {
+            o = o.layout(parse_layout(l)?);
+        }
         if let Some(m) = maxshape {
             o = o.maxshape(&m);
         }
@@ -538,9 +557,18 @@ impl PyDataset {
         Ok(self.datatype(py)?.to_numpy_str())
     }
 
-    /// Chunk shape, or `None` when contiguous.
+    /// Chunk shape, or `None` when contiguous or compact.
     fn chunks(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
         cvt(py.detach(|| self.d.chunks()))
+    }
+
+    /// `"compact"`, `"contiguous"` or `"chunked"`.
+    fn layout(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(match cvt(py.detach(|| self.d.layout()))? {
+            StorageLayout::Compact => "compact",
+            StorageLayout::Contiguous => "contiguous",
+            StorageLayout::Chunked => "chunked",
+        })
     }
 
     /// The filter pipeline as `[(name, level or None)]`.

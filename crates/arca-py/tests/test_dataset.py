@@ -396,3 +396,47 @@ def test_astype_len_and_iter_chunks(pair):
     assert (covered == 1).all()
     with pytest.raises(TypeError):
         next(f.create_dataset("c", data=data).iter_chunks())
+
+
+def test_layout_is_chosen_by_size_and_can_be_asked_for(f):
+    assert f.create_dataset("small", data=np.arange(4.0)).layout == "compact"
+    assert f.create_dataset("scalar", data=np.float64(2.5)).layout == "compact"
+    assert f.create_dataset("large", shape=(1000,), dtype="f8").layout == "contiguous"
+    assert f.create_dataset("grows", shape=(4,), maxshape=(None,), dtype="f8").layout == "chunked"
+    forced = f.create_dataset("forced", data=np.arange(300, dtype="i4"), layout="compact")
+    assert forced.layout == "compact" and forced.chunks is None
+    plain = f.create_dataset("plain", data=np.arange(4.0), layout="contiguous")
+    assert plain.layout == "contiguous"
+    chunked = f.create_dataset("chunked", data=np.arange(4.0), layout="chunked")
+    assert chunked.layout == "chunked" and chunked.chunks == (4,)
+    with pytest.raises(ValueError):
+        f.create_dataset("bad1", data=np.arange(4.0), layout="compact", chunks=(2,))
+    with pytest.raises(ValueError):
+        f.create_dataset("bad2", data=np.arange(4.0), layout="contiguous", compression="zstd")
+    with pytest.raises(ValueError):
+        f.create_dataset("bad3", data=np.arange(4.0), layout="tiled")
+    with pytest.raises(ValueError):
+        f.create_dataset("bad4", data=np.array(["a"], dtype=object), layout="compact")
+    with pytest.raises(ValueError):  # a compact dataset holds less than 4 KiB
+        f.create_dataset("bad5", shape=(1000,), dtype="f8", layout="compact")
+    assert not any(n.startswith("bad") for n in f)
+
+
+def test_compact_datasets_behave_like_contiguous_ones(tmp_path):
+    p = tmp_path / "c.arca"
+    with arca.File(p, "w") as f:
+        d = f.create_dataset("m", shape=(6, 5), dtype=">i4", fillvalue=-1)
+        assert d.layout == "compact"
+        d[1:5:2, ::3] = [[1, 2], [3, 4]]
+        d[5] = 9
+        assert f.stat()["compact_bytes"] == 120
+        with pytest.raises((TypeError, ValueError)):
+            d.resize((7, 5))
+    with arca.File(p, "r") as f:
+        d = f["m"]
+        want = np.full((6, 5), -1, ">i4")
+        want[1:5:2, ::3] = [[1, 2], [3, 4]]
+        want[5] = 9
+        np.testing.assert_array_equal(d[...], want)
+        np.testing.assert_array_equal(d[::-1, 3], want[::-1, 3])
+        assert d.dtype == np.dtype(">i4")

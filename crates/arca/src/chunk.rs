@@ -16,7 +16,7 @@ use crate::format::datatype::swap_in_place;
 use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
 use crate::pool::{ArrayList, PooledBuf, PooledVec};
-use crate::selection::{copy_box, Place, Selection};
+use crate::selection::{copy_box, fill_box, Place, Selection};
 use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
@@ -517,9 +517,8 @@ impl Chunked<'_> {
             }
             match self.entry(st, o.coords())? {
                 None => {
-                    let fill = self.filled_chunk();
-                    let (src, dst) = self.places(o, sel, &ones);
-                    copy_box(self.elem, o.sel_n(), &fill, &src, out, &dst)?;
+                    let (_, dst) = self.places(o, sel, &ones);
+                    fill_box(self.elem, o.sel_n(), self.fill, out, &dst)?;
                 }
                 Some(r) => {
                     // A chunk that would not stay cached (too big, or the

@@ -55,7 +55,8 @@ pub use format::object_header::{ObjectKind, MAX_RANK};
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, Mode, Object,
-    OpenOptions, Stat, VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK,
+    OpenOptions, Stat, StorageLayout, VlenExtent, VlenInfo, VlenOptions, COMPACT_AUTO_BYTES,
+    DEFAULT_VLEN_CHUNK,
 };
 pub use pager::PAGE_SIZE;
 pub use pool::{

@@ -10,7 +10,7 @@ mod stat;
 mod vlen;
 
 pub use attrs::{AttrValue, Attributes};
-pub use dataset::{Dataset, DatasetOptions, Element};
+pub use dataset::{Dataset, DatasetOptions, Element, StorageLayout, COMPACT_AUTO_BYTES};
 pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
 pub use group::{Group, Object};
 pub use repack::{repack, Progress};

@@ -1,10 +1,10 @@
 //! The page cache: every metadata page is read and written through here.
 //!
-//! A page is 512, 1024, 2048 or 4096 bytes (its *class*, 0–3): a 4-byte tag
-//! — three letters naming the structure and a digit giving the class — a
-//! CRC32C of the rest of the page (tag included, checksum field excluded),
-//! then the payload. Small objects get small pages; B-tree nodes grow
-//! through the classes before they split. Pages are checksummed when written
+//! A page is any multiple of 32 bytes from 64 to 4096: a 4-byte tag — three
+//! letters naming the structure and a byte giving the size — a CRC32C of the
+//! rest of the page (tag included, checksum field excluded), then the
+//! payload. A structure takes the page it needs; B-tree nodes grow into
+//! larger pages before they split. Pages are checksummed when written
 //! out and verified when read in, so a damaged page is reported with its
 //! structure and offset before anything decodes it.
 //!
@@ -23,9 +23,12 @@ use crate::io::Driver;
 use crate::journal::Journaled;
 use crate::pool::lists::PAGES;
 
-use crate::format::page::{self, class_of, family_name};
-pub(crate) use crate::format::page::{class_for, class_size, Family};
-pub use crate::format::page::{MIN_PAGE, PAGE_CLASSES, PAGE_PAYLOAD, PAGE_SIZE};
+use crate::format::page::{self, family_name};
+pub(crate) use crate::format::page::{size_for, valid_size, Family};
+pub use crate::format::page::{MIN_PAGE, PAGE_PAYLOAD, PAGE_SIZE};
+
+/// Largest write that flushing adjacent pages together makes.
+const RUN_LIMIT: usize = 1 << 20;
 
 /// A cached page: tag, checksum, payload. Shared, so reads do not copy;
 /// pages come from the page free list and return to it when the cache
@@ -142,14 +145,13 @@ impl Pager {
                 ),
             ));
         };
-        let Some(class) = class_of(&head) else {
+        let Some(size) = page::size_of(&head) else {
             return Err(Error::corrupt(
                 tag_name(families[i]),
                 addr,
-                format!("page class byte {}", head[3]),
+                format!("page size byte {}", head[3]),
             ));
         };
-        let size = class_size(class);
         self.check_range(addr, size, what)?;
         let mut page = PAGES.take_zeroed(size);
         let buf = page_mut(&mut page);
@@ -186,44 +188,36 @@ impl Pager {
         self.check_range(addr, 8, "metadata page")?;
         let mut head = [0u8; 8];
         self.driver.read_at(addr, &mut head)?;
-        let Some(class) = class_of(&head) else {
-            return Err(Error::corrupt(
-                "metadata page",
-                addr,
-                format!("page class byte {}", head[3]),
-            ));
-        };
-        Ok(class_size(class))
+        page::size_of(&head).ok_or_else(|| {
+            Error::corrupt("metadata page", addr, format!("page size byte {}", head[3]))
+        })
     }
 
-    /// Replace the payload of an existing page, keeping its class.
+    /// Replace the payload of an existing page, keeping its size.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the payload outgrew the page.
     pub(crate) fn write(&mut self, addr: u64, family: &Family, payload: &[u8]) -> Result<()> {
         let size = self.size_of(addr)?;
-        let class = (0..PAGE_CLASSES)
-            .find(|&c| class_size(c) == size)
-            .unwrap_or(PAGE_CLASSES - 1);
         if payload.len() > size - 8 {
             return Err(Error::invalid(format!(
                 "{} at {addr} outgrew its {size}-byte page",
                 tag_name(family)
             )));
         }
-        self.write_new(addr, family, class, payload)
+        self.write_new(addr, family, size, payload)
     }
 
-    /// Write a page of `class` at `addr`; it reaches storage at the next flush.
+    /// Write a page of `size` bytes at `addr`; it reaches storage at the
+    /// next flush.
     pub(crate) fn write_new(
         &mut self,
         addr: u64,
         family: &Family,
-        class: u8,
+        size: usize,
         payload: &[u8],
     ) -> Result<()> {
-        let size = class_size(class);
-        if payload.len() > size - 8 {
+        if !valid_size(size) || payload.len() > size - 8 {
             return Err(Error::invalid("page payload too large"));
         }
         // Reuse the cached page at `addr` when nothing else shares it.
@@ -236,7 +230,7 @@ impl Pager {
             None => PAGES.take_zeroed(size),
         };
         let buf = page_mut(&mut page);
-        page::write_header(buf, family, class);
+        page::write_header(buf, family);
         buf[8..8 + payload.len()].copy_from_slice(payload);
         buf[8 + payload.len()..].fill(0);
         self.limit = self.limit.max(addr + size as u64);
@@ -305,12 +299,44 @@ impl Pager {
         );
         ranges.extend_from_slice(extra);
         self.driver.preserve(&ranges)?;
-        for addr in dirty {
-            if let Some(e) = self.cache.get_mut(&addr) {
-                // The checksum goes into the cached page itself.
-                let page = page_mut(&mut e.page);
-                page::stamp(page);
-                self.driver.write_at(addr, page)?;
+        // Pages that touch are written in one call: small objects' pages
+        // lie side by side, and a write per 64-byte page would cost a
+        // system call each.
+        let mut run: Vec<u8> = Vec::new();
+        let mut run_at = 0u64;
+        let mut first = 0;
+        for i in 0..dirty.len() {
+            let addr = dirty[i];
+            let Some(e) = self.cache.get_mut(&addr) else {
+                continue;
+            };
+            // The checksum goes into the cached page itself.
+            let page = page_mut(&mut e.page);
+            page::stamp(page);
+            if run_at + run.len() as u64 != addr || run.len() + page.len() > RUN_LIMIT {
+                self.write_run(run_at, &run, &dirty[first..i])?;
+                run.clear();
+                run_at = addr;
+                first = i;
+            }
+            let page = &self.cache[&addr].page;
+            run.extend_from_slice(page);
+        }
+        self.write_run(run_at, &run, &dirty[first..])?;
+        Ok(())
+    }
+}
+
+impl Pager {
+    /// Write the stamped pages `addrs`, which lie side by side as `run`
+    /// at `at`; they are clean once the write succeeded.
+    fn write_run(&mut self, at: u64, run: &[u8], addrs: &[u64]) -> Result<()> {
+        if run.is_empty() {
+            return Ok(());
+        }
+        self.driver.write_at(at, run)?;
+        for a in addrs {
+            if let Some(e) = self.cache.get_mut(a) {
                 e.dirty = false;
             }
         }

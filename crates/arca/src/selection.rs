@@ -241,6 +241,38 @@ pub(crate) fn copy_box(
     })
 }
 
+/// Write the element `fill` over the box of `count` elements at `dst` in
+/// `dst_buf`: an unstored chunk's part of a read, with no chunk-sized
+/// buffer (a chunk may be gigabytes).
+pub(crate) fn fill_box(
+    elem: usize,
+    count: &[u64],
+    fill: &[u8],
+    dst_buf: &mut [u8],
+    dst: &Place,
+) -> Result<()> {
+    let zeros = DIMS.take_filled(count.len(), 0);
+    let ones = DIMS.take_filled(count.len(), 1);
+    let src = Place {
+        dims: count,
+        start: &zeros,
+        step: &ones,
+    };
+    let zero = fill.iter().all(|&b| b == 0);
+    for_each_run(elem, count, &src, dst, &mut |_, d, n| {
+        let to = dst_buf
+            .get_mut(d..d + n)
+            .ok_or_else(|| Error::invalid("destination buffer too small for the selection"))?;
+        if zero {
+            to.fill(0);
+        } else {
+            to.chunks_exact_mut(elem)
+                .for_each(|e| e.copy_from_slice(fill));
+        }
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,9 @@
 //! - S2: no two free sections are adjacent (merging is complete).
 //! - S3: no free section ends at `eof` (the file never ends in free space).
 //! - S4: space freed while frees are deferred (inside a transaction) is not
-//!   handed out before [`FileSpace::commit`].
+//!   handed out before [`FileSpace::commit`] — unless it lies past the end
+//!   of file the transaction began with: allocated and freed within the
+//!   transaction, no committed state ever held it, so it is reused at once.
 //! - S5: a free never takes back bytes that are not live: an extent outside
 //!   `[PAGE_SIZE, eof)` or overlapping a free section, a held-back free or
 //!   an aggregator's remainder is refused with `Corrupt` (the caller read
@@ -136,6 +138,9 @@ pub(crate) struct FileSpace {
     defer: bool,
     /// Frees held back until commit (S4), by address: addr -> (size, kind).
     pending: BTreeMap<u64, (u64, SpaceKind)>,
+    /// The end of file when the transaction began: space from here on was
+    /// allocated in this transaction and is not held back when freed (S4).
+    fresh_from: u64,
 }
 
 impl FileSpace {
@@ -150,6 +155,7 @@ impl FileSpace {
             aggs: [Aggregator::default(); 2],
             defer: false,
             pending: BTreeMap::new(),
+            fresh_from: eof,
         }
     }
 
@@ -229,7 +235,7 @@ impl FileSpace {
     }
 
     fn apply_free(&mut self, s: Section) {
-        if self.defer {
+        if self.defer && s.addr < self.fresh_from {
             self.pending.insert(s.addr, (s.size, s.kind));
         } else {
             self.release(s);
@@ -397,6 +403,7 @@ impl FileSpace {
     #[allow(dead_code)]
     pub(crate) fn set_defer(&mut self, defer: bool) {
         self.defer = defer;
+        self.fresh_from = self.eof;
     }
 
     /// Release frees held back since the last commit.
@@ -404,6 +411,7 @@ impl FileSpace {
         for (addr, (size, kind)) in std::mem::take(&mut self.pending) {
             self.release(Section { addr, size, kind });
         }
+        self.fresh_from = self.eof;
     }
 
     /// Forget frees held back (the transaction that made them was rolled back).
@@ -611,6 +619,22 @@ mod tests {
         assert_eq!(sp.alloc(SpaceKind::Raw, 100_000).unwrap(), a);
         sp.free(SpaceKind::Raw, c, 1).unwrap();
         sp.discard_pending();
+        sp.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn space_allocated_in_the_transaction_is_reused_at_once() {
+        let mut sp = FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed);
+        let old = sp.alloc(SpaceKind::Meta, 256).unwrap();
+        // As at a commit: the aggregator's remainder goes back first.
+        sp.release_aggregators();
+        sp.set_defer(true);
+        let new = sp.alloc(SpaceKind::Meta, 256).unwrap();
+        sp.free(SpaceKind::Meta, new, 256).unwrap();
+        sp.free(SpaceKind::Meta, old, 256).unwrap();
+        assert_eq!(sp.pending().len(), 1, "only the committed extent waits");
+        assert_eq!(sp.alloc(SpaceKind::Meta, 256).unwrap(), new);
+        assert_ne!(sp.alloc(SpaceKind::Meta, 256).unwrap(), old);
         sp.check_invariants().unwrap();
     }
 

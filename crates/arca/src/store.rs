@@ -10,7 +10,7 @@
 use crate::error::{Error, Result};
 use crate::format::blob;
 use crate::io::Driver;
-use crate::pager::{class_size, Pager};
+use crate::pager::Pager;
 use crate::space::{FileSpace, Section, SpaceKind};
 
 /// Bytes before a blob's data: tag, checksum, length.
@@ -91,9 +91,9 @@ impl Store {
         Ok(())
     }
 
-    /// Space for a metadata page of `class`.
-    pub(crate) fn alloc_page(&mut self, class: u8) -> Result<u64> {
-        self.space.alloc(SpaceKind::Meta, class_size(class) as u64)
+    /// Space for a metadata page of `size` bytes.
+    pub(crate) fn alloc_page(&mut self, size: usize) -> Result<u64> {
+        self.space.alloc(SpaceKind::Meta, size as u64)
     }
 
     /// Give back a page's space; its size comes from its tag.

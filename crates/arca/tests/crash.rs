@@ -185,6 +185,49 @@ fn reuse_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()> {
     Ok(())
 }
 
+/// Small objects: compact datasets written and rewritten in their headers,
+/// attribute trees that grow through page sizes (pages freed and reused in
+/// the same transaction), deletions of objects committed before.
+fn small_objects_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()> {
+    let r = f.root();
+    match t {
+        0 => {
+            for i in 0..24u32 {
+                let d = r.create_dataset(
+                    &format!("small/d{i:02}"),
+                    &DatasetOptions::new(Datatype::float(8), &[4]),
+                )?;
+                d.write_all(&[f64::from(i); 4])?;
+                for k in 0..=(i % 10) {
+                    d.attrs()
+                        .set(&format!("a{k}"), &AttrValue::scalar(i64::from(i * k)))?;
+                }
+            }
+        }
+        1 => {
+            for i in (0..24).step_by(3) {
+                let d = r.dataset(&format!("small/d{i:02}"))?;
+                d.write(&Selection::from_ranges(&[(1, 3, 1)])?, &[-1.0f64, -2.0])?;
+            }
+            for i in 0..10 {
+                let g = r.group(&format!("g{i:02}"))?;
+                for k in 0..8 {
+                    g.attrs()
+                        .set(&format!("k{k}"), &AttrValue::scalar(k as u16))?;
+                }
+            }
+        }
+        _ => {
+            for i in (0..24).step_by(2) {
+                r.delete(&format!("small/d{i:02}"))?;
+            }
+            r.create_dataset("small/late", &DatasetOptions::new(Datatype::int(2), &[3]))?
+                .write_all(&[1i16, 2, 3])?;
+        }
+    }
+    Ok(())
+}
+
 /// Bytes per vector chunk: small, so that a few KiB span whole chunks.
 const VCHUNK: u64 = 4096;
 
@@ -486,6 +529,12 @@ fn crash_at_every_write_of_an_edit_session() {
 #[test]
 fn crash_at_every_write_of_a_data_session() {
     crash_everywhere(data_session, Commit::Lazy);
+}
+
+#[test]
+fn crash_at_every_write_of_a_small_objects_session() {
+    crash_everywhere(small_objects_session, Commit::Lazy);
+    crash_everywhere(small_objects_session, Commit::Flush);
 }
 
 #[test]

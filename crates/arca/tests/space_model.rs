@@ -2,7 +2,7 @@
 //! after every step and across close and reopen; space freed in one session
 //! is reused in the next; deleting everything gives the space back.
 
-use arca::{DatasetOptions, Datatype, File, FreeListKind, Mode};
+use arca::{DatasetOptions, Datatype, File, FreeListKind, Mode, StorageLayout};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -40,7 +40,9 @@ fn run(ops: &[Op], kind: FreeListKind) {
                     .root()
                     .create_dataset(
                         &name,
-                        &DatasetOptions::new(Datatype::uint(1), &[*size]).allocate_early(true),
+                        &DatasetOptions::new(Datatype::uint(1), &[*size])
+                            .layout(StorageLayout::Contiguous)
+                            .allocate_early(true),
                     )
                     .unwrap();
                 ds.write_all(&vec![(*n % 251) as u8; *size as usize])

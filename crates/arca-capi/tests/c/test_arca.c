@@ -580,6 +580,41 @@ static void test_bad_hyperslabs(arca_group_t *root) {
     EXPECT_RC(arca_dataset_open(root, "/", &ds), ARCA_ERR_NOT_FOUND);
 }
 
+/* Layouts: chosen by size, or asked for; a bad choice is refused. */
+static void test_layouts(arca_group_t *root) {
+    uint64_t small[1] = {4}, large[1] = {1000};
+    arca_dataset_opts_t o;
+    arca_dataset_t *ds;
+    int32_t layout = -1;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT64, 1, small));
+    CHECK(o.layout == ARCA_LAYOUT_AUTO);
+    OK(arca_dataset_create(root, "lay_small", &o, &ds));
+    OK(arca_dataset_layout(ds, &layout));
+    CHECK(layout == ARCA_LAYOUT_COMPACT);
+    double v[4] = {1, 2, 3, 4}, back[4] = {0};
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, v, sizeof v));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, back, sizeof back));
+    CHECK(back[3] == 4);
+    OK(arca_dataset_close(ds));
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT64, 1, large));
+    OK(arca_dataset_create(root, "lay_large", &o, &ds));
+    OK(arca_dataset_layout(ds, &layout));
+    CHECK(layout == ARCA_LAYOUT_CONTIGUOUS);
+    OK(arca_dataset_close(ds));
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT64, 1, small));
+    o.layout = ARCA_LAYOUT_CHUNKED;
+    OK(arca_dataset_create(root, "lay_chunked", &o, &ds));
+    OK(arca_dataset_layout(ds, &layout));
+    CHECK(layout == ARCA_LAYOUT_CHUNKED);
+    OK(arca_dataset_close(ds));
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT64, 1, large));
+    o.layout = ARCA_LAYOUT_COMPACT; /* 8000 bytes: too large for a header */
+    EXPECT_RC(arca_dataset_create(root, "bad", &o, NULL), ARCA_ERR_INVALID);
+    o.layout = 9;
+    EXPECT_RC(arca_dataset_create(root, "bad", &o, NULL), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_layout(NULL, &layout), ARCA_ERR_NULL);
+}
+
 static void test_datasets(void) {
     arca_file_t *f;
     arca_group_t *root;
@@ -590,6 +625,7 @@ static void test_datasets(void) {
     test_resize_and_fill(root);
     test_scalar_and_strings(root);
     test_bad_hyperslabs(root);
+    test_layouts(root);
     OK(arca_file_check(f, NULL));
     OK(arca_group_close(root));
     OK(arca_file_close(f));

@@ -87,9 +87,16 @@ class Dataset(HLObject):
 
     @property
     def chunks(self):
-        """Chunk shape, or None for contiguous storage."""
+        """Chunk shape, or None for contiguous or compact storage."""
         c = self._id.chunks()
         return None if c is None else tuple(c)
+
+    @property
+    def layout(self):
+        """How the elements are stored: ``"compact"`` (inside the dataset's
+        header, for small fixed-shape datasets), ``"contiguous"`` or
+        ``"chunked"``."""
+        return self._id.layout()
 
     @property
     def compression(self):

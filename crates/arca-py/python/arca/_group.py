@@ -151,6 +151,7 @@ class Group(HLObject, MutableMapping):
         compression_opts=None,
         shuffle=False,
         fillvalue=None,
+        layout=None,
         **vlen_options,
     ):
         """Create a dataset.
@@ -162,11 +163,23 @@ class Group(HLObject, MutableMapping):
         unlimited. ``compression`` is ``"gzip"`` (or an int level),
         ``"zstd"`` or ``"lz4"``, with ``compression_opts`` the level;
         ``shuffle`` adds the byte-shuffle filter. ``fillvalue`` is shown
-        where nothing was written. Variable-length types (``arca.string_dtype()``,
+        where nothing was written. ``layout`` is ``"compact"`` (elements
+        kept in the dataset's header, under 4 KiB, fixed shape),
+        ``"contiguous"`` or ``"chunked"``; by default datasets of fixed shape
+        up to 1 KiB are compact, larger ones contiguous, and chunked when
+        chunks, filters or ``maxshape`` ask for it. Variable-length types (``arca.string_dtype()``,
         ``arca.vlen_dtype(base)``, ``str``, object arrays) take ``vlen_*``
         options for their byte vector (see ``arca._vlen``).
         """
+        if layout not in (None, "compact", "contiguous", "chunked"):
+            raise ValueError(f"layout {layout!r}: use 'compact', 'contiguous' or 'chunked'")
         if _vlen.wants_vlen(dtype, data):
+            if layout == "compact":
+                raise ValueError("a variable-length dataset cannot be compact")
+            if layout == "chunked" and chunks is None:
+                chunks = True
+            if layout == "contiguous" and chunks not in (None, False):
+                raise ValueError("a contiguous dataset takes no chunks")
             return _vlen.create_dataset(self, name, shape, dtype, data, chunks, maxshape,
                                         compression, compression_opts, shuffle, fillvalue,
                                         vlen_options)
@@ -227,6 +240,10 @@ class Group(HLObject, MutableMapping):
             filters.append((compression, None if level is None else int(level)))
 
         needs_chunks = bool(filters) or (maxshape is not None and maxshape != shape)
+        if layout in ("compact", "contiguous") and (needs_chunks or chunks not in (None, False)):
+            raise ValueError(f"a {layout} dataset takes no chunks, filters or maxshape")
+        if layout == "chunked" and chunks is None:
+            chunks = True
         if chunks is False:
             if needs_chunks:
                 raise ValueError("Chunked format required for given storage options")
@@ -263,6 +280,7 @@ class Group(HLObject, MutableMapping):
             None if chunks is None else list(chunks),
             filters,
             fill,
+            layout,
         )
         ds = Dataset(self._file, dsid)
         if data is not None and data.size:

@@ -1,7 +1,7 @@
 //! The on-disk B+tree behind group links, attributes and chunk indexes.
 //!
 //! Keys and values are byte strings ordered by bytes; each node is one page
-//! of 512 to 4096 bytes.
+//! of 64 to 4096 bytes.
 //!
 //! Leaf page payload:
 //! ```text
@@ -19,7 +19,7 @@
 //! Invariants:
 //! - B1: keys within a node are strictly increasing.
 //! - B2: every node fits its page; a node that outgrows its page moves to a
-//!   larger one (512 → 4096 bytes) and splits only past 4096. Entries are
+//!   larger one (at least twice its size, up to 4096 bytes) and splits only past 4096. Entries are
 //!   bounded by [`MAX_KEY`] and [`MAX_VALUE`] so a split always yields two
 //!   nodes that fit.
 //! - B3: all leaves are at the same depth; an internal node has at least one
@@ -31,7 +31,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::codec::Reader;
-use crate::pager::{class_for, Family, PAGE_CLASSES, PAGE_PAYLOAD};
+use crate::pager::{size_for, Family, PAGE_PAYLOAD, PAGE_SIZE};
 use crate::pool::lists::ENCODE;
 use crate::pool::{ObjectList, Pooled, PooledBuf, Recycle};
 use crate::space::{Section, SpaceKind};
@@ -245,15 +245,17 @@ impl Node {
         }
     }
 
-    /// Write to a new page sized with room to grow.
-    fn store_new(&self, st: &mut Store) -> Result<u64> {
+    /// Write to a new page of at least `min` bytes, sized with room to grow.
+    fn store_new(&self, st: &mut Store, min: usize) -> Result<u64> {
         let enc = self.encode();
-        // A quarter more than needed, so a growing node moves rarely.
-        let class = class_for(enc.len() + enc.len() / 4)
-            .or_else(|| class_for(enc.len()))
-            .unwrap_or(PAGE_CLASSES - 1);
-        let addr = st.alloc_page(class)?;
-        st.pager.write_new(addr, self.family(), class, &enc)?;
+        // A quarter more than needed, so a node that grows moves rarely;
+        // a small tree (one object's few attributes) stays small.
+        let size = size_for(enc.len() + enc.len() / 4)
+            .or_else(|| size_for(enc.len()))
+            .unwrap_or(PAGE_SIZE)
+            .max(min);
+        let addr = st.alloc_page(size)?;
+        st.pager.write_new(addr, self.family(), size, &enc)?;
         Ok(addr)
     }
 
@@ -261,11 +263,13 @@ impl Node {
     /// returns where the node now lives (B2).
     fn place(&self, st: &mut Store, addr: u64) -> Result<u64> {
         let enc = self.encode();
-        if enc.len() + 8 <= st.pager.size_of(addr)? {
+        let size = st.pager.size_of(addr)?;
+        if enc.len() + 8 <= size {
             st.pager.write(addr, self.family(), &enc)?;
             return Ok(addr);
         }
-        let new = self.store_new(st)?;
+        // At least double, so a node that keeps growing moves O(log) times.
+        let new = self.store_new(st, (size * 2).min(PAGE_SIZE))?;
         st.free_page(addr)?;
         Ok(new)
     }
@@ -418,7 +422,7 @@ pub(crate) fn insert(
     if root == 0 {
         let mut node = Node::new(true);
         node.insert_entry(0, key, val);
-        return Ok((node.store_new(st)?, Inserted::New));
+        return Ok((node.store_new(st, 0)?, Inserted::New));
     }
     let op = Op { key, val, replace };
     let (outcome, split, root) = insert_rec(st, root, &op, 0)?;
@@ -428,7 +432,7 @@ pub(crate) fn insert(
             let mut node = Node::new(false);
             node.insert_entry(0, &sep, b"");
             node.children.extend_from_slice(&[root, right]);
-            Ok((node.store_new(st)?, outcome))
+            Ok((node.store_new(st, 0)?, outcome))
         }
     }
 }
@@ -491,7 +495,7 @@ fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inser
     }
     let (sep, right) = node.split();
     let at = node.place(st, addr)?;
-    let right_addr = right.store_new(st)?;
+    let right_addr = right.store_new(st, 0)?;
     Ok((outcome, Some((sep, right_addr)), at))
 }
 

@@ -14,7 +14,9 @@
 //! 3 datatype  8-byte datatype encoding              (datasets)
 //! 4 shape     u8 rank, rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited)
 //! 5 layout    u8 class; 0 contiguous: u64 addr (0 = unallocated), u64 size;
-//!             1 chunked: rank × u64 chunk dims, u64 chunk-index root
+//!             1 chunked: rank × u64 chunk dims, u64 chunk-index root;
+//!             2 compact: the elements themselves, shape × element size
+//!             bytes in the datatype's byte order (format version 2)
 //! 6 filters   u8 n, n × { u8 id, i32 level }
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
 //! 8 vector    the byte vector of a variable-length dataset (see `vlen`)
@@ -61,8 +63,16 @@ pub(crate) struct Index {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Layout {
-    Contiguous { addr: u64, size: u64 },
-    Chunked { chunk: PooledVec<u64>, index: u64 },
+    Contiguous {
+        addr: u64,
+        size: u64,
+    },
+    Chunked {
+        chunk: PooledVec<u64>,
+        index: u64,
+    },
+    /// The elements, kept in the header itself.
+    Compact(Vec<u8>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,11 +141,11 @@ impl Header {
     /// Write a new header in the smallest page that holds it.
     pub(crate) fn create(&self, st: &mut Store) -> Result<u64> {
         let enc = self.encode();
-        let class = crate::pager::class_for(enc.len()).ok_or_else(|| {
+        let size = crate::pager::size_for(enc.len()).ok_or_else(|| {
             Error::invalid(format!("object header of {} bytes is too large", enc.len()))
         })?;
-        let addr = st.alloc_page(class)?;
-        st.pager.write_new(addr, TAG, class, &enc)?;
+        let addr = st.alloc_page(size)?;
+        st.pager.write_new(addr, TAG, size, &enc)?;
         Ok(addr)
     }
 
@@ -174,6 +184,9 @@ impl Header {
                         w.u64(c);
                     });
                     w.u64(*index);
+                }
+                Layout::Compact(data) => {
+                    w.u8(2).bytes(data);
                 }
             }
             msgs.push((5, MUST_UNDERSTAND, w.buf));
@@ -316,6 +329,8 @@ impl Header {
                                 index: m.u64()?,
                             }
                         }
+                        // Its length is checked against the shape below.
+                        2 => Layout::Compact(m.bytes(m.remaining())?.to_vec()),
                         c => return Err(m.corrupt(format!("layout class {c}"))),
                     })
                 }
@@ -436,6 +451,20 @@ impl DatasetMeta {
                 }
                 if *index != 0 && (*index == addr || !in_file(*index, 1)) {
                     return Err(format!("chunk index at {index} lies outside the file"));
+                }
+            }
+            Layout::Compact(data) => {
+                if data.len() as u64 != bytes {
+                    return Err(format!(
+                        "compact storage of {} bytes for {bytes} bytes of elements",
+                        data.len()
+                    ));
+                }
+                if self.dims != self.maxdims {
+                    return Err("a compact dataset cannot be resizable".into());
+                }
+                if !self.filters.is_empty() || self.vlen.is_some() {
+                    return Err("a compact dataset has filters or a byte vector".into());
                 }
             }
         }

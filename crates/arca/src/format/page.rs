@@ -1,9 +1,11 @@
-//! The header every metadata page starts with. A page is 512, 1024, 2048 or
-//! 4096 bytes (its *class*, 0–3):
+//! The header every metadata page starts with. A page is any multiple of
+//! 32 bytes from 64 to 4096, so a structure takes the space it needs:
 //!
 //! ```text
 //! +0  [u8; 3] family   three letters naming the structure ("AOH", "ABL", "ABI")
-//! +3  u8      class    ASCII '0' + class
+//! +3  u8      size     0x80 + size / 32 - 1 (0x81 = 64 bytes .. 0xFF = 4096);
+//!                      files of format version 1 also hold '0'..'3', the
+//!                      power-of-two sizes 512 << (byte - '0')
 //! +4  u32     crc32c   of bytes [0, 4) followed by [8, page size)
 //! +8  ..      payload
 //! ```
@@ -13,36 +15,47 @@
 pub const PAGE_SIZE: usize = 4096;
 /// Bytes of payload in the largest page after its tag and checksum.
 pub const PAGE_PAYLOAD: usize = PAGE_SIZE - HEADER;
-/// Size of the smallest page (class 0).
-pub const MIN_PAGE: usize = 512;
-/// Number of page classes: 512, 1024, 2048, 4096 bytes.
-pub const PAGE_CLASSES: u8 = 4;
+/// Size of the smallest page.
+pub const MIN_PAGE: usize = 64;
+/// Page sizes are multiples of this.
+pub const PAGE_GRAIN: usize = 32;
 /// Bytes before the payload.
 pub(crate) const HEADER: usize = 8;
+/// The size byte of the first new-style code (a 32-byte page, never written).
+const CODE_BASE: u8 = 0x80;
 
 /// Three letters naming the structure a page holds.
 pub(crate) type Family = [u8; 3];
 
-/// Bytes in a page of `class`.
-pub(crate) fn class_size(class: u8) -> usize {
-    MIN_PAGE << class
+/// The smallest page whose payload holds `len` bytes.
+pub(crate) fn size_for(len: usize) -> Option<usize> {
+    let size = len
+        .checked_add(HEADER)?
+        .next_multiple_of(PAGE_GRAIN)
+        .max(MIN_PAGE);
+    (size <= PAGE_SIZE).then_some(size)
 }
 
-/// The smallest class whose payload holds `len` bytes.
-pub(crate) fn class_for(len: usize) -> Option<u8> {
-    (0..PAGE_CLASSES).find(|&c| class_size(c) - HEADER >= len)
+/// The page size a page header names, if it is one.
+pub(crate) fn size_of(head: &[u8]) -> Option<usize> {
+    match *head.get(3)? {
+        c @ b'0'..=b'3' => Some(512 << (c - b'0')),
+        c if c > CODE_BASE => Some((usize::from(c - CODE_BASE) + 1) * PAGE_GRAIN),
+        _ => None,
+    }
 }
 
-/// The class a page header names, if it is one.
-pub(crate) fn class_of(head: &[u8]) -> Option<u8> {
-    let c = head.get(3)?.wrapping_sub(b'0');
-    (c < PAGE_CLASSES).then_some(c)
+/// Whether `size` is a size a page may have.
+pub(crate) fn valid_size(size: usize) -> bool {
+    (MIN_PAGE..=PAGE_SIZE).contains(&size) && size.is_multiple_of(PAGE_GRAIN)
 }
 
-/// Write the family and class; the checksum is stamped at write-out.
-pub(crate) fn write_header(page: &mut [u8], family: &Family, class: u8) {
+/// Write the family and the page's size (its length, which must be a
+/// [`valid_size`]); the checksum is stamped at write-out.
+pub(crate) fn write_header(page: &mut [u8], family: &Family) {
+    debug_assert!(valid_size(page.len()));
     page[0..3].copy_from_slice(family);
-    page[3] = b'0' + class;
+    page[3] = CODE_BASE + (page.len() / PAGE_GRAIN - 1) as u8;
     page[4..8].fill(0);
 }
 
@@ -78,18 +91,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stamped_pages_verify_and_name_their_class() {
-        let mut p = vec![0u8; class_size(1)];
-        write_header(&mut p, b"AOH", 1);
-        p[HEADER] = 7;
-        stamp(&mut p);
-        assert!(verifies(&p));
-        assert_eq!(class_of(&p), Some(1));
-        p[HEADER + 1] ^= 1;
-        assert!(!verifies(&p));
-        assert_eq!(class_of(b"AOH9"), None);
-        assert_eq!(class_for(504), Some(0));
-        assert_eq!(class_for(505), Some(1));
-        assert_eq!(class_for(PAGE_PAYLOAD + 1), None);
+    fn stamped_pages_verify_and_name_their_size() {
+        for size in (MIN_PAGE..=PAGE_SIZE).step_by(PAGE_GRAIN) {
+            let mut p = vec![0u8; size];
+            write_header(&mut p, b"AOH");
+            p[HEADER] = 7;
+            stamp(&mut p);
+            assert!(verifies(&p));
+            assert_eq!(size_of(&p), Some(size));
+            p[HEADER + 1] ^= 1;
+            assert!(!verifies(&p));
+        }
+        assert_eq!(size_of(b"AOH0"), Some(512));
+        assert_eq!(size_of(b"AOH3"), Some(4096));
+        assert_eq!(size_of(b"AOH4"), None);
+        assert_eq!(size_of(b"AOH\x80"), None);
+        assert_eq!(size_for(0), Some(64));
+        assert_eq!(size_for(56), Some(64));
+        assert_eq!(size_for(57), Some(96));
+        assert_eq!(size_for(PAGE_PAYLOAD), Some(PAGE_SIZE));
+        assert_eq!(size_for(PAGE_PAYLOAD + 1), None);
+        assert!(!valid_size(32) && !valid_size(100) && valid_size(96));
     }
 }

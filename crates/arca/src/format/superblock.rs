@@ -3,7 +3,8 @@
 //! ```text
 //! +0   [u8; 8] magic      89 'A' 'R' 'C' 'A' 0D 0A 1A
 //! +8   u32     crc32c     of bytes [12, SUPERBLOCK_LEN)
-//! +12  u32     version    format version (1)
+//! +12  u32     version    format version (2; 1 is read and upgraded to 2
+//!                         at the first commit)
 //! +16  u32     page size  4096
 //! +20  u32     flags      0
 //! +24  u64     root       address of the root group's object header
@@ -21,8 +22,12 @@ use crate::pager::PAGE_SIZE;
 
 /// The file signature; the 0x89 and the CR LF / SUB bytes catch text-mode mangling.
 pub const MAGIC: [u8; 8] = [0x89, b'A', b'R', b'C', b'A', 0x0D, 0x0A, 0x1A];
-/// The only format version this library writes.
-pub const VERSION: u32 = 1;
+/// The format version this library writes. Version 2 added pages of any
+/// multiple of 32 bytes and compact datasets; version 1 files (pages of
+/// 512 to 4096 bytes, no compact layout) are read as they are.
+pub const VERSION: u32 = 2;
+/// The oldest format version this library reads.
+pub const OLDEST_VERSION: u32 = 1;
 /// Bytes the superblock covers with its checksum.
 pub(crate) const SUPERBLOCK_LEN: usize = 128;
 
@@ -67,8 +72,10 @@ impl Superblock {
             return Err(Error::corrupt(what, 0, "checksum mismatch"));
         }
         let version = r.u32()?;
-        if version != VERSION {
-            return Err(Error::Unsupported(format!("format version {version}")));
+        if !(OLDEST_VERSION..=VERSION).contains(&version) {
+            return Err(Error::Unsupported(format!(
+                "format version {version} (this library reads {OLDEST_VERSION} to {VERSION})"
+            )));
         }
         let page = r.u32()?;
         if page as usize != PAGE_SIZE {

@@ -16,6 +16,33 @@ use crate::store::{Store, BLOB_HEADER};
 pub use crate::format::object_header::MAX_CHUNK_BYTES;
 /// Chunk size aimed at when chunks are chosen automatically.
 const AUTO_CHUNK_BYTES: u64 = 1 << 20;
+/// Datasets of fixed shape up to this many bytes are stored compact (in
+/// their header) unless a layout is asked for: one page holds the whole
+/// object, and reading it is one read.
+pub const COMPACT_AUTO_BYTES: u64 = 1024;
+
+/// How a dataset's elements are stored.
+///
+/// ```
+/// use arca::{Datatype, DatasetOptions, File, StorageLayout};
+/// let f = File::in_memory().unwrap();
+/// let small = f.root().create_dataset("s", &DatasetOptions::new(Datatype::float(8), &[4])).unwrap();
+/// assert_eq!(small.layout().unwrap(), StorageLayout::Compact);
+/// let o = DatasetOptions::new(Datatype::float(8), &[4]).layout(StorageLayout::Contiguous);
+/// let big = f.root().create_dataset("c", &o).unwrap();
+/// assert_eq!(big.layout().unwrap(), StorageLayout::Contiguous);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StorageLayout {
+    /// The elements live in the dataset's header: for small datasets of
+    /// fixed shape (HDF5's compact layout). At most about 4 KiB.
+    Compact,
+    /// One extent of the file, allocated at the first write.
+    Contiguous,
+    /// Fixed-shape chunks found through a B-tree; needed for resizing and
+    /// filters.
+    Chunked,
+}
 
 /// How to create a dataset.
 ///
@@ -40,11 +67,14 @@ pub struct DatasetOptions {
     filters: Vec<Filter>,
     fill: Option<Vec<u8>>,
     early: bool,
+    layout: Option<StorageLayout>,
     vlen: super::vlen::VlenOptions,
 }
 
 impl DatasetOptions {
-    /// A contiguous dataset of `dtype` and `shape` unless more is said.
+    /// A dataset of `dtype` and `shape`, of fixed shape and unfiltered
+    /// unless more is said: compact up to [`COMPACT_AUTO_BYTES`],
+    /// contiguous above.
     pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
         DatasetOptions {
             dtype,
@@ -54,8 +84,17 @@ impl DatasetOptions {
             filters: vec![],
             fill: None,
             early: false,
+            layout: None,
             vlen: super::vlen::VlenOptions::default(),
         }
+    }
+    /// Store the elements this way rather than as chosen automatically.
+    /// `Compact` and `Contiguous` refuse chunks, filters and a maxshape
+    /// beyond the shape; `Chunked` without [`DatasetOptions::chunks`]
+    /// picks a chunk shape.
+    pub fn layout(mut self, layout: StorageLayout) -> Self {
+        self.layout = Some(layout);
+        self
     }
     /// How the byte vector of a variable-length dataset is stored (chunk
     /// size, filters, space reuse); ignored for other types.
@@ -147,8 +186,56 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     }
     check_size(&o.shape, elem)?;
     Filter::validate_pipeline(&o.filters)?;
-    let chunked = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
-    let layout = if chunked {
+    let needs_chunks = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
+    let chunked = needs_chunks || o.layout == Some(StorageLayout::Chunked);
+    if needs_chunks && matches!(o.layout, Some(l) if l != StorageLayout::Chunked) {
+        return Err(Error::invalid(
+            "chunks, filters and a maxshape beyond the shape need the chunked layout",
+        ));
+    }
+    // The fill value in the file's byte order.
+    let fill = match &o.fill {
+        None => None,
+        // An all-zero record is the empty element; no other fill makes sense.
+        Some(_) if o.dtype.is_vlen() => {
+            return Err(Error::invalid(
+                "variable-length datasets take no fill value (unwritten elements are empty)",
+            ))
+        }
+        Some(f) if f.len() == elem as usize => {
+            let mut f = f.clone();
+            if o.dtype.needs_swap() {
+                swap_in_place(&mut f, elem as usize);
+            }
+            Some(f)
+        }
+        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
+    };
+    let bytes = o.shape.iter().try_fold(elem, |a, &c| a.checked_mul(c));
+    let compact = !chunked
+        && match o.layout {
+            Some(StorageLayout::Compact) => {
+                if o.dtype.is_vlen() {
+                    return Err(Error::invalid(
+                        "a variable-length dataset cannot be compact",
+                    ));
+                }
+                true
+            }
+            Some(_) => false,
+            None => !o.dtype.is_vlen() && bytes.is_some_and(|b| b <= COMPACT_AUTO_BYTES),
+        };
+    let layout = if compact {
+        let n = bytes
+            .and_then(|b| usize::try_from(b).ok())
+            .filter(|&b| b < crate::pager::PAGE_SIZE)
+            .ok_or_else(|| Error::invalid("a compact dataset holds less than 4 KiB"))?;
+        // Unwritten elements read as the fill value, as in other layouts.
+        Layout::Compact(match &fill {
+            Some(f) => f.iter().copied().cycle().take(n).collect(),
+            None => vec![0; n],
+        })
+    } else if chunked {
         let chunk = match &o.chunks {
             Some(c) => c.clone(),
             None => auto_chunks(&o.shape, &maxdims, elem),
@@ -180,23 +267,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     } else {
         None
     };
-    let fill = match &o.fill {
-        None => None,
-        // An all-zero record is the empty element; no other fill makes sense.
-        Some(_) if vlen.is_some() => {
-            return Err(Error::invalid(
-                "variable-length datasets take no fill value (unwritten elements are empty)",
-            ))
-        }
-        Some(f) if f.len() == elem as usize => {
-            let mut f = f.clone();
-            if o.dtype.needs_swap() {
-                swap_in_place(&mut f, elem as usize);
-            }
-            DatasetMeta::make_fill(st, Some(f))?
-        }
-        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
-    };
+    let fill = DatasetMeta::make_fill(st, fill)?;
     let mut meta = DatasetMeta {
         dtype: o.dtype,
         dims: EXTENTS.take_copy(&o.shape),
@@ -237,6 +308,7 @@ pub(crate) fn storage_extents(
         Layout::Chunked { chunk, index } => {
             engine(meta, chunk, *index, &[]).extents(st, out)?;
         }
+        Layout::Compact(_) => {}
     }
     if let Some(Fill::Blob { addr, len }) = meta.fill {
         out.push(Section {
@@ -442,7 +514,19 @@ impl Dataset {
     pub fn chunks(&self) -> Result<Option<Vec<u64>>> {
         Ok(match self.meta()?.layout {
             Layout::Chunked { chunk, .. } => Some(chunk.to_vec()),
-            Layout::Contiguous { .. } => None,
+            Layout::Contiguous { .. } | Layout::Compact(_) => None,
+        })
+    }
+
+    /// How the elements are stored.
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn layout(&self) -> Result<StorageLayout> {
+        Ok(match self.meta()?.layout {
+            Layout::Chunked { .. } => StorageLayout::Chunked,
+            Layout::Contiguous { .. } => StorageLayout::Contiguous,
+            Layout::Compact(_) => StorageLayout::Compact,
         })
     }
 
@@ -489,6 +573,7 @@ impl Dataset {
                 .iter()
                 .map(|(_, r)| r.size)
                 .sum(),
+            Layout::Compact(ref data) => data.len() as u64,
         })
     }
 
@@ -602,6 +687,12 @@ pub(crate) fn read_locked(
                 d.read_at(data + s as u64, &mut out[o..o + n])
             })?;
         }
+        Layout::Compact(ref data) => {
+            selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
+                out[o..o + n].copy_from_slice(&data[s..s + n]);
+                Ok(())
+            })?;
+        }
         Layout::Chunked { .. } => {
             let mut cache = g.cache(header);
             let swap = m.dtype.needs_swap();
@@ -644,6 +735,14 @@ pub(crate) fn write_locked(
         data
     };
     match m.layout {
+        Layout::Compact(ref mut stored) => {
+            let dims = m.dims.to_vec();
+            selection_runs(elem, &dims, sel, &mut |s, o, n| {
+                stored[s..s + n].copy_from_slice(&data[o..o + n]);
+                Ok(())
+            })?;
+            h.save(&mut g.st, header)
+        }
         Layout::Contiguous { addr, size } => {
             let ext = if addr == 0 {
                 let fill = m.fill_bytes(&g.st)?;
@@ -763,7 +862,7 @@ impl Dataset {
 }
 
 /// The file extent of a contiguous dataset's elements, allocated (and
-/// filled) now if it was not yet; `None` for a chunked dataset.
+/// filled) now if it was not yet; `None` for a chunked or compact dataset.
 pub(crate) fn contiguous_extent(g: &mut Session, addr: u64) -> Result<Option<(u64, u64)>> {
     let mut h = Header::load(&mut g.st, addr)?;
     let m = h
@@ -771,7 +870,7 @@ pub(crate) fn contiguous_extent(g: &mut Session, addr: u64) -> Result<Option<(u6
         .as_mut()
         .ok_or_else(|| Error::invalid("not a dataset"))?;
     match m.layout {
-        Layout::Chunked { .. } => Ok(None),
+        Layout::Chunked { .. } | Layout::Compact(_) => Ok(None),
         Layout::Contiguous { addr: 0, size } => {
             let fill = m.fill_bytes(&g.st)?;
             let a = allocate_contiguous(&mut g.st, size, &fill, false)?;

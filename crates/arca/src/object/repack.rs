@@ -105,7 +105,10 @@ fn copy_dataset(
     }
     let shape = d.shape()?;
     let fill = d.fill_value()?;
-    let mut o = DatasetOptions::new(dtype, &shape).fill_value(&fill);
+    // The layout is kept as it was, compact and contiguous included.
+    let mut o = DatasetOptions::new(dtype, &shape)
+        .fill_value(&fill)
+        .layout(d.layout()?);
     let chunks = d.chunks()?;
     if let Some(c) = &chunks {
         o = o.chunks(c).maxshape(&d.maxshape()?).filters(&d.filters()?);

@@ -40,6 +40,9 @@ pub struct Stat {
     pub raw_bytes: u64,
     /// Dataset elements before compression, for allocated storage.
     pub raw_logical_bytes: u64,
+    /// Elements of compact datasets, kept inside their headers (so also
+    /// counted in `metadata_bytes`).
+    pub compact_bytes: u64,
     /// Bytes belonging to nothing: space freed and not yet reused.
     pub unused_bytes: u64,
     /// Bytes in free sections known to the free-space manager.
@@ -189,6 +192,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                             extents.push((*a, *size, "contiguous data"));
                         }
                     }
+                    Layout::Compact(data) => s.compact_bytes += data.len() as u64,
                     Layout::Chunked { chunk, index } => {
                         s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
                         let elem = m.dtype.size();
