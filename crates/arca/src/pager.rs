@@ -27,7 +27,7 @@ use crate::format::page::{self, family_name};
 pub(crate) use crate::format::page::{size_for, valid_size, Family};
 pub use crate::format::page::{MIN_PAGE, PAGE_PAYLOAD, PAGE_SIZE};
 
-/// Largest write that flushing adjacent pages together makes.
+/// Adjacent pages are gathered into one write until it reaches this size.
 const RUN_LIMIT: usize = 1 << 20;
 
 /// A cached page: tag, checksum, payload. Shared, so reads do not copy;
@@ -305,29 +305,24 @@ impl Pager {
         let mut run: Vec<u8> = Vec::new();
         let mut run_at = 0u64;
         let mut first = 0;
-        for i in 0..dirty.len() {
-            let addr = dirty[i];
-            let Some(e) = self.cache.get_mut(&addr) else {
-                continue;
-            };
-            // The checksum goes into the cached page itself.
-            let page = page_mut(&mut e.page);
-            page::stamp(page);
-            if run_at + run.len() as u64 != addr || run.len() + page.len() > RUN_LIMIT {
+        for (i, &addr) in dirty.iter().enumerate() {
+            if run_at + run.len() as u64 != addr || run.len() >= RUN_LIMIT {
                 self.write_run(run_at, &run, &dirty[first..i])?;
                 run.clear();
                 run_at = addr;
                 first = i;
             }
-            let page = &self.cache[&addr].page;
-            run.extend_from_slice(page);
+            if let Some(e) = self.cache.get_mut(&addr) {
+                // The checksum goes into the cached page itself.
+                let page = page_mut(&mut e.page);
+                page::stamp(page);
+                run.extend_from_slice(page);
+            }
         }
         self.write_run(run_at, &run, &dirty[first..])?;
         Ok(())
     }
-}
 
-impl Pager {
     /// Write the stamped pages `addrs`, which lie side by side as `run`
     /// at `at`; they are clean once the write succeeded.
     fn write_run(&mut self, at: u64, run: &[u8], addrs: &[u64]) -> Result<()> {

@@ -20,7 +20,8 @@ use std::io::Write;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::fields::{self, Case, Failure, Fixture, Rng};
+use common::fields::{self, Case, Failure, Fixture};
+use common::Rng;
 
 /// Cases in the default (sampled) run: about a minute in release on two cores.
 const DEFAULT_CASES: usize = 8_000;

@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 
 use arca::{AttrValue, DatasetOptions, Datatype, File, Filter, Selection, VlenOptions};
 
+mod common;
+use common::Rng;
+
 const CHILD_ENV: &str = "ARCA_KILL_CHILD";
 const ROWS: u64 = 16;
 const REGIONS: u64 = 100;
@@ -232,18 +235,6 @@ impl Worker {
             status.code().is_none(),
             "the child exited by itself before the kill: {status}"
         );
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64: a fixed sequence of kill points.
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
     }
 }
 

@@ -131,12 +131,11 @@ impl DatasetOptions {
 }
 
 /// Refuse a shape whose bytes do not fit a u64 (a file could not hold it,
-/// and its element arithmetic would overflow).
-fn check_size(shape: &[u64], elem: u64) -> Result<()> {
+/// and its element arithmetic would overflow); returns the byte count.
+fn check_size(shape: &[u64], elem: u64) -> Result<u64> {
     shape
         .iter()
         .try_fold(elem, |a, &d| a.checked_mul(d))
-        .map(|_| ())
         .ok_or_else(|| Error::invalid(format!("a dataset of shape {shape:?} is too large")))
 }
 
@@ -184,7 +183,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     if o.shape.iter().zip(&maxdims).any(|(s, m)| s > m) {
         return Err(Error::invalid("shape exceeds maxshape"));
     }
-    check_size(&o.shape, elem)?;
+    let bytes = check_size(&o.shape, elem)?;
     Filter::validate_pipeline(&o.filters)?;
     let needs_chunks = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
     let chunked = needs_chunks || o.layout == Some(StorageLayout::Chunked);
@@ -211,7 +210,6 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
         }
         Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
     };
-    let bytes = o.shape.iter().try_fold(elem, |a, &c| a.checked_mul(c));
     let compact = !chunked
         && match o.layout {
             Some(StorageLayout::Compact) => {
@@ -223,11 +221,11 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
                 true
             }
             Some(_) => false,
-            None => !o.dtype.is_vlen() && bytes.is_some_and(|b| b <= COMPACT_AUTO_BYTES),
+            None => !o.dtype.is_vlen() && bytes <= COMPACT_AUTO_BYTES,
         };
     let layout = if compact {
-        let n = bytes
-            .and_then(|b| usize::try_from(b).ok())
+        let n = usize::try_from(bytes)
+            .ok()
             .filter(|&b| b < crate::pager::PAGE_SIZE)
             .ok_or_else(|| Error::invalid("a compact dataset holds less than 4 KiB"))?;
         // Unwritten elements read as the fill value, as in other layouts.
@@ -255,12 +253,10 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
             index: 0,
         }
     } else {
-        let size = o
-            .shape
-            .iter()
-            .try_fold(elem, |a, &c| a.checked_mul(c))
-            .ok_or_else(|| Error::invalid("dataset too large"))?;
-        Layout::Contiguous { addr: 0, size }
+        Layout::Contiguous {
+            addr: 0,
+            size: bytes,
+        }
     };
     let vlen = if o.dtype.is_vlen() {
         Some(o.vlen.build(&o.dtype)?)

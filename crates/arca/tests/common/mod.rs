@@ -3,6 +3,25 @@
 
 use arca::{Dataset, File, Object, Selection};
 
+/// A deterministic generator (splitmix64): every random choice in the
+/// tests is seeded, so a failure reproduces.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            v.swap(i, (self.next() % (i as u64 + 1)) as usize);
+        }
+    }
+}
+
 /// Path, element bytes, and (attribute name, value bytes) pairs. A
 /// variable-length dataset's bytes are its values, then its offsets, its
 /// vector length and its free bytes (little-endian u64s).
