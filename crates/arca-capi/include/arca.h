@@ -95,6 +95,23 @@ typedef int32_t arca_dtype_t;
 #define ARCA_DTYPE_FLOAT64 11
 #define ARCA_DTYPE_STRING 12 /* fixed-length byte string, zero-padded */
 #define ARCA_DTYPE_VLEN 13   /* variable-length: reported, not readable here */
+#define ARCA_DTYPE_FLOAT16 14    /* IEEE half precision, 2 bytes */
+#define ARCA_DTYPE_COMPLEX64 15  /* two floats, real first (float complex) */
+#define ARCA_DTYPE_COMPLEX128 16 /* two doubles, real first (double complex) */
+#define ARCA_DTYPE_OPAQUE 17     /* uninterpreted bytes; length in str_len */
+#define ARCA_DTYPE_ENUM 18       /* named integer values: from a type string */
+#define ARCA_DTYPE_ARRAY 19      /* fixed-shape array per element: from a type string */
+#define ARCA_DTYPE_COMPOUND 20   /* record of named members: from a type string */
+#define ARCA_DTYPE_COMPLEX32 21  /* two half-precision floats */
+
+/* Type strings name every type, the structured ones included:
+ *   "<f8", ">i4", "|b1", "<f2", "<c16", "|S10", "|V8",
+ *   "[3,2]<f4"                            an array of 3x2 floats per element
+ *   "struct(16){\"t\"@0:<f8,\"n\"@8:<i4}"   a compound: size, then name@offset:type
+ *   "enum(|u1){\"RED\":0,\"GREEN\":1}"     named values of an integer base
+ *   "opaque(4,\"tag\")"                    opaque bytes with a tag
+ * Elements cross in native byte order; compound members sit at their
+ * offsets. arca_dataset_dtype_str and arca_attr_dtype_str report them. */
 
 /* Byte orders on disk. Types without one (bool, 1-byte integers, strings)
  * report ARCA_ORDER_NATIVE. */
@@ -147,6 +164,8 @@ typedef struct arca_dataset_opts {
     const void *fill_value;      /* NULL (zeros) or one element, native order */
     size_t fill_size;            /* bytes at fill_value: the element size */
     int32_t layout;              /* ARCA_LAYOUT_* (AUTO from opts_init) */
+    const char *type_str;        /* NULL, or a type string used instead of
+                                    dtype, order and str_len */
 } arca_dataset_opts_t;
 
 /* Figures from arca_stat / arca_file_check. */
@@ -314,6 +333,10 @@ int32_t arca_dataset_opts_init(arca_dataset_opts_t *o, arca_dtype_t dtype, int32
 /* *size = bytes per element of `dtype` (str_len for ARCA_DTYPE_STRING). */
 int32_t arca_dtype_size(arca_dtype_t dtype, uint32_t str_len, size_t *size);
 
+/* *size = bytes per element of a type string (checked).
+ *   size_t s; arca_type_size("[3]<f4", &s);   (12) */
+int32_t arca_type_size(const char *type_str, size_t *size);
+
 /* Create a dataset (missing parent groups are created). `out` may be
  * NULL; otherwise release *out with arca_dataset_close.
  *   uint64_t dims[2] = {0, 1024}, maxd[2] = {ARCA_UNLIMITED, 1024}, ch[2] = {64, 1024};
@@ -417,6 +440,21 @@ int32_t arca_attr_write(arca_attrs_t *a, const char *name, arca_dtype_t dtype, i
 /* Create or replace a scalar string attribute.
  *   arca_attr_write_string(a, "units", "m/s"); */
 int32_t arca_attr_write_string(arca_attrs_t *a, const char *name, const char *value);
+
+/* Create or replace an attribute of any fixed-size type given as a type
+ * string; `data` holds the elements in native byte order, exactly
+ * data_size bytes.
+ *   struct { double t; int32_t n; int32_t pad; } row = {1.5, 7, 0};
+ *   arca_attr_write_typed(a, "row", "struct(16){\"t\"@0:<f8,\"n\"@8:<i4}", 0, NULL,
+ *                         &row, sizeof row); */
+int32_t arca_attr_write_typed(arca_attrs_t *a, const char *name, const char *type_str,
+                              int32_t rank, const uint64_t *shape, const void *data,
+                              size_t data_size);
+
+/* The type string of an attribute through a caller buffer (required
+ * length in *needed). */
+int32_t arca_attr_dtype_str(arca_attrs_t *a, const char *name, char *buf, size_t cap,
+                            size_t *needed);
 
 /* Type and shape of an attribute (missing: ARCA_ERR_NOT_FOUND).
  *   arca_attr_info_t i; arca_attr_info(a, "roi", &i);

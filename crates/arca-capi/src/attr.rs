@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_void, CString};
 
-use arca_core::{AttrValue, Attributes, Error, MAX_RANK};
+use arca_core::{AttrValue, Attributes, Datatype, Error, MAX_RANK};
 
 use crate::dataset::{check_fixed, datatype_from, datatype_to, DatasetHandle, ARCA_DTYPE_STRING};
 use crate::error::{guard, Fail, R};
@@ -189,6 +189,74 @@ pub unsafe extern "C" fn arca_attr_write(
         let t = datatype_from(dtype, order, str_len)?;
         let v = AttrValue::new(t, shape, data.to_vec())?;
         Ok(attrs.set(name, &v)?)
+    })
+}
+
+/// Create or replace attribute `name` of any fixed-size type, given as a
+/// type string: `rank` dimensions of `shape` (rank 0 and `shape` NULL for
+/// a scalar), `data` the elements in native byte order, exactly
+/// `data_size` bytes.
+///
+/// # Safety
+/// As [`arca_attr_write`]; `type_str` NUL-terminated.
+///
+/// ```c
+/// struct { double t; int32_t n; int32_t pad; } row = {1.5, 7, 0};
+/// arca_attr_write_typed(a, "row", "struct(16){\"t\"@0:<f8,\"n\"@8:<i4}", 0, NULL, &row, sizeof row);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_attr_write_typed(
+    a: *mut AttrsHandle,
+    name: *const c_char,
+    type_str: *const c_char,
+    rank: i32,
+    shape: *const u64,
+    data: *const c_void,
+    data_size: usize,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let (attrs, name) = unsafe { attrs_name(a, name)? };
+        // SAFETY: per the contract.
+        let t = Datatype::parse(unsafe { text(type_str, "type_str")? })?;
+        check_fixed(&t)?;
+        let rank = usize::try_from(rank)
+            .ok()
+            .filter(|&r| r <= MAX_RANK)
+            .ok_or_else(|| Fail::invalid(format!("rank {rank} outside 0..={MAX_RANK}")))?;
+        // SAFETY: per the contract.
+        let shape = unsafe { slice(shape, rank, "shape")? };
+        // SAFETY: per the contract.
+        let data = unsafe { slice(data.cast::<u8>(), data_size, "data")? };
+        let v = AttrValue::new(t, shape, data.to_vec())?;
+        Ok(attrs.set(name, &v)?)
+    })
+}
+
+/// The type string of attribute `name` through a caller buffer (required
+/// length in `*needed`, as [`arca_dataset_dtype_str`]).
+///
+/// # Safety
+/// `a` is NULL or a live attributes handle; `name` NUL-terminated; `buf`
+/// NULL or `cap` writable bytes; `needed` NULL or writable.
+///
+/// ```c
+/// char t[256]; arca_attr_dtype_str(a, "row", t, sizeof t, NULL);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_attr_dtype_str(
+    a: *mut AttrsHandle,
+    name: *const c_char,
+    buf: *mut c_char,
+    cap: usize,
+    needed: *mut usize,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let (attrs, name) = unsafe { attrs_name(a, name)? };
+        let s = attrs.get(name)?.dtype.to_numpy_str();
+        // SAFETY: per the contract.
+        unsafe { put_str(&s, buf, cap, needed) }
     })
 }
 

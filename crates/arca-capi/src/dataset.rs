@@ -49,6 +49,22 @@ pub const ARCA_DTYPE_FLOAT64: i32 = 11;
 pub const ARCA_DTYPE_STRING: i32 = 12;
 /// Variable-length strings or sequences: reported, not readable here.
 pub const ARCA_DTYPE_VLEN: i32 = 13;
+/// IEEE half-precision float (2 bytes).
+pub const ARCA_DTYPE_FLOAT16: i32 = 14;
+/// Two `float`s, real part first (C's `float complex`).
+pub const ARCA_DTYPE_COMPLEX64: i32 = 15;
+/// Two `double`s, real part first (C's `double complex`).
+pub const ARCA_DTYPE_COMPLEX128: i32 = 16;
+/// Opaque bytes; the length is given separately (`str_len`).
+pub const ARCA_DTYPE_OPAQUE: i32 = 17;
+/// An integer with named values: created from a type string.
+pub const ARCA_DTYPE_ENUM: i32 = 18;
+/// A fixed-shape array per element: created from a type string.
+pub const ARCA_DTYPE_ARRAY: i32 = 19;
+/// A record of named members: created from a type string.
+pub const ARCA_DTYPE_COMPOUND: i32 = 20;
+/// Two half-precision floats.
+pub const ARCA_DTYPE_COMPLEX32: i32 = 21;
 
 /// Byte order of the machine.
 pub const ARCA_ORDER_NATIVE: i32 = 0;
@@ -128,6 +144,9 @@ pub struct DatasetOptsC {
     pub fill_size: usize,
     /// `ARCA_LAYOUT_*`; `ARCA_LAYOUT_AUTO` lets the library choose.
     pub layout: i32,
+    /// NULL, or a type string (`struct(12){"t"@0:<f8,"n"@8:<i4}`) that
+    /// gives the element type instead of `dtype`, `order` and `str_len`.
+    pub type_str: *const c_char,
 }
 
 fn order_from(code: i32) -> R<ByteOrder> {
@@ -155,6 +174,19 @@ pub(crate) fn datatype_from(code: i32, order: i32, str_len: u32) -> R<Datatype> 
         ARCA_DTYPE_FLOAT32 => Datatype::Float { size: 4, order },
         ARCA_DTYPE_FLOAT64 => Datatype::Float { size: 8, order },
         ARCA_DTYPE_STRING => Datatype::FixedBytes { len: str_len },
+        ARCA_DTYPE_FLOAT16 => Datatype::Float { size: 2, order },
+        ARCA_DTYPE_COMPLEX32 => Datatype::Complex { size: 4, order },
+        ARCA_DTYPE_COMPLEX64 => Datatype::Complex { size: 8, order },
+        ARCA_DTYPE_COMPLEX128 => Datatype::Complex { size: 16, order },
+        ARCA_DTYPE_OPAQUE => Datatype::Opaque {
+            len: str_len,
+            tag: String::new(),
+        },
+        ARCA_DTYPE_ENUM | ARCA_DTYPE_ARRAY | ARCA_DTYPE_COMPOUND => {
+            return Err(Fail::invalid(format!(
+                "type code {code} needs its members: give a type string"
+            )))
+        }
         ARCA_DTYPE_VLEN => {
             return Err(Fail::unsupported(
                 "variable-length types are not available through the C API",
@@ -179,13 +211,32 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::UInt { size: 2, .. } => ARCA_DTYPE_UINT16,
         Datatype::UInt { size: 4, .. } => ARCA_DTYPE_UINT32,
         Datatype::UInt { .. } => ARCA_DTYPE_UINT64,
+        Datatype::Float { size: 2, .. } => ARCA_DTYPE_FLOAT16,
         Datatype::Float { size: 4, .. } => ARCA_DTYPE_FLOAT32,
         Datatype::Float { .. } => ARCA_DTYPE_FLOAT64,
+        Datatype::Complex { size: 4, .. } => ARCA_DTYPE_COMPLEX32,
+        Datatype::Complex { size: 8, .. } => ARCA_DTYPE_COMPLEX64,
+        Datatype::Complex { .. } => ARCA_DTYPE_COMPLEX128,
         Datatype::FixedBytes { .. } => ARCA_DTYPE_STRING,
-        _ => ARCA_DTYPE_VLEN,
+        Datatype::Opaque { .. } => ARCA_DTYPE_OPAQUE,
+        Datatype::Enum(_) => ARCA_DTYPE_ENUM,
+        Datatype::Array(_) => ARCA_DTYPE_ARRAY,
+        Datatype::Compound(_) => ARCA_DTYPE_COMPOUND,
+        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => ARCA_DTYPE_VLEN,
     };
     let size = t.size();
-    let ordered = size > 1 && matches!(code, ARCA_DTYPE_INT8..=ARCA_DTYPE_FLOAT64);
+    // Compounds and arrays have an order per member: see the type string.
+    let ordered = size > 1
+        && matches!(
+            code,
+            ARCA_DTYPE_INT8
+                ..=ARCA_DTYPE_FLOAT64
+                    | ARCA_DTYPE_FLOAT16
+                    | ARCA_DTYPE_COMPLEX32
+                    | ARCA_DTYPE_COMPLEX64
+                    | ARCA_DTYPE_COMPLEX128
+                    | ARCA_DTYPE_ENUM
+        );
     let order = match t.order() {
         _ if !ordered => ARCA_ORDER_NATIVE,
         ByteOrder::Little => ARCA_ORDER_LITTLE,
@@ -239,12 +290,17 @@ fn rank_arg(rank: i32) -> R<usize> {
 
 /// Build core options from the C struct.
 unsafe fn options_from(o: &DatasetOptsC) -> R<DatasetOptions> {
-    let dtype = datatype_from(o.dtype, o.order, o.str_len)?;
+    let dtype = if o.type_str.is_null() {
+        datatype_from(o.dtype, o.order, o.str_len)?
+    } else {
+        // SAFETY: per the contract, a NUL-terminated string.
+        Datatype::parse(unsafe { text(o.type_str, "type_str")? })?
+    };
     let rank = rank_arg(o.rank)?;
     // SAFETY (this and the next reads): the struct's pointers are NULL or
     // hold `rank` / `nfilters` / `fill_size` elements, per the contract.
     let dims = unsafe { slice(o.dims, rank, "dims")? };
-    let mut opts = DatasetOptions::new(dtype, dims);
+    let mut opts = DatasetOptions::new(dtype.clone(), dims);
     if !o.maxdims.is_null() {
         // SAFETY: as above.
         let m = unsafe { slice(o.maxdims, rank, "maxdims")? };
@@ -322,6 +378,7 @@ pub unsafe extern "C" fn arca_dataset_opts_init(
             fill_value: std::ptr::null(),
             fill_size: 0,
             layout: ARCA_LAYOUT_AUTO,
+            type_str: std::ptr::null(),
         };
         // SAFETY: per the contract.
         unsafe { put(o, v, "opts") }
@@ -341,6 +398,24 @@ pub unsafe extern "C" fn arca_dataset_opts_init(
 pub unsafe extern "C" fn arca_dtype_size(dtype: i32, str_len: u32, size: *mut usize) -> i32 {
     guard(|| {
         let t = datatype_from(dtype, ARCA_ORDER_NATIVE, str_len)?;
+        // SAFETY: per the contract.
+        unsafe { put(size, t.size(), "size") }
+    })
+}
+
+/// The size in bytes of one element of a type string, which is checked.
+///
+/// # Safety
+/// `type_str` NUL-terminated; `size` NULL or writable.
+///
+/// ```c
+/// size_t s; arca_type_size("struct(12){\"t\"@0:<f8,\"n\"@8:<i4}", &s); /* 12 */
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_type_size(type_str: *const c_char, size: *mut usize) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let t = Datatype::parse(unsafe { text(type_str, "type_str")? })?;
         // SAFETY: per the contract.
         unsafe { put(size, t.size(), "size") }
     })

@@ -66,18 +66,21 @@ pub fn read_range(
     begin: u64,
     end: u64,
 ) -> arca::Result<Elements> {
-    let mut out = Elements::empty(*dt);
+    let mut out = Elements::empty(dt.clone());
     for (start, count) in slabs(dims, begin, end) {
         let rank = start.len();
         let sel = Selection::new(start, count, vec![1; rank])?;
         if values::is_fixed(dt) {
             let mut data = vec![0u8; sel.len() as usize * dt.size()];
             ds.read_raw(&sel, &mut data)?;
-            out.extend(Elements::Fixed { dt: *dt, data });
+            out.extend(Elements::Fixed {
+                dt: dt.clone(),
+                data,
+            });
         } else {
             let (values, offsets) = ds.read_ragged_raw(&sel)?;
             out.extend(Elements::Vlen {
-                dt: *dt,
+                dt: dt.clone(),
                 values,
                 offsets,
             });
@@ -90,13 +93,13 @@ pub fn read_range(
 pub fn attr_elements(v: &AttrValue) -> arca::Result<Elements> {
     if values::is_fixed(&v.dtype) {
         Ok(Elements::Fixed {
-            dt: v.dtype,
+            dt: v.dtype.clone(),
             data: v.data.clone(),
         })
     } else {
         let (values, offsets) = v.to_ragged_raw()?;
         Ok(Elements::Vlen {
-            dt: v.dtype,
+            dt: v.dtype.clone(),
             values,
             offsets,
         })

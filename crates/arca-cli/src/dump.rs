@@ -140,6 +140,29 @@ impl Text<'_> {
         Ok(())
     }
 
+    /// A type on one line, or a compound as one member per line (as
+    /// h5dump does), so wide records stay readable.
+    fn datatype(
+        &mut self,
+        ind: usize,
+        lead: &str,
+        dt: &Datatype,
+        tail: &str,
+    ) -> Result<(), CliError> {
+        let Datatype::Compound(c) = dt else {
+            return self.line(ind, &format!("{lead}{}{tail}", dtype_text(dt)));
+        };
+        self.line(ind, &format!("{lead}compound {{"))?;
+        for m in &c.fields {
+            let tail = format!(" \"{}\" @{};", quote_name(&m.name), m.offset);
+            match &m.dtype {
+                Datatype::Compound(_) => self.datatype(ind + 1, "", &m.dtype, &tail)?,
+                t => self.line(ind + 1, &format!("{t}{tail}"))?,
+            }
+        }
+        self.line(ind, &format!("}} ({} bytes){tail}", c.size))
+    }
+
     fn group(&mut self, g: &Group, label: &str, ind: usize, depth: usize) -> Result<(), CliError> {
         check_depth(depth, self.file, g.path())?;
         self.line(ind, &format!("GROUP \"{}\" {{", quote_name(label)))?;
@@ -163,7 +186,7 @@ impl Text<'_> {
 
     fn attr(&mut self, name: &str, v: &AttrValue, ind: usize) -> Result<(), CliError> {
         self.line(ind, &format!("ATTRIBUTE \"{}\" {{", quote_name(name)))?;
-        self.line(ind + 1, &format!("DATATYPE  {}", dtype_text(&v.dtype)))?;
+        self.datatype(ind + 1, "DATATYPE  ", &v.dtype, "")?;
         let maxshape: Vec<Option<u64>> = v.shape.iter().map(|&s| Some(s)).collect();
         self.line(
             ind + 1,
@@ -190,7 +213,7 @@ impl Text<'_> {
 
         self.line(ind, &format!("DATASET \"{}\" {{", quote_name(label)))?;
         let i = ind + 1;
-        self.line(i, &format!("DATATYPE  {}", dtype_text(&dt)))?;
+        self.datatype(i, "DATATYPE  ", &dt, "")?;
         self.line(
             i,
             &format!("DATASPACE  {}", dataspace_text(&shape, &maxshape)),
@@ -502,7 +525,7 @@ mod tests {
         // Arriving in two pieces must not change the layout.
         t.data(
             &Elements::Fixed {
-                dt,
+                dt: dt.clone(),
                 data: bytes[..120].to_vec(),
             },
             &[2, 40],
@@ -514,7 +537,7 @@ mod tests {
         let mut rows = Rows::start(&mut buf, 1, &[2, 40], 60).unwrap();
         for part in [&bytes[..50], &bytes[50..120]] {
             rows.push(&Elements::Fixed {
-                dt,
+                dt: dt.clone(),
                 data: part.to_vec(),
             })
             .unwrap();

@@ -185,6 +185,48 @@ fn fill(f: &File) -> arca::Result<()> {
         &AttrValue::vlen_strings(&[2], &["calibrated", "v2"])?,
     )?;
 
+    // A table as PyTables writes one: rows of mixed members, with an enum,
+    // an array member and a complex number.
+    let row = Datatype::parse(
+        r#"struct(40){"t"@0:<f8,"channel"@8:<u2,"state"@10:enum(|u1){"IDLE":0,"RUN":1,"FAULT":2},"energy"@12:<f4,"pos"@16:[3]<f4,"z"@28:<c8}"#,
+    )?;
+    let table = exp.create_dataset(
+        "table",
+        &DatasetOptions::new(row, &[3])
+            .chunks(&[2])
+            .maxshape(&[None])
+            .filters(&[Filter::Shuffle, Filter::Zstd(3)]),
+    )?;
+    let mut rows = vec![];
+    for (i, state) in [1u8, 1, 2].into_iter().enumerate() {
+        let f = i as f32;
+        rows.extend_from_slice(&(0.25 * i as f64).to_ne_bytes());
+        rows.extend_from_slice(&(i as u16 + 7).to_ne_bytes());
+        rows.push(state);
+        rows.push(0);
+        rows.extend_from_slice(&(1.5 + f).to_ne_bytes());
+        for p in [f, -f, 0.5] {
+            rows.extend_from_slice(&p.to_ne_bytes());
+        }
+        for p in [f, 1.0] {
+            rows.extend_from_slice(&p.to_ne_bytes());
+        }
+        rows.extend_from_slice(&[0; 4]); // the tail gap
+    }
+    table.write_raw(&Selection::all(&[3]), &rows)?;
+    // Half precision, as many instruments record it.
+    table.attrs().set(
+        "gain",
+        &AttrValue::new(
+            Datatype::float(2),
+            &[2],
+            [0x3e00u16, 0x4100]
+                .iter()
+                .flat_map(|h| h.to_ne_bytes())
+                .collect(),
+        )?,
+    )?;
+
     root.create_group("notes")?;
     Ok(())
 }

@@ -6,14 +6,7 @@ use serde_json::{json, Value};
 /// Whether elements of `dt` are fixed-size values held in their own bytes
 /// (variable-length types keep their items in a separate vector).
 pub fn is_fixed(dt: &Datatype) -> bool {
-    matches!(
-        dt,
-        Datatype::Bool
-            | Datatype::Int { .. }
-            | Datatype::UInt { .. }
-            | Datatype::Float { .. }
-            | Datatype::FixedBytes { .. }
-    )
+    !dt.is_vlen()
 }
 
 /// Elements read from a dataset or attribute, native byte order.
@@ -133,9 +126,9 @@ impl Elements {
     /// Element `i` as text; sequences as `[1, 2, 3]`.
     pub fn text(&self, i: usize) -> String {
         let b = self.bytes(i);
-        match *self.dt() {
+        match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => quote(b),
-            dt if is_fixed(&dt) => text(&dt, b),
+            dt if is_fixed(dt) => text(dt, b),
             dt => match dt.base() {
                 Some(base) => {
                     let items: Vec<String> = b
@@ -152,9 +145,9 @@ impl Elements {
     /// Element `i` as JSON; sequences as arrays.
     pub fn json(&self, i: usize) -> Value {
         let b = self.bytes(i);
-        match *self.dt() {
+        match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => bytes_json(b),
-            dt if is_fixed(&dt) => json(&dt, b),
+            dt if is_fixed(dt) => json(dt, b),
             dt => match dt.base() {
                 Some(base) => Value::Array(
                     b.chunks_exact(base.size())
@@ -172,27 +165,99 @@ impl Elements {
     }
 }
 
-/// One fixed-size element of `dt`, given as its native-order bytes, as text.
+/// One fixed-size element of `dt`, given as its native-order bytes, as text:
+/// numbers, `true`/`false`, quoted strings, `(1+2j)` for complex numbers,
+/// an enum's member name, `[…]` for arrays, `{name: …}` for compounds and
+/// `0x…` for opaque bytes.
 pub fn text(dt: &Datatype, b: &[u8]) -> String {
-    match *dt {
+    match dt {
         Datatype::Bool => (if b.first().copied().unwrap_or(0) != 0 {
             "true"
         } else {
             "false"
         })
         .into(),
-        Datatype::Int { size, .. } => signed(size, b).to_string(),
-        Datatype::UInt { size, .. } => unsigned(size, b).to_string(),
-        Datatype::Float { size: 4, .. } => {
-            let v = f32::from_ne_bytes(arr(b));
-            float_text(v, v.abs() as f64)
+        Datatype::Int { size, .. } => signed(*size, b).to_string(),
+        Datatype::UInt { size, .. } => unsigned(*size, b).to_string(),
+        Datatype::Float { size, .. } => {
+            let v = float(*size, b);
+            match size {
+                2 => float_text(half::f16::from_f64(v).to_f32(), v.abs()),
+                4 => float_text(v as f32, v.abs()),
+                _ => float_text(v, v.abs()),
+            }
         }
-        Datatype::Float { .. } => {
-            let v = f64::from_ne_bytes(arr(b));
-            float_text(v, v.abs())
+        Datatype::Complex { size, .. } => {
+            let h = *size as usize / 2;
+            let part = |x: &[u8]| text(&Datatype::float(h as u8), x);
+            let (re, im) = (part(&b[..h.min(b.len())]), part(b.get(h..).unwrap_or(&[])));
+            if im.starts_with('-') || im.starts_with('+') {
+                format!("({re}{im}j)")
+            } else {
+                format!("({re}+{im}j)")
+            }
         }
         Datatype::FixedBytes { .. } => quote(trim_nul(b)),
-        _ => "?".into(),
+        Datatype::Opaque { .. } => format!("0x{}", hex(b)),
+        Datatype::Enum(e) => {
+            let v = enum_value(&e.base, b);
+            match e.name_of(v) {
+                Some(n) => n.to_string(),
+                None => v.to_string(),
+            }
+        }
+        Datatype::Array(a) => {
+            let items: Vec<String> = b
+                .chunks_exact(a.base.size().max(1))
+                .map(|x| text(&a.base, x))
+                .collect();
+            nest_text(&a.dims, &items)
+        }
+        Datatype::Compound(c) => {
+            let parts: Vec<String> = c
+                .fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name, text(&f.dtype, member(b, f))))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => "?".into(),
+    }
+}
+
+/// The bytes of compound member `f` within element `b`.
+fn member<'a>(b: &'a [u8], f: &arca::Field) -> &'a [u8] {
+    let at = f.offset as usize;
+    b.get(at..at + f.dtype.size()).unwrap_or(&[])
+}
+
+/// Items of an array element, nested by its extents: `[[1, 2], [3, 4]]`.
+fn nest_text(dims: &[u32], items: &[String]) -> String {
+    match dims {
+        [] | [_] => format!("[{}]", items.join(", ")),
+        [_, rest @ ..] => {
+            let inner: usize = rest.iter().map(|&d| d as usize).product();
+            let parts: Vec<String> = items
+                .chunks(inner.max(1))
+                .map(|c| nest_text(rest, c))
+                .collect();
+            format!("[{}]", parts.join(", "))
+        }
+    }
+}
+
+fn nest_json(dims: &[u32], items: Vec<Value>) -> Value {
+    match dims {
+        [] | [_] => Value::Array(items),
+        [_, rest @ ..] => {
+            let inner: usize = rest.iter().map(|&d| d as usize).product();
+            Value::Array(
+                items
+                    .chunks(inner.max(1))
+                    .map(|c| nest_json(rest, c.to_vec()))
+                    .collect(),
+            )
+        }
     }
 }
 
@@ -206,16 +271,46 @@ fn bytes_json(b: &[u8]) -> Value {
 
 /// One fixed-size element as JSON: numbers, booleans, strings; non-finite
 /// floats as the strings "NaN", "Infinity" and "-Infinity" (JSON has no
-/// such numbers); byte strings that are not UTF-8 as `{"hex": "..."}`.
+/// such numbers); byte strings that are not UTF-8 and opaque bytes as
+/// `{"hex": "..."}`; complex numbers as `{"real": …, "imag": …}`; an enum
+/// as its member name (its number if it has none); arrays as nested
+/// arrays and compounds as objects.
 pub fn json(dt: &Datatype, b: &[u8]) -> Value {
-    match *dt {
+    match dt {
         Datatype::Bool => Value::Bool(b.first().copied().unwrap_or(0) != 0),
-        Datatype::Int { size, .. } => json!(signed(size, b)),
-        Datatype::UInt { size, .. } => json!(unsigned(size, b)),
-        Datatype::Float { size: 4, .. } => float_json(f32::from_ne_bytes(arr(b)) as f64),
-        Datatype::Float { .. } => float_json(f64::from_ne_bytes(arr(b))),
+        Datatype::Int { size, .. } => json!(signed(*size, b)),
+        Datatype::UInt { size, .. } => json!(unsigned(*size, b)),
+        Datatype::Float { size, .. } => float_json(float(*size, b)),
+        Datatype::Complex { size, .. } => {
+            let h = *size / 2;
+            json!({
+                "real": float_json(float(h, b)),
+                "imag": float_json(float(h, b.get(h as usize..).unwrap_or(&[]))),
+            })
+        }
         Datatype::FixedBytes { .. } => bytes_json(trim_nul(b)),
-        _ => Value::Null,
+        Datatype::Opaque { .. } => json!({ "hex": hex(b) }),
+        Datatype::Enum(e) => {
+            let v = enum_value(&e.base, b);
+            match e.name_of(v) {
+                Some(n) => json!(n),
+                None => json!(v as i64),
+            }
+        }
+        Datatype::Array(a) => {
+            let items = b
+                .chunks_exact(a.base.size().max(1))
+                .map(|x| json(&a.base, x))
+                .collect();
+            nest_json(&a.dims, items)
+        }
+        Datatype::Compound(c) => Value::Object(
+            c.fields
+                .iter()
+                .map(|f| (f.name.clone(), json(&f.dtype, member(b, f))))
+                .collect(),
+        ),
+        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => Value::Null,
     }
 }
 
@@ -300,6 +395,24 @@ fn signed(size: u8, b: &[u8]) -> i64 {
         2 => i16::from_ne_bytes(arr(b)) as i64,
         4 => i32::from_ne_bytes(arr(b)) as i64,
         _ => i64::from_ne_bytes(arr(b)),
+    }
+}
+
+/// A float of `size` bytes (2, 4 or 8), widened.
+fn float(size: u8, b: &[u8]) -> f64 {
+    match size {
+        2 => half::f16::from_ne_bytes(arr(b)).to_f64(),
+        4 => f32::from_ne_bytes(arr(b)) as f64,
+        _ => f64::from_ne_bytes(arr(b)),
+    }
+}
+
+/// An enum element's value, by its integer base.
+fn enum_value(base: &Datatype, b: &[u8]) -> i128 {
+    match base {
+        Datatype::Int { size, .. } => signed(*size, b) as i128,
+        Datatype::UInt { size, .. } => unsigned(*size, b) as i128,
+        _ => 0,
     }
 }
 
@@ -429,6 +542,33 @@ mod tests {
             json(&Datatype::float(4), &f32::NEG_INFINITY.to_ne_bytes()),
             json!("-Infinity")
         );
+    }
+
+    #[test]
+    fn structured_types() {
+        let c = Datatype::parse(
+            r#"struct(20){"id"@0:|u1,"c"@4:<c8,"xy"@12:[2,2]<f2,"e"@1:enum(|i1){"ON":1,"OFF":0}}"#,
+        )
+        .unwrap();
+        let mut b = vec![0u8; 20];
+        b[0] = 7;
+        b[1] = 1;
+        b[4..8].copy_from_slice(&1.5f32.to_ne_bytes());
+        b[8..12].copy_from_slice(&(-2f32).to_ne_bytes());
+        for (i, v) in [1.0f32, 2.0, 0.5, -1.0].iter().enumerate() {
+            b[12 + 2 * i..14 + 2 * i].copy_from_slice(&half::f16::from_f32(*v).to_ne_bytes());
+        }
+        assert_eq!(
+            text(&c, &b),
+            "{id: 7, c: (1.5-2j), xy: [[1, 2], [0.5, -1]], e: ON}"
+        );
+        assert_eq!(
+            json(&c, &b),
+            json!({"id": 7, "c": {"real": 1.5, "imag": -2.0}, "xy": [[1.0, 2.0], [0.5, -1.0]], "e": "ON"})
+        );
+        let o = Datatype::parse("|V2").unwrap();
+        assert_eq!(text(&o, &[0xab, 1]), "0xab01");
+        assert_eq!(json(&o, &[0xab, 1]), json!({"hex": "ab01"}));
     }
 
     #[test]

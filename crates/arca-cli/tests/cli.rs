@@ -181,6 +181,13 @@ fn dump_whole_file() {
         "(0): \"calibrated\", \"v2\"",
         "VECTOR 40 BYTES, 40 LIVE",
         "FILTERS { ZSTD { LEVEL 3 } }",
+        "DATATYPE  compound {",
+        "enum uint8 LE {IDLE = 0, RUN = 1, FAULT = 2} \"state\" @10;",
+        "float32 LE[3] \"pos\" @16;",
+        "} (40 bytes)",
+        "(2): {t: 0.5, channel: 9, state: FAULT, energy: 3.5, pos: [2, -2, 0.5], z: (2+1j)}",
+        "DATATYPE  float16 LE (<f2)",
+        "(0): 1.5, 2.5",
     ] {
         assert!(s.contains(want), "missing {want:?} in\n{s}");
     }
@@ -279,6 +286,16 @@ fn dump_json_parses() {
         .unwrap()
         .clone();
     assert_eq!(tags["value"], serde_json::json!(["calibrated", "v2"]));
+    let table = find(exp, "table");
+    assert!(table["dtype"]
+        .as_str()
+        .unwrap()
+        .starts_with(r#"struct(40){"t"@0:<f8,"#));
+    assert_eq!(
+        table["data"][1],
+        serde_json::json!({"t": 0.25, "channel": 8, "state": "RUN", "energy": 2.5,
+            "pos": [1.0, -1.0, 0.5], "z": {"real": 1.0, "imag": 1.0}})
+    );
 
     let v = stdout_json(
         arca()
@@ -303,11 +320,11 @@ fn stat_text_and_json() {
         .stdout(predicate::str::contains("file size"));
     let v = stdout_json(arca().args(["stat", "--json"]).arg(&path));
     assert_eq!(v["groups"], 6);
-    assert_eq!(v["datasets"], 11);
-    assert_eq!(v["attributes"], 11);
+    assert_eq!(v["datasets"], 12);
+    assert_eq!(v["attributes"], 12);
     // frames 3, events 1 (rows 4..6 never written), matrix 2, be_values 2,
-    // one vector chunk each for log and tracks
-    assert_eq!(v["chunks"], 3 + 1 + 2 + 2 + 2);
+    // one vector chunk each for log and tracks, table 2
+    assert_eq!(v["chunks"], 3 + 1 + 2 + 2 + 2 + 2);
     let sum = [
         "superblock_bytes",
         "metadata_bytes",

@@ -62,7 +62,7 @@ impl std::fmt::Display for AttrName {
 }
 
 /// A datatype as written in a command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TypeSpec {
     /// A numeric type or a fixed-length string.
     Fixed {

@@ -193,10 +193,10 @@ fn build(
 ) -> FResult<(Datatype, Vec<u64>, Option<Vec<u8>>)> {
     let values = def.data.as_deref();
     let all_strings = values.is_some_and(|v| v.iter().all(|x| matches!(x, Value::Str(_))));
-    let spec = match (def.dtype, base) {
+    let spec = match (def.dtype.clone(), base) {
         (Some(t), _) => t,
         (None, Some(b)) => TypeSpec::Fixed {
-            dtype: b.dtype,
+            dtype: b.dtype.clone(),
             space_pad: false,
         },
         // Quoted values with no type: a string as long as the longest.

@@ -85,7 +85,7 @@ pub fn type_by_name(name: &str) -> Option<Datatype> {
     TYPE_NAMES
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|&(_, t)| t)
+        .map(|(_, t)| t.clone())
 }
 
 /// The h5edit name of a numeric type, for messages.
@@ -133,7 +133,7 @@ fn encode_one(
     space_pad: bool,
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
-    match (*dtype, v) {
+    match (dtype.clone(), v) {
         (Datatype::FixedBytes { len }, Value::Str(s)) => {
             let len = len as usize;
             if s.len() > len {

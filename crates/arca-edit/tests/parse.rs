@@ -101,13 +101,13 @@ fn create_defaults_and_optional_keywords() {
 
 #[test]
 fn every_type_name() {
-    for &(name, dtype) in arca_edit::TYPE_NAMES {
+    for (name, dtype) in arca_edit::TYPE_NAMES {
         for spelled in [name.to_string(), name.to_ascii_lowercase()] {
             let op = one(&format!("CREATE /a {{{spelled} DATA {{1}}}};"));
             let Op::CreateAttr { def, .. } = op else {
                 panic!()
             };
-            assert_eq!(def.dtype, fixed(dtype), "{spelled}");
+            assert_eq!(def.dtype, fixed(dtype.clone()), "{spelled}");
         }
     }
     // Spot checks of the table itself.

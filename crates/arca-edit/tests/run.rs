@@ -116,9 +116,9 @@ fn every_numeric_type_round_trips() {
         ));
     }
     ok(&path, &cmds);
-    for &(name, dtype) in arca_edit::TYPE_NAMES {
+    for (name, dtype) in arca_edit::TYPE_NAMES {
         let a = attr(&path, "/g", name);
-        assert_eq!(a.dtype, dtype, "{name}");
+        assert_eq!(&a.dtype, dtype, "{name}");
         assert_eq!(a.shape, vec![3]);
         let back: Vec<f64> = match dtype {
             Datatype::Int { size: 1, .. } => a

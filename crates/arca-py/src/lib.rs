@@ -18,6 +18,7 @@
 
 mod error;
 mod pools;
+mod types;
 mod vlen;
 
 use std::path::PathBuf;
@@ -514,12 +515,12 @@ impl PyDataset {
         }
     }
 
-    fn datatype(&self, py: Python<'_>) -> PyResult<Datatype> {
+    fn datatype(&self, py: Python<'_>) -> PyResult<&Datatype> {
         if let Some(t) = self.dtype.get() {
-            return Ok(*t);
+            return Ok(t);
         }
         let t = cvt(py.detach(|| self.d.dtype()))?;
-        Ok(*self.dtype.get_or_init(|| t))
+        Ok(self.dtype.get_or_init(|| t))
     }
 }
 
@@ -764,6 +765,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_RANK", arca::MAX_RANK)?;
     vlen::register(m)?;
     pools::register(m)?;
+    types::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

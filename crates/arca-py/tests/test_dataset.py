@@ -82,7 +82,7 @@ def test_bad_creation_options(f):
         f.create_dataset("a")
     with pytest.raises(TypeError):
         f.create_dataset("a", shape=(), chunks=True)
-    for bad in ("c16", "f2", "U5", "O", "M8[s]"):
+    for bad in ("U5", "O", "M8[s]"):
         with pytest.raises(TypeError):
             f.create_dataset("a", shape=(2,), dtype=bad)
     with pytest.raises(TypeError):
@@ -299,8 +299,8 @@ def test_index_errors(f):
         d[0, 0, 0, 0]
     with pytest.raises(IndexError):
         d[..., ...]
-    with pytest.raises(TypeError):
-        d["x"]
+    with pytest.raises(ValueError):
+        d["x"]  # field names only for compound types, as in h5py
     with pytest.raises(TypeError):
         d[1.5]
     with pytest.raises(ValueError):

@@ -12,7 +12,6 @@ use crate::filter::{self, Filter};
 use crate::format::btree::{self, Inserted};
 pub(crate) use crate::format::chunk_index::ChunkRef;
 use crate::format::chunk_index::{decode_key, key, key_into, MAX_KEY};
-use crate::format::datatype::swap_in_place;
 use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
 use crate::pool::{ArrayList, PooledBuf, PooledVec};
@@ -494,14 +493,14 @@ impl Chunked<'_> {
         )
     }
 
-    /// Read `sel` into `out` (native byte order, `sel.len() * elem` bytes).
+    /// Read `sel` into `out` (`sel.len() * elem` bytes, in the file's byte
+    /// order: the caller swaps).
     pub(crate) fn read(
         &mut self,
         st: &mut Store,
         cache: &mut Cache,
         sel: &Selection,
         out: &mut [u8],
-        swap: bool,
     ) -> Result<()> {
         let ones = DIMS.take_filled(self.dims.len(), 1);
         let ovs = overlaps(self.dims, self.chunk, sel);
@@ -548,9 +547,6 @@ impl Chunked<'_> {
             }
         }
         self.drain_reads(st, cache, &ovs, sel, out, &mut pending)?;
-        if swap {
-            swap_in_place(out, self.elem);
-        }
         Ok(())
     }
 

@@ -49,7 +49,10 @@ mod store;
 mod vlen;
 
 pub use error::{Error, Result};
-pub use format::datatype::{BaseClass, ByteOrder, Datatype, MAX_FIXED_BYTES, VLEN_RECORD};
+pub use format::datatype::{
+    ArrayType, BaseClass, ByteOrder, CompoundType, Datatype, EnumType, Field, MAX_ELEMENT_BYTES,
+    MAX_FIXED_BYTES, VLEN_RECORD,
+};
 pub use format::filter_pipeline::Filter;
 pub use format::object_header::{ObjectKind, MAX_RANK};
 pub use object::{journal_is_hot, journal_path, repack, Progress};

@@ -123,7 +123,7 @@ fn attributes_of_every_kind() {
     a.set(
         "be",
         &AttrValue::new(
-            be,
+            be.clone(),
             &[2],
             [7i32, -7].iter().flat_map(|x| x.to_ne_bytes()).collect(),
         )

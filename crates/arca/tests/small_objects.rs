@@ -23,22 +23,22 @@ fn layout_is_chosen_by_size_and_can_be_asked_for() {
     let f8 = Datatype::float(8);
     let at_limit = COMPACT_AUTO_BYTES / 8;
     assert_eq!(
-        make("s", &DatasetOptions::new(f8, &[])).unwrap(),
+        make("s", &DatasetOptions::new(f8.clone(), &[])).unwrap(),
         StorageLayout::Compact
     );
     assert_eq!(
-        make("a", &DatasetOptions::new(f8, &[at_limit])).unwrap(),
+        make("a", &DatasetOptions::new(f8.clone(), &[at_limit])).unwrap(),
         StorageLayout::Compact
     );
     assert_eq!(
-        make("b", &DatasetOptions::new(f8, &[at_limit + 1])).unwrap(),
+        make("b", &DatasetOptions::new(f8.clone(), &[at_limit + 1])).unwrap(),
         StorageLayout::Contiguous
     );
-    let forced = DatasetOptions::new(f8, &[400]).layout(StorageLayout::Compact);
+    let forced = DatasetOptions::new(f8.clone(), &[400]).layout(StorageLayout::Compact);
     assert_eq!(make("c", &forced).unwrap(), StorageLayout::Compact);
-    let plain = DatasetOptions::new(f8, &[4]).layout(StorageLayout::Contiguous);
+    let plain = DatasetOptions::new(f8.clone(), &[4]).layout(StorageLayout::Contiguous);
     assert_eq!(make("d", &plain).unwrap(), StorageLayout::Contiguous);
-    let chunked = DatasetOptions::new(f8, &[40]).layout(StorageLayout::Chunked);
+    let chunked = DatasetOptions::new(f8.clone(), &[40]).layout(StorageLayout::Chunked);
     assert_eq!(make("e", &chunked).unwrap(), StorageLayout::Chunked);
     assert_eq!(r.dataset("e").unwrap().chunks().unwrap(), Some(vec![40]));
     // Variable-length data has a byte vector, never compact storage.
@@ -51,14 +51,14 @@ fn layout_is_chosen_by_size_and_can_be_asked_for() {
         Err(Error::InvalidArgument(_)) => {}
         other => panic!("expected InvalidArgument, got {:?}", other.map(|_| ())),
     };
-    refused(DatasetOptions::new(f8, &[600]).layout(StorageLayout::Compact));
+    refused(DatasetOptions::new(f8.clone(), &[600]).layout(StorageLayout::Compact));
     refused(
-        DatasetOptions::new(f8, &[4])
+        DatasetOptions::new(f8.clone(), &[4])
             .chunks(&[2])
             .layout(StorageLayout::Compact),
     );
     refused(
-        DatasetOptions::new(f8, &[4])
+        DatasetOptions::new(f8.clone(), &[4])
             .maxshape(&[None])
             .layout(StorageLayout::Contiguous),
     );
@@ -216,12 +216,15 @@ fn repack_keeps_each_layout() {
     let r = f.root();
     let f8 = Datatype::float(8);
     for (name, o) in [
-        ("compact", DatasetOptions::new(f8, &[10])),
+        ("compact", DatasetOptions::new(f8.clone(), &[10])),
         (
             "contiguous",
-            DatasetOptions::new(f8, &[10]).layout(StorageLayout::Contiguous),
+            DatasetOptions::new(f8.clone(), &[10]).layout(StorageLayout::Contiguous),
         ),
-        ("chunked", DatasetOptions::new(f8, &[10]).chunks(&[4])),
+        (
+            "chunked",
+            DatasetOptions::new(f8.clone(), &[10]).chunks(&[4]),
+        ),
     ] {
         r.create_dataset(name, &o)
             .unwrap()

@@ -144,7 +144,10 @@ fn cases(default: u32) -> ProptestConfig {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default);
-    ProptestConfig::with_cases(n)
+    ProptestConfig {
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_c011 + n as u64),
+        ..ProptestConfig::with_cases(n)
+    }
 }
 
 proptest! {

@@ -615,6 +615,101 @@ static void test_layouts(arca_group_t *root) {
     EXPECT_RC(arca_dataset_layout(NULL, &layout), ARCA_ERR_NULL);
 }
 
+/* Compound, array, enum, complex and half-precision types through type strings. */
+struct row {
+    double t;
+    int32_t id;
+    uint8_t flag; /* an enum */
+    uint8_t pad[3];
+    float xy[2];
+    double complex_part[2];
+};
+#define ROW_TYPE                                                                     \
+    "struct(40){\"t\"@0:<f8,\"id\"@8:>i4,\"flag\"@12:enum(|u1){\"OFF\":0,\"ON\":1}," \
+    "\"xy\"@16:[2]<f4,\"z\"@24:<c16}"
+
+static void test_structured_types(arca_group_t *root) {
+    size_t size = 0;
+    OK(arca_type_size(ROW_TYPE, &size));
+    CHECK(size == sizeof(struct row));
+    EXPECT_RC(arca_type_size("struct(4){\"a\"@2:<f4}", &size), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_type_size("nonsense", &size), ARCA_ERR_INVALID);
+
+    uint64_t n[1] = {5}, ch[1] = {2};
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_COMPOUND, 1, n));
+    EXPECT_RC(arca_dataset_create(root, "rows", &o, NULL), ARCA_ERR_INVALID); /* needs members */
+    o.type_str = ROW_TYPE;
+    o.chunks = ch;
+    arca_filter_t fl[1] = {{ARCA_FILTER_ZSTD, 3}};
+    o.filters = fl;
+    o.nfilters = 1;
+    arca_dataset_t *ds;
+    OK(arca_dataset_create(root, "rows", &o, &ds));
+    struct row rows[5], back[5];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 5; i++) {
+        rows[i].t = i * 0.5;
+        rows[i].id = -i;
+        rows[i].flag = (uint8_t)(i % 2);
+        rows[i].xy[0] = (float)i;
+        rows[i].xy[1] = (float)-i;
+        rows[i].complex_part[0] = i;
+        rows[i].complex_part[1] = 2.0 * i;
+    }
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, rows, sizeof rows));
+    memset(back, 0xff, sizeof back);
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, back, sizeof back));
+    for (int i = 0; i < 5; i++) {
+        CHECK(back[i].t == rows[i].t && back[i].id == rows[i].id && back[i].flag == rows[i].flag);
+        CHECK(back[i].xy[1] == rows[i].xy[1] && back[i].complex_part[1] == rows[i].complex_part[1]);
+    }
+    arca_dtype_t code;
+    int32_t order;
+    size_t elem;
+    OK(arca_dataset_dtype(ds, &code, &order, &elem));
+    CHECK(code == ARCA_DTYPE_COMPOUND && elem == sizeof(struct row));
+    char t[256];
+    size_t needed = 0;
+    OK(arca_dataset_dtype_str(ds, t, sizeof t, &needed));
+    CHECK(strcmp(t, ROW_TYPE) == 0);
+
+    /* The same row as an attribute, and a half-precision array. */
+    arca_attrs_t *a;
+    OK(arca_dataset_attrs(ds, &a));
+    OK(arca_attr_write_typed(a, "first", ROW_TYPE, 0, NULL, &rows[1], sizeof rows[1]));
+    EXPECT_RC(arca_attr_write_typed(a, "short", ROW_TYPE, 0, NULL, &rows[1], 8), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_attr_write_typed(a, "v", "vlen:str", 0, NULL, "", 0), ARCA_ERR_UNSUPPORTED);
+    uint16_t halves[3] = {0x3c00, 0xc000, 0x3800}; /* 1, -2, 0.5 */
+    uint64_t three = 3;
+    OK(arca_attr_write(a, "h", ARCA_DTYPE_FLOAT16, ARCA_ORDER_BIG, 1, &three, halves, sizeof halves));
+    struct row one;
+    OK(arca_attr_read(a, "first", &one, sizeof one));
+    CHECK(one.id == -1 && one.xy[0] == 1.0f);
+    OK(arca_attr_dtype_str(a, "h", t, sizeof t, NULL));
+    CHECK(strcmp(t, ">f2") == 0);
+    arca_attr_info_t info;
+    OK(arca_attr_info(a, "h", &info));
+    CHECK(info.dtype == ARCA_DTYPE_FLOAT16 && info.order == ARCA_ORDER_BIG && info.elem_size == 2);
+    uint16_t hb[3];
+    OK(arca_attr_read(a, "h", hb, sizeof hb));
+    CHECK(hb[1] == 0xc000);
+    OK(arca_attrs_close(a));
+    OK(arca_dataset_close(ds));
+
+    /* Complex numbers by code. */
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_COMPLEX64, 1, n));
+    o.order = ARCA_ORDER_BIG;
+    OK(arca_dataset_create(root, "z", &o, &ds));
+    float z[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, zb[10];
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, z, sizeof z));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, zb, sizeof zb));
+    CHECK(memcmp(z, zb, sizeof z) == 0);
+    OK(arca_dataset_dtype_str(ds, t, sizeof t, NULL));
+    CHECK(strcmp(t, ">c8") == 0);
+    OK(arca_dataset_close(ds));
+}
+
 static void test_datasets(void) {
     arca_file_t *f;
     arca_group_t *root;
@@ -626,6 +721,7 @@ static void test_datasets(void) {
     test_scalar_and_strings(root);
     test_bad_hyperslabs(root);
     test_layouts(root);
+    test_structured_types(root);
     OK(arca_file_check(f, NULL));
     OK(arca_group_close(root));
     OK(arca_file_close(f));

@@ -26,6 +26,16 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 from . import _native
 from ._attrs import AttributeManager
 from ._dataset import Dataset
+from ._dtypes import (
+    check_enum_dtype,
+    check_opaque_dtype,
+    check_string_dtype,
+    enum_dtype,
+    opaque_dtype,
+    special_dtype,
+    string_info,
+)
+from ._dtypes import h5py_check_dtype as check_dtype
 from ._errors import (
     ArcaError,
     CorruptError,
@@ -60,7 +70,15 @@ __all__ = [
     "ReadOnlyError",
     "UnsupportedError",
     "VlenDataset",
+    "check_dtype",
+    "check_enum_dtype",
+    "check_opaque_dtype",
+    "check_string_dtype",
     "check_vlen_dtype",
+    "enum_dtype",
+    "opaque_dtype",
+    "special_dtype",
+    "string_info",
     "gc",
     "pool_stats",
     "set_pool_limits",

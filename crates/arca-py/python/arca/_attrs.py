@@ -4,7 +4,7 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
-from ._dtypes import as_array, check_dtype, native, type_string
+from ._dtypes import as_array, check_dtype, from_type_string, native, type_string
 
 
 def _encode(value, dtype=None):
@@ -17,8 +17,17 @@ def _encode(value, dtype=None):
         b = value.encode("utf-8") if isinstance(value, str) else bytes(value)
         # A zero-length string is stored as one NUL, which reads back as "".
         return f"|S{max(len(b), 1)}", [], b or b"\0"
-    arr = as_array(value, None if dtype is None else check_dtype(dtype))
-    dt = check_dtype(arr.dtype)
+    want = None if dtype is None else check_dtype(dtype)
+    if want is not None and want.subdtype is not None:
+        # An array element type: the value's trailing axes are the element's.
+        base, sub = want.subdtype
+        arr = np.asarray(value, dtype=native(base))
+        if arr.shape[arr.ndim - len(sub):] != sub:
+            raise ValueError(f"a value of shape {arr.shape} does not end in {sub}")
+        shape = arr.shape[: arr.ndim - len(sub)]
+        return type_string(want), [int(s) for s in shape], np.ascontiguousarray(arr).tobytes()
+    arr = as_array(value, want)
+    dt = check_dtype(arr.dtype if want is None else want)
     data = np.ascontiguousarray(arr, dtype=native(dt))
     return type_string(dt), [int(s) for s in arr.shape], data.tobytes()
 
@@ -28,8 +37,12 @@ def _decode(dtype, shape, data):
         from . import _vlen
 
         return _vlen.decode_attr(dtype, shape, data)
-    dt = np.dtype(dtype)
-    arr = np.frombuffer(data, dtype=native(dt)).reshape(shape)
+    dt = from_type_string(dtype)
+    mdt = native(dt)
+    if mdt.subdtype is not None:
+        base, sub = mdt.subdtype
+        return np.frombuffer(data, dtype=base).reshape(tuple(shape) + sub).copy()
+    arr = np.frombuffer(data, dtype=mdt).reshape(shape)
     if shape:
         return arr.copy()
     v = arr[()]
@@ -88,12 +101,21 @@ class AttributeManager(MutableMapping):
         if _vlen.is_vlen_attr(data, dtype):
             self._id.set(_name(name), *_vlen.encode_attr(data, dtype, shape))
             return
+        want = None if dtype is None else check_dtype(dtype)
+        if want is not None and want.subdtype is not None:
+            t, shp, raw = _encode(data, want)
+            if shape is not None:
+                if int(np.prod(shape, dtype=np.int64)) != int(np.prod(shp, dtype=np.int64)):
+                    raise ValueError(f"shape {shape} does not fit {len(raw)} bytes of {want}")
+                shp = [int(s) for s in shape]
+            self._id.set(_name(name), t, shp, raw)
+            return
         if shape is not None or dtype is not None:
-            arr = as_array(data, None if dtype is None else check_dtype(dtype))
+            arr = as_array(data, want)
             if shape is not None:
                 arr = arr.reshape(shape)
             data = arr
-        self._id.set(_name(name), *_encode(data))
+        self._id.set(_name(name), *_encode(data, want))
 
     def modify(self, name, value):
         """Set an attribute, creating it if needed."""

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 
 from . import _selection
-from ._dtypes import as_array, native
+from ._dtypes import as_array, from_type_string, native
 from ._object import HLObject
 
 # A list index whose span is at most this many times its length is read as
@@ -50,7 +50,7 @@ class Dataset(HLObject):
     def dtype(self):
         """The stored element type (``>i4`` for a big-endian dataset)."""
         if self._dtype is None:
-            self._dtype = np.dtype(self._id.dtype())
+            self._dtype = from_type_string(self._id.dtype())
             self._mdtype = native(self._dtype)
         return self._dtype
 
@@ -59,6 +59,12 @@ class Dataset(HLObject):
         if self._mdtype is None:
             self.dtype  # noqa: B018 -- loads both
         return self._mdtype
+
+    @property
+    def _sub(self):
+        """The element's own axes, for an array element type; else ()."""
+        sd = self._memtype.subdtype
+        return () if sd is None else sd[1]
 
     @property
     def shape(self):
@@ -122,7 +128,7 @@ class Dataset(HLObject):
     @property
     def fillvalue(self):
         """The value shown where nothing was written, a numpy scalar."""
-        return np.frombuffer(self._id.fill_value(), dtype=self._memtype)[0]
+        return _elements(self._id.fill_value(), self._memtype, ())[()]
 
     @property
     def storage_size(self):
@@ -221,9 +227,28 @@ class Dataset(HLObject):
         if n == 0:
             return np.empty(count, dtype=mdt)
         raw = self._id.read(start, count, step)
-        return raw.view(mdt).reshape(count)
+        return _elements(raw, mdt, count)
+
+    def fields(self, names):
+        """A view that reads only the named members of a compound dataset:
+        ``ds.fields("x")[:10]`` (an array of x) or ``ds.fields(["x", "y"])[:]``."""
+        return _Fields(self, names)
+
+    def _field_names(self, names):
+        fields = self.dtype.fields
+        if fields is None:
+            raise ValueError("Field names only allowed for compound types")
+        for n in names:
+            if n not in fields:
+                raise ValueError(f"Field {n} does not appear in this type.")
+        return names
 
     def __getitem__(self, key):
+        names, key = _split_names(key)
+        if names:
+            self._field_names(names)
+            rows = self[key]
+            return _pick(rows, names)
         shape = self.shape
         if key is Ellipsis or (type(key) is tuple and not key):
             arr = self._read_box([0] * len(shape), list(shape), [1] * len(shape))
@@ -237,7 +262,7 @@ class Dataset(HLObject):
             arr = self._read_fancy(sel)
         if sel.flip:
             arr = np.flip(arr, axis=sel.flip)
-        arr = arr.reshape(sel.natural_shape)
+        arr = arr.reshape(tuple(sel.natural_shape) + self._sub)
         if sel.moved is not None:
             arr = np.moveaxis(arr, sel.moved, 0)
         return arr[()] if sel.scalar else arr
@@ -309,6 +334,18 @@ class Dataset(HLObject):
     def _coerce(self, value, out_shape, count):
         """``value`` as a native-order array broadcast to the selection, in box order."""
         mdt = self._memtype
+        if mdt.subdtype is not None:
+            # An array element type: items fill trailing axes of the element's shape.
+            base, sub = mdt.subdtype
+            arr = np.asarray(value, dtype=base)
+            try:
+                arr = np.broadcast_to(arr, tuple(out_shape) + sub)
+            except ValueError:
+                raise ValueError(
+                    f"could not broadcast input array from shape {arr.shape} "
+                    f"into shape {tuple(out_shape) + sub}"
+                ) from None
+            return np.ascontiguousarray(arr).reshape(tuple(count) + sub)
         arr = as_array(value, mdt)
         if arr.shape != out_shape:
             try:
@@ -323,6 +360,19 @@ class Dataset(HLObject):
         return arr.reshape(count)
 
     def __setitem__(self, key, value):
+        names, key = _split_names(key)
+        if names:
+            # Members not named keep their values: read, change, write back.
+            self._field_names(names)
+            rows = np.array(self[key], copy=True)
+            if len(names) == 1:
+                rows[names[0]] = value
+            else:
+                value = np.asarray(value)
+                for n in names:
+                    rows[n] = value[n] if value.dtype.names else value
+            self[key] = rows
+            return
         shape = self.shape
         mdt = self._memtype
         if key is Ellipsis or (type(key) is tuple and not key):
@@ -355,7 +405,7 @@ class Dataset(HLObject):
         count[axis] = len(idx)
         if sel.moved is not None:
             arr = self._coerce(value, sel.out_shape, sel.out_shape)
-            arr = np.moveaxis(arr, 0, sel.moved).reshape(count)
+            arr = np.moveaxis(arr, 0, sel.moved).reshape(tuple(count) + self._sub)
         else:
             arr = self._coerce(value, sel.out_shape, count)
         if sel.flip:
@@ -376,6 +426,62 @@ class Dataset(HLObject):
         if source_sel is not None:
             src = src[source_sel]
         self[() if dest_sel is None else dest_sel] = src
+
+
+def _elements(raw, mdt, shape):
+    """Native-order element bytes as an array of ``shape`` elements (an
+    array element type adds its own axes, as numpy does)."""
+    shape = tuple(shape)
+    if mdt.subdtype is not None:
+        base, sub = mdt.subdtype
+        return np.frombuffer(raw, dtype=base).reshape(shape + sub)
+    return np.frombuffer(raw, dtype=mdt).reshape(shape) if not isinstance(raw, np.ndarray) \
+        else raw.view(mdt).reshape(shape)
+
+
+def _split_names(key):
+    """Member names (str) and the rest of an index, as h5py splits them."""
+    if isinstance(key, str):
+        return (key,), ()
+    if isinstance(key, tuple) and any(isinstance(k, str) for k in key):
+        names = tuple(k for k in key if isinstance(k, str))
+        rest = tuple(k for k in key if not isinstance(k, str))
+        return names, rest
+    return (), key
+
+
+def _pick(rows, names):
+    """One member as a plain array, or several as a packed compound."""
+    if len(names) == 1:
+        return np.ascontiguousarray(rows[names[0]])
+    from numpy.lib import recfunctions
+
+    return recfunctions.repack_fields(rows[list(names)])
+
+
+class _Fields:
+    """What :meth:`Dataset.fields` returns: reads of some members only."""
+
+    def __init__(self, ds, names):
+        self._ds = ds
+        self._one = isinstance(names, str)
+        self._names = (names,) if self._one else tuple(names)
+        ds._field_names(self._names)
+
+    def __getitem__(self, key):
+        rows = self._ds[key]
+        if self._one:
+            return np.ascontiguousarray(rows[self._names[0]])
+        from numpy.lib import recfunctions
+
+        return recfunctions.repack_fields(rows[list(self._names)])
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self[()]
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self):
+        return len(self._ds)
 
 
 class _AsType:

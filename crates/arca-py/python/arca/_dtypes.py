@@ -1,49 +1,181 @@
-"""Which numpy dtypes arca stores, and how they cross to the native layer."""
+"""Which numpy dtypes arca stores, and how they cross to the native layer.
+
+A stored type crosses as a type string (``<f8``, ``struct(12){"t"@0:<f8,
+"ok"@8:|b1}``, ``enum(|u1){"RED":0}``, ...; see ``arca.Datatype.parse`` in
+the Rust docs). Special types are numpy dtypes tagged with metadata, as in
+h5py: ``{"enum": {name: value}}``, ``{"vlen": base}``, ``{"h5py_opaque":
+True}`` (and ``"tag"``).
+"""
+
+import json
 
 import numpy as np
+
+from . import _native
 
 _INT_SIZES = (1, 2, 4, 8)
 
 
-def check_dtype(dt):
-    """Return ``np.dtype(dt)`` if arca can store it, else raise TypeError.
+def _order(dt):
+    """The explicit byte-order character of a simple numpy dtype."""
+    s = dt.str
+    return s[0] if s[0] in "<>" else "|"
 
-    Supported: bool, (u)int8..64, float32/64 in either byte order, and
-    fixed-length bytes ``S<n>``.
-    """
+
+def type_string(dt):
+    """The type string of a numpy dtype (explicit byte orders); TypeError
+    if arca cannot store it."""
+    dt = np.dtype(dt)
+    meta = dt.metadata or {}
+    if "vlen" in meta:
+        base = meta["vlen"]
+        if base is str:
+            return "vlen:str"
+        if base is bytes:
+            return "vlen:bytes"
+        return "vlen:" + np.dtype(base).str
+    if meta.get("h5py_opaque"):
+        # h5py's convention: the tag names the numpy type the bytes hold.
+        tag = meta.get("tag") or ("" if dt.kind == "V" else "NUMPY:" + dt.str)
+        n = dt.itemsize
+        return f"|V{n}" if not tag else f"opaque({n},{json.dumps(str(tag), ensure_ascii=False)})"
+    if "enum" in meta:
+        base = dt.base if dt.subdtype is None else dt.subdtype[0]
+        if base.kind not in "iu":
+            raise TypeError(f"an enum needs an integer base type, not {base}")
+        members = ",".join(
+            f"{json.dumps(str(k), ensure_ascii=False)}:{int(v)}" for k, v in meta["enum"].items()
+        )
+        return f"enum({_order(base)}{base.kind}{base.itemsize}){{{members}}}"
+    if dt.subdtype is not None:
+        base, shape = dt.subdtype
+        if not shape:
+            return type_string(base)
+        return "[" + ",".join(str(int(d)) for d in shape) + "]" + type_string(base)
+    if dt.fields is not None:
+        parts = []
+        for name in dt.names:
+            ft, off = dt.fields[name][:2]
+            parts.append(f"{json.dumps(name, ensure_ascii=False)}@{off}:{type_string(ft)}")
+        if not parts:
+            raise TypeError("arca cannot store a compound type with no fields")
+        return f"struct({dt.itemsize}){{{','.join(parts)}}}"
+    k, n = dt.kind, dt.itemsize
+    if k == "b":
+        return "|b1"
+    if k in "iu" and n in _INT_SIZES:
+        return f"{_order(dt) if n > 1 else '|'}{k}{n}"
+    if k == "f" and n in (2, 4, 8):
+        return f"{_order(dt)}f{n}"
+    if k == "c" and n in (8, 16):
+        return f"{_order(dt)}c{n}"
+    if k == "S" and n >= 1:
+        return f"|S{n}"
+    if k == "V" and n >= 1:
+        tag = meta.get("tag", "")
+        return f"|V{n}" if not tag else f"opaque({n},{json.dumps(str(tag), ensure_ascii=False)})"
+    raise TypeError(
+        f"arca cannot store dtype {dt!r}: use bool, (u)int8..64, float16/32/64, "
+        "complex64/128, fixed-length bytes S<n>, opaque V<n>, compound, array, "
+        "enum or variable-length dtypes"
+    )
+
+
+def _from_info(info):
+    kind = info[0]
+    if kind == "num":
+        return np.dtype(info[1])
+    if kind == "opaque":
+        _, n, tag = info
+        if tag.startswith("NUMPY:"):
+            try:
+                dt = np.dtype(tag[len("NUMPY:"):])
+                if dt.itemsize == n:
+                    return np.dtype(dt, metadata={"h5py_opaque": True})
+            except TypeError:
+                pass
+        if not tag:
+            return np.dtype(f"V{n}")
+        return np.dtype(f"V{n}", metadata={"h5py_opaque": True, "tag": tag})
+    if kind == "enum":
+        _, base, members = info
+        return np.dtype(_from_info(base), metadata={"enum": {n: int(v) for n, v in members}})
+    if kind == "array":
+        _, base, dims = info
+        return np.dtype((_from_info(base), tuple(dims)))
+    if kind == "compound":
+        _, size, fields = info
+        return np.dtype(
+            {
+                "names": [f[0] for f in fields],
+                "formats": [_from_info(f[2]) for f in fields],
+                "offsets": [f[1] for f in fields],
+                "itemsize": size,
+            }
+        )
+    if kind == "vlen":
+        base = info[1]
+        base = str if base == "str" else bytes if base == "bytes" else np.dtype(base)
+        return np.dtype("O", metadata={"vlen": base})
+    raise TypeError(f"unknown type description {info!r}")
+
+
+def from_type_string(s):
+    """The numpy dtype of a stored type string."""
+    return _from_info(_native.type_info(s))
+
+
+def check_dtype(dt):
+    """Return ``np.dtype(dt)`` if arca can store it as fixed-size
+    elements, else raise TypeError."""
     try:
         dt = np.dtype(dt)
     except TypeError as e:
         raise TypeError(f"not a data type: {dt!r}") from e
-    k, n = dt.kind, dt.itemsize
-    ok = (
-        k == "b"
-        or (k in "iu" and n in _INT_SIZES)
-        or (k == "f" and n in (4, 8))
-        or (k == "S" and n >= 1)
-    )
-    if not ok or dt.fields is not None or dt.subdtype is not None:
-        raise TypeError(
-            f"arca cannot store dtype {dt!r}: use bool, int8..int64, uint8..uint64, "
-            "float32, float64 or fixed-length bytes S<n>"
-        )
+    if dt.kind == "O" and "vlen" in (dt.metadata or {}):
+        raise TypeError(f"{dt!r} is variable-length")
+    s = type_string(dt)
+    try:
+        _native.type_info(s)
+    except ValueError as e:
+        raise TypeError(f"arca cannot store dtype {dt!r}: {e}") from None
     return dt
 
 
+def _native_form(dt):
+    if dt.subdtype is not None:
+        base, shape = dt.subdtype
+        return np.dtype((_native_form(base), shape))
+    if dt.fields is not None:
+        return np.dtype(
+            {
+                "names": list(dt.names),
+                "formats": [_native_form(dt.fields[n][0]) for n in dt.names],
+                "offsets": [dt.fields[n][1] for n in dt.names],
+                "itemsize": dt.itemsize,
+            }
+        )
+    if dt.byteorder in "=|":
+        return dt
+    out = dt.newbyteorder("=")
+    return np.dtype(out, metadata=dict(dt.metadata)) if dt.metadata else out
+
+
 def native(dt):
-    """The in-memory (native byte order) form of a stored dtype."""
-    return dt if dt.byteorder in "=|" else dt.newbyteorder("=")
-
-
-def type_string(dt):
-    """The numpy type string the native layer parses (explicit byte order)."""
-    return dt.str
+    """The in-memory (native byte order) form of a stored dtype: every
+    number native, layout and metadata unchanged."""
+    if dt.fields is None and dt.subdtype is None and dt.byteorder in "=|":
+        return dt
+    return _native_form(dt)
 
 
 def as_array(value, dtype=None):
     """``np.asarray`` that turns str data into UTF-8 bytes and rejects objects."""
     if isinstance(value, str):
         value = value.encode("utf-8")
+    if dtype is not None and (dtype.fields is not None or dtype.subdtype is not None):
+        # Rows given as tuples or nested lists take the compound's shape.
+        return np.asarray(value, dtype=dtype)
     arr = np.asarray(value)
     if arr.dtype.kind == "U":
         arr = np.char.encode(arr, "utf-8")
@@ -52,3 +184,118 @@ def as_array(value, dtype=None):
     if dtype is not None and arr.dtype != dtype:
         arr = arr.astype(dtype)
     return arr
+
+
+# -- h5py's dtype helpers ------------------------------------------------------
+
+
+def enum_dtype(values_dict, basetype=np.uint8):
+    """An integer dtype whose values have names:
+    ``enum_dtype({"RED": 0, "GREEN": 1}, basetype="i1")``."""
+    base = np.dtype(basetype)
+    if base.kind not in "iu":
+        raise TypeError(f"an enum needs an integer base type, not {base}")
+    return np.dtype(base, metadata={"enum": dict(values_dict)})
+
+
+def check_enum_dtype(dt):
+    """The ``{name: value}`` mapping of an enum dtype, or None."""
+    try:
+        dt = np.dtype(dt)
+    except TypeError:
+        return None
+    return (dt.metadata or {}).get("enum")
+
+
+def opaque_dtype(np_dtype):
+    """``np_dtype`` marked to be stored as opaque bytes of its size, as in
+    h5py (it reads back as ``V<n>``)."""
+    dt = np.dtype(np_dtype)
+    if dt.names is not None:
+        raise TypeError("Cannot store numpy structured arrays as opaque data")
+    if dt.itemsize == 0:
+        raise TypeError("an opaque type needs a size")
+    return np.dtype(dt, metadata={"h5py_opaque": True})
+
+
+def check_opaque_dtype(dt):
+    """Whether ``dt`` is stored as opaque bytes."""
+    dt = np.dtype(dt)
+    if (dt.metadata or {}).get("h5py_opaque"):
+        return True
+    return dt.kind == "V" and dt.fields is None and dt.subdtype is None
+
+
+class string_info(tuple):
+    """``(encoding, length)`` of a string dtype, as h5py's ``string_info``."""
+
+    __slots__ = ()
+
+    def __new__(cls, encoding, length):
+        return super().__new__(cls, (encoding, length))
+
+    @property
+    def encoding(self):
+        return self[0]
+
+    @property
+    def length(self):
+        return self[1]
+
+    def __repr__(self):
+        return f"string_info(encoding={self.encoding!r}, length={self.length!r})"
+
+
+def check_string_dtype(dt):
+    """``string_info(encoding, length)`` for a string dtype (length None for
+    variable-length strings), else None."""
+    try:
+        dt = np.dtype(dt)
+    except TypeError:
+        return None
+    meta = dt.metadata or {}
+    base = meta.get("vlen")
+    if base is str:
+        return string_info("utf-8", None)
+    if base is bytes:
+        return string_info("ascii", None)
+    if dt.kind == "S":
+        return string_info(meta.get("h5py_encoding", "ascii"), dt.itemsize)
+    return None
+
+
+def h5py_check_dtype(**kwds):
+    """h5py's ``check_dtype``: ``check_dtype(vlen=dt)`` gives the base of a
+    variable-length dtype, ``enum=dt`` the value mapping of an enum, and
+    ``ref=dt`` the reference class; None when ``dt`` is not of that kind."""
+    if len(kwds) != 1:
+        raise TypeError("check_dtype() takes exactly one keyword argument")
+    (kind, dt), = kwds.items()
+    if kind == "vlen":
+        from ._vlen import check_vlen_dtype
+
+        return check_vlen_dtype(dt)
+    if kind == "enum":
+        return check_enum_dtype(dt)
+    if kind == "ref":
+        try:
+            return (np.dtype(dt).metadata or {}).get("ref")
+        except TypeError:
+            return None
+    raise TypeError(f"unknown check_dtype keyword {kind!r}")
+
+
+def special_dtype(**kwds):
+    """h5py's older spelling: ``special_dtype(vlen=str)``,
+    ``special_dtype(enum=(basetype, {name: value}))``."""
+    if len(kwds) != 1:
+        raise TypeError("special_dtype() takes exactly one keyword argument")
+    (kind, arg), = kwds.items()
+    if kind == "vlen":
+        from ._vlen import vlen_dtype
+
+        return vlen_dtype(arg)
+    if kind == "enum":
+        base, values = arg
+        return enum_dtype(values, basetype=base)
+    raise TypeError(f"unknown special_dtype keyword {kind!r}")

@@ -189,11 +189,21 @@ class Group(HLObject, MutableMapping):
         if data is not None:
             if isinstance(data, Dataset):
                 data = data[()]
-            data = as_array(data, None if dtype is None else check_dtype(dtype))
+            want = None if dtype is None else check_dtype(dtype)
+            if want is not None and want.subdtype is not None:
+                # An array element type: data's trailing axes are the element's.
+                data = np.asarray(data, dtype=want.subdtype[0])
+                sub = want.subdtype[1]
+                if data.shape[data.ndim - len(sub):] != sub:
+                    raise ValueError(f"data of shape {data.shape} does not end in {sub}")
+                if shape is None:
+                    shape = data.shape[: data.ndim - len(sub)]
+            else:
+                data = as_array(data, want)
         if dtype is None:
             dtype = data.dtype if data is not None else np.dtype("f4")
         dtype = check_dtype(dtype)
-        if data is not None and data.dtype != dtype:
+        if data is not None and dtype.subdtype is None and data.dtype != dtype:
             data = data.astype(dtype)
 
         shape = _shape_tuple(shape)
@@ -201,6 +211,8 @@ class Group(HLObject, MutableMapping):
             if data is None:
                 raise TypeError("One of data or shape must be specified")
             shape = data.shape
+        elif data is not None and dtype.subdtype is not None:
+            data = data.reshape(tuple(shape) + dtype.subdtype[1])
         elif data is not None:
             if int(np.prod(shape, dtype=np.int64)) != data.size:
                 raise ValueError(
@@ -267,10 +279,17 @@ class Group(HLObject, MutableMapping):
 
         fill = None
         if fillvalue is not None:
-            fv = as_array(fillvalue, native(dtype))
-            if fv.size != 1:
-                raise ValueError("fillvalue must be a single value")
-            fill = fv.reshape(()).tobytes()
+            mdt = native(dtype)
+            if mdt.subdtype is not None:
+                base, sub = mdt.subdtype
+                fill = np.ascontiguousarray(
+                    np.broadcast_to(np.asarray(fillvalue, dtype=base), sub)
+                ).tobytes()
+            else:
+                fv = as_array(fillvalue, mdt)
+                if fv.size != 1:
+                    raise ValueError("fillvalue must be a single value")
+                fill = fv.reshape(()).tobytes()
 
         dsid = self._id.create_dataset(
             name,

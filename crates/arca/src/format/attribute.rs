@@ -107,18 +107,16 @@ impl AttrRecord {
                 )));
             }
         }
+        let elem = dtype.size() as u64;
         let rec = AttrRecord { dtype, shape, data };
-        let want = rec
-            .shape
-            .iter()
-            .try_fold(dtype.size() as u64, |a, &d| a.checked_mul(d));
+        let want = rec.shape.iter().try_fold(elem, |a, &d| a.checked_mul(d));
         let have = match &rec.data {
             AttrData::Inline(b) => b.len() as u64,
             AttrData::Blob { len, .. } => *len,
         };
         // Variable-length values are n lengths (8 bytes each) and their
         // items; the lengths are checked when the value is read.
-        let fits = if dtype.is_vlen() {
+        let fits = if rec.dtype.is_vlen() {
             want.is_some_and(|w| have >= w / 2 && have <= crate::format::blob::MAX_LEN)
         } else {
             want == Some(have)

@@ -1,16 +1,36 @@
 //! Element types and their on-disk encoding.
 //!
-//! Encoding (8 bytes):
+//! Every type starts with 8 bytes:
 //! ```text
-//! +0 u8  class   0 bool, 1 signed int, 2 unsigned int, 3 float, 4 fixed byte string
-//! +1 u8  order   0 little-endian, 1 big-endian (ignored for bool and strings)
-//! +2 u16 reserved (0)
+//! +0 u8  class   0 bool, 1 signed int, 2 unsigned int, 3 float, 4 fixed byte
+//!                string, 5 variable-length, 6 complex, 7 opaque, 8 enum,
+//!                9 array, 10 compound
+//! +1 u8  order   0 little-endian, 1 big-endian (0 for classes without one)
+//! +2 u16 kind    0, except for class 5
 //! +4 u32 size    bytes per element
 //! ```
-//! Class 5 is variable-length: `+2 u16` is the kind (0 byte string, 1 UTF-8
-//! string, 2 sequence of the base type), `size` is 16 (the element's
-//! `(offset, length)` record), and the base type's 8-byte encoding follows
-//! (`|u1` for the two string kinds), 16 bytes in all.
+//! and some classes go on (all integers little-endian):
+//! ```text
+//! 5  variable-length  kind: 0 byte string, 1 UTF-8 string, 2 sequence of the
+//!                     base type; size 16 (the element's (offset, length)
+//!                     record); the base type follows (|u1 for strings)
+//! 6  complex          size 4, 8 or 16: real then imaginary part, each a float
+//! 7  opaque           u16 tag length, the tag (UTF-8)
+//! 8  enum             the integer base type, u32 member count, then per
+//!                     member: u16 name length, name (UTF-8), u64 value
+//!                     (two's complement for signed bases)
+//! 9  array            u8 rank (1..=32), rank × u32 extents, the base type
+//! 10 compound         u32 member count, then per member: u16 name length,
+//!                     name (UTF-8), u32 byte offset, the member's type
+//! ```
+//! A decoded type is checked as a whole: sizes agree with extents and
+//! members, members lie inside the element and do not overlap, names are
+//! unique, enum values fit their base, and nesting is at most
+//! [`MAX_TYPE_DEPTH`] deep.
+
+mod text;
+
+use std::collections::HashSet;
 
 use crate::error::{Error, Result};
 use crate::format::codec::{Reader, Writer};
@@ -35,13 +55,20 @@ impl ByteOrder {
 
 /// The type of a dataset's or attribute's elements.
 ///
+/// Values cross the API as bytes laid out as on disk except that every
+/// number is in native byte order ([`Datatype::native`]); a compound
+/// element is its members at their offsets, an array element its items in
+/// C order.
+///
 /// ```
 /// use arca::{ByteOrder, Datatype};
 /// let t = Datatype::parse("<f8").unwrap();
 /// assert_eq!(t, Datatype::Float { size: 8, order: ByteOrder::Little });
 /// assert_eq!(Datatype::parse(">u2").unwrap().to_numpy_str(), ">u2");
+/// let row = Datatype::parse(r#"struct(12){"t"@0:<f8,"ok"@8:|b1}"#).unwrap();
+/// assert_eq!(row.size(), 12);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Datatype {
     /// One byte, 0 or 1.
     Bool,
@@ -59,11 +86,19 @@ pub enum Datatype {
         /// On-disk byte order.
         order: ByteOrder,
     },
-    /// IEEE 754 float of 4 or 8 bytes.
+    /// IEEE 754 float of 2, 4 or 8 bytes.
     Float {
         /// Bytes per element.
         size: u8,
         /// On-disk byte order.
+        order: ByteOrder,
+    },
+    /// A complex number: two IEEE floats of `size / 2` bytes (4, 8 or 16
+    /// in all), real part first, as numpy's `complex64` and `complex128`.
+    Complex {
+        /// Bytes per element (both parts).
+        size: u8,
+        /// On-disk byte order of each part.
         order: ByteOrder,
     },
     /// A fixed number of bytes per element, zero-padded.
@@ -71,6 +106,20 @@ pub enum Datatype {
         /// Bytes per element (1 ..= 65536).
         len: u32,
     },
+    /// Bytes arca does not interpret (numpy `V<n>`), with an optional tag
+    /// naming what they hold.
+    Opaque {
+        /// Bytes per element.
+        len: u32,
+        /// What the bytes are, for readers (may be empty).
+        tag: String,
+    },
+    /// An integer with named values.
+    Enum(Box<EnumType>),
+    /// A fixed-shape array of a base type in each element.
+    Array(Box<ArrayType>),
+    /// A record of named members at fixed byte offsets.
+    Compound(Box<CompoundType>),
     /// Variable-length byte strings.
     VlenBytes,
     /// Variable-length UTF-8 strings.
@@ -84,6 +133,61 @@ pub enum Datatype {
         /// Byte order of base elements on disk.
         order: ByteOrder,
     },
+}
+
+/// An enum type: an integer base and its named values.
+///
+/// ```
+/// use arca::{Datatype, EnumType};
+/// let t = Datatype::enumeration(Datatype::int(1), &[("RED", 0), ("GREEN", 1)]).unwrap();
+/// let Datatype::Enum(e) = &t else { unreachable!() };
+/// assert_eq!(e.name_of(1), Some("GREEN"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EnumType {
+    /// The integer type values are stored as.
+    pub base: Datatype,
+    /// Names and values, in the order they were defined.
+    pub members: Vec<(String, i128)>,
+}
+
+impl EnumType {
+    /// The name of `value`, if it has one.
+    pub fn name_of(&self, value: i128) -> Option<&str> {
+        self.members
+            .iter()
+            .find(|(_, v)| *v == value)
+            .map(|(n, _)| n.as_str())
+    }
+}
+
+/// An array type: `dims` extents (C order) of `base`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ArrayType {
+    /// The type of each item.
+    pub base: Datatype,
+    /// Extents, outermost first.
+    pub dims: Vec<u32>,
+}
+
+/// A compound type: members at byte offsets within `size` bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CompoundType {
+    /// Bytes per element, gaps included.
+    pub size: u32,
+    /// Members in their defined order (not necessarily by offset).
+    pub fields: Vec<Field>,
+}
+
+/// One member of a [`CompoundType`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Field {
+    /// The member's name (unique within the compound).
+    pub name: String,
+    /// Byte offset within the element.
+    pub offset: u32,
+    /// The member's type (not variable-length).
+    pub dtype: Datatype,
 }
 
 /// The class of a variable-length sequence's base type.
@@ -113,6 +217,18 @@ pub const VLEN_RECORD: usize = 16;
 /// Longest fixed-length byte string element.
 pub const MAX_FIXED_BYTES: u32 = 1 << 16;
 
+/// Largest element of any fixed-size type (opaque, array, compound), 16 MiB.
+pub const MAX_ELEMENT_BYTES: u32 = 1 << 24;
+
+/// Deepest nesting of arrays, compounds and enums in one type.
+pub const MAX_TYPE_DEPTH: usize = 16;
+
+/// Most dimensions of an array type.
+pub const MAX_ARRAY_RANK: usize = 32;
+
+/// Most members of a compound or enum type.
+pub const MAX_MEMBERS: usize = 1 << 16;
+
 impl Datatype {
     /// Native-order signed integer of `size` bytes.
     pub fn int(size: u8) -> Self {
@@ -128,9 +244,16 @@ impl Datatype {
             order: ByteOrder::NATIVE,
         }
     }
-    /// Native-order float of `size` bytes (4 or 8).
+    /// Native-order float of `size` bytes (2, 4 or 8).
     pub fn float(size: u8) -> Self {
         Datatype::Float {
+            size,
+            order: ByteOrder::NATIVE,
+        }
+    }
+    /// Native-order complex number of `size` bytes (8 or 16; 4 for two halves).
+    pub fn complex(size: u8) -> Self {
+        Datatype::Complex {
             size,
             order: ByteOrder::NATIVE,
         }
@@ -139,21 +262,88 @@ impl Datatype {
     /// A variable-length sequence of `base`, which must be numeric or bool.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for strings or variable-length bases.
+    /// [`Error::InvalidArgument`] for other bases.
     pub fn vlen(base: Datatype) -> Result<Self> {
         base.validate()?;
         let (class, size, order) = match base {
             Datatype::Bool => (BaseClass::Bool, 1, ByteOrder::NATIVE),
             Datatype::Int { size, order } => (BaseClass::Int, size, order),
             Datatype::UInt { size, order } => (BaseClass::UInt, size, order),
-            Datatype::Float { size, order } => (BaseClass::Float, size, order),
+            Datatype::Float { size, order } if size != 2 => (BaseClass::Float, size, order),
             other => {
                 return Err(Error::invalid(format!(
-                    "a variable-length sequence needs a numeric base type, not {other}"
+                    "a variable-length sequence needs a bool, integer, float32 or \
+                     float64 base type, not {other}"
                 )))
             }
         };
         Ok(Datatype::Vlen { class, size, order })
+    }
+
+    /// An enum over the integer type `base` with the given names and values.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a non-integer base, no members, a
+    /// repeated name or value, or a value the base cannot hold.
+    pub fn enumeration(base: Datatype, members: &[(&str, i128)]) -> Result<Self> {
+        let t = Datatype::Enum(Box::new(EnumType {
+            base,
+            members: members.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+        }));
+        t.validate()?;
+        Ok(t)
+    }
+
+    /// An array of `dims` items of `base` in each element.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a variable-length or array base, or
+    /// extents that are zero, too many or too large.
+    pub fn array(base: Datatype, dims: &[u32]) -> Result<Self> {
+        let t = Datatype::Array(Box::new(ArrayType {
+            base,
+            dims: dims.to_vec(),
+        }));
+        t.validate()?;
+        Ok(t)
+    }
+
+    /// A compound of `size` bytes with `fields` as `(name, offset, type)`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for no members, a repeated or empty name,
+    /// members that overlap or pass `size`, or a variable-length member.
+    pub fn compound(size: u32, fields: &[(&str, u32, Datatype)]) -> Result<Self> {
+        let t = Datatype::Compound(Box::new(CompoundType {
+            size,
+            fields: fields
+                .iter()
+                .map(|(n, o, d)| Field {
+                    name: n.to_string(),
+                    offset: *o,
+                    dtype: d.clone(),
+                })
+                .collect(),
+        }));
+        t.validate()?;
+        Ok(t)
+    }
+
+    /// A compound of members packed one after another, in order.
+    ///
+    /// # Errors
+    /// As [`Datatype::compound`].
+    pub fn packed(fields: &[(&str, Datatype)]) -> Result<Self> {
+        let mut at = 0u32;
+        let mut list = vec![];
+        for (n, d) in fields {
+            list.push((*n, at, d.clone()));
+            at = u32::try_from(d.size())
+                .ok()
+                .and_then(|s| at.checked_add(s))
+                .ok_or_else(|| Error::invalid("compound too large"))?;
+        }
+        Datatype::compound(at, &list)
     }
 
     /// Whether elements are variable-length (strings or sequences).
@@ -184,40 +374,77 @@ impl Datatype {
 
     /// Bytes per element (16, the record, for variable-length types).
     pub fn size(&self) -> usize {
-        match *self {
+        match self {
             Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => VLEN_RECORD,
             Datatype::Bool => 1,
             Datatype::Int { size, .. }
             | Datatype::UInt { size, .. }
-            | Datatype::Float { size, .. } => size as usize,
-            Datatype::FixedBytes { len } => len as usize,
+            | Datatype::Float { size, .. }
+            | Datatype::Complex { size, .. } => *size as usize,
+            Datatype::FixedBytes { len } | Datatype::Opaque { len, .. } => *len as usize,
+            Datatype::Enum(e) => e.base.size(),
+            Datatype::Array(a) => a
+                .dims
+                .iter()
+                .fold(a.base.size(), |s, &d| s.saturating_mul(d as usize)),
+            Datatype::Compound(c) => c.size as usize,
         }
     }
 
-    /// Byte order on disk; single-byte and string types report native.
+    /// Byte order on disk of a numeric type (or a variable-length
+    /// sequence's items, or an enum's base); others report native.
     pub fn order(&self) -> ByteOrder {
-        match *self {
+        match self {
             Datatype::Int { order, .. }
             | Datatype::UInt { order, .. }
             | Datatype::Float { order, .. }
-            | Datatype::Vlen { order, .. } => order,
+            | Datatype::Complex { order, .. }
+            | Datatype::Vlen { order, .. } => *order,
+            Datatype::Enum(e) => e.base.order(),
             _ => ByteOrder::NATIVE,
         }
     }
 
-    /// The same type in native byte order: the in-memory form of its values.
+    /// The same type with every number in native byte order: the in-memory
+    /// form of its values.
     pub fn native(&self) -> Self {
         self.with_order(ByteOrder::NATIVE)
     }
 
-    /// The same type with another byte order (no effect on bool and strings).
+    /// The same type with every number in `order` (members and items
+    /// included; no effect on bool, strings and opaque bytes).
     pub fn with_order(&self, order: ByteOrder) -> Self {
-        match *self {
-            Datatype::Int { size, .. } => Datatype::Int { size, order },
-            Datatype::UInt { size, .. } => Datatype::UInt { size, order },
-            Datatype::Float { size, .. } => Datatype::Float { size, order },
-            Datatype::Vlen { class, size, .. } => Datatype::Vlen { class, size, order },
-            other => other,
+        match self {
+            Datatype::Int { size, .. } => Datatype::Int { size: *size, order },
+            Datatype::UInt { size, .. } => Datatype::UInt { size: *size, order },
+            Datatype::Float { size, .. } => Datatype::Float { size: *size, order },
+            Datatype::Complex { size, .. } => Datatype::Complex { size: *size, order },
+            Datatype::Vlen { class, size, .. } => Datatype::Vlen {
+                class: *class,
+                size: *size,
+                order,
+            },
+            Datatype::Enum(e) => Datatype::Enum(Box::new(EnumType {
+                base: e.base.with_order(order),
+                members: e.members.clone(),
+            })),
+            Datatype::Array(a) => Datatype::Array(Box::new(ArrayType {
+                base: a.base.with_order(order),
+                dims: a.dims.clone(),
+            })),
+            Datatype::Compound(c) => Datatype::Compound(Box::new(CompoundType {
+                size: c.size,
+                fields: c
+                    .fields
+                    .iter()
+                    .map(|f| Field {
+                        name: f.name.clone(),
+                        offset: f.offset,
+                        dtype: f.dtype.with_order(order),
+                    })
+                    .collect(),
+            })),
+            other => other.clone(),
         }
     }
 
@@ -225,150 +452,333 @@ impl Datatype {
     /// (never for variable-length types, whose records are always
     /// little-endian; see [`Datatype::base`] for their items).
     pub fn needs_swap(&self) -> bool {
-        self.size() > 1
-            && self.order() != ByteOrder::NATIVE
-            && !matches!(self, Datatype::FixedBytes { .. })
-            && !self.is_vlen()
+        if self.is_vlen() {
+            return false;
+        }
+        let mut any = false;
+        self.leaves(0, &mut |_, size| any |= size > 1);
+        any
     }
 
-    /// Check sizes are ones this type class allows.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] for e.g. a 3-byte integer or a 2-byte float.
-    pub fn validate(&self) -> Result<()> {
-        let ok = match *self {
-            Datatype::Bool => true,
-            Datatype::Int { size, .. } | Datatype::UInt { size, .. } => {
-                matches!(size, 1 | 2 | 4 | 8)
+    /// Calls `f(offset, size)` for every number in an element whose byte
+    /// order is not native (complex numbers as two parts).
+    fn leaves(&self, at: usize, f: &mut dyn FnMut(usize, usize)) {
+        match self {
+            Datatype::Int { size, order }
+            | Datatype::UInt { size, order }
+            | Datatype::Float { size, order }
+                if *order != ByteOrder::NATIVE =>
+            {
+                f(at, *size as usize)
             }
-            Datatype::Float { size, .. } => matches!(size, 4 | 8),
-            Datatype::FixedBytes { len } => (1..=MAX_FIXED_BYTES).contains(&len),
-            Datatype::VlenBytes | Datatype::VlenStr => true,
-            Datatype::Vlen { class, size, .. } => match class {
-                BaseClass::Bool => size == 1,
-                BaseClass::Int | BaseClass::UInt => matches!(size, 1 | 2 | 4 | 8),
-                BaseClass::Float => matches!(size, 4 | 8),
-            },
-        };
-        if ok {
-            Ok(())
-        } else {
-            Err(Error::invalid(format!("unsupported datatype {self:?}")))
+            Datatype::Complex { size, order } if *order != ByteOrder::NATIVE => {
+                let h = *size as usize / 2;
+                f(at, h);
+                f(at + h, h);
+            }
+            Datatype::Enum(e) => e.base.leaves(at, f),
+            Datatype::Array(a) => {
+                let n: usize = a.dims.iter().map(|&d| d as usize).product();
+                let s = a.base.size();
+                for i in 0..n {
+                    a.base.leaves(at + i * s, f);
+                }
+            }
+            Datatype::Compound(c) => {
+                for m in &c.fields {
+                    m.dtype.leaves(at + m.offset as usize, f);
+                }
+            }
+            _ => {}
         }
     }
 
-    /// Parse a numpy type string: `<f8`, `>i4`, `|u1`, `?`, `|b1`, `S10`, `|S3`,
-    /// or the names `float64`, `int32`, `bool`, …; variable-length types are
-    /// `vlen:str`, `vlen:bytes` and `vlen:` followed by a base (`vlen:<f4`).
+    /// Converts whole elements in `buf` between this type's byte order and
+    /// native order (the same swap both ways); a no-op when none is needed.
+    pub(crate) fn swap(&self, buf: &mut [u8]) {
+        if self.is_vlen() {
+            return;
+        }
+        let size = self.size();
+        match self {
+            Datatype::Int { .. } | Datatype::UInt { .. } | Datatype::Float { .. } => {
+                if self.order() != ByteOrder::NATIVE {
+                    swap_in_place(buf, size)
+                }
+            }
+            _ => {
+                let mut plan = vec![];
+                self.leaves(0, &mut |o, s| {
+                    if s > 1 {
+                        plan.push((o, s))
+                    }
+                });
+                if plan.is_empty() || size == 0 {
+                    return;
+                }
+                if plan.iter().all(|&(_, s)| s == plan[0].1)
+                    && plan.iter().enumerate().all(|(i, &(o, s))| o == i * s)
+                    && plan.len() * plan[0].1 == size
+                {
+                    // Every byte is in a number of one size: one flat swap.
+                    return swap_in_place(buf, plan[0].1);
+                }
+                for e in buf.chunks_exact_mut(size) {
+                    for &(o, s) in &plan {
+                        e[o..o + s].reverse();
+                    }
+                }
+            }
+        }
+    }
+
+    /// Check sizes, members and extents are ones this type class allows.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for anything else.
-    pub fn parse(s: &str) -> Result<Self> {
-        let bad = || Error::invalid(format!("unknown datatype {s:?}"));
-        if let Some(base) = s.strip_prefix("vlen:") {
-            return match base {
-                "str" => Ok(Datatype::VlenStr),
-                "bytes" => Ok(Datatype::VlenBytes),
-                b => Datatype::vlen(Datatype::parse(b)?),
-            };
-        }
-        let named = match s {
-            "bool" | "?" => Some(Datatype::Bool),
-            "int8" => Some(Datatype::int(1)),
-            "int16" => Some(Datatype::int(2)),
-            "int32" => Some(Datatype::int(4)),
-            "int64" => Some(Datatype::int(8)),
-            "uint8" => Some(Datatype::uint(1)),
-            "uint16" => Some(Datatype::uint(2)),
-            "uint32" => Some(Datatype::uint(4)),
-            "uint64" => Some(Datatype::uint(8)),
-            "float32" => Some(Datatype::float(4)),
-            "float64" => Some(Datatype::float(8)),
-            _ => None,
-        };
-        if let Some(t) = named {
-            return Ok(t);
-        }
-        let (order, rest) = match s.as_bytes().first() {
-            Some(b'<') => (ByteOrder::Little, &s[1..]),
-            Some(b'>') => (ByteOrder::Big, &s[1..]),
-            Some(b'=') => (ByteOrder::NATIVE, &s[1..]),
-            Some(b'|') => (ByteOrder::NATIVE, &s[1..]),
-            _ => (ByteOrder::NATIVE, s),
-        };
-        let mut chars = rest.chars();
-        let kind = chars.next().ok_or_else(bad)?;
-        let n: u32 = chars.as_str().parse().map_err(|_| bad())?;
-        let t = match kind {
-            'b' if n == 1 => Datatype::Bool,
-            'i' => Datatype::Int {
-                size: u8::try_from(n).map_err(|_| bad())?,
-                order,
-            },
-            'u' => Datatype::UInt {
-                size: u8::try_from(n).map_err(|_| bad())?,
-                order,
-            },
-            'f' => Datatype::Float {
-                size: u8::try_from(n).map_err(|_| bad())?,
-                order,
-            },
-            'S' => Datatype::FixedBytes { len: n },
-            _ => return Err(bad()),
-        };
-        t.validate()?;
-        Ok(t)
+    /// [`Error::InvalidArgument`] for e.g. a 3-byte integer, overlapping
+    /// compound members or an enum on a float base.
+    pub fn validate(&self) -> Result<()> {
+        self.check(0).map_err(Error::invalid)
     }
 
-    /// The numpy type string for this type, with explicit byte order.
-    pub fn to_numpy_str(&self) -> String {
-        let o = |order: ByteOrder| if order == ByteOrder::Little { '<' } else { '>' };
-        match *self {
-            Datatype::Bool => "|b1".into(),
-            Datatype::Int { size: 1, .. } => "|i1".into(),
-            Datatype::UInt { size: 1, .. } => "|u1".into(),
-            Datatype::Int { size, order } => format!("{}i{size}", o(order)),
-            Datatype::UInt { size, order } => format!("{}u{size}", o(order)),
-            Datatype::Float { size, order } => format!("{}f{size}", o(order)),
-            Datatype::FixedBytes { len } => format!("|S{len}"),
-            Datatype::VlenBytes => "vlen:bytes".into(),
-            Datatype::VlenStr => "vlen:str".into(),
-            Datatype::Vlen { .. } => match self.base() {
-                Some(b) => format!("vlen:{}", b.to_numpy_str()),
-                None => "vlen:?".into(),
-            },
+    /// Whether this type is a whole, sane type; the reason when it is not.
+    fn check(&self, depth: usize) -> std::result::Result<(), String> {
+        if depth > MAX_TYPE_DEPTH {
+            return Err(format!("types nested more than {MAX_TYPE_DEPTH} deep"));
+        }
+        let bad = || Err(format!("unsupported datatype {self}"));
+        match self {
+            Datatype::Bool | Datatype::VlenBytes | Datatype::VlenStr => Ok(()),
+            Datatype::Int { size, .. } | Datatype::UInt { size, .. } => {
+                if matches!(size, 1 | 2 | 4 | 8) {
+                    Ok(())
+                } else {
+                    bad()
+                }
+            }
+            Datatype::Float { size, .. } => {
+                if matches!(size, 2 | 4 | 8) {
+                    Ok(())
+                } else {
+                    bad()
+                }
+            }
+            Datatype::Complex { size, .. } => {
+                if matches!(size, 4 | 8 | 16) {
+                    Ok(())
+                } else {
+                    bad()
+                }
+            }
+            Datatype::FixedBytes { len } => {
+                if (1..=MAX_FIXED_BYTES).contains(len) {
+                    Ok(())
+                } else {
+                    bad()
+                }
+            }
+            Datatype::Opaque { len, tag } => {
+                if !(1..=MAX_ELEMENT_BYTES).contains(len) {
+                    return Err(format!("opaque element of {len} bytes"));
+                }
+                if tag.len() > u16::MAX as usize {
+                    return Err("opaque tag longer than 65535 bytes".into());
+                }
+                Ok(())
+            }
+            Datatype::Vlen { class, size, .. } => {
+                let ok = match class {
+                    BaseClass::Bool => *size == 1,
+                    BaseClass::Int | BaseClass::UInt => matches!(size, 1 | 2 | 4 | 8),
+                    BaseClass::Float => matches!(size, 4 | 8),
+                };
+                if ok {
+                    Ok(())
+                } else {
+                    bad()
+                }
+            }
+            Datatype::Enum(e) => {
+                let (lo, hi) = match e.base {
+                    Datatype::Int { size, .. } if matches!(size, 1 | 2 | 4 | 8) => {
+                        let b = size as u32 * 8 - 1;
+                        (-(1i128 << b), (1i128 << b) - 1)
+                    }
+                    Datatype::UInt { size, .. } if matches!(size, 1 | 2 | 4 | 8) => {
+                        (0, (1i128 << (size as u32 * 8)) - 1)
+                    }
+                    ref b => return Err(format!("an enum needs an integer base, not {b}")),
+                };
+                if e.members.is_empty() || e.members.len() > MAX_MEMBERS {
+                    return Err(format!("an enum of {} members", e.members.len()));
+                }
+                let mut names = HashSet::new();
+                let mut values = HashSet::new();
+                for (n, v) in &e.members {
+                    check_name(n, "enum member")?;
+                    if !names.insert(n.as_str()) {
+                        return Err(format!("enum member {n:?} named twice"));
+                    }
+                    if !values.insert(*v) {
+                        return Err(format!("enum value {v} named twice"));
+                    }
+                    if *v < lo || *v > hi {
+                        return Err(format!("enum value {v} of {n:?} does not fit {}", e.base));
+                    }
+                }
+                Ok(())
+            }
+            Datatype::Array(a) => {
+                if a.base.is_vlen() || matches!(a.base, Datatype::Array(_)) {
+                    return Err(format!(
+                        "an array of {} (arrays hold fixed, non-array items; nest extents instead)",
+                        a.base
+                    ));
+                }
+                a.base.check(depth + 1)?;
+                if a.dims.is_empty() || a.dims.len() > MAX_ARRAY_RANK {
+                    return Err(format!("an array of rank {}", a.dims.len()));
+                }
+                if a.dims.contains(&0) {
+                    return Err("an array with a zero extent".into());
+                }
+                let total = a
+                    .dims
+                    .iter()
+                    .try_fold(a.base.size() as u64, |s, &d| s.checked_mul(d as u64));
+                match total {
+                    Some(t) if t <= MAX_ELEMENT_BYTES as u64 => Ok(()),
+                    _ => Err(format!(
+                        "an array element larger than {MAX_ELEMENT_BYTES} bytes"
+                    )),
+                }
+            }
+            Datatype::Compound(c) => {
+                if c.fields.is_empty() || c.fields.len() > MAX_MEMBERS {
+                    return Err(format!("a compound of {} members", c.fields.len()));
+                }
+                if c.size == 0 || c.size > MAX_ELEMENT_BYTES {
+                    return Err(format!("a compound of {} bytes", c.size));
+                }
+                let mut names = HashSet::new();
+                let mut spans = Vec::with_capacity(c.fields.len());
+                for m in &c.fields {
+                    check_name(&m.name, "compound member")?;
+                    if !names.insert(m.name.as_str()) {
+                        return Err(format!("compound member {:?} named twice", m.name));
+                    }
+                    if m.dtype.is_vlen() {
+                        return Err(format!(
+                            "compound member {:?} is variable-length ({}), which compounds do not hold yet",
+                            m.name, m.dtype
+                        ));
+                    }
+                    m.dtype.check(depth + 1)?;
+                    let end = m.offset as u64 + m.dtype.size() as u64;
+                    if end > c.size as u64 {
+                        return Err(format!(
+                            "compound member {:?} ends at byte {end}, past the element's {}",
+                            m.name, c.size
+                        ));
+                    }
+                    spans.push((m.offset as u64, end, &m.name));
+                }
+                spans.sort_unstable();
+                for w in spans.windows(2) {
+                    if w[1].0 < w[0].1 {
+                        return Err(format!(
+                            "compound members {:?} and {:?} overlap",
+                            w[0].2, w[1].2
+                        ));
+                    }
+                }
+                Ok(())
+            }
         }
     }
 
     pub(crate) fn encode(&self, w: &mut Writer) {
-        if let Some(base) = self.base() {
-            let kind = match self {
-                Datatype::VlenBytes => 0,
-                Datatype::VlenStr => 1,
-                _ => 2,
-            };
-            w.u8(5).u8(0).u16(kind).u32(VLEN_RECORD as u32);
-            base.encode(w);
-            return;
-        }
-        let (class, order) = match *self {
-            Datatype::Bool => (0, ByteOrder::Little),
-            Datatype::Int { order, .. } => (1, order),
-            Datatype::UInt { order, .. } => (2, order),
-            Datatype::Float { order, .. } => (3, order),
-            Datatype::FixedBytes { .. } => (4, ByteOrder::Little),
-            // Handled above; kept total so a new class cannot be forgotten.
+        let order = |o: ByteOrder| if o == ByteOrder::Big { 1 } else { 0 };
+        let size = self.size() as u32;
+        match self {
             Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => {
-                (5, ByteOrder::Little)
+                let kind = match self {
+                    Datatype::VlenBytes => 0,
+                    Datatype::VlenStr => 1,
+                    _ => 2,
+                };
+                w.u8(5).u8(0).u16(kind).u32(VLEN_RECORD as u32);
+                if let Some(base) = self.base() {
+                    base.encode(w);
+                }
             }
-        };
-        w.u8(class)
-            .u8(if order == ByteOrder::Big { 1 } else { 0 })
-            .u16(0)
-            .u32(self.size() as u32);
+            Datatype::Bool => {
+                w.u8(0).u8(0).u16(0).u32(1);
+            }
+            Datatype::Int { order: o, .. } => {
+                w.u8(1).u8(order(*o)).u16(0).u32(size);
+            }
+            Datatype::UInt { order: o, .. } => {
+                w.u8(2).u8(order(*o)).u16(0).u32(size);
+            }
+            Datatype::Float { order: o, .. } => {
+                w.u8(3).u8(order(*o)).u16(0).u32(size);
+            }
+            Datatype::FixedBytes { .. } => {
+                w.u8(4).u8(0).u16(0).u32(size);
+            }
+            Datatype::Complex { order: o, .. } => {
+                w.u8(6).u8(order(*o)).u16(0).u32(size);
+            }
+            Datatype::Opaque { tag, .. } => {
+                w.u8(7).u8(0).u16(0).u32(size);
+                w.u16(tag.len() as u16).bytes(tag.as_bytes());
+            }
+            Datatype::Enum(e) => {
+                w.u8(8).u8(0).u16(0).u32(size);
+                e.base.encode(w);
+                w.u32(e.members.len() as u32);
+                for (n, v) in &e.members {
+                    w.u16(n.len() as u16).bytes(n.as_bytes()).u64(*v as u64);
+                }
+            }
+            Datatype::Array(a) => {
+                w.u8(9).u8(0).u16(0).u32(size);
+                w.u8(a.dims.len() as u8);
+                for &d in &a.dims {
+                    w.u32(d);
+                }
+                a.base.encode(w);
+            }
+            Datatype::Compound(c) => {
+                w.u8(10).u8(0).u16(0).u32(size);
+                w.u32(c.fields.len() as u32);
+                for m in &c.fields {
+                    w.u16(m.name.len() as u16)
+                        .bytes(m.name.as_bytes())
+                        .u32(m.offset);
+                    m.dtype.encode(w);
+                }
+            }
+        }
     }
 
+    /// Bytes of this type's encoding.
+    pub(crate) fn encoded_len(&self) -> usize {
+        let mut w = Writer::new();
+        self.encode(&mut w);
+        w.buf.len()
+    }
+
+    /// Decode a type and check it as a whole (see the module comment).
     pub(crate) fn decode(r: &mut Reader) -> Result<Self> {
+        Datatype::decode_at(r, 0)
+    }
+
+    fn decode_at(r: &mut Reader, depth: usize) -> Result<Self> {
+        if depth > MAX_TYPE_DEPTH {
+            return Err(r.corrupt(format!("types nested more than {MAX_TYPE_DEPTH} deep")));
+        }
         let class = r.u8()?;
         let order = match r.u8()? {
             0 => ByteOrder::Little,
@@ -378,10 +788,12 @@ impl Datatype {
         let kind = r.u16()?;
         let size = r.u32()?;
         if class == 5 {
-            if size != VLEN_RECORD as u32 {
-                return Err(r.corrupt(format!("variable-length record size {size}")));
+            if size != VLEN_RECORD as u32 || order != ByteOrder::Little {
+                return Err(r.corrupt(format!(
+                    "variable-length record of {size} bytes, order {order:?}"
+                )));
             }
-            let base = Datatype::decode(r)?;
+            let base = Datatype::decode_at(r, depth + 1)?;
             let byte = matches!(base, Datatype::UInt { size: 1, .. });
             return match kind {
                 0 if byte => Ok(Datatype::VlenBytes),
@@ -392,12 +804,27 @@ impl Datatype {
                 ))),
             };
         }
-        if kind != 0 || (order == ByteOrder::Big && matches!(class, 0 | 4)) {
+        let ordered = matches!(class, 1 | 2 | 3 | 6);
+        if kind != 0 || (order == ByteOrder::Big && !ordered) {
             return Err(r.corrupt(format!(
                 "datatype class {class} with kind {kind} and byte order {order:?}"
             )));
         }
         let small = || u8::try_from(size).map_err(|_| r.corrupt(format!("element size {size}")));
+        let name = |r: &mut Reader<'_>, what: &str| -> Result<String> {
+            let n = r.u16()? as usize;
+            let b = r.bytes(n)?;
+            String::from_utf8(b.to_vec())
+                .map_err(|_| r.corrupt(format!("{what} name is not UTF-8")))
+        };
+        // Counts are bounded by the bytes left, so a damaged count cannot
+        // ask for a huge allocation before the reader runs out.
+        let count = |r: &mut Reader<'_>, n: usize, min: usize, what: &str| -> Result<usize> {
+            if n > MAX_MEMBERS || n.saturating_mul(min) > r.remaining() {
+                return Err(r.corrupt(format!("{n} {what} in {} bytes", r.remaining())));
+            }
+            Ok(n)
+        };
         let t = match class {
             0 if size == 1 => Datatype::Bool,
             0 => return Err(r.corrupt(format!("boolean of {size} bytes"))),
@@ -414,15 +841,78 @@ impl Datatype {
                 order,
             },
             4 => Datatype::FixedBytes { len: size },
-            c if c >= 6 => {
+            6 => Datatype::Complex {
+                size: small()?,
+                order,
+            },
+            7 => Datatype::Opaque {
+                len: size,
+                tag: name(r, "opaque tag")?,
+            },
+            8 => {
+                let base = Datatype::decode_at(r, depth + 1)?;
+                let n = r.u32()? as usize;
+                let n = count(r, n, 10, "enum members")?;
+                let mut members = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let m = name(r, "enum member")?;
+                    let raw = r.u64()?;
+                    let v = match base {
+                        Datatype::Int { .. } => raw as i64 as i128,
+                        _ => raw as i128,
+                    };
+                    members.push((m, v));
+                }
+                Datatype::Enum(Box::new(EnumType { base, members }))
+            }
+            9 => {
+                let rank = r.u8()? as usize;
+                let rank = count(r, rank, 4, "array extents")?;
+                let mut dims = Vec::with_capacity(rank);
+                for _ in 0..rank {
+                    dims.push(r.u32()?);
+                }
+                let base = Datatype::decode_at(r, depth + 1)?;
+                Datatype::Array(Box::new(ArrayType { base, dims }))
+            }
+            10 => {
+                let n = r.u32()? as usize;
+                let n = count(r, n, 14, "compound members")?;
+                let mut fields = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let m = name(r, "compound member")?;
+                    let offset = r.u32()?;
+                    let dtype = Datatype::decode_at(r, depth + 1)?;
+                    fields.push(Field {
+                        name: m,
+                        offset,
+                        dtype,
+                    });
+                }
+                Datatype::Compound(Box::new(CompoundType { size, fields }))
+            }
+            c if c >= 11 => {
                 return Err(Error::Unsupported(format!("datatype class {c}")));
             }
             c => return Err(r.corrupt(format!("datatype class {c}"))),
         };
-        t.validate()
-            .map_err(|_| r.corrupt(format!("invalid datatype {t:?}")))?;
+        if t.size() as u64 != size as u64 {
+            return Err(r.corrupt(format!(
+                "{t} recorded as {size} bytes per element, not {}",
+                t.size()
+            )));
+        }
+        t.check(depth).map_err(|why| r.corrupt(why))?;
         Ok(t)
     }
+}
+
+/// A member or enum name: non-empty, at most 65535 bytes.
+fn check_name(n: &str, what: &str) -> std::result::Result<(), String> {
+    if n.is_empty() || n.len() > u16::MAX as usize {
+        return Err(format!("{what} name of {} bytes", n.len()));
+    }
+    Ok(())
 }
 
 /// Swap each `size`-byte element of `buf` in place.
@@ -434,34 +924,17 @@ pub(crate) fn swap_in_place(buf: &mut [u8], size: usize) {
     }
 }
 
-impl std::fmt::Display for Datatype {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let o = |order: ByteOrder| {
-            if order == ByteOrder::Little {
-                "LE"
-            } else {
-                "BE"
-            }
-        };
-        match *self {
-            Datatype::Bool => write!(f, "bool"),
-            Datatype::Int { size, order } => write!(f, "int{} {}", size * 8, o(order)),
-            Datatype::UInt { size, order } => write!(f, "uint{} {}", size * 8, o(order)),
-            Datatype::Float { size, order } => write!(f, "float{} {}", size * 8, o(order)),
-            Datatype::FixedBytes { len } => write!(f, "bytes[{len}]"),
-            Datatype::VlenBytes => write!(f, "vlen bytes"),
-            Datatype::VlenStr => write!(f, "vlen utf8"),
-            Datatype::Vlen { .. } => match self.base() {
-                Some(b) => write!(f, "vlen {b}"),
-                None => write!(f, "vlen"),
-            },
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn roundtrip(t: &Datatype) {
+        let mut w = Writer::new();
+        t.encode(&mut w);
+        let mut r = Reader::new(&w.buf, "datatype", 0);
+        assert_eq!(&Datatype::decode(&mut r).unwrap(), t);
+        assert_eq!(r.remaining(), 0);
+    }
 
     #[test]
     fn encode_decode_all() {
@@ -475,9 +948,19 @@ mod tests {
             ">u2",
             "<u4",
             ">u8",
+            "<f2",
             "<f4",
             ">f8",
+            "<c8",
+            ">c16",
             "S7",
+            "|V5",
+            r#"opaque(3,"jpeg")"#,
+            r#"enum(<i2){"a":-3,"b":7}"#,
+            r#"enum(>u8){"max":18446744073709551615}"#,
+            "[3,2]>f4",
+            r#"struct(24){"x"@0:<f4,"y"@8:[2]>i8}"#,
+            r#"struct(9){"n"@0:struct(5){"c"@4:|b1,"e"@0:enum(|u1){"x":1}},"s"@5:|S4}"#,
             "vlen:str",
             "vlen:bytes",
             "vlen:<f4",
@@ -486,10 +969,8 @@ mod tests {
             "vlen:|u1",
         ] {
             let t = Datatype::parse(s).unwrap();
-            let mut w = Writer::new();
-            t.encode(&mut w);
-            let mut r = Reader::new(&w.buf, "datatype", 0);
-            assert_eq!(Datatype::decode(&mut r).unwrap(), t);
+            roundtrip(&t);
+            assert_eq!(Datatype::parse(&t.to_numpy_str()).unwrap(), t, "{s}");
         }
     }
 
@@ -497,7 +978,8 @@ mod tests {
     fn bad_types_rejected() {
         for s in [
             "<i3",
-            "<f2",
+            "<f3",
+            "<c2",
             "x",
             "",
             "S0",
@@ -505,8 +987,53 @@ mod tests {
             "vlen:S4",
             "vlen:vlen:str",
             "vlen:",
+            "vlen:<f2",
+            "[0]<f4",
+            "[2][3]<f4",
+            "[2]vlen:str",
+            r#"struct(4){"a"@0:<f4,"a"@0:<f4}"#,
+            r#"struct(6){"a"@0:<f4,"b"@2:<i2}"#,
+            r#"struct(3){"a"@0:<f4}"#,
+            r#"struct(16){"a"@0:vlen:str}"#,
+            r#"struct(4){}"#,
+            r#"enum(<f4){"a":1}"#,
+            r#"enum(|i1){"a":200}"#,
+            r#"enum(|u1){"a":1,"b":1}"#,
+            r#"enum(|u1){}"#,
         ] {
             assert!(Datatype::parse(s).is_err(), "{s}");
         }
+    }
+
+    #[test]
+    fn swap_follows_members() {
+        let t = Datatype::parse(r#"struct(7){"a"@0:>u2,"b"@2:|u1,"c"@3:>i4}"#).unwrap();
+        let mut b = vec![1, 2, 3, 4, 5, 6, 7];
+        t.swap(&mut b);
+        assert_eq!(b, [2, 1, 3, 7, 6, 5, 4]);
+        let c = Datatype::parse(">c8").unwrap();
+        let mut b = vec![1, 2, 3, 4, 5, 6, 7, 8];
+        c.swap(&mut b);
+        assert_eq!(b, [4, 3, 2, 1, 8, 7, 6, 5]);
+        assert!(!Datatype::parse("<c16").unwrap().needs_swap());
+    }
+
+    #[test]
+    fn deep_nesting_refused_at_decode() {
+        let mut t = Datatype::Bool;
+        for _ in 0..MAX_TYPE_DEPTH + 2 {
+            t = Datatype::Compound(Box::new(CompoundType {
+                size: 1,
+                fields: vec![Field {
+                    name: "x".into(),
+                    offset: 0,
+                    dtype: t,
+                }],
+            }));
+        }
+        let mut w = Writer::new();
+        t.encode(&mut w);
+        let mut r = Reader::new(&w.buf, "datatype", 0);
+        assert!(Datatype::decode(&mut r).is_err());
     }
 }

@@ -142,7 +142,11 @@ impl Header {
     pub(crate) fn create(&self, st: &mut Store) -> Result<u64> {
         let enc = self.encode();
         let size = crate::pager::size_for(enc.len()).ok_or_else(|| {
-            Error::invalid(format!("object header of {} bytes is too large", enc.len()))
+            Error::invalid(format!(
+                "object header of {} bytes does not fit a {}-byte page",
+                enc.len(),
+                crate::pager::PAGE_SIZE
+            ))
         })?;
         let addr = st.alloc_page(size)?;
         st.pager.write_new(addr, TAG, size, &enc)?;
@@ -377,6 +381,7 @@ impl Header {
             let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, shape, layout) else {
                 return Err(r.corrupt("dataset header lacks type, shape or layout"));
             };
+            let vbase = dtype.base().filter(|_| dtype.is_vlen());
             let meta = DatasetMeta {
                 dtype,
                 dims,
@@ -386,7 +391,7 @@ impl Header {
                 fill,
                 vlen: None,
             };
-            let vlen = match (dtype.base().filter(|_| dtype.is_vlen()), vlen_body) {
+            let vlen = match (vbase, vlen_body) {
                 (Some(b), Some(body)) => Some(VecMeta::decode(body, addr, b.size(), eof)?),
                 (None, None) => None,
                 _ => {

@@ -5,7 +5,7 @@ use super::{lock, Shared};
 use crate::error::{Error, Result};
 use crate::format::attribute::AttrRecord;
 use crate::format::btree;
-use crate::format::datatype::{swap_in_place, Datatype};
+use crate::format::datatype::Datatype;
 use crate::format::object_header::{Header, MAX_RANK};
 use crate::space::Section;
 use crate::store::Store;
@@ -285,7 +285,7 @@ impl Attributes {
 
     fn put(&self, name: &str, v: &AttrValue, replace: bool) -> Result<()> {
         check_name(name)?;
-        let v = AttrValue::new(v.dtype, &v.shape, v.data.clone())?;
+        let v = AttrValue::new(v.dtype.clone(), &v.shape, v.data.clone())?;
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
@@ -297,7 +297,7 @@ impl Attributes {
         }
         let mut bytes = v.data;
         if v.dtype.needs_swap() {
-            swap_in_place(&mut bytes, v.dtype.size());
+            v.dtype.swap(&mut bytes);
         }
         crate::format::vlen_attr::swap_attr_payload(&v.dtype, v.shape.iter().product(), &mut bytes);
         let rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
@@ -344,7 +344,7 @@ impl Attributes {
         let rec = AttrRecord::decode(&raw, self.owner, g.st.space.eof())?;
         let mut data = rec.bytes(&g.st)?;
         if rec.dtype.needs_swap() {
-            swap_in_place(&mut data, rec.dtype.size());
+            rec.dtype.swap(&mut data);
         }
         if rec.dtype.is_vlen() {
             let n = rec.shape.iter().product();

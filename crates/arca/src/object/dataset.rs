@@ -5,7 +5,7 @@ use super::{lock, Attributes, Shared};
 use crate::chunk::{Cache, Chunked};
 use crate::error::{Error, Result};
 use crate::filter::Filter;
-use crate::format::datatype::{swap_in_place, Datatype};
+use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::PIPELINES;
 use crate::format::object_header::{DatasetMeta, Fill, Header, Layout, MAX_RANK};
 use crate::pool::lists::EXTENTS;
@@ -204,12 +204,20 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
         Some(f) if f.len() == elem as usize => {
             let mut f = f.clone();
             if o.dtype.needs_swap() {
-                swap_in_place(&mut f, elem as usize);
+                o.dtype.swap(&mut f);
             }
             Some(f)
         }
         Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
     };
+    // A compact header holds the elements beside the type, the shape and
+    // the fill value; with a wide compound or a large fill they may not
+    // fit one page, and then the automatic choice is contiguous.
+    let beside = o.dtype.encoded_len() as u64
+        + fill.as_ref().map_or(0, |f| f.len() as u64)
+        + 96
+        + 16 * rank as u64;
+    let fits_header = bytes.saturating_add(beside) <= crate::pager::PAGE_SIZE as u64;
     let compact = !chunked
         && match o.layout {
             Some(StorageLayout::Compact) => {
@@ -218,10 +226,17 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
                         "a variable-length dataset cannot be compact",
                     ));
                 }
+                if !fits_header {
+                    return Err(Error::invalid(format!(
+                        "a compact dataset keeps its {bytes} bytes of elements in its \
+                         header, beside about {beside} bytes of type, shape and fill \
+                         value; together they must fit 4096 bytes"
+                    )));
+                }
                 true
             }
             Some(_) => false,
-            None => !o.dtype.is_vlen() && bytes <= COMPACT_AUTO_BYTES,
+            None => !o.dtype.is_vlen() && bytes <= COMPACT_AUTO_BYTES && fits_header,
         };
     let layout = if compact {
         let n = usize::try_from(bytes)
@@ -265,7 +280,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     };
     let fill = DatasetMeta::make_fill(st, fill)?;
     let mut meta = DatasetMeta {
-        dtype: o.dtype,
+        dtype: o.dtype.clone(),
         dims: EXTENTS.take_copy(&o.shape),
         maxdims: EXTENTS.take_copy(&maxdims),
         layout,
@@ -543,7 +558,7 @@ impl Dataset {
         let m = load_meta(&mut g.st, self.addr)?;
         let mut f = m.fill_bytes(&g.st)?.to_vec();
         if m.dtype.needs_swap() {
-            swap_in_place(&mut f, m.dtype.size());
+            m.dtype.swap(&mut f);
         }
         Ok(f)
     }
@@ -691,16 +706,15 @@ pub(crate) fn read_locked(
         }
         Layout::Chunked { .. } => {
             let mut cache = g.cache(header);
-            let swap = m.dtype.needs_swap();
             let r = with_chunked(g, header, &mut cache, |c, st, cache| {
-                c.read(st, cache, sel, out, swap)
+                c.read(st, cache, sel, out)
             });
             g.caches.insert(header, cache);
-            return r;
+            r?;
         }
     }
     if m.dtype.needs_swap() {
-        swap_in_place(out, elem);
+        m.dtype.swap(out);
     }
     Ok(())
 }
@@ -724,7 +738,7 @@ pub(crate) fn write_locked(
     let swapped;
     let data = if m.dtype.needs_swap() {
         let mut v = data.to_vec();
-        swap_in_place(&mut v, elem);
+        m.dtype.swap(&mut v);
         swapped = v;
         &swapped[..]
     } else {

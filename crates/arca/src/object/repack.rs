@@ -106,7 +106,7 @@ fn copy_dataset(
     let shape = d.shape()?;
     let fill = d.fill_value()?;
     // The layout is kept as it was, compact and contiguous included.
-    let mut o = DatasetOptions::new(dtype, &shape)
+    let mut o = DatasetOptions::new(dtype.clone(), &shape)
         .fill_value(&fill)
         .layout(d.layout()?);
     let chunks = d.chunks()?;

@@ -240,7 +240,7 @@ fn load_vlen(g: &mut Session, addr: u64) -> Result<(Header, Datatype, Vec<u64>, 
             "variable-length type without a vector",
         )
     })?;
-    let (dt, dims) = (m.dtype, m.dims.to_vec());
+    let (dt, dims) = (m.dtype.clone(), m.dims.to_vec());
     Ok((h, dt, dims, vm))
 }
 

@@ -287,7 +287,7 @@ pub(crate) fn read_ranges(
             let end = start + dst.len() as u64;
             let sel = Selection::from_ranges(&[(start / i, end / i, 1)])?;
             // Items are moved as they are stored; the caller swaps them.
-            e.read(st, cache, &sel, dst, false)
+            e.read(st, cache, &sel, dst)
         };
         let mut pos = 0usize;
         let mut k = 0;

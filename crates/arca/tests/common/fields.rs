@@ -148,6 +148,30 @@ pub fn build() -> Vec<u8> {
     )
     .unwrap();
 
+    // Structured types: their encodings nest, so they get their own header
+    // (a chunked table) and attribute.
+    let row = Datatype::parse(
+        r#"struct(32){"t"@0:>f8,"s"@8:enum(|u1){"A":0,"B":1},"xy"@10:[3]<f2,"z"@16:<c16}"#,
+    )
+    .unwrap();
+    let table = root
+        .create_dataset(
+            "a/table",
+            &DatasetOptions::new(row.clone(), &[12]).chunks(&[5]),
+        )
+        .unwrap();
+    table
+        .write_raw(
+            &Selection::all(&[12]),
+            &(0..12 * 32).map(|i| (i % 7) as u8 & 1).collect::<Vec<u8>>(),
+        )
+        .unwrap();
+    a.set(
+        "row",
+        &AttrValue::new(row, &[], (0..32).map(|i| i as u8 & 1).collect()).unwrap(),
+    )
+    .unwrap();
+
     let data: Vec<i32> = (0..1024).map(|x| x * 7 - 300).collect();
     for (name, filters) in [
         ("plain", vec![]),
