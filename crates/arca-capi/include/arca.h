@@ -134,6 +134,12 @@ typedef int32_t arca_dtype_t;
 /* Object kinds. */
 #define ARCA_KIND_GROUP 1
 #define ARCA_KIND_DATASET 2
+#define ARCA_KIND_LINK 3    /* a dangling soft link or an external link */
+
+/* Link kinds (arca_link_info). */
+#define ARCA_LINK_HARD 1
+#define ARCA_LINK_SOFT 2
+#define ARCA_LINK_EXTERNAL 3
 
 /* ---- types ----------------------------------------------------------- */
 
@@ -266,6 +272,31 @@ int32_t arca_file_check(arca_file_t *f, arca_stat_t *out);
  *   arca_group_create(root, "run1/detector", NULL); */
 int32_t arca_group_create(arca_group_t *loc, const char *path, arca_group_t **out);
 
+/* As arca_group_create, for a group that lists its members in creation
+ * order (kept on reopen). */
+int32_t arca_group_create_ordered(arca_group_t *loc, const char *path, arca_group_t **out);
+
+/* Links. A soft link holds a path (absolute, or relative to its group),
+ * followed when used; an external link a path in another file (named
+ * relative to this file's directory), opened read-only; a hard link is a
+ * second name: the object lives until its last name is deleted.
+ *   arca_link_soft(root, "latest", "/runs/42");
+ *   arca_link_external(root, "calib", "calib.arca", "/v3");
+ *   arca_link_hard(root, "runs/42/frames", "frames_latest"); */
+int32_t arca_link_soft(arca_group_t *loc, const char *path, const char *target);
+int32_t arca_link_external(arca_group_t *loc, const char *path, const char *file,
+                           const char *target);
+int32_t arca_link_hard(arca_group_t *loc, const char *existing, const char *path);
+
+/* What the link at `path` is, not following it: *kind = ARCA_LINK_*; the
+ * target path (soft, external) and file (external) through caller buffers
+ * with required lengths; every out-pointer may be NULL.
+ *   int32_t k; char t[512];
+ *   arca_link_info(root, "latest", &k, t, sizeof t, NULL, NULL, 0, NULL); */
+int32_t arca_link_info(arca_group_t *loc, const char *path, int32_t *kind, char *target,
+                       size_t target_cap, size_t *target_needed, char *file, size_t file_cap,
+                       size_t *file_needed);
+
 /* Open a group (a dataset there is ARCA_ERR_NOT_FOUND). Release *out with
  * arca_group_close.
  *   arca_group_t *det; arca_group_open(root, "run1/detector", &det); */
@@ -278,7 +309,8 @@ int32_t arca_group_require(arca_group_t *loc, const char *path, arca_group_t **o
 /* Free a group handle; NULL is a no-op. */
 int32_t arca_group_close(arca_group_t *g);
 
-/* Delete the object at `path` and everything below it.
+/* Delete the link at `path`; the object goes, with everything below it,
+ * when this was its last name. A soft or external link goes alone.
  *   arca_delete(root, "run1/scratch"); */
 int32_t arca_delete(arca_group_t *loc, const char *path);
 

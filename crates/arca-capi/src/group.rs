@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_void, CString};
 
-use arca_core::{Error, Group, Object, ObjectKind};
+use arca_core::{Error, Group, GroupOptions, Link, Object, ObjectKind};
 
 use crate::error::{guard, Fail, R};
 use crate::ffi::{clear, give_handle, handle, put, put_opt, put_str, take_handle, text};
@@ -22,6 +22,29 @@ pub struct GroupHandle {
 pub const ARCA_KIND_GROUP: i32 = 1;
 /// The object is a dataset.
 pub const ARCA_KIND_DATASET: i32 = 2;
+/// A soft or external link that does not lead to an object in this file
+/// (dangling, or into another file); see `arca_link_info`.
+pub const ARCA_KIND_LINK: i32 = 3;
+
+/// Every link of `g` in its order, with the kind of what it leads to in
+/// this file (soft links followed) or `ARCA_KIND_LINK`.
+fn entries(g: &Group) -> R<Vec<(String, i32)>> {
+    let links = g.links()?;
+    Ok(links
+        .into_iter()
+        .map(|(name, l)| {
+            let k = match l {
+                Link::Hard(k) => kind_code(k),
+                Link::Soft(_) => match g.object(&name) {
+                    Ok(o) => kind_code(o.kind()),
+                    Err(_) => ARCA_KIND_LINK,
+                },
+                Link::External { .. } => ARCA_KIND_LINK,
+            };
+            (name, k)
+        })
+        .collect())
+}
 
 /// `int32_t (*)(const char *name, int32_t kind, void *user)`: return 0 to
 /// go on, anything else to stop (the iteration then returns that value).
@@ -256,7 +279,7 @@ pub unsafe extern "C" fn arca_group_member(
     guard(|| {
         // SAFETY: per the contract.
         let g = unsafe { handle(g, "group")? };
-        let members = g.group.members()?;
+        let members = entries(&g.group)?;
         let (n, k) = usize::try_from(index)
             .ok()
             .and_then(|i| members.get(i))
@@ -268,7 +291,7 @@ pub unsafe extern "C" fn arca_group_member(
                 )))
             })?;
         // SAFETY: per the contract.
-        unsafe { put_opt(kind, kind_code(*k)) };
+        unsafe { put_opt(kind, *k) };
         // SAFETY: per the contract.
         unsafe { put_str(n, name, cap, needed) }
     })
@@ -309,11 +332,11 @@ pub unsafe extern "C" fn arca_group_iterate(
         // SAFETY: per the contract.
         let g = unsafe { handle(g, "group")? };
         let cb = cb.ok_or_else(|| Fail::null("callback"))?;
-        for (name, kind) in g.group.members()? {
+        for (name, kind) in entries(&g.group)? {
             let c = c_name(&name);
             // SAFETY: a valid NUL-terminated name; `cb` and `user` are the
             // caller's, per the contract.
-            let r = unsafe { cb(c.as_ptr(), kind_code(kind), user) };
+            let r = unsafe { cb(c.as_ptr(), kind, user) };
             if r != 0 {
                 stop = r;
                 break;
@@ -452,5 +475,164 @@ pub unsafe extern "C" fn arca_group_path(
         let g = unsafe { handle(g, "group")? };
         // SAFETY: per the contract.
         unsafe { put_str(g.group.path(), buf, cap, needed) }
+    })
+}
+
+/// Link kind codes (`arca_link_kind`).
+pub const ARCA_LINK_HARD: i32 = 1;
+/// A soft link: a path followed when used.
+pub const ARCA_LINK_SOFT: i32 = 2;
+/// An external link: a path in another file.
+pub const ARCA_LINK_EXTERNAL: i32 = 3;
+
+/// Create a group whose members are listed in creation order (kept on
+/// reopen); otherwise as [`arca_group_create`].
+///
+/// # Safety
+/// As for [`arca_group_create`].
+///
+/// ```c
+/// arca_group_create_ordered(root, "steps", NULL);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_group_create_ordered(
+    loc: *mut GroupHandle,
+    path: *const c_char,
+    out: *mut *mut GroupHandle,
+) -> i32 {
+    guard(|| {
+        // SAFETY: out-pointer supplied by the caller.
+        unsafe { clear(out) };
+        // SAFETY: per the contract.
+        let (g, p) = unsafe { loc_path(loc, path)? };
+        let new = g.create_group_with(p, &GroupOptions::new().track_order(true))?;
+        // SAFETY: per the contract.
+        unsafe { give(out, new, false) }
+    })
+}
+
+/// Make `path` a soft link to `target` (absolute, or relative to the
+/// link's group); the target need not exist.
+///
+/// # Safety
+/// `loc` is NULL or a live group handle; `path` and `target` NUL-terminated.
+///
+/// ```c
+/// arca_link_soft(root, "latest", "/runs/42");
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_link_soft(
+    loc: *mut GroupHandle,
+    path: *const c_char,
+    target: *const c_char,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let (g, p) = unsafe { loc_path(loc, path)? };
+        // SAFETY: per the contract.
+        let t = unsafe { text(target, "target")? };
+        Ok(g.link_soft(p, t)?)
+    })
+}
+
+/// Make `path` an external link to `target` inside `file` (relative to
+/// this file's directory, or absolute).
+///
+/// # Safety
+/// As for [`arca_link_soft`]; `file` NUL-terminated.
+///
+/// ```c
+/// arca_link_external(root, "calib", "calib.arca", "/v3");
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_link_external(
+    loc: *mut GroupHandle,
+    path: *const c_char,
+    file: *const c_char,
+    target: *const c_char,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let (g, p) = unsafe { loc_path(loc, path)? };
+        // SAFETY: per the contract.
+        let f = unsafe { text(file, "file")? };
+        // SAFETY: per the contract.
+        let t = unsafe { text(target, "target")? };
+        Ok(g.link_external(p, f, t)?)
+    })
+}
+
+/// Give the object at `existing` a second name `path` (a hard link); it
+/// lives until its last name is deleted.
+///
+/// # Safety
+/// As for [`arca_link_soft`]; `existing` NUL-terminated.
+///
+/// ```c
+/// arca_link_hard(root, "runs/42/frames", "frames_latest");
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_link_hard(
+    loc: *mut GroupHandle,
+    existing: *const c_char,
+    path: *const c_char,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let (g, p) = unsafe { loc_path(loc, path)? };
+        // SAFETY: per the contract.
+        let e = unsafe { text(existing, "existing")? };
+        Ok(g.link_hard(e, p)?)
+    })
+}
+
+/// What the link at `path` is (its last component not followed):
+/// `*kind` is `ARCA_LINK_*`; for soft and external links the target path
+/// goes to `target` and, for external ones, the file name to `file`
+/// (caller buffers, required lengths in `*target_needed` / `*file_needed`;
+/// any of them may be NULL). A missing link is `ARCA_ERR_NOT_FOUND`.
+///
+/// # Safety
+/// `loc` is NULL or a live group handle; `path` NUL-terminated; buffers
+/// NULL or of their stated capacity; the others NULL or writable.
+///
+/// ```c
+/// int32_t kind; char t[512];
+/// arca_link_info(root, "latest", &kind, t, sizeof t, NULL, NULL, 0, NULL);
+/// ```
+#[no_mangle]
+#[allow(clippy::too_many_arguments)] // mirrors the C signature
+pub unsafe extern "C" fn arca_link_info(
+    loc: *mut GroupHandle,
+    path: *const c_char,
+    kind: *mut i32,
+    target: *mut c_char,
+    target_cap: usize,
+    target_needed: *mut usize,
+    file: *mut c_char,
+    file_cap: usize,
+    file_needed: *mut usize,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let (g, p) = unsafe { loc_path(loc, path)? };
+        let (k, t, f) = match g.link(p)? {
+            Link::Hard(_) => (ARCA_LINK_HARD, String::new(), String::new()),
+            Link::Soft(t) => (ARCA_LINK_SOFT, t, String::new()),
+            Link::External { file, path } => (ARCA_LINK_EXTERNAL, path, file),
+        };
+        if !kind.is_null() {
+            // SAFETY: non-NULL and writable per the contract.
+            unsafe { put(kind, k, "kind")? };
+        }
+        if !target.is_null() || !target_needed.is_null() {
+            // SAFETY: per the contract.
+            unsafe { put_str(&t, target, target_cap, target_needed)? };
+        }
+        if !file.is_null() || !file_needed.is_null() {
+            // SAFETY: per the contract.
+            unsafe { put_str(&f, file, file_cap, file_needed)? };
+        }
+        Ok(())
     })
 }

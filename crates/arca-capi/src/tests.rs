@@ -329,6 +329,10 @@ fn header_constants_match() {
         ("ARCA_FILTER_LZ4", ARCA_FILTER_LZ4 as i128),
         ("ARCA_KIND_GROUP", ARCA_KIND_GROUP as i128),
         ("ARCA_KIND_DATASET", ARCA_KIND_DATASET as i128),
+        ("ARCA_KIND_LINK", ARCA_KIND_LINK as i128),
+        ("ARCA_LINK_HARD", ARCA_LINK_HARD as i128),
+        ("ARCA_LINK_SOFT", ARCA_LINK_SOFT as i128),
+        ("ARCA_LINK_EXTERNAL", ARCA_LINK_EXTERNAL as i128),
     ]
     .into_iter()
     .collect();

@@ -1,6 +1,6 @@
 //! Reading runs of a dataset's elements, and the walk over a file's tree.
 
-use arca::{AttrValue, Dataset, Datatype, Group, Object, Selection};
+use arca::{AttrValue, Dataset, Datatype, Group, Link, Object, Selection};
 
 use crate::error::{CliError, Context};
 use crate::values::{self, Elements};
@@ -106,16 +106,55 @@ pub fn attr_elements(v: &AttrValue) -> arca::Result<Elements> {
     }
 }
 
-/// The direct members of `g`, opened, in name order.
-pub fn children(g: &Group, file: &std::path::Path) -> Result<Vec<(String, Object)>, CliError> {
-    let names = g.member_names().in_file(file)?;
-    names
+/// A member of a group as the listings show it.
+pub enum Member {
+    /// An object, reached by a hard link.
+    Object(Object),
+    /// A soft link (not followed).
+    Soft(String),
+    /// An external link (not followed).
+    External {
+        /// The other file.
+        file: String,
+        /// The path inside it.
+        path: String,
+    },
+}
+
+/// The direct members of `g` in its order, hard links opened.
+pub fn children(g: &Group, file: &std::path::Path) -> Result<Vec<(String, Member)>, CliError> {
+    let links = g.links().in_file(file)?;
+    links
         .into_iter()
-        .map(|n| {
-            let o = g.object(&n).in_file(file)?;
-            Ok((n, o))
+        .map(|(n, l)| {
+            Ok(match l {
+                Link::Hard(_) => {
+                    let o = g.object(&n).in_file(file)?;
+                    (n, Member::Object(o))
+                }
+                Link::Soft(t) => (n, Member::Soft(t)),
+                Link::External { file, path } => (n, Member::External { file, path }),
+            })
         })
         .collect()
+}
+
+/// Objects already shown, by identity, with the path they were shown at:
+/// an object with several names is listed once, then referred to.
+#[derive(Default)]
+pub struct Seen(std::collections::HashMap<u64, String>);
+
+impl Seen {
+    /// The path `o` was first shown at, or None (and remember it) if new.
+    pub fn first(&mut self, o: &Object, path: &str) -> Option<String> {
+        match self.0.entry(o.id()) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(e.get().clone()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(path.to_string());
+                None
+            }
+        }
+    }
 }
 
 /// Refuse to descend past [`MAX_DEPTH`].

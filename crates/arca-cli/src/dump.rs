@@ -7,7 +7,7 @@ use std::path::Path;
 use arca::{AttrValue, Attributes, Dataset, Datatype, Filter, Group, Object, StorageLayout};
 use serde_json::{json, Map, Value};
 
-use crate::data::{attr_elements, check_depth, children, read_range, BATCH};
+use crate::data::{attr_elements, check_depth, children, read_range, Member, Seen, BATCH};
 use crate::error::{CliError, Context};
 use crate::target::Target;
 use crate::values::{self, Elements};
@@ -46,11 +46,13 @@ pub fn run_text(t: &Target, o: &Options, out: &mut dyn Write) -> Result<(), CliE
         file: &t.file,
         o,
         out,
+        seen: Seen::default(),
     };
     writeln!(d.out, "ARCA \"{}\" {{", t.file.display())?;
     match obj {
         Object::Group(g) => {
             let label = g.path().to_string();
+            d.seen.first(&Object::Group(g.clone()), &label);
             d.group(&g, &label, 0, 0)?;
         }
         Object::Dataset(ds) => {
@@ -67,7 +69,16 @@ pub fn run_text(t: &Target, o: &Options, out: &mut dyn Write) -> Result<(), CliE
 pub fn run_json(t: &Target, o: &Options, out: &mut dyn Write) -> Result<(), CliError> {
     let f = t.open()?;
     let obj = t.object(&f)?;
-    let j = Json { file: &t.file, o };
+    let j = Json {
+        file: &t.file,
+        o,
+        seen: Default::default(),
+    };
+    if let Object::Group(g) = &obj {
+        j.seen
+            .borrow_mut()
+            .first(&Object::Group(g.clone()), g.path());
+    }
     let v = match obj {
         Object::Group(g) => j.group(&g, 0)?,
         Object::Dataset(ds) => j.dataset(&ds)?,
@@ -82,6 +93,7 @@ struct Text<'a> {
     file: &'a Path,
     o: &'a Options,
     out: &'a mut dyn Write,
+    seen: Seen,
 }
 
 fn pad(ind: usize) -> String {
@@ -167,10 +179,41 @@ impl Text<'_> {
         check_depth(depth, self.file, g.path())?;
         self.line(ind, &format!("GROUP \"{}\" {{", quote_name(label)))?;
         self.attrs(&g.attrs(), ind + 1)?;
-        for (name, obj) in children(g, self.file)? {
-            match obj {
-                Object::Group(sub) => self.group(&sub, &name, ind + 1, depth + 1)?,
-                Object::Dataset(ds) => self.dataset(&ds, &name, ind + 1)?,
+        for (name, m) in children(g, self.file)? {
+            let q = quote_name(&name);
+            match m {
+                Member::Soft(t) => {
+                    self.line(ind + 1, &format!("SOFTLINK \"{q}\" {{"))?;
+                    self.line(ind + 2, &format!("LINKTARGET \"{}\"", quote_name(&t)))?;
+                    self.line(ind + 1, "}")?;
+                }
+                Member::External { file, path } => {
+                    self.line(ind + 1, &format!("EXTERNAL_LINK \"{q}\" {{"))?;
+                    self.line(ind + 2, &format!("TARGETFILE \"{}\"", quote_name(&file)))?;
+                    self.line(ind + 2, &format!("TARGETPATH \"{}\"", quote_name(&path)))?;
+                    self.line(ind + 1, "}")?;
+                }
+                Member::Object(obj) => {
+                    let path = match &obj {
+                        Object::Group(x) => x.path().to_string(),
+                        Object::Dataset(x) => x.path().to_string(),
+                    };
+                    if let Some(first) = self.seen.first(&obj, &path) {
+                        let kind = if matches!(obj, Object::Group(_)) {
+                            "GROUP"
+                        } else {
+                            "DATASET"
+                        };
+                        self.line(ind + 1, &format!("{kind} \"{q}\" {{"))?;
+                        self.line(ind + 2, &format!("HARDLINK \"{}\"", quote_name(&first)))?;
+                        self.line(ind + 1, "}")?;
+                        continue;
+                    }
+                    match obj {
+                        Object::Group(sub) => self.group(&sub, &name, ind + 1, depth + 1)?,
+                        Object::Dataset(ds) => self.dataset(&ds, &name, ind + 1)?,
+                    }
+                }
             }
         }
         self.line(ind, "}")
@@ -382,16 +425,33 @@ impl<'w> Rows<'w> {
 struct Json<'a> {
     file: &'a Path,
     o: &'a Options,
+    seen: std::cell::RefCell<Seen>,
 }
 
 impl Json<'_> {
     fn group(&self, g: &Group, depth: usize) -> Result<Value, CliError> {
         check_depth(depth, self.file, g.path())?;
         let mut members = vec![];
-        for (_, obj) in children(g, self.file)? {
-            members.push(match obj {
-                Object::Group(sub) => self.group(&sub, depth + 1)?,
-                Object::Dataset(ds) => self.dataset(&ds)?,
+        for (name, m) in children(g, self.file)? {
+            members.push(match m {
+                Member::Soft(t) => json!({"name": name, "kind": "soft link", "target": t}),
+                Member::External { file, path } => json!({
+                    "name": name, "kind": "external link", "file": file, "target": path,
+                }),
+                Member::Object(obj) => {
+                    let path = match &obj {
+                        Object::Group(x) => x.path().to_string(),
+                        Object::Dataset(x) => x.path().to_string(),
+                    };
+                    if let Some(first) = self.seen.borrow_mut().first(&obj, &path) {
+                        members.push(json!({"name": name, "kind": "hard link", "same_as": first}));
+                        continue;
+                    }
+                    match obj {
+                        Object::Group(sub) => self.group(&sub, depth + 1)?,
+                        Object::Dataset(ds) => self.dataset(&ds)?,
+                    }
+                }
             });
         }
         Ok(json!({
@@ -521,6 +581,7 @@ mod tests {
             file: Path::new("x"),
             o: &o,
             out: &mut buf,
+            seen: Seen::default(),
         };
         // Arriving in two pieces must not change the layout.
         t.data(

@@ -227,6 +227,10 @@ fn fill(f: &File) -> arca::Result<()> {
         )?,
     )?;
 
+    // Links: a soft link to the newest data and a second name for a dataset.
+    root.link_soft("latest", "/experiment/raw/frames")?;
+    exp.link_hard("calibration/matrix", "gain_matrix")?;
+
     root.create_group("notes")?;
     Ok(())
 }

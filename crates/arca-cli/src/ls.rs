@@ -6,7 +6,7 @@ use std::path::Path;
 use arca::{Dataset, Group, Object, StorageLayout};
 use serde_json::{json, Value};
 
-use crate::data::{check_depth, children};
+use crate::data::{check_depth, children, Member, Seen};
 use crate::error::{CliError, Context};
 use crate::target::Target;
 use crate::values;
@@ -30,7 +30,11 @@ pub fn run(
     let f = t.open()?;
     let mut entries = vec![];
     match t.object(&f)? {
-        Object::Group(g) => walk(&g, &t.file, recursive, 0, &mut entries)?,
+        Object::Group(g) => {
+            let mut seen = Seen::default();
+            seen.first(&Object::Group(g.clone()), g.path());
+            walk(&g, &t.file, recursive, 0, &mut entries, &mut seen)?
+        }
         Object::Dataset(ds) => entries.push(dataset_entry(&ds, ds.path().to_string(), &t.file)?),
     }
     if as_json {
@@ -57,16 +61,55 @@ fn walk(
     recursive: bool,
     depth: usize,
     entries: &mut Vec<Entry>,
+    seen: &mut Seen,
 ) -> Result<(), CliError> {
     check_depth(depth, file, g.path())?;
-    for (name, obj) in children(g, file)? {
+    for (name, m) in children(g, file)? {
+        let path = if g.path() == "/" {
+            format!("/{name}")
+        } else {
+            format!("{}/{name}", g.path())
+        };
+        let label = if recursive {
+            path.clone()
+        } else {
+            name.clone()
+        };
+        let obj = match m {
+            Member::Soft(target) => {
+                entries.push(Entry {
+                    label,
+                    detail: format!("Soft Link {{{target}}}"),
+                    json: json!({"name": name, "path": path, "kind": "soft link", "target": target}),
+                });
+                continue;
+            }
+            Member::External { file: f, path: p } => {
+                entries.push(Entry {
+                    label,
+                    detail: format!("External Link {{{f}//{p}}}"),
+                    json: json!({"name": name, "path": path, "kind": "external link",
+                                 "file": f, "target": p}),
+                });
+                continue;
+            }
+            Member::Object(o) => o,
+        };
+        if let Some(first) = seen.first(&obj, &path) {
+            let kind = if matches!(obj, Object::Group(_)) {
+                "Group"
+            } else {
+                "Dataset"
+            };
+            entries.push(Entry {
+                label,
+                detail: format!("{kind}, same as {first}"),
+                json: json!({"name": name, "path": path, "kind": "hard link", "same_as": first}),
+            });
+            continue;
+        }
         match obj {
             Object::Group(sub) => {
-                let label = if recursive {
-                    sub.path().to_string()
-                } else {
-                    name
-                };
                 let members = sub.len().in_file(file)?;
                 let attrs = sub.attrs().len().in_file(file)?;
                 entries.push(Entry {
@@ -81,17 +124,10 @@ fn walk(
                     }),
                 });
                 if recursive {
-                    walk(&sub, file, true, depth + 1, entries)?;
+                    walk(&sub, file, true, depth + 1, entries, seen)?;
                 }
             }
-            Object::Dataset(ds) => {
-                let label = if recursive {
-                    ds.path().to_string()
-                } else {
-                    name
-                };
-                entries.push(dataset_entry(&ds, label, file)?);
-            }
+            Object::Dataset(ds) => entries.push(dataset_entry(&ds, label, file)?),
         }
     }
     Ok(())

@@ -72,7 +72,10 @@ fn ls_root_and_recursive() {
         .success()
         .stdout(predicate::str::contains("experiment  Group"))
         .stdout(predicate::str::contains("notes       Group"))
-        .stdout(predicate::str::contains("frames").not());
+        .stdout(predicate::str::contains(
+            "latest      Soft Link {/experiment/raw/frames}",
+        ))
+        .stdout(predicate::str::contains("Dataset").not());
     let out = arca().args(["ls", "-r"]).arg(&path).assert().success();
     let s = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     for want in [
@@ -87,6 +90,7 @@ fn ls_root_and_recursive() {
         "/experiment/log                 Dataset {4} vlen utf8, contiguous, vector filters zstd(3), vector 40 B in 59 B stored (ratio 0.68)",
         "/experiment/raw/tracks          Dataset {4} vlen float32 LE, contiguous, vector 24 B in 1024 B stored (ratio 0.02)",
         "/notes",
+        "/experiment/gain_matrix         Dataset, same as /experiment/calibration/matrix",
     ] {
         assert!(s.contains(want), "missing {want:?} in\n{s}");
     }
@@ -188,6 +192,9 @@ fn dump_whole_file() {
         "(2): {t: 0.5, channel: 9, state: FAULT, energy: 3.5, pos: [2, -2, 0.5], z: (2+1j)}",
         "DATATYPE  float16 LE (<f2)",
         "(0): 1.5, 2.5",
+        "SOFTLINK \"latest\" {",
+        "LINKTARGET \"/experiment/raw/frames\"",
+        "HARDLINK \"/experiment/calibration/matrix\"",
     ] {
         assert!(s.contains(want), "missing {want:?} in\n{s}");
     }

@@ -181,7 +181,7 @@ impl PyFile {
     /// Open or create `path` with an h5py mode letter (r, r+, w, w-, x, a).
     /// `locking` and `journal` default to the core's defaults (both on).
     #[new]
-    #[pyo3(signature = (path, mode = "r", chunk_cache_bytes = None, page_cache_pages = None, locking = None, journal = None, free_list = None, exact_rollback = None))]
+    #[pyo3(signature = (path, mode = "r", chunk_cache_bytes = None, page_cache_pages = None, locking = None, journal = None, free_list = None, exact_rollback = None, track_order = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -193,10 +193,11 @@ impl PyFile {
         journal: Option<bool>,
         free_list: Option<&str>,
         exact_rollback: Option<bool>,
+        track_order: bool,
     ) -> PyResult<Self> {
         let mode = cvt(Mode::parse(mode))?;
         let mut o = arca::File::options();
-        o.mode(mode);
+        o.mode(mode).track_order(track_order);
         if let Some(b) = chunk_cache_bytes {
             o.chunk_cache_bytes(b);
         }
@@ -349,6 +350,20 @@ pub struct PyGroup {
     g: arca::Group,
 }
 
+fn link_to_py(py: Python<'_>, l: &arca::Link) -> PyResult<Py<PyAny>> {
+    Ok(match l {
+        arca::Link::Hard(k) => ("hard", kind_name(*k))
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        arca::Link::Soft(t) => ("soft", t.as_str()).into_pyobject(py)?.into_any().unbind(),
+        arca::Link::External { file, path } => ("external", file.as_str(), path.as_str())
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+    })
+}
+
 fn object_to_py(py: Python<'_>, o: arca::Object) -> PyResult<Py<PyAny>> {
     Ok(match o {
         arca::Object::Group(g) => Bound::new(py, PyGroup { g })?.into_any().unbind(),
@@ -398,11 +413,62 @@ impl PyGroup {
         cvt(py.detach(|| self.g.contains(path)))
     }
 
-    /// Create a group (and missing parents).
-    fn create_group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
+    /// Create a group (and missing parents); `track_order` lists its
+    /// members in creation order.
+    #[pyo3(signature = (path, track_order = false))]
+    fn create_group(&self, py: Python<'_>, path: &str, track_order: bool) -> PyResult<PyGroup> {
+        let o = arca::GroupOptions::new().track_order(track_order);
         Ok(PyGroup {
-            g: cvt(py.detach(|| self.g.create_group(path)))?,
+            g: cvt(py.detach(|| self.g.create_group_with(path, &o)))?,
         })
+    }
+
+    /// Whether members are listed in creation order.
+    fn track_order(&self, py: Python<'_>) -> PyResult<bool> {
+        cvt(py.detach(|| self.g.track_order()))
+    }
+
+    /// The object's identity in its file (equal for all its names).
+    #[getter]
+    fn id(&self) -> u64 {
+        self.g.id()
+    }
+
+    /// Make `path` a soft link to `target`.
+    fn link_soft(&self, py: Python<'_>, path: &str, target: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.link_soft(path, target)))
+    }
+
+    /// Make `path` an external link to `target` in `file`.
+    fn link_external(&self, py: Python<'_>, path: &str, file: &str, target: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.link_external(path, file, target)))
+    }
+
+    /// Give the object at `existing` a second name `path`.
+    fn link_hard(&self, py: Python<'_>, existing: &str, path: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.link_hard(existing, path)))
+    }
+
+    /// The link at `path`: `("hard", kind)`, `("soft", target)` or
+    /// `("external", file, target)`.
+    fn link(&self, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
+        let l = cvt(py.detach(|| self.g.link(path)))?;
+        link_to_py(py, &l)
+    }
+
+    /// `[(path, link)]` of every link below, depth first (see `link`).
+    fn visit_links(&self, py: Python<'_>) -> PyResult<Vec<(String, Py<PyAny>)>> {
+        let all = cvt(py.detach(|| {
+            let mut out = vec![];
+            self.g.visit_links(&mut |p, l| {
+                out.push((p.to_string(), l.clone()));
+                Ok(())
+            })?;
+            Ok(out)
+        }))?;
+        all.into_iter()
+            .map(|(p, l)| Ok((p, link_to_py(py, &l)?)))
+            .collect()
     }
 
     /// Open or create the group at `path`.
@@ -526,6 +592,12 @@ impl PyDataset {
 
 #[pymethods]
 impl PyDataset {
+    /// The object's identity in its file (equal for all its names).
+    #[getter]
+    fn id(&self) -> u64 {
+        self.d.id()
+    }
+
     /// Absolute path.
     #[getter]
     fn path(&self) -> &str {

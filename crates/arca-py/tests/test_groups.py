@@ -186,14 +186,16 @@ def test_wrong_key_type_is_type_error(f):
         f.create_group(5)
 
 
-def test_setitem_creates_dataset_and_refuses_links(f):
+def test_setitem_creates_datasets_and_hard_links(f):
     f["x"] = [[1, 2], [3, 4]]
     assert f["x"].shape == (2, 2)
     assert f["x"].dtype == np.dtype("int64")
     f["s"] = np.float32(2.5)
     assert f["s"].shape == () and f["s"][()] == np.float32(2.5)
-    with pytest.raises(TypeError):
-        f["y"] = f["x"]
+    f["y"] = f["x"]
+    assert f["y"] == f["x"] and f["y"].name == "/y"
+    with pytest.raises(OSError):
+        f["y"] = f["s"]
 
 
 def test_group_equality_and_repr(f):

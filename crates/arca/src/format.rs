@@ -15,6 +15,7 @@ pub(crate) mod datatype;
 pub(crate) mod filter_pipeline;
 pub(crate) mod free_space;
 pub(crate) mod link;
+pub(crate) mod link_count;
 pub(crate) mod object_header;
 pub(crate) mod page;
 pub(crate) mod superblock;

@@ -55,11 +55,12 @@ pub use format::datatype::{
 };
 pub use format::filter_pipeline::Filter;
 pub use format::object_header::{ObjectKind, MAX_RANK};
+pub use format::superblock::VERSION as FORMAT_VERSION;
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
-    AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, Mode, Object,
-    OpenOptions, Stat, StorageLayout, VlenExtent, VlenInfo, VlenOptions, COMPACT_AUTO_BYTES,
-    DEFAULT_VLEN_CHUNK,
+    AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, GroupOptions,
+    Link, Mode, Object, OpenOptions, Stat, StorageLayout, VlenExtent, VlenInfo, VlenOptions,
+    COMPACT_AUTO_BYTES, DEFAULT_VLEN_CHUNK, MAX_SOFT_LINK_HOPS,
 };
 pub use pager::PAGE_SIZE;
 pub use pool::{

@@ -228,6 +228,38 @@ fn small_objects_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()
     Ok(())
 }
 
+/// Links: second names (the link-count tree grows and shrinks), soft and
+/// external links, a group that keeps creation order; objects that lose a
+/// name live on, and go with their last one.
+fn links_session(f: &File, _: &mut RawFile, t: usize) -> arca::Result<()> {
+    let r = f.root();
+    match t {
+        0 => {
+            let o = r.create_group_with("ordered", &arca::GroupOptions::new().track_order(true))?;
+            for i in (0..12).rev() {
+                r.link_hard(&format!("g{i:02}"), &format!("ordered/h{i:02}"))?;
+                o.link_soft(&format!("s{i:02}"), &format!("/g{i:02}"))?;
+            }
+            r.link_external("ext", "elsewhere.arca", "/x")?;
+            r.link_hard("contig", "d_alias")?;
+        }
+        1 => {
+            for i in 0..6 {
+                r.delete(&format!("g{i:02}"))?;
+            }
+            r.rename("d_alias", "ordered/d")?;
+        }
+        _ => {
+            for i in 0..6 {
+                r.delete(&format!("ordered/h{i:02}"))?;
+            }
+            r.delete("contig")?;
+            r.delete("ext")?;
+        }
+    }
+    Ok(())
+}
+
 /// Bytes per vector chunk: small, so that a few KiB span whole chunks.
 const VCHUNK: u64 = 4096;
 
@@ -535,6 +567,12 @@ fn crash_at_every_write_of_a_data_session() {
 fn crash_at_every_write_of_a_small_objects_session() {
     crash_everywhere(small_objects_session, Commit::Lazy);
     crash_everywhere(small_objects_session, Commit::Flush);
+}
+
+#[test]
+fn crash_at_every_write_of_a_links_session() {
+    crash_everywhere(links_session, Commit::Lazy);
+    crash_everywhere(links_session, Commit::Flush);
 }
 
 #[test]

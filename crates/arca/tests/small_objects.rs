@@ -309,7 +309,7 @@ fn format_version_1_files_still_open() {
     r.delete("many/g10").unwrap();
     f.check().unwrap();
     f.close().unwrap();
-    assert_eq!(version(&path), 2);
+    assert_eq!(version(&path), arca::FORMAT_VERSION);
     let f = File::open(&path).unwrap();
     let d = f.root().dataset("new/small").unwrap();
     assert_eq!(d.layout().unwrap(), StorageLayout::Compact);

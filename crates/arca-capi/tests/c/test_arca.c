@@ -144,6 +144,76 @@ static int32_t collect(const char *name, int32_t kind, void *user) {
     return 0;
 }
 
+/* Soft, external and hard links, and creation order. */
+static void test_links(void) {
+    arca_file_t *f, *o;
+    arca_group_t *root, *oroot, *steps;
+    OK(arca_file_create(path_in("links_other.arca"), &o));
+    OK(arca_file_root(o, &oroot));
+    OK(arca_group_create(oroot, "calib/v3", NULL));
+    OK(arca_group_close(oroot));
+    OK(arca_file_close(o));
+
+    OK(arca_file_create(path_in("links.arca"), &f));
+    OK(arca_file_root(f, &root));
+    uint64_t n4[1] = {4};
+    arca_dataset_opts_t opts;
+    OK(arca_dataset_opts_init(&opts, ARCA_DTYPE_INT32, 1, n4));
+    OK(arca_dataset_create(root, "runs/42/frames", &opts, NULL));
+    OK(arca_link_soft(root, "latest", "/runs/42"));
+    OK(arca_link_soft(root, "dangling", "/nowhere"));
+    OK(arca_link_external(root, "calib", "links_other.arca", "/calib"));
+    OK(arca_link_hard(root, "runs/42/frames", "frames_alias"));
+    EXPECT_RC(arca_link_hard(root, "missing", "x"), ARCA_ERR_NOT_FOUND);
+    EXPECT_RC(arca_link_soft(root, "latest", "/x"), ARCA_ERR_EXISTS);
+    arca_dataset_t *ds;
+    OK(arca_dataset_open(root, "latest/frames", &ds));
+    OK(arca_dataset_close(ds));
+    arca_group_t *v3;
+    OK(arca_group_open(root, "calib/v3", &v3));
+    OK(arca_group_close(v3));
+    EXPECT_RC(arca_dataset_open(root, "dangling", &ds), ARCA_ERR_NOT_FOUND);
+
+    int32_t kind = 0;
+    char t[64], file[64];
+    size_t need = 0;
+    OK(arca_link_info(root, "latest", &kind, t, sizeof t, &need, NULL, 0, NULL));
+    CHECK(kind == ARCA_LINK_SOFT && strcmp(t, "/runs/42") == 0 && need == 9);
+    OK(arca_link_info(root, "calib", &kind, t, sizeof t, NULL, file, sizeof file, NULL));
+    CHECK(kind == ARCA_LINK_EXTERNAL && strcmp(file, "links_other.arca") == 0);
+    OK(arca_link_info(root, "frames_alias", &kind, NULL, 0, NULL, NULL, 0, NULL));
+    CHECK(kind == ARCA_LINK_HARD);
+    EXPECT_RC(arca_link_info(root, "nope", &kind, NULL, 0, NULL, NULL, 0, NULL),
+              ARCA_ERR_NOT_FOUND);
+
+    /* Members: a dangling or external link is ARCA_KIND_LINK. */
+    uint64_t count = 0;
+    OK(arca_group_count(root, &count));
+    CHECK(count == 5);
+    char name[64];
+    int32_t kinds[5];
+    for (uint64_t i = 0; i < count; i++)
+        OK(arca_group_member(root, i, name, sizeof name, NULL, &kinds[i]));
+    /* calib, dangling, frames_alias, latest, runs */
+    CHECK(kinds[0] == ARCA_KIND_LINK && kinds[1] == ARCA_KIND_LINK);
+    CHECK(kinds[2] == ARCA_KIND_DATASET && kinds[3] == ARCA_KIND_GROUP);
+
+    /* The object outlives its first name. */
+    OK(arca_delete(root, "runs"));
+    OK(arca_dataset_open(root, "frames_alias", &ds));
+    OK(arca_dataset_close(ds));
+
+    OK(arca_group_create_ordered(root, "steps", &steps));
+    OK(arca_group_create(steps, "b", NULL));
+    OK(arca_group_create(steps, "a", NULL));
+    OK(arca_group_member(steps, 0, name, sizeof name, NULL, NULL));
+    CHECK(strcmp(name, "b") == 0);
+    OK(arca_group_close(steps));
+    OK(arca_file_check(f, NULL));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+}
+
 static void test_groups(void) {
     arca_file_t *f;
     arca_group_t *root, *g, *h;
@@ -1150,6 +1220,7 @@ int main(void) {
     test_errors_and_version();
     test_files();
     test_groups();
+    test_links();
     test_datasets();
     test_attributes();
     test_read_only_and_stat();

@@ -47,6 +47,7 @@ from ._errors import (
 )
 from ._file import File
 from ._group import Group
+from ._links import ExternalLink, HardLink, SoftLink
 from ._vlen import VlenDataset, check_vlen_dtype, string_dtype, vlen_dtype
 
 __version__ = _native.__version__
@@ -62,12 +63,15 @@ __all__ = [
     "AttributeManager",
     "CorruptError",
     "Dataset",
+    "ExternalLink",
     "File",
     "Group",
+    "HardLink",
     "LockedError",
     "NeedsRecoveryError",
     "PoisonedError",
     "ReadOnlyError",
+    "SoftLink",
     "UnsupportedError",
     "VlenDataset",
     "check_dtype",

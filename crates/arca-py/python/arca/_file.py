@@ -54,6 +54,7 @@ class File(Group):
         free_list=None,
         driver=None,
         compress=False,
+        track_order=None,
     ):
         path = os.fspath(name)
         if isinstance(path, bytes):
@@ -71,7 +72,8 @@ class File(Group):
             raise ValueError("compress=True needs driver='memory'")
         else:
             self._native = _native.File(
-                path, mode, rdcc_nbytes, page_cache_pages, locking, journal, free_list, exact_rollback
+                path, mode, rdcc_nbytes, page_cache_pages, locking, journal, free_list,
+                exact_rollback, bool(track_order),
             )
         self._filename = path
         super().__init__(self, self._native.root())

@@ -6,7 +6,7 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
-from . import _native, _vlen
+from . import _links, _native, _vlen
 from ._dataset import Dataset
 from ._dtypes import as_array, check_dtype, native, type_string
 from ._object import HLObject
@@ -89,27 +89,60 @@ class Group(HLObject, MutableMapping):
     def __getitem__(self, name):
         return self._wrap(self._id.object(_path(name)))
 
-    def get(self, name, default=None, getclass=False):
-        """The object at ``name``, or ``default``; with ``getclass`` its class."""
-        try:
-            obj = self[name]
-        except KeyError:
+    def get(self, name, default=None, getclass=False, getlink=False):
+        """The object at ``name``, or ``default`` if there is none. With
+        ``getclass``, its class; with ``getlink``, the link itself
+        (:class:`SoftLink`, :class:`ExternalLink` or :class:`HardLink`, or
+        with ``getclass`` too, the link's class)."""
+        if not (getclass or getlink):
+            try:
+                return self[name]
+            except KeyError:
+                return default
+        if name not in self:
             return default
-        return type(obj) if getclass else obj
+        if getlink:
+            link = _links.from_native(self._id.link(_path(name)))
+            return type(link) if getclass else link
+        return type(self[name])
 
     def __setitem__(self, name, value):
-        if isinstance(value, (Group, Dataset)):
-            raise TypeError("arca has no hard links; use move() to rename an object")
+        """``g[name] = SoftLink(path) | ExternalLink(file, path)`` makes a
+        link; ``g[name] = obj`` (a group or dataset of this file) gives
+        ``obj`` a second name; anything else becomes a new dataset."""
+        path = _path(name)
+        try:
+            if isinstance(value, _links.SoftLink):
+                return self._id.link_soft(path, value.path)
+            if isinstance(value, _links.ExternalLink):
+                return self._id.link_external(path, value.filename, value.path)
+            if isinstance(value, (Group, Dataset)):
+                if value.file is not self.file:
+                    raise ValueError("a hard link cannot lead into another file")
+                return self._id.link_hard(value.name, path)
+        except ValueError as e:
+            if name in self:
+                # h5py reports a taken link name as OSError.
+                raise OSError(f"Unable to create link (name already exists): {name!r}") from e
+            raise
         self.create_dataset(name, data=value)
 
     def __delitem__(self, name):
         self._id.delete(_path(name))
 
     def __contains__(self, name):
+        """Whether ``name`` is a link here (as in h5py, a dangling soft or
+        external link counts: its name is taken)."""
         if not isinstance(name, (str, bytes)):
             return False
+        path = _path(name)
+        if path.strip("/") == "":
+            return True
         try:
-            return self._id.contains(_path(name))
+            self._id.link(path)
+            return True
+        except KeyError:
+            return False
         except ValueError:
             if not self:
                 raise
@@ -122,9 +155,11 @@ class Group(HLObject, MutableMapping):
         return int(self._id.len())
 
     # -- creation ----------------------------------------------------------------
-    def create_group(self, name):
-        """Create a group (and missing parents); ValueError if the name is taken."""
-        return Group(self._file, self._id.create_group(_path(name)))
+    def create_group(self, name, track_order=None):
+        """Create a group (and missing parents); ValueError if the name is
+        taken. ``track_order=True`` lists its members in creation order
+        (kept on reopen)."""
+        return Group(self._file, self._id.create_group(_path(name), bool(track_order)))
 
     def require_group(self, name):
         """Open the group at ``name``, creating it if absent.
@@ -380,6 +415,25 @@ class Group(HLObject, MutableMapping):
         """Like :meth:`visit`, calling ``func(name, object)``."""
         for path in self._walk():
             r = func(path, self[path])
+            if r is not None:
+                return r
+        return None
+
+    def visit_links(self, func):
+        """Call ``func(name)`` for every link below, soft and external ones
+        included (not followed), depth first; stop and return the first
+        value that is not None."""
+        for path, _ in self._id.visit_links():
+            r = func(path)
+            if r is not None:
+                return r
+        return None
+
+    def visititems_links(self, func):
+        """Like :meth:`visit_links`, calling ``func(name, link)`` with a
+        :class:`HardLink`, :class:`SoftLink` or :class:`ExternalLink`."""
+        for path, t in self._id.visit_links():
+            r = func(path, _links.from_native(t))
             if r is not None:
                 return r
         return None

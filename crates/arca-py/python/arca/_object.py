@@ -8,8 +8,9 @@ from ._attrs import AttributeManager
 class HLObject:
     """Base of :class:`arca.Group` and :class:`arca.Dataset`.
 
-    Two objects are equal when they name the same path in the same open
-    file; an object is false once its file is closed::
+    Two objects are equal when they are the same object of the same open
+    file, whichever names reached them; an object is false once its file
+    is closed::
 
         g = f.create_group("a")
         g == f["a"]        # True
@@ -46,15 +47,15 @@ class HLObject:
         return AttributeManager(self._id.attrs())
 
     def __eq__(self, other):
-        # Same class family (Group with Group, Dataset with Dataset), file and path.
+        # The same object: same file and identity, whichever name reached it.
         return (
             isinstance(other, self._kind())
             and other._file is self._file
-            and other.name == self.name
+            and other._id.id == self._id.id
         )
 
     def __hash__(self):
-        return hash((id(self._file), self.name))
+        return hash((id(self._file), self._id.id))
 
     def __bool__(self):
         return not self._file._native.closed

@@ -20,6 +20,8 @@
 //! 6 filters   u8 n, n × { u8 id, i32 level }
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
 //! 8 vector    the byte vector of a variable-length dataset (see `vlen`)
+//! 9 order     u64 the next creation index (groups that track creation
+//!             order; their links carry their index; format version 3)
 //! ```
 //! Flag bit 0 marks a message a reader must understand; unknown messages
 //! without it are carried along untouched, so later versions can add
@@ -101,6 +103,8 @@ pub(crate) struct Header {
     pub(crate) kind: ObjectKind,
     pub(crate) links: Index,
     pub(crate) attrs: Index,
+    /// The next creation index, for a group that tracks creation order.
+    pub(crate) order: Option<u64>,
     pub(crate) dataset: Option<DatasetMeta>,
     /// Messages this version does not know, kept verbatim.
     pub(crate) other: Vec<(u16, u16, Vec<u8>)>,
@@ -112,6 +116,7 @@ impl Header {
             kind: ObjectKind::Group,
             links: Index::default(),
             attrs: Index::default(),
+            order: None,
             dataset: None,
             other: vec![],
         }
@@ -162,6 +167,11 @@ impl Header {
         };
         if self.kind == ObjectKind::Group {
             msgs.push((1, MUST_UNDERSTAND, index(&self.links)));
+            if let Some(next) = self.order {
+                let mut w = Writer::new();
+                w.u64(next);
+                msgs.push((MSG_ORDER, MUST_UNDERSTAND, w.buf));
+            }
         }
         msgs.push((2, MUST_UNDERSTAND, index(&self.attrs)));
         if let Some(d) = &self.dataset {
@@ -264,7 +274,7 @@ impl Header {
                     return Err(r.corrupt(format!("message {t} appears twice")));
                 }
                 seen |= 1 << t;
-                let for_groups = t == 1;
+                let for_groups = t == 1 || t == MSG_ORDER;
                 let for_both = t == 2;
                 if !for_both && for_groups != (kind == ObjectKind::Group) {
                     return Err(r.corrupt(format!("message {t} in a {kind:?} header")));
@@ -359,6 +369,9 @@ impl Header {
                     vlen_body = Some(body);
                     m.bytes(m.remaining())?;
                 }
+                MSG_ORDER => {
+                    h.order = Some(m.u64()?);
+                }
                 _ if flags & MUST_UNDERSTAND != 0 => {
                     return Err(Error::Unsupported(format!(
                         "object header at {addr} has message type {t} this version does not know"
@@ -409,7 +422,8 @@ impl Header {
 }
 
 /// Highest message type this version knows.
-const MSG_LAST: u16 = 8;
+const MSG_ORDER: u16 = 9;
+const MSG_LAST: u16 = 9;
 
 impl DatasetMeta {
     /// Check the dataset's messages against each other and the file.

@@ -3,15 +3,17 @@
 //! ```text
 //! +0   [u8; 8] magic      89 'A' 'R' 'C' 'A' 0D 0A 1A
 //! +8   u32     crc32c     of bytes [12, SUPERBLOCK_LEN)
-//! +12  u32     version    format version (2; 1 is read and upgraded to 2
-//!                         at the first commit)
+//! +12  u32     version    format version (3; 1 and 2 are read and
+//!                         upgraded to 3 at the first commit)
 //! +16  u32     page size  4096
 //! +20  u32     flags      0
 //! +24  u64     root       address of the root group's object header
 //! +32  u64     eof        logical end of file: every allocated byte lies below it
 //! +40  u64 × 4 space      free-space records per kind of space (0 = none)
 //! +72  u64     generation incremented by every commit
-//! +80  ..      reserved, zero up to SUPERBLOCK_LEN
+//! +80  u64     links      root of the link-count B-tree: objects with more
+//!                         than one hard link (0 = none; version 3)
+//! +88  ..      reserved, zero up to SUPERBLOCK_LEN
 //! ```
 //! The superblock occupies the whole first page, so the first page-aligned
 //! object starts at 4096.
@@ -23,9 +25,9 @@ use crate::pager::PAGE_SIZE;
 /// The file signature; the 0x89 and the CR LF / SUB bytes catch text-mode mangling.
 pub const MAGIC: [u8; 8] = [0x89, b'A', b'R', b'C', b'A', 0x0D, 0x0A, 0x1A];
 /// The format version this library writes. Version 2 added pages of any
-/// multiple of 32 bytes and compact datasets; version 1 files (pages of
-/// 512 to 4096 bytes, no compact layout) are read as they are.
-pub const VERSION: u32 = 2;
+/// multiple of 32 bytes and compact datasets; version 3 soft, external and
+/// second hard links and creation order. Older files are read as they are.
+pub const VERSION: u32 = 3;
 /// The oldest format version this library reads.
 pub const OLDEST_VERSION: u32 = 1;
 /// Bytes the superblock covers with its checksum.
@@ -37,6 +39,8 @@ pub(crate) struct Superblock {
     pub(crate) eof: u64,
     pub(crate) space: [u64; 4],
     pub(crate) generation: u64,
+    /// Root of the link-count B-tree (0: every object has one link).
+    pub(crate) links: u64,
 }
 
 impl Superblock {
@@ -50,7 +54,7 @@ impl Superblock {
         for s in self.space {
             body.u64(s);
         }
-        body.u64(self.generation);
+        body.u64(self.generation).u64(self.links);
         body.buf.resize(SUPERBLOCK_LEN - 12, 0);
         let mut w = Writer::new();
         w.bytes(&MAGIC)
@@ -89,6 +93,11 @@ impl Superblock {
             *s = r.u64()?;
         }
         let generation = r.u64()?;
+        // Reserved (zero) before version 3.
+        let links = r.u64()?;
+        if links != 0 && (links < PAGE_SIZE as u64 || links >= eof) {
+            return Err(r.corrupt(format!("link-count tree at {links} outside the file")));
+        }
         if eof > file_len {
             return Err(r.corrupt(format!(
                 "file is truncated: {file_len} bytes, but data extends to {eof}"
@@ -102,6 +111,7 @@ impl Superblock {
             eof,
             space,
             generation,
+            links,
         })
     }
 }

@@ -469,6 +469,12 @@ impl Dataset {
         Dataset { shared, addr, path }
     }
 
+    /// The dataset's identity in its file: equal for every name it has,
+    /// stable until the file is repacked.
+    pub fn id(&self) -> u64 {
+        self.addr
+    }
+
     /// The absolute path this dataset was opened by.
     pub fn path(&self) -> &str {
         &self.path

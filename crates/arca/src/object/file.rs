@@ -77,6 +77,7 @@ pub struct OpenOptions {
     journal: bool,
     lock: bool,
     exact: bool,
+    track_order: bool,
 }
 
 impl Default for OpenOptions {
@@ -89,6 +90,7 @@ impl Default for OpenOptions {
             journal: true,
             lock: true,
             exact: false,
+            track_order: false,
         }
     }
 }
@@ -137,6 +139,13 @@ impl OpenOptions {
     /// access itself (collective parallel writes).
     pub fn lock(&mut self, on: bool) -> &mut Self {
         self.lock = on;
+        self
+    }
+
+    /// For a new file: list the root group's members in creation order
+    /// (see [`crate::GroupOptions::track_order`]).
+    pub fn track_order(&mut self, on: bool) -> &mut Self {
+        self.track_order = on;
         self
     }
 
@@ -221,6 +230,9 @@ impl OpenOptions {
                 g.recovered = true;
             }
         }
+        if let Ok(mut g) = f.shared.lock() {
+            g.path = Some(path.to_path_buf());
+        }
         f.path = Some(path.to_path_buf());
         Ok(f)
     }
@@ -285,6 +297,7 @@ impl OpenOptions {
             eof: PAGE_SIZE as u64,
             space: [0; 4],
             generation: 0,
+            links: 0,
         };
         let space = FileSpace::new(sb.eof, self.free_list);
         let st = Store {
@@ -303,9 +316,15 @@ impl OpenOptions {
             tx_depth: 0,
             tx_doomed: false,
             recovered: false,
+            path: None,
+            externals: HashMap::new(),
         };
         let r = if create {
-            Header::group().create(&mut inner.st).and_then(|root| {
+            let mut root = Header::group();
+            if self.track_order {
+                root.order = Some(0);
+            }
+            root.create(&mut inner.st).and_then(|root| {
                 inner.sb.root = root;
                 inner.commit()
             })
@@ -469,6 +488,10 @@ impl File {
     /// [`Error::Corrupt`] if the bytes are not a valid file.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<File> {
         Self::options().open_driver(Box::new(MemoryDriver::from_bytes(bytes)), false, false)
+    }
+
+    pub(crate) fn shared_handle(&self) -> Shared {
+        self.shared.clone()
     }
 
     /// The root group `/`.

@@ -1,15 +1,19 @@
-//! Groups: named links to groups and datasets, held in a B-tree.
-//!
-//! Link value (9 bytes): u8 kind (1 group, 2 dataset), u64 object header address.
+//! Groups: named links to groups and datasets (and soft and external
+//! links), held in a B-tree keyed by name (see `format::link`).
 
 use super::dataset::{self, Dataset, DatasetOptions};
-use super::{components, join, lock, Attributes, Shared};
+use super::links::{self, GroupOptions, Link};
+use super::{components, join, lock, Attributes, Session, Shared};
 use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
-use crate::format::link;
+use crate::format::link::{self as link_fmt, Target};
 use crate::format::object_header::{Header, ObjectKind};
 use crate::space::{Section, SpaceKind};
 use crate::store::Store;
+
+/// Soft links followed in one lookup before it is given up (as HDF5's
+/// default limit): a longer chain is almost surely a loop.
+pub const MAX_SOFT_LINK_HOPS: u32 = 16;
 
 /// A group or a dataset.
 pub enum Object {
@@ -25,6 +29,15 @@ impl Object {
         match self {
             Object::Group(_) => ObjectKind::Group,
             Object::Dataset(_) => ObjectKind::Dataset,
+        }
+    }
+
+    /// The object's identity in its file: equal for every name it has,
+    /// stable until the file is repacked.
+    pub fn id(&self) -> u64 {
+        match self {
+            Object::Group(g) => g.addr,
+            Object::Dataset(d) => d.addr,
         }
     }
 }
@@ -47,13 +60,51 @@ pub struct Group {
     path: String,
 }
 
-/// Follow `parts` from the group at `addr`; returns the kind and address.
+/// Where a path leads.
+pub(crate) enum Found {
+    /// An object in this file.
+    Local(ObjectKind, u64),
+    /// A path in another file.
+    External { file: String, path: String },
+}
+
+/// Load the group at `addr` and its link `name`, decoded.
+fn get_link(st: &mut Store, addr: u64, name: &str) -> Result<Option<link_fmt::Link>> {
+    let h = Header::load(st, addr)?;
+    if h.kind != ObjectKind::Group {
+        return Err(Error::invalid("not a group"));
+    }
+    match btree::get(st, h.links.root, name.as_bytes())? {
+        Some(v) => Ok(Some(link_fmt::decode(
+            &v,
+            addr,
+            st.space.eof(),
+            h.order.is_some(),
+        )?)),
+        None => Ok(None),
+    }
+}
+
+/// Follow `parts` from the group at `addr` through hard and soft links;
+/// `root` is the root group's address, for absolute soft links.
 pub(crate) fn resolve(
     st: &mut Store,
+    root: u64,
+    addr: u64,
+    parts: &[&str],
+    full: &str,
+) -> Result<Found> {
+    resolve_hops(st, root, addr, parts, full, &mut 0)
+}
+
+fn resolve_hops(
+    st: &mut Store,
+    root: u64,
     mut addr: u64,
     parts: &[&str],
     full: &str,
-) -> Result<(ObjectKind, u64)> {
+    hops: &mut u32,
+) -> Result<Found> {
     let mut kind = ObjectKind::Group;
     for (i, p) in parts.iter().enumerate() {
         if kind != ObjectKind::Group {
@@ -62,12 +113,70 @@ pub(crate) fn resolve(
                 parts[..i].join("/")
             )));
         }
-        let h = Header::load(st, addr)?;
-        let v = btree::get(st, h.links.root, p.as_bytes())?
-            .ok_or_else(|| Error::NotFound(full.to_string()))?;
-        (kind, addr) = link::decode(&v, addr, st.space.eof())?;
+        let l = get_link(st, addr, p)?.ok_or_else(|| Error::NotFound(full.to_string()))?;
+        let rest = &parts[i + 1..];
+        match l.target {
+            Target::Hard { kind: k, addr: a } => (kind, addr) = (k, a),
+            Target::Soft(target) => {
+                *hops += 1;
+                if *hops > MAX_SOFT_LINK_HOPS {
+                    return Err(Error::NotFound(format!(
+                        "{full}: more than {MAX_SOFT_LINK_HOPS} soft links (a loop?)"
+                    )));
+                }
+                let tparts = components(&target)?;
+                let from = if target.starts_with('/') { root } else { addr };
+                match resolve_hops(st, root, from, &tparts, full, hops)? {
+                    Found::Local(k, a) => (kind, addr) = (k, a),
+                    Found::External { file, path } => {
+                        return Ok(Found::External {
+                            file,
+                            path: rest.iter().fold(path, |acc, r| join(&acc, r)),
+                        })
+                    }
+                }
+            }
+            Target::External { file, path } => {
+                return Ok(Found::External {
+                    file,
+                    path: rest.iter().fold(path, |acc, r| join(&acc, r)),
+                })
+            }
+        }
     }
-    Ok((kind, addr))
+    Ok(Found::Local(kind, addr))
+}
+
+/// Open (once per file, read-only) the file an external link names:
+/// relative names are looked for beside this file, then in the current
+/// directory. A missing file is `NotFound`.
+fn external_file(g: &mut Session, shared: &Shared, file: &str) -> Result<Shared> {
+    let named = std::path::Path::new(file);
+    let mut candidates = vec![];
+    if named.is_absolute() {
+        candidates.push(named.to_path_buf());
+    } else {
+        if let Some(dir) = g.path.as_ref().and_then(|p| p.parent()) {
+            candidates.push(dir.join(named));
+        }
+        candidates.push(named.to_path_buf());
+    }
+    for c in candidates {
+        let Ok(canon) = std::fs::canonicalize(&c) else {
+            continue;
+        };
+        if g.path.as_ref().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
+            return Ok(shared.clone());
+        }
+        if let Some(s) = g.externals.get(&canon) {
+            return Ok(s.clone());
+        }
+        let f = super::File::open(&canon)?;
+        let s = f.shared_handle();
+        g.externals.insert(canon, s.clone());
+        return Ok(s);
+    }
+    Err(Error::NotFound(format!("external file {file} not found")))
 }
 
 impl std::fmt::Debug for Group {
@@ -91,6 +200,11 @@ impl Group {
         self.path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("/")
     }
 
+    /// The group's identity in its file (see [`Object::id`]).
+    pub fn id(&self) -> u64 {
+        self.addr
+    }
+
     /// This group's attributes.
     pub fn attrs(&self) -> Attributes {
         Attributes::new(self.shared.clone(), self.addr)
@@ -109,21 +223,38 @@ impl Group {
         parts.iter().fold(base.to_string(), |acc, p| join(&acc, p))
     }
 
-    /// Open any object by a path relative to this group (or absolute).
+    /// Open any object by a path relative to this group (or absolute),
+    /// following soft and external links.
     ///
     /// # Errors
-    /// [`Error::NotFound`] if there is nothing at `path`.
+    /// [`Error::NotFound`] if there is nothing at `path`, a link dangles or
+    /// soft links loop.
     pub fn object(&self, path: &str) -> Result<Object> {
         let (start, base) = self.start(path);
         let parts = components(path)?;
         let mut g = lock(&self.shared)?;
-        let (kind, addr) = resolve(&mut g.st, start, &parts, path)?;
-        drop(g);
-        let p = self.abs(&base, &parts);
-        Ok(match kind {
-            ObjectKind::Group => Object::Group(Group::new(self.shared.clone(), addr, p)),
-            ObjectKind::Dataset => Object::Dataset(Dataset::new(self.shared.clone(), addr, p)),
-        })
+        let root = g.sb.root;
+        match resolve(&mut g.st, root, start, &parts, path)? {
+            Found::Local(kind, addr) => {
+                drop(g);
+                let p = self.abs(&base, &parts);
+                Ok(match kind {
+                    ObjectKind::Group => Object::Group(Group::new(self.shared.clone(), addr, p)),
+                    ObjectKind::Dataset => {
+                        Object::Dataset(Dataset::new(self.shared.clone(), addr, p))
+                    }
+                })
+            }
+            Found::External { file, path: inner } => {
+                let other = external_file(&mut g, &self.shared, &file)?;
+                drop(g);
+                let root = {
+                    let g = lock(&other)?;
+                    g.sb.root
+                };
+                Group::new(other, root, "/".into()).object(&inner)
+            }
+        }
     }
 
     /// Open a group by path.
@@ -148,7 +279,7 @@ impl Group {
         }
     }
 
-    /// Whether something exists at `path`.
+    /// Whether an object exists at `path` (a dangling link is not one).
     ///
     /// # Errors
     /// Only for damage met on the way.
@@ -160,7 +291,8 @@ impl Group {
         }
     }
 
-    /// Resolve the parent of `path`, creating missing groups when `create`.
+    /// Resolve the parent of `path`, creating missing groups when `create`;
+    /// returns its address, its path and the last component.
     fn parent_of<'p>(&self, path: &'p str, create: bool) -> Result<(u64, String, &'p str)> {
         let (start, base) = self.start(path);
         let parts = components(path)?;
@@ -170,22 +302,24 @@ impl Group {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()
             .or_else(|e| if create { Err(e) } else { Ok(()) })?;
+        let root = g.sb.root;
         let mut addr = start;
         for (i, d) in dirs.iter().enumerate() {
-            let h = Header::load(&mut g.st, addr)?;
-            match btree::get(&mut g.st, h.links.root, d.as_bytes())? {
-                Some(v) => {
-                    let (kind, a) = link::decode(&v, addr, g.st.space.eof())?;
-                    if kind != ObjectKind::Group {
-                        return Err(Error::invalid(format!(
-                            "{} is a dataset",
-                            dirs[..=i].join("/")
-                        )));
-                    }
-                    addr = a;
+            let here = &dirs[..=i].join("/");
+            match resolve(&mut g.st, root, addr, &[d], here) {
+                Ok(Found::Local(ObjectKind::Group, a)) => addr = a,
+                Ok(Found::Local(ObjectKind::Dataset, _)) => {
+                    return Err(Error::invalid(format!("{here} is a dataset")))
                 }
-                None if create => addr = insert_new(&mut g.st, addr, d, Header::group())?,
-                None => return Err(Error::NotFound(path.to_string())),
+                Ok(Found::External { .. }) => {
+                    return Err(Error::invalid(format!(
+                        "{here} is an external link: objects in other files are read-only here"
+                    )))
+                }
+                Err(Error::NotFound(_)) if create && get_link(&mut g.st, addr, d)?.is_none() => {
+                    addr = insert_new(&mut g.st, addr, d, Header::group())?
+                }
+                Err(e) => return Err(e),
             }
         }
         Ok((addr, self.abs(&base, dirs), last))
@@ -196,13 +330,34 @@ impl Group {
     /// # Errors
     /// [`Error::AlreadyExists`] if the name is taken, [`Error::ReadOnly`].
     pub fn create_group(&self, path: &str) -> Result<Group> {
+        self.create_group_with(path, &GroupOptions::new())
+    }
+
+    /// Create a group with options (creation-order tracking).
+    ///
+    /// # Errors
+    /// As for [`Group::create_group`].
+    pub fn create_group_with(&self, path: &str, opts: &GroupOptions) -> Result<Group> {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.shared)?;
-        let addr = insert_new(&mut g.st, parent, name, Header::group()).map_err(|e| match e {
+        let mut h = Header::group();
+        if opts.track_order {
+            h.order = Some(0);
+        }
+        let addr = insert_new(&mut g.st, parent, name, h).map_err(|e| match e {
             Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
             e => e,
         })?;
         Ok(Group::new(self.shared.clone(), addr, join(&base, name)))
+    }
+
+    /// Whether this group lists its members in creation order.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the header is damaged.
+    pub fn track_order(&self) -> Result<bool> {
+        let mut g = lock(&self.shared)?;
+        Ok(Header::load(&mut g.st, self.addr)?.order.is_some())
     }
 
     /// Open the group at `path`, creating it if it does not exist.
@@ -245,7 +400,119 @@ impl Group {
         Ok(Dataset::new(self.shared.clone(), addr, join(&base, name)))
     }
 
-    /// Delete the object at `path` and everything below it, freeing its space.
+    /// Make `path` a soft link to `target` (absolute, or relative to the
+    /// group that holds the link); the target need not exist.
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`] if the name is taken, [`Error::InvalidArgument`]
+    /// for an empty or over-long target, [`Error::ReadOnly`].
+    pub fn link_soft(&self, path: &str, target: &str) -> Result<()> {
+        links::check_path(target, "soft link target")?;
+        components(target)?;
+        self.add_link(path, Target::Soft(target.to_string()))
+    }
+
+    /// Make `path` an external link to `target` inside `file` (a path
+    /// relative to this file's directory, or absolute).
+    ///
+    /// # Errors
+    /// As for [`Group::link_soft`].
+    pub fn link_external(&self, path: &str, file: &str, target: &str) -> Result<()> {
+        links::check_path(file, "external file name")?;
+        links::check_path(target, "external link path")?;
+        components(target)?;
+        self.add_link(
+            path,
+            Target::External {
+                file: file.to_string(),
+                path: target.to_string(),
+            },
+        )
+    }
+
+    /// Give the object at `existing` a second name, `path`: a hard link.
+    /// Both names are equal; the object lives until its last name is
+    /// deleted.
+    ///
+    /// ```
+    /// use arca::File;
+    /// let f = File::in_memory().unwrap();
+    /// let root = f.root();
+    /// root.create_group("a").unwrap();
+    /// root.link_hard("a", "b").unwrap();
+    /// root.delete("a").unwrap();
+    /// assert!(root.contains("b").unwrap());
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if nothing is at `existing` (or it is in another
+    /// file), [`Error::AlreadyExists`], [`Error::ReadOnly`].
+    pub fn link_hard(&self, existing: &str, path: &str) -> Result<()> {
+        let (kind, addr) = {
+            let (start, _) = self.start(existing);
+            let parts = components(existing)?;
+            let mut g = lock(&self.shared)?;
+            let root = g.sb.root;
+            match resolve(&mut g.st, root, start, &parts, existing)? {
+                Found::Local(k, a) => (k, a),
+                Found::External { .. } => {
+                    return Err(Error::invalid(format!(
+                        "{existing} is in another file: a hard link stays inside its file"
+                    )))
+                }
+            }
+        };
+        if addr == self.shared.lock().map(|g| g.sb.root).unwrap_or(0) {
+            return Err(Error::invalid("the root group cannot have a second name"));
+        }
+        self.add_link(path, Target::Hard { kind, addr })
+    }
+
+    /// Insert a link at `path` (missing parents are created) and, for a
+    /// hard link, count it.
+    fn add_link(&self, path: &str, target: Target) -> Result<()> {
+        let (parent, _, name) = self.parent_of(path, true)?;
+        let mut g = lock(&self.shared)?;
+        if let Target::Hard { addr, .. } = target {
+            if addr == parent {
+                return Err(Error::invalid("a group cannot link to itself"));
+            }
+            let n = links::count(&mut g, addr)?;
+            insert_link(&mut g.st, parent, name, target).map_err(|e| rename_exists(e, path))?;
+            links::set_count(&mut g, addr, n + 1)
+        } else {
+            insert_link(&mut g.st, parent, name, target).map_err(|e| rename_exists(e, path))
+        }
+    }
+
+    /// What the link `path` (its last component not followed) leads to.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if there is no such link.
+    pub fn link(&self, path: &str) -> Result<Link> {
+        let (parent, _, name) = self.parent_of(path, false)?;
+        let mut g = lock(&self.shared)?;
+        let l =
+            get_link(&mut g.st, parent, name)?.ok_or_else(|| Error::NotFound(path.to_string()))?;
+        Ok(Link::from_target(&l.target))
+    }
+
+    /// Every link in this group, in its order (creation order when it
+    /// tracks it, else name order).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the link index is damaged.
+    pub fn links(&self) -> Result<Vec<(String, Link)>> {
+        let mut g = lock(&self.shared)?;
+        Ok(links_of(&mut g.st, self.addr)?
+            .into_iter()
+            .map(|(n, l)| (n, Link::from_target(&l.target)))
+            .collect())
+    }
+
+    /// Remove the link at `path`. The object it led to is deleted, with
+    /// everything below it and its space, when this was its last hard
+    /// link; a soft or external link goes alone.
     ///
     /// # Errors
     /// [`Error::NotFound`], [`Error::ReadOnly`].
@@ -253,19 +520,31 @@ impl Group {
         let (parent, _, name) = self.parent_of(path, false)?;
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
-        let mut h = Header::load(&mut g.st, parent)?;
-        let v = btree::get(&mut g.st, h.links.root, name.as_bytes())?
-            .ok_or_else(|| Error::NotFound(path.to_string()))?;
-        let (_, addr) = link::decode(&v, parent, g.st.space.eof())?;
-        // Everything the object owns is found and checked before the link
-        // goes: a damaged object fails the delete with the file unchanged.
+        let l =
+            get_link(&mut g.st, parent, name)?.ok_or_else(|| Error::NotFound(path.to_string()))?;
+        // Everything that dies is found and checked before the link goes:
+        // a damaged object fails the delete with the file unchanged.
         let mut dead = Dead::default();
-        collect(&mut g.st, addr, &mut dead)?;
+        if let Target::Hard { addr, .. } = l.target {
+            collect(&mut g, addr, &mut dead)?;
+        }
         g.st.space.check_free(&dead.extents)?;
+        let mut h = Header::load(&mut g.st, parent)?;
         let (root, _) = btree::remove(&mut g.st, h.links.root, name.as_bytes())?;
         h.links.root = root;
         h.links.count = h.links.count.saturating_sub(1);
         h.save(&mut g.st, parent)?;
+        for (&addr, &(removed, count)) in &dead.counts {
+            // Survivors keep their other names; the dead drop their entry.
+            let left = if dead.seen.contains(&addr) {
+                1
+            } else {
+                count - removed
+            };
+            if left != count {
+                links::set_count(&mut g, addr, left)?;
+            }
+        }
         for d in &dead.datasets {
             g.caches.remove(d);
             g.caches.remove(&crate::vlen::cache_key(*d));
@@ -273,7 +552,7 @@ impl Group {
         g.st.free_structures(&dead.extents)
     }
 
-    /// Move or rename the object at `from` to `to` (paths relative to this
+    /// Move or rename the link at `from` to `to` (paths relative to this
     /// group or absolute; the destination's parent must exist).
     ///
     /// # Errors
@@ -291,17 +570,16 @@ impl Group {
         }
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
-        let h = Header::load(&mut g.st, src_parent)?;
-        let link = btree::get(&mut g.st, h.links.root, src_name.as_bytes())?
+        let l = get_link(&mut g.st, src_parent, src_name)?
             .ok_or_else(|| Error::NotFound(from.to_string()))?;
-        let mut dh = Header::load(&mut g.st, dst_parent)?;
-        if btree::get(&mut g.st, dh.links.root, dst_name.as_bytes())?.is_some() {
-            return Err(Error::AlreadyExists(to.to_string()));
+        if let Target::Hard { addr, .. } = l.target {
+            if addr == dst_parent {
+                return Err(Error::invalid(format!(
+                    "cannot move {src_full} into itself"
+                )));
+            }
         }
-        dh.links.root =
-            btree::insert(&mut g.st, dh.links.root, dst_name.as_bytes(), &link, false)?.0;
-        dh.links.count += 1;
-        dh.save(&mut g.st, dst_parent)?;
+        insert_link(&mut g.st, dst_parent, dst_name, l.target).map_err(|e| rename_exists(e, to))?;
         // Reload: the source parent may be the destination parent.
         let mut sh = Header::load(&mut g.st, src_parent)?;
         sh.links.root = btree::remove(&mut g.st, sh.links.root, src_name.as_bytes())?.0;
@@ -309,24 +587,45 @@ impl Group {
         sh.save(&mut g.st, src_parent)
     }
 
-    /// Names and kinds of the direct members, in name order.
+    /// Names and kinds of the members: every link that leads to an object
+    /// in this file (soft links followed; dangling and external links are
+    /// in [`Group::links`]), in the group's order.
     ///
     /// # Errors
     /// [`Error::Corrupt`] if the link index is damaged.
     pub fn members(&self) -> Result<Vec<(String, ObjectKind)>> {
         let mut g = lock(&self.shared)?;
-        members(&mut g.st, self.addr)
+        let root = g.sb.root;
+        let mut out = vec![];
+        for (name, l) in links_of(&mut g.st, self.addr)? {
+            match l.target {
+                Target::Hard { kind, .. } => out.push((name, kind)),
+                Target::Soft(_) => {
+                    if let Ok(Found::Local(kind, _)) =
+                        resolve(&mut g.st, root, self.addr, &[&name], &name)
+                    {
+                        out.push((name, kind));
+                    }
+                }
+                Target::External { .. } => {}
+            }
+        }
+        Ok(out)
     }
 
-    /// Names of the direct members, in name order.
+    /// Names of every link, in the group's order.
     ///
     /// # Errors
-    /// As for [`Group::members`].
+    /// As for [`Group::links`].
     pub fn member_names(&self) -> Result<Vec<String>> {
-        Ok(self.members()?.into_iter().map(|(n, _)| n).collect())
+        let mut g = lock(&self.shared)?;
+        Ok(links_of(&mut g.st, self.addr)?
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect())
     }
 
-    /// Number of direct members.
+    /// Number of links.
     ///
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
@@ -335,7 +634,7 @@ impl Group {
         Ok(Header::load(&mut g.st, self.addr)?.links.count)
     }
 
-    /// Whether the group has no members.
+    /// Whether the group has no links.
     ///
     /// # Errors
     /// As for [`Group::len`].
@@ -344,21 +643,42 @@ impl Group {
     }
 
     /// Call `f(relative path, kind)` for every object below this group,
-    /// depth first in name order.
+    /// depth first in each group's order, following hard links only and
+    /// visiting each object once (by the first name met), as h5py does.
     ///
     /// # Errors
     /// Errors from `f` or from damage met on the way.
     pub fn visit(&self, f: &mut dyn FnMut(&str, ObjectKind) -> Result<()>) -> Result<()> {
-        type Level = (Vec<(String, ObjectKind, u64)>, usize, String);
+        self.walk(&mut |p, l, first| match l {
+            Target::Hard { kind, .. } if first => f(p, *kind),
+            _ => Ok(()),
+        })
+    }
+
+    /// Call `f(relative path, link)` for every link below this group, soft
+    /// and external ones included, depth first; the members of a group
+    /// with several names are listed under the first name met.
+    ///
+    /// # Errors
+    /// Errors from `f` or from damage met on the way.
+    pub fn visit_links(&self, f: &mut dyn FnMut(&str, &Link) -> Result<()>) -> Result<()> {
+        self.walk(&mut |p, l, _| f(p, &Link::from_target(l)))
+    }
+
+    /// The walk under `visit` and `visit_links`: `f(path, target, first
+    /// time this object is met)`.
+    fn walk(&self, f: &mut dyn FnMut(&str, &Target, bool) -> Result<()>) -> Result<()> {
+        type Level = (Vec<(String, link_fmt::Link)>, usize, String);
         let first = {
             let mut g = lock(&self.shared)?;
-            members_with_addr(&mut g.st, self.addr)?
+            links_of(&mut g.st, self.addr)?
         };
         let mut stack: Vec<Level> = vec![(first, 0, String::new())];
-        let mut seen = std::collections::HashSet::new();
-        // Pre-order, depth first, members in name order (as h5py visits).
+        let mut seen = std::collections::HashMap::<u64, u64>::new();
+        seen.insert(self.addr, 1);
+        // Pre-order, depth first, members in the group's order.
         while let Some((members, next, prefix)) = stack.last_mut() {
-            let Some((name, kind, addr)) = members.get(*next).cloned() else {
+            let Some((name, l)) = members.get(*next).cloned() else {
                 stack.pop();
                 continue;
             };
@@ -368,18 +688,35 @@ impl Group {
             } else {
                 format!("{prefix}/{name}")
             };
-            f(&p, kind)?;
-            if kind == ObjectKind::Group {
-                if !seen.insert(addr) {
+            let Target::Hard { kind, addr } = l.target else {
+                f(&p, &l.target, false)?;
+                continue;
+            };
+            let met = seen.entry(addr).or_insert(0);
+            *met += 1;
+            let first_time = *met == 1;
+            let times = *met;
+            f(&p, &l.target, first_time)?;
+            if !first_time {
+                // Met again: fine for an object with that many names; more
+                // arrivals than names means links that loop.
+                let mut g = lock(&self.shared)?;
+                let n = links::count(&mut g, addr)?;
+                if times > n {
                     return Err(Error::corrupt(
                         "group link",
                         addr,
-                        "group reached twice: links form a cycle",
+                        format!(
+                            "object reached {times} times but it has {n} links: links form a cycle"
+                        ),
                     ));
                 }
+                continue;
+            }
+            if kind == ObjectKind::Group {
                 let ms = {
                     let mut g = lock(&self.shared)?;
-                    members_with_addr(&mut g.st, addr)?
+                    links_of(&mut g.st, addr)?
                 };
                 stack.push((ms, 0, p));
             }
@@ -388,30 +725,48 @@ impl Group {
     }
 }
 
+fn rename_exists(e: Error, path: &str) -> Error {
+    match e {
+        Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
+        e => e,
+    }
+}
+
+/// The links of the group at `addr`, decoded, in its order: creation
+/// order when it tracks it, else name order.
+pub(crate) fn links_of(st: &mut Store, addr: u64) -> Result<Vec<(String, link_fmt::Link)>> {
+    let h = Header::load(st, addr)?;
+    let ordered = h.order.is_some();
+    let mut out = vec![];
+    let eof = st.space.eof();
+    btree::scan(st, h.links.root, b"", &mut |k, v| {
+        let l = link_fmt::decode(v, addr, eof, ordered)?;
+        out.push((String::from_utf8_lossy(k).into_owned(), l));
+        Ok(true)
+    })?;
+    if ordered {
+        out.sort_by_key(|(_, l)| l.order);
+    }
+    Ok(out)
+}
+
+/// The hard links of the group at `addr`: `(name, kind, address)`.
 pub(crate) fn members_with_addr(
     st: &mut Store,
     addr: u64,
 ) -> Result<Vec<(String, ObjectKind, u64)>> {
-    let h = Header::load(st, addr)?;
-    let mut out = vec![];
-    let eof = st.space.eof();
-    btree::scan(st, h.links.root, b"", &mut |k, v| {
-        let (kind, a) = link::decode(v, addr, eof)?;
-        out.push((String::from_utf8_lossy(k).into_owned(), kind, a));
-        Ok(true)
-    })?;
-    Ok(out)
-}
-
-fn members(st: &mut Store, addr: u64) -> Result<Vec<(String, ObjectKind)>> {
-    Ok(members_with_addr(st, addr)?
+    Ok(links_of(st, addr)?
         .into_iter()
-        .map(|(n, k, _)| (n, k))
+        .filter_map(|(n, l)| match l.target {
+            Target::Hard { kind, addr } => Some((n, kind, addr)),
+            _ => None,
+        })
         .collect())
 }
 
-/// Write a new object header and link it into `parent` as `name`.
-fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result<u64> {
+/// Insert `name` → `target` into the group at `parent` (taking the next
+/// creation index when the group tracks order).
+fn insert_link(st: &mut Store, parent: u64, name: &str, target: Target) -> Result<()> {
     st.check_writable()?;
     let mut ph = Header::load(st, parent)?;
     if ph.kind != ObjectKind::Group {
@@ -420,55 +775,93 @@ fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result
     if btree::get(st, ph.links.root, name.as_bytes())?.is_some() {
         return Err(Error::AlreadyExists(name.to_string()));
     }
-    let addr = header.create(st)?;
-    let (root, ins) = btree::insert(
-        st,
-        ph.links.root,
-        name.as_bytes(),
-        &link::encode(header.kind, addr),
-        false,
-    )?;
+    let order = ph.order;
+    let value = link_fmt::encode(&link_fmt::Link { target, order });
+    let (root, ins) = btree::insert(st, ph.links.root, name.as_bytes(), &value, false)?;
     debug_assert!(matches!(ins, Inserted::New));
     ph.links.root = root;
     ph.links.count += 1;
-    ph.save(st, parent)?;
+    if let Some(next) = ph.order.as_mut() {
+        *next += 1;
+    }
+    ph.save(st, parent)
+}
+
+/// Write a new object header and link it into `parent` as `name`.
+fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result<u64> {
+    st.check_writable()?;
+    let ph = Header::load(st, parent)?;
+    if ph.kind != ObjectKind::Group {
+        return Err(Error::invalid("parent is not a group"));
+    }
+    if btree::get(st, ph.links.root, name.as_bytes())?.is_some() {
+        return Err(Error::AlreadyExists(name.to_string()));
+    }
+    let addr = header.create(st)?;
+    insert_link(
+        st,
+        parent,
+        name,
+        Target::Hard {
+            kind: header.kind,
+            addr,
+        },
+    )?;
     Ok(addr)
 }
 
-/// What deleting an object frees: every extent it and its members own,
-/// and the datasets among them (whose caches go too).
+/// What removing a link frees: every extent owned by the objects that lose
+/// their last name (and everything only they lead to), the datasets among
+/// them (whose caches go too), and the link counts that change.
 #[derive(Default)]
 struct Dead {
     extents: Vec<Section>,
     datasets: Vec<u64>,
+    /// Objects that die.
     seen: std::collections::HashSet<u64>,
+    /// For objects with several names: (links removed, links it had).
+    counts: std::collections::HashMap<u64, (u64, u64)>,
 }
 
-/// Gather everything the object at `addr` owns, recursively.
-fn collect(st: &mut Store, addr: u64, dead: &mut Dead) -> Result<()> {
-    if !dead.seen.insert(addr) {
-        return Err(Error::corrupt(
-            "group link",
-            addr,
-            "object reached twice: links form a cycle",
-        ));
-    }
-    let h = Header::load(st, addr)?;
-    dead.extents.push(Section {
-        addr,
-        size: st.pager.size_of(addr)? as u64,
-        kind: SpaceKind::Meta,
-    });
-    if h.kind == ObjectKind::Group {
-        for (_, _, child) in members_with_addr(st, addr)? {
-            collect(st, child, dead)?;
+/// Gather what dies when one hard link to the object at `first` goes: an
+/// object dies when every link to it is gone, and then so does each link
+/// it holds.
+fn collect(g: &mut Session, first: u64, dead: &mut Dead) -> Result<()> {
+    let mut pending = vec![first];
+    while let Some(addr) = pending.pop() {
+        let n = links::count(g, addr)?;
+        if n > 1 {
+            let e = dead.counts.entry(addr).or_insert((0, n));
+            e.0 += 1;
+            if e.0 < n {
+                continue;
+            }
         }
-        btree::extents(st, h.links.root, &mut dead.extents)?;
-    }
-    super::attrs::extents(st, h.attrs.root, addr, &mut dead.extents)?;
-    if let Some(meta) = &h.dataset {
-        dead.datasets.push(addr);
-        dataset::storage_extents(st, meta, &mut dead.extents)?;
+        if !dead.seen.insert(addr) {
+            return Err(Error::corrupt(
+                "group link",
+                addr,
+                format!("object reached more often than its {n} link(s): links form a cycle"),
+            ));
+        }
+        let st = &mut g.st;
+        let h = Header::load(st, addr)?;
+        dead.extents.push(Section {
+            addr,
+            size: st.pager.size_of(addr)? as u64,
+            kind: SpaceKind::Meta,
+        });
+        if h.kind == ObjectKind::Group {
+            for (_, _, child) in members_with_addr(st, addr)? {
+                pending.push(child);
+            }
+            btree::extents(st, h.links.root, &mut dead.extents)?;
+        }
+        super::attrs::extents(st, h.attrs.root, addr, &mut dead.extents)?;
+        if let Some(meta) = &h.dataset {
+            dead.datasets.push(addr);
+            dataset::storage_extents(st, meta, &mut dead.extents)?;
+        }
     }
     Ok(())
 }

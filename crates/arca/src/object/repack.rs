@@ -1,8 +1,11 @@
 //! Copying a whole file into a new, compact one.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use super::{AttrValue, Attributes, Dataset, DatasetOptions, File, Group, Object};
+use super::{
+    AttrValue, Attributes, Dataset, DatasetOptions, File, Group, GroupOptions, Link, Object,
+};
 use crate::error::Result;
 use crate::selection::Selection;
 
@@ -39,7 +42,10 @@ pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
 /// Errors reading `src` or writing `dst`; `dst` must not exist.
 pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
     let from = File::open(src)?;
-    let to = File::options().mode(super::Mode::CreateNew).open(dst)?;
+    let to = File::options()
+        .mode(super::Mode::CreateNew)
+        .track_order(from.root().track_order()?)
+        .open(dst)?;
     let mut total = 0u64;
     let mut datasets = vec![];
     from.root().visit(&mut |p, k| {
@@ -54,7 +60,15 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
     }
     let mut done = 0u64;
     copy_attrs(&from.root().attrs(), &to.root().attrs())?;
-    copy_group(&from.root(), &to.root(), &mut done, total, progress)?;
+    let mut copied = HashMap::new();
+    copied.insert(from.root().id(), "/".to_string());
+    let mut c = Copy {
+        done: &mut done,
+        total,
+        progress,
+        copied: &mut copied,
+    };
+    copy_group(&from.root(), &to.root(), &mut c)?;
     to.close()?;
     progress(total, total);
     Ok(())
@@ -68,23 +82,40 @@ fn copy_attrs(from: &Attributes, to: &Attributes) -> Result<()> {
     Ok(())
 }
 
-fn copy_group(
-    from: &Group,
-    to: &Group,
-    done: &mut u64,
+/// What a copy carries along: progress, and where each object already
+/// copied went, so a second name becomes a second link again.
+struct Copy<'a> {
+    done: &'a mut u64,
     total: u64,
-    progress: &mut Progress,
-) -> Result<()> {
-    for (name, _) in from.members()? {
-        match from.object(&name)? {
-            Object::Group(g) => {
-                let ng = to.create_group(&name)?;
-                copy_attrs(&g.attrs(), &ng.attrs())?;
-                copy_group(&g, &ng, done, total, progress)?;
-            }
-            Object::Dataset(d) => {
-                let nd = copy_dataset(&d, to, &name, done, total, progress)?;
-                copy_attrs(&d.attrs(), &nd.attrs())?;
+    progress: &'a mut Progress<'a>,
+    copied: &'a mut HashMap<u64, String>,
+}
+
+fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
+    for (name, link) in from.links()? {
+        match link {
+            Link::Soft(target) => to.link_soft(&name, &target)?,
+            Link::External { file, path } => to.link_external(&name, &file, &path)?,
+            Link::Hard(_) => {
+                let obj = from.object(&name)?;
+                if let Some(first) = c.copied.get(&obj.id()) {
+                    to.link_hard(first, &name)?;
+                    continue;
+                }
+                match obj {
+                    Object::Group(g) => {
+                        let opts = GroupOptions::new().track_order(g.track_order()?);
+                        let ng = to.create_group_with(&name, &opts)?;
+                        c.copied.insert(g.id(), ng.path().to_string());
+                        copy_attrs(&g.attrs(), &ng.attrs())?;
+                        copy_group(&g, &ng, c)?;
+                    }
+                    Object::Dataset(d) => {
+                        let nd = copy_dataset(&d, to, &name, c.done, c.total, c.progress)?;
+                        c.copied.insert(d.id(), nd.path().to_string());
+                        copy_attrs(&d.attrs(), &nd.attrs())?;
+                    }
+                }
             }
         }
     }

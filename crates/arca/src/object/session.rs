@@ -65,6 +65,10 @@ pub(crate) struct Session {
     pub(crate) tx_doomed: bool,
     /// Whether opening rolled back a transaction a crash left behind.
     pub(crate) recovered: bool,
+    /// Where the file lives, for naming the files external links lead to.
+    pub(crate) path: Option<std::path::PathBuf>,
+    /// Files opened (read-only) to follow external links, by path.
+    pub(crate) externals: HashMap<std::path::PathBuf, super::Shared>,
 }
 
 impl Session {

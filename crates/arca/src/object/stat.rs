@@ -132,16 +132,28 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
         ..Stat::default()
     };
     let mut stack = vec![g.sb.root];
-    let mut seen = std::collections::HashSet::new();
+    // Hard links that arrive at each object: once for most, as many as its
+    // link count for objects with several names (each is walked once).
+    let mut arrivals = std::collections::HashMap::<u64, u64>::new();
+    let counts: std::collections::HashMap<u64, u64> =
+        super::links::all_counts(g)?.into_iter().collect();
+    s.metadata_bytes += tree_pages(&mut g.st, g.sb.links, &mut extents)?;
     while let Some(addr) = stack.pop() {
-        if !seen.insert(addr)
-            || seen.len() as u64 > s.file_bytes / crate::pager::MIN_PAGE as u64 + 1
-        {
+        let met = {
+            let m = arrivals.entry(addr).or_insert(0);
+            *m += 1;
+            *m
+        };
+        let links = counts.get(&addr).copied().unwrap_or(1);
+        if met > links || arrivals.len() as u64 > s.file_bytes / crate::pager::MIN_PAGE as u64 + 1 {
             return Err(Error::corrupt(
                 "group link",
                 addr,
-                "object reached twice: links form a cycle",
+                format!("object reached more often than its {links} link(s): links form a cycle"),
             ));
+        }
+        if met > 1 {
+            continue;
         }
         let st = &mut g.st;
         let eof = st.space.eof();
@@ -224,6 +236,16 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     }
                 }
             }
+        }
+    }
+    for (&addr, &n) in &counts {
+        let met = arrivals.get(&addr).copied().unwrap_or(0);
+        if met != n {
+            return Err(Error::corrupt(
+                "link count",
+                addr,
+                format!("{n} links recorded, {met} found"),
+            ));
         }
     }
     if g.sb.space[0] != 0 {

@@ -125,6 +125,19 @@ pub fn build() -> Vec<u8> {
     for i in 0..300 {
         many.create_group(&format!("member_{i:04}")).unwrap();
     }
+    // Every link kind, second names (the link-count tree) and a group
+    // that keeps creation order.
+    let ordered = root
+        .create_group_with("ordered", &arca::GroupOptions::new().track_order(true))
+        .unwrap();
+    for i in 0..5 {
+        ordered.create_group(&format!("o{}", 4 - i)).unwrap();
+    }
+    ordered.link_soft("soft", "/many/member_0001").unwrap();
+    ordered.link_external("ext", "other.arca", "/x").unwrap();
+    root.link_hard("many/member_0002", "alias2").unwrap();
+    root.link_hard("many/member_0003", "ordered/alias3")
+        .unwrap();
     let nested = root.create_group("a/b/c").unwrap();
     nested
         .attrs()

@@ -60,6 +60,13 @@ pub fn snapshot(f: &File) -> arca::Result<Snapshot> {
         }
         out.push((p, data, a));
     }
+    // Every link, soft and external ones and second names included.
+    let mut links = String::new();
+    f.root().visit_links(&mut |p, l| {
+        links.push_str(&format!("{p} {l:?}\n"));
+        Ok(())
+    })?;
+    out.push(("#links".into(), links.into_bytes(), vec![]));
     Ok(Snapshot(out))
 }
 

@@ -1,0 +1,127 @@
+//! Links beyond the first name: how many hard links lead to each object
+//! (the link-count B-tree, root in the superblock), and the public view of
+//! a group's links.
+
+use crate::error::{Error, Result};
+use crate::format::btree;
+use crate::format::link::{self, Target};
+use crate::format::link_count;
+use crate::format::object_header::ObjectKind;
+
+use super::Session;
+
+/// What a link in a group leads to.
+///
+/// ```
+/// use arca::{File, Link, ObjectKind};
+/// let f = File::in_memory().unwrap();
+/// let root = f.root();
+/// root.create_group("data").unwrap();
+/// root.link_soft("latest", "/data").unwrap();
+/// assert_eq!(root.link("latest").unwrap(), Link::Soft("/data".into()));
+/// assert_eq!(root.link("data").unwrap(), Link::Hard(ObjectKind::Group));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Link {
+    /// An object in this file; every hard link to it is a name of equal
+    /// standing, and the object lives until its last one goes.
+    Hard(ObjectKind),
+    /// A path in this file, absolute or relative to the link's group,
+    /// followed when used; it may dangle.
+    Soft(String),
+    /// A path in another file, named relative to this file's directory
+    /// (or absolute); objects reached through it are opened read-only.
+    External {
+        /// The other file.
+        file: String,
+        /// The path inside it.
+        path: String,
+    },
+}
+
+impl Link {
+    pub(crate) fn from_target(t: &Target) -> Link {
+        match t {
+            Target::Hard { kind, .. } => Link::Hard(*kind),
+            Target::Soft(p) => Link::Soft(p.clone()),
+            Target::External { file, path } => Link::External {
+                file: file.clone(),
+                path: path.clone(),
+            },
+        }
+    }
+}
+
+/// Options for a new group.
+///
+/// ```
+/// use arca::{File, GroupOptions};
+/// let f = File::in_memory().unwrap();
+/// let g = f.root().create_group_with("log", &GroupOptions::new().track_order(true)).unwrap();
+/// for name in ["z", "a", "m"] {
+///     g.create_group(name).unwrap();
+/// }
+/// assert_eq!(g.member_names().unwrap(), ["z", "a", "m"]);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct GroupOptions {
+    pub(crate) track_order: bool,
+}
+
+impl GroupOptions {
+    /// Defaults: members listed in name order.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// List members in the order they were created (kept on reopen).
+    pub fn track_order(mut self, on: bool) -> Self {
+        self.track_order = on;
+        self
+    }
+}
+
+/// How many hard links lead to the object at `addr` (1 unless recorded).
+pub(crate) fn count(g: &mut Session, addr: u64) -> Result<u64> {
+    let root = g.sb.links;
+    if root == 0 {
+        return Ok(1);
+    }
+    match btree::get(&mut g.st, root, &link_count::key(addr))? {
+        Some(v) => Ok(link_count::decode(&link_count::key(addr), &v, g.st.space.eof())?.1),
+        None => Ok(1),
+    }
+}
+
+/// Record that `n` hard links lead to the object at `addr`.
+pub(crate) fn set_count(g: &mut Session, addr: u64, n: u64) -> Result<()> {
+    let key = link_count::key(addr);
+    if n >= 2 {
+        let (root, _) = btree::insert(&mut g.st, g.sb.links, &key, &link_count::encode(n), true)?;
+        g.sb.links = root;
+    } else if g.sb.links != 0 {
+        let (root, _) = btree::remove(&mut g.st, g.sb.links, &key)?;
+        g.sb.links = root;
+    }
+    Ok(())
+}
+
+/// Every recorded count, `(address, links)`, in address order.
+pub(crate) fn all_counts(g: &mut Session) -> Result<Vec<(u64, u64)>> {
+    let mut out = vec![];
+    let root = g.sb.links;
+    if root == 0 {
+        return Ok(out);
+    }
+    let eof = g.st.space.eof();
+    btree::scan(&mut g.st, root, b"", &mut |k, v| {
+        out.push(link_count::decode(k, v, eof)?);
+        Ok(true)
+    })?;
+    Ok(out)
+}
+
+/// Check a soft-link or external path given by a caller.
+pub(crate) fn check_path(p: &str, what: &str) -> Result<()> {
+    link::check_path(p, what).map_err(Error::invalid)
+}

@@ -1,0 +1,297 @@
+//! Soft, external and hard links, and creation order: followed, listed,
+//! deleted, kept through reopen and `repack`, proved by `check`.
+
+use arca::{
+    DatasetOptions, Datatype, Error, File, GroupOptions, Link, ObjectKind, OpenOptions, Selection,
+};
+
+fn data(f: &File, path: &str, n: u64, v: u8) {
+    f.root()
+        .create_dataset(path, &DatasetOptions::new(Datatype::uint(1), &[n]))
+        .unwrap()
+        .write_all(&vec![v; n as usize])
+        .unwrap();
+}
+
+fn read(f: &File, path: &str) -> Vec<u8> {
+    f.root().dataset(path).unwrap().read_all().unwrap()
+}
+
+#[test]
+fn soft_links_follow_dangle_and_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.arca");
+    {
+        let f = File::create(&path).unwrap();
+        let root = f.root();
+        data(&f, "runs/r1/x", 4, 1);
+        root.link_soft("latest", "/runs/r1").unwrap();
+        // Relative to the group holding the link.
+        root.group("runs")
+            .unwrap()
+            .link_soft("newest", "r1/x")
+            .unwrap();
+        root.link_soft("nowhere", "/no/such").unwrap();
+        root.link_soft("loop_a", "/loop_b").unwrap();
+        root.link_soft("loop_b", "/loop_a").unwrap();
+        assert!(matches!(
+            root.link_soft("latest", "/x"),
+            Err(Error::AlreadyExists(_))
+        ));
+        assert!(root.link_soft("empty", "").is_err());
+    }
+    let f = File::open(&path).unwrap();
+    let root = f.root();
+    assert_eq!(read(&f, "latest/x"), vec![1; 4]);
+    assert_eq!(read(&f, "runs/newest"), vec![1; 4]);
+    assert_eq!(root.dataset("latest/x").unwrap().path(), "/latest/x");
+    assert!(matches!(root.object("nowhere"), Err(Error::NotFound(_))));
+    assert!(matches!(root.object("loop_a"), Err(Error::NotFound(_))));
+    assert!(!root.contains("nowhere").unwrap());
+    assert_eq!(root.link("nowhere").unwrap(), Link::Soft("/no/such".into()));
+    assert_eq!(root.link("runs").unwrap(), Link::Hard(ObjectKind::Group));
+    assert_eq!(
+        root.member_names().unwrap(),
+        ["latest", "loop_a", "loop_b", "nowhere", "runs"]
+    );
+    // members() lists what resolves, with the target's kind.
+    assert_eq!(
+        root.members().unwrap(),
+        [
+            ("latest".to_string(), ObjectKind::Group),
+            ("runs".to_string(), ObjectKind::Group)
+        ]
+    );
+    // visit follows hard links only; visit_links lists every link.
+    let mut seen = vec![];
+    root.visit(&mut |p, _| {
+        seen.push(p.to_string());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(seen, ["runs", "runs/r1", "runs/r1/x"]);
+    let mut all = vec![];
+    root.visit_links(&mut |p, l| {
+        all.push((p.to_string(), l.clone()));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(all.len(), 8);
+    assert!(all.contains(&("runs/newest".into(), Link::Soft("r1/x".into()))));
+    f.check().unwrap();
+    drop(root);
+    drop(f);
+    // Deleting a soft link leaves its target.
+    let f = File::open_rw(&path).unwrap();
+    f.root().delete("latest").unwrap();
+    assert_eq!(read(&f, "runs/r1/x"), vec![1; 4]);
+    f.check().unwrap();
+}
+
+#[test]
+fn external_links_open_the_other_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.arca");
+    let b = dir.path().join("b.arca");
+    {
+        let f = File::create(&b).unwrap();
+        data(&f, "grp/vals", 3, 7);
+    }
+    {
+        let f = File::create(&a).unwrap();
+        let root = f.root();
+        // Relative to a.arca's directory.
+        root.link_external("ext", "b.arca", "/grp").unwrap();
+        root.link_external("gone", "missing.arca", "/x").unwrap();
+        root.link_external("badpath", "b.arca", "/nope").unwrap();
+        root.link_soft("via_soft", "/ext/vals").unwrap();
+        assert_eq!(read(&f, "ext/vals"), vec![7; 3]);
+    }
+    let f = File::open(&a).unwrap();
+    let root = f.root();
+    assert_eq!(read(&f, "ext/vals"), vec![7; 3]);
+    assert_eq!(read(&f, "via_soft"), vec![7; 3]);
+    let d = root.dataset("ext/vals").unwrap();
+    assert_eq!(d.path(), "/grp/vals");
+    assert!(matches!(root.object("gone"), Err(Error::NotFound(_))));
+    assert!(matches!(root.object("badpath"), Err(Error::NotFound(_))));
+    assert_eq!(
+        root.link("ext").unwrap(),
+        Link::External {
+            file: "b.arca".into(),
+            path: "/grp".into()
+        }
+    );
+    // Read-only through the link, even when this file is writable.
+    drop(root);
+    drop(d);
+    drop(f);
+    let f = File::open_rw(&a).unwrap();
+    let d = f.root().dataset("ext/vals").unwrap();
+    assert!(d.write_all(&[1u8, 2, 3]).is_err());
+    f.check().unwrap();
+}
+
+#[test]
+fn hard_links_keep_the_object_until_the_last_name_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.arca");
+    let f = File::create(&path).unwrap();
+    let root = f.root();
+    data(&f, "a/big", 200_000, 5);
+    root.link_hard("a/big", "b/alias").unwrap();
+    root.link_hard("a", "a_again").unwrap();
+    assert_eq!(
+        root.dataset("a/big").unwrap().id(),
+        root.dataset("b/alias").unwrap().id()
+    );
+    assert!(
+        root.link_hard("a", "a/self").is_err(),
+        "a group linking to itself"
+    );
+    assert!(matches!(
+        root.link_hard("missing", "x"),
+        Err(Error::NotFound(_))
+    ));
+    // Written through one name, read through the other.
+    root.dataset("b/alias")
+        .unwrap()
+        .write(&Selection::from_ranges(&[(0, 2, 1)]).unwrap(), &[9u8, 9])
+        .unwrap();
+    assert_eq!(read(&f, "a_again/big")[..3], [9, 9, 5]);
+    let st = f.check().unwrap();
+    assert_eq!(st.datasets, 1, "an object with three names is counted once");
+    f.flush().unwrap();
+    drop(root);
+    drop(f);
+
+    let f = File::open_rw(&path).unwrap();
+    let root = f.root();
+    let before = f.stat().unwrap().raw_bytes;
+    root.delete("a").unwrap();
+    f.check().unwrap();
+    assert_eq!(read(&f, "a_again/big")[..3], [9, 9, 5]);
+    root.delete("a_again").unwrap();
+    f.check().unwrap();
+    // One name left: the data is still there.
+    assert_eq!(f.stat().unwrap().raw_bytes, before);
+    assert_eq!(read(&f, "b/alias").len(), 200_000);
+    root.delete("b/alias").unwrap();
+    f.flush().unwrap();
+    let st = f.check().unwrap();
+    assert_eq!(st.raw_bytes, 0, "the last name took the data with it");
+    assert_eq!(st.datasets, 0);
+}
+
+#[test]
+fn hard_links_survive_reopen_and_repack_and_cycles_terminate() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.arca");
+    {
+        let f = File::create(&path).unwrap();
+        let root = f.root();
+        data(&f, "top/mid/d", 10, 3);
+        // A cycle: a group holds a link to its own ancestor.
+        root.link_hard("top", "top/mid/up").unwrap();
+        root.link_hard("top/mid/d", "d2").unwrap();
+        root.link_soft("soft", "top/mid").unwrap();
+        root.link_external("ext", "elsewhere.arca", "/x").unwrap();
+    }
+    let f = File::open(&path).unwrap();
+    let mut seen = vec![];
+    f.root()
+        .visit(&mut |p, _| {
+            seen.push(p.to_string());
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(seen, ["d2", "top", "top/mid"]);
+    let st = f.check().unwrap();
+    assert_eq!((st.groups, st.datasets), (3, 1));
+    drop(f);
+    let packed = dir.path().join("p.arca");
+    arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
+    let p = File::open(&packed).unwrap();
+    let root = p.root();
+    assert_eq!(
+        root.dataset("d2").unwrap().id(),
+        root.dataset("top/mid/d").unwrap().id()
+    );
+    assert_eq!(
+        root.group("top/mid/up").unwrap().id(),
+        root.group("top").unwrap().id()
+    );
+    assert_eq!(root.link("soft").unwrap(), Link::Soft("top/mid".into()));
+    assert!(matches!(root.link("ext").unwrap(), Link::External { .. }));
+    assert_eq!(read(&p, "top/mid/up/mid/d"), vec![3; 10]);
+    p.check().unwrap();
+}
+
+#[test]
+fn creation_order_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("o.arca");
+    let names = ["zeta", "alpha", "mu", "beta", "omega"];
+    {
+        let f = OpenOptions::new_file_with_order(&path);
+        let root = f.root();
+        assert!(root.track_order().unwrap());
+        for n in names {
+            root.create_group(n).unwrap();
+        }
+        let g = root
+            .create_group_with("ordered", &GroupOptions::new().track_order(true))
+            .unwrap();
+        for i in (0..40).rev() {
+            data(&f, &format!("ordered/n{i:02}"), 1, i as u8);
+        }
+        g.link_soft("s", "/zeta").unwrap();
+        // A name moved in takes the next place.
+        root.rename("alpha", "ordered/alpha").unwrap();
+        let plain = root.create_group("plain").unwrap();
+        for n in names {
+            plain.create_group(n).unwrap();
+        }
+    }
+    let f = File::open(&path).unwrap();
+    let root = f.root();
+    assert_eq!(
+        root.member_names().unwrap(),
+        ["zeta", "mu", "beta", "omega", "ordered", "plain"]
+    );
+    let want: Vec<String> = (0..40)
+        .rev()
+        .map(|i| format!("n{i:02}"))
+        .chain(["s".to_string(), "alpha".to_string()])
+        .collect();
+    assert_eq!(root.group("ordered").unwrap().member_names().unwrap(), want);
+    let mut sorted = names.to_vec();
+    sorted.sort();
+    assert_eq!(root.group("plain").unwrap().member_names().unwrap(), sorted);
+    assert!(!root.group("plain").unwrap().track_order().unwrap());
+    f.check().unwrap();
+    drop(root);
+    drop(f);
+    let packed = dir.path().join("p.arca");
+    arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
+    let p = File::open(&packed).unwrap();
+    assert_eq!(
+        p.root().group("ordered").unwrap().member_names().unwrap(),
+        want
+    );
+    assert!(p.root().track_order().unwrap());
+}
+
+trait NewWithOrder {
+    fn new_file_with_order(path: &std::path::Path) -> File;
+}
+
+impl NewWithOrder for OpenOptions {
+    fn new_file_with_order(path: &std::path::Path) -> File {
+        File::options()
+            .mode(arca::Mode::Create)
+            .track_order(true)
+            .open(path)
+            .unwrap()
+    }
+}
