@@ -103,6 +103,7 @@ typedef int32_t arca_dtype_t;
 #define ARCA_DTYPE_ARRAY 19      /* fixed-shape array per element: from a type string */
 #define ARCA_DTYPE_COMPOUND 20   /* record of named members: from a type string */
 #define ARCA_DTYPE_COMPLEX32 21  /* two half-precision floats */
+#define ARCA_DTYPE_REFERENCE 22  /* uint64_t object id (arca_object_id), 0 = none */
 
 /* Type strings name every type, the structured ones included:
  *   "<f8", ">i4", "|b1", "<f2", "<c16", "|S10", "|V8",
@@ -296,6 +297,17 @@ int32_t arca_link_hard(arca_group_t *loc, const char *existing, const char *path
 int32_t arca_link_info(arca_group_t *loc, const char *path, int32_t *kind, char *target,
                        size_t target_cap, size_t *target_needed, char *file, size_t file_cap,
                        size_t *file_needed);
+
+/* Object references: *id = the identity of the object at `path` (what an
+ * ARCA_DTYPE_REFERENCE element holds, 0 = null); arca_dereference opens
+ * the object an id leads to: a group (*kind ARCA_KIND_GROUP, *group) or a
+ * dataset (ARCA_KIND_DATASET, *dataset), the other set to NULL.
+ *   uint64_t id; arca_object_id(root, "runs/42", &id);
+ *   int32_t k; arca_group_t *g; arca_dataset_t *d;
+ *   arca_dereference(root, id, &k, &g, &d); */
+int32_t arca_object_id(arca_group_t *loc, const char *path, uint64_t *id);
+int32_t arca_dereference(arca_group_t *loc, uint64_t id, int32_t *kind, arca_group_t **group,
+                         arca_dataset_t **dataset);
 
 /* Open a group (a dataset there is ARCA_ERR_NOT_FOUND). Release *out with
  * arca_group_close.

@@ -65,6 +65,8 @@ pub const ARCA_DTYPE_ARRAY: i32 = 19;
 pub const ARCA_DTYPE_COMPOUND: i32 = 20;
 /// Two half-precision floats.
 pub const ARCA_DTYPE_COMPLEX32: i32 = 21;
+/// An object reference: a `uint64_t` object id (0 = none).
+pub const ARCA_DTYPE_REFERENCE: i32 = 22;
 
 /// Byte order of the machine.
 pub const ARCA_ORDER_NATIVE: i32 = 0;
@@ -178,6 +180,7 @@ pub(crate) fn datatype_from(code: i32, order: i32, str_len: u32) -> R<Datatype> 
         ARCA_DTYPE_COMPLEX32 => Datatype::Complex { size: 4, order },
         ARCA_DTYPE_COMPLEX64 => Datatype::Complex { size: 8, order },
         ARCA_DTYPE_COMPLEX128 => Datatype::Complex { size: 16, order },
+        ARCA_DTYPE_REFERENCE => Datatype::Reference,
         ARCA_DTYPE_OPAQUE => Datatype::Opaque {
             len: str_len,
             tag: String::new(),
@@ -222,6 +225,7 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::Enum(_) => ARCA_DTYPE_ENUM,
         Datatype::Array(_) => ARCA_DTYPE_ARRAY,
         Datatype::Compound(_) => ARCA_DTYPE_COMPOUND,
+        Datatype::Reference => ARCA_DTYPE_REFERENCE,
         Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => ARCA_DTYPE_VLEN,
     };
     let size = t.size();

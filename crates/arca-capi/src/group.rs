@@ -636,3 +636,80 @@ pub unsafe extern "C" fn arca_link_info(
         Ok(())
     })
 }
+
+/// `*id` = the identity of the object at `path` (what an object reference,
+/// `ARCA_DTYPE_REFERENCE`, holds; equal for all its names).
+///
+/// # Safety
+/// `loc` is NULL or a live group handle; `path` NUL-terminated; `id`
+/// writable.
+///
+/// ```c
+/// uint64_t id; arca_object_id(root, "runs/42", &id);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_object_id(
+    loc: *mut GroupHandle,
+    path: *const c_char,
+    id: *mut u64,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let (g, p) = unsafe { loc_path(loc, path)? };
+        let o = g.object(p)?;
+        // SAFETY: per the contract.
+        unsafe { put(id, o.id(), "id") }
+    })
+}
+
+/// Open the object an id (an object reference) leads to: `*kind` is
+/// `ARCA_KIND_GROUP` with a new handle in `*group`, or `ARCA_KIND_DATASET`
+/// with one in `*dataset` (the other is set to NULL; release with
+/// `arca_group_close` / `arca_dataset_close`). Id 0 (the null reference)
+/// is `ARCA_ERR_INVALID`; an id no link leads to is `ARCA_ERR_NOT_FOUND`.
+///
+/// # Safety
+/// `loc` is NULL or a live group handle of the file; the out-pointers
+/// writable.
+///
+/// ```c
+/// int32_t k; arca_group_t *g; arca_dataset_t *d;
+/// arca_dereference(root, id, &k, &g, &d);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_dereference(
+    loc: *mut GroupHandle,
+    id: u64,
+    kind: *mut i32,
+    group: *mut *mut GroupHandle,
+    dataset: *mut *mut crate::dataset::DatasetHandle,
+) -> i32 {
+    guard(|| {
+        // SAFETY: out-pointers supplied by the caller.
+        unsafe {
+            clear(group);
+            clear(dataset);
+        }
+        if kind.is_null() || group.is_null() || dataset.is_null() {
+            return Err(Fail::null("kind, group and dataset"));
+        }
+        // SAFETY: per the contract.
+        let g = unsafe { handle(loc, "group")? };
+        match g.group.dereference(id)? {
+            Object::Group(x) => {
+                // SAFETY: non-NULL per the check above.
+                unsafe {
+                    put(kind, ARCA_KIND_GROUP, "kind")?;
+                    give(group, x, true)
+                }
+            }
+            Object::Dataset(d) => {
+                // SAFETY: non-NULL per the check above.
+                unsafe {
+                    put(kind, ARCA_KIND_DATASET, "kind")?;
+                    give_handle(dataset, crate::dataset::DatasetHandle { ds: d }, "dataset")
+                }
+            }
+        }
+    })
+}

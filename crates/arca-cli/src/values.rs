@@ -221,6 +221,10 @@ pub fn text(dt: &Datatype, b: &[u8]) -> String {
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
+        Datatype::Reference => match unsigned(8, b) {
+            0 => "null".into(),
+            id => format!("ref {id}"),
+        },
         Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => "?".into(),
     }
 }
@@ -310,6 +314,10 @@ pub fn json(dt: &Datatype, b: &[u8]) -> Value {
                 .map(|f| (f.name.clone(), json(&f.dtype, member(b, f))))
                 .collect(),
         ),
+        Datatype::Reference => match unsigned(8, b) {
+            0 => Value::Null,
+            id => json!({ "ref": id }),
+        },
         Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => Value::Null,
     }
 }

@@ -396,6 +396,17 @@ impl PyGroup {
         object_to_py(py, o)
     }
 
+    /// How many hard links lead to the object with this id.
+    fn link_count(&self, py: Python<'_>, id: u64) -> PyResult<u64> {
+        cvt(py.detach(|| self.g.link_count(id)))
+    }
+
+    /// The group or dataset with this id (an object reference).
+    fn dereference(&self, py: Python<'_>, id: u64) -> PyResult<Py<PyAny>> {
+        let o = cvt(py.detach(|| self.g.dereference(id)))?;
+        object_to_py(py, o)
+    }
+
     /// The group at `path`.
     fn group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
         Ok(PyGroup {

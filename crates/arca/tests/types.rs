@@ -241,3 +241,81 @@ fn type_constructors_refuse_bad_types() {
     assert_eq!(p.size(), 6);
     assert_eq!(p.to_numpy_str(), r#"struct(6){"x"@0:<f4,"n"@4:<i2}"#);
 }
+
+#[test]
+fn references_lead_to_objects_and_follow_them_through_repack() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("refs.arca");
+    let row =
+        Datatype::packed(&[("obj", Datatype::Reference), ("dim", Datatype::uint(4))]).unwrap();
+    {
+        let f = File::create(&path).unwrap();
+        let r = f.root();
+        // Objects created first move in a repack, so ids change.
+        r.create_group("pad/a/b").unwrap();
+        let g = r.create_group("grp").unwrap();
+        let d = r
+            .create_dataset("x", &DatasetOptions::new(Datatype::int(4), &[3]))
+            .unwrap();
+        r.delete("pad").unwrap();
+        let refs = r
+            .create_dataset(
+                "refs",
+                &DatasetOptions::new(Datatype::Reference, &[3]).chunks(&[2]),
+            )
+            .unwrap();
+        let ids: Vec<u64> = vec![g.id(), 0, d.id()];
+        refs.write_all(&ids).unwrap();
+        let mut rec = d.id().to_ne_bytes().to_vec();
+        rec.extend_from_slice(&7u32.to_ne_bytes());
+        r.attrs()
+            .set("row", &AttrValue::new(row.clone(), &[], rec).unwrap())
+            .unwrap();
+        // A ragged list of references, as dimension scales keep them.
+        let mut payload = vec![];
+        for n in [8u64, 16] {
+            payload.extend_from_slice(&n.to_le_bytes());
+        }
+        for id in [g.id(), d.id(), d.id()] {
+            payload.extend_from_slice(&id.to_ne_bytes());
+        }
+        let vref = Datatype::vlen(Datatype::Reference).unwrap();
+        assert_eq!(vref.to_numpy_str(), "vlen:ref");
+        let lists = AttrValue::new(vref, &[2], payload).unwrap();
+        d.attrs().set("lists", &lists).unwrap();
+        assert!(r.dereference(0).is_err());
+        assert!(matches!(
+            r.dereference(12345),
+            Err(arca::Error::NotFound(_))
+        ));
+    }
+    let check = |f: &File| {
+        let r = f.root();
+        let ids: Vec<u64> = r.dataset("refs").unwrap().read_all().unwrap();
+        assert_eq!(ids[1], 0);
+        assert_eq!(
+            r.dereference(ids[0]).unwrap().id(),
+            r.group("grp").unwrap().id()
+        );
+        let x = r.dataset("x").unwrap();
+        match r.dereference(ids[2]).unwrap() {
+            arca::Object::Dataset(d) => assert_eq!(d.path(), "/x"),
+            _ => panic!("a dataset"),
+        }
+        let rec = r.attrs().get("row").unwrap();
+        assert_eq!(
+            u64::from_ne_bytes(rec.data[..8].try_into().unwrap()),
+            x.id()
+        );
+        let (vals, offs) = x.attrs().get("lists").unwrap().to_ragged::<u64>().unwrap();
+        assert_eq!(offs, [0, 1, 3]);
+        assert_eq!(vals, [r.group("grp").unwrap().id(), x.id(), x.id()]);
+        f.check().unwrap();
+        ids
+    };
+    let before = check(&File::open(&path).unwrap());
+    let packed = dir.path().join("p.arca");
+    arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
+    let after = check(&File::open(&packed).unwrap());
+    assert_ne!(before, after, "the repacked objects have new ids");
+}

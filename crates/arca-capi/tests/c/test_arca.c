@@ -203,6 +203,24 @@ static void test_links(void) {
     OK(arca_dataset_open(root, "frames_alias", &ds));
     OK(arca_dataset_close(ds));
 
+    /* References: an id and the object it leads to. */
+    uint64_t id = 0, refs[2] = {0, 0};
+    OK(arca_object_id(root, "frames_alias", &id));
+    CHECK(id != 0);
+    uint64_t two[1] = {2};
+    OK(arca_dataset_opts_init(&opts, ARCA_DTYPE_REFERENCE, 1, two));
+    OK(arca_dataset_create(root, "refs", &opts, &ds));
+    refs[1] = id;
+    OK(arca_dataset_write(ds, NULL, NULL, NULL, refs, sizeof refs));
+    OK(arca_dataset_close(ds));
+    arca_group_t *rg = NULL;
+    arca_dataset_t *rd = NULL;
+    OK(arca_dereference(root, id, &kind, &rg, &rd));
+    CHECK(kind == ARCA_KIND_DATASET && rg == NULL && rd != NULL);
+    OK(arca_dataset_close(rd));
+    EXPECT_RC(arca_dereference(root, 0, &kind, &rg, &rd), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dereference(root, 12345, &kind, &rg, &rd), ARCA_ERR_NOT_FOUND);
+
     OK(arca_group_create_ordered(root, "steps", &steps));
     OK(arca_group_create(steps, "b", NULL));
     OK(arca_group_create(steps, "a", NULL));

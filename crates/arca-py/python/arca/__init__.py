@@ -27,11 +27,14 @@ from . import _native
 from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._dtypes import (
+    Reference,
     check_enum_dtype,
     check_opaque_dtype,
+    check_ref_dtype,
     check_string_dtype,
     enum_dtype,
     opaque_dtype,
+    ref_dtype,
     special_dtype,
     string_info,
 )
@@ -70,6 +73,7 @@ __all__ = [
     "LockedError",
     "NeedsRecoveryError",
     "PoisonedError",
+    "Reference",
     "ReadOnlyError",
     "SoftLink",
     "UnsupportedError",
@@ -77,10 +81,12 @@ __all__ = [
     "check_dtype",
     "check_enum_dtype",
     "check_opaque_dtype",
+    "check_ref_dtype",
     "check_string_dtype",
     "check_vlen_dtype",
     "enum_dtype",
     "opaque_dtype",
+    "ref_dtype",
     "special_dtype",
     "string_info",
     "gc",

@@ -4,7 +4,19 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
-from ._dtypes import as_array, check_dtype, from_type_string, native, type_string
+from ._dtypes import (
+    Reference,
+    as_array,
+    check_dtype,
+    from_type_string,
+    has_refs,
+    native,
+    objects_to_refs,
+    raw_dtype,
+    refs_to_objects,
+    ref_dtype,
+    type_string,
+)
 
 
 def _encode(value, dtype=None):
@@ -18,6 +30,12 @@ def _encode(value, dtype=None):
         # A zero-length string is stored as one NUL, which reads back as "".
         return f"|S{max(len(b), 1)}", [], b or b"\0"
     want = None if dtype is None else check_dtype(dtype)
+    if want is None and isinstance(value, Reference):
+        want = ref_dtype
+    if want is not None and has_refs(want):
+        arr = np.asarray(value, dtype=want)
+        data = np.ascontiguousarray(objects_to_refs(arr, want))
+        return type_string(want), [int(s) for s in arr.shape], data.tobytes()
     if want is not None and want.subdtype is not None:
         # An array element type: the value's trailing axes are the element's.
         base, sub = want.subdtype
@@ -39,6 +57,9 @@ def _decode(dtype, shape, data):
         return _vlen.decode_attr(dtype, shape, data)
     dt = from_type_string(dtype)
     mdt = native(dt)
+    if has_refs(mdt):
+        arr = refs_to_objects(np.frombuffer(data, dtype=raw_dtype(mdt)).reshape(shape), mdt)
+        return arr if shape else arr[()]
     if mdt.subdtype is not None:
         base, sub = mdt.subdtype
         return np.frombuffer(data, dtype=base).reshape(tuple(shape) + sub).copy()

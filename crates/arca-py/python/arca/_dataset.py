@@ -5,7 +5,15 @@ import itertools
 import numpy as np
 
 from . import _selection
-from ._dtypes import as_array, from_type_string, native
+from ._dtypes import (
+    as_array,
+    from_type_string,
+    has_refs,
+    native,
+    objects_to_refs,
+    raw_dtype,
+    refs_to_objects,
+)
 from ._object import HLObject
 
 # A list index whose span is at most this many times its length is read as
@@ -59,6 +67,27 @@ class Dataset(HLObject):
         if self._mdtype is None:
             self.dtype  # noqa: B018 -- loads both
         return self._mdtype
+
+    @property
+    def dims(self):
+        """The dimensions: labels and attached dimension scales
+        (``ds.dims[0].label``, ``ds.dims[0].attach_scale(x)``, ``ds.dims[0][0]``)."""
+        from ._dims import DimensionManager
+
+        return DimensionManager(self)
+
+    def make_scale(self, name=""):
+        """Make this dataset a dimension scale called ``name``."""
+        from ._dims import make_scale
+
+        make_scale(self, name)
+
+    @property
+    def is_scale(self):
+        """Whether this dataset is a dimension scale."""
+        from ._dims import is_scale
+
+        return is_scale(self)
 
     @property
     def _sub(self):
@@ -334,6 +363,15 @@ class Dataset(HLObject):
     def _coerce(self, value, out_shape, count):
         """``value`` as a native-order array broadcast to the selection, in box order."""
         mdt = self._memtype
+        if has_refs(mdt):
+            arr = np.asarray(value, dtype=mdt)
+            try:
+                arr = np.broadcast_to(arr, tuple(out_shape))
+            except ValueError:
+                raise ValueError(
+                    f"could not broadcast input array from shape {arr.shape} into shape {out_shape}"
+                ) from None
+            return np.ascontiguousarray(objects_to_refs(arr, mdt)).reshape(tuple(count))
         if mdt.subdtype is not None:
             # An array element type: items fill trailing axes of the element's shape.
             base, sub = mdt.subdtype
@@ -432,6 +470,12 @@ def _elements(raw, mdt, shape):
     """Native-order element bytes as an array of ``shape`` elements (an
     array element type adds its own axes, as numpy does)."""
     shape = tuple(shape)
+    if has_refs(mdt):
+        # Stored ids become Reference objects.
+        stored = raw_dtype(mdt)
+        r = np.frombuffer(raw, dtype=stored).reshape(shape) if not isinstance(raw, np.ndarray) \
+            else raw.view(stored).reshape(shape)
+        return refs_to_objects(r, mdt)
     if mdt.subdtype is not None:
         base, sub = mdt.subdtype
         return np.frombuffer(raw, dtype=base).reshape(shape + sub)

@@ -27,12 +27,16 @@ def type_string(dt):
     if arca cannot store it."""
     dt = np.dtype(dt)
     meta = dt.metadata or {}
+    if meta.get("ref") is not None:
+        return "ref"
     if "vlen" in meta:
         base = meta["vlen"]
         if base is str:
             return "vlen:str"
         if base is bytes:
             return "vlen:bytes"
+        if check_ref_dtype(base) is not None:
+            return "vlen:ref"
         return "vlen:" + np.dtype(base).str
     if meta.get("h5py_opaque"):
         # h5py's convention: the tag names the numpy type the bytes hold.
@@ -84,7 +88,7 @@ def type_string(dt):
 def _from_info(info):
     kind = info[0]
     if kind == "num":
-        return np.dtype(info[1])
+        return ref_dtype if info[1] == "ref" else np.dtype(info[1])
     if kind == "opaque":
         _, n, tag = info
         if tag.startswith("NUMPY:"):
@@ -115,7 +119,10 @@ def _from_info(info):
         )
     if kind == "vlen":
         base = info[1]
-        base = str if base == "str" else bytes if base == "bytes" else np.dtype(base)
+        if base == "ref":
+            base = ref_dtype
+        else:
+            base = str if base == "str" else bytes if base == "bytes" else np.dtype(base)
         return np.dtype("O", metadata={"vlen": base})
     raise TypeError(f"unknown type description {info!r}")
 
@@ -134,6 +141,8 @@ def check_dtype(dt):
         raise TypeError(f"not a data type: {dt!r}") from e
     if dt.kind == "O" and "vlen" in (dt.metadata or {}):
         raise TypeError(f"{dt!r} is variable-length")
+    if dt.kind == "O" and not has_refs(dt):
+        raise TypeError(f"arca cannot store Python objects ({dt!r})")
     s = type_string(dt)
     try:
         _native.type_info(s)
@@ -171,6 +180,10 @@ def native(dt):
 
 def as_array(value, dtype=None):
     """``np.asarray`` that turns str data into UTF-8 bytes and rejects objects."""
+    if dtype is not None and has_refs(dtype):
+        return np.asarray(value, dtype=dtype)
+    if isinstance(value, Reference):
+        return np.asarray(value, dtype=ref_dtype)
     if isinstance(value, str):
         value = value.encode("utf-8")
     if dtype is not None and (dtype.fields is not None or dtype.subdtype is not None):
@@ -278,10 +291,7 @@ def h5py_check_dtype(**kwds):
     if kind == "enum":
         return check_enum_dtype(dt)
     if kind == "ref":
-        try:
-            return (np.dtype(dt).metadata or {}).get("ref")
-        except TypeError:
-            return None
+        return check_ref_dtype(dt)
     raise TypeError(f"unknown check_dtype keyword {kind!r}")
 
 
@@ -298,4 +308,122 @@ def special_dtype(**kwds):
     if kind == "enum":
         base, values = arg
         return enum_dtype(values, basetype=base)
+    if kind == "ref":
+        if arg is not Reference:
+            raise TypeError("special_dtype(ref=...) takes arca.Reference")
+        return ref_dtype
     raise TypeError(f"unknown special_dtype keyword {kind!r}")
+
+
+# -- object references -----------------------------------------------------------
+
+
+class Reference:
+    """A reference to a group or dataset of a file, as h5py's: ``obj.ref``
+    makes one, ``f[ref]`` follows it; a null reference is false::
+
+        f["events"].attrs["source"] = f["raw/run7"].ref
+        f[f["events"].attrs["source"]]      # the dataset /raw/run7
+    """
+
+    __slots__ = ("_oid",)
+
+    def __init__(self, oid=0):
+        self._oid = int(oid)
+
+    def __bool__(self):
+        return self._oid != 0
+
+    def __eq__(self, other):
+        return isinstance(other, Reference) and other._oid == self._oid
+
+    def __hash__(self):
+        return hash(("ref", self._oid))
+
+    def __repr__(self):
+        return f"<arca Reference to object {self._oid}>" if self._oid else "<arca Reference (null)>"
+
+
+ref_dtype = np.dtype("O", metadata={"ref": Reference})
+
+
+def check_ref_dtype(dt):
+    """The reference class of a reference dtype (:class:`Reference`), else None."""
+    try:
+        dt = np.dtype(dt)
+    except TypeError:
+        return None
+    return (dt.metadata or {}).get("ref")
+
+
+def has_refs(dt):
+    """Whether elements of ``dt`` hold object references."""
+    if (dt.metadata or {}).get("ref") is not None:
+        return True
+    if dt.subdtype is not None:
+        return has_refs(dt.subdtype[0])
+    if dt.fields is not None:
+        return any(has_refs(dt.fields[n][0]) for n in dt.names)
+    return False
+
+
+def raw_dtype(dt):
+    """``dt`` with every reference as the native u64 id it is stored as."""
+    if (dt.metadata or {}).get("ref") is not None:
+        return np.dtype("=u8")
+    if dt.subdtype is not None:
+        base, shape = dt.subdtype
+        return np.dtype((raw_dtype(base), shape))
+    if dt.fields is not None:
+        return np.dtype(
+            {
+                "names": list(dt.names),
+                "formats": [raw_dtype(dt.fields[n][0]) for n in dt.names],
+                "offsets": [dt.fields[n][1] for n in dt.names],
+                "itemsize": dt.itemsize,
+            }
+        )
+    return dt
+
+
+_to_ref = np.frompyfunc(Reference, 1, 1)
+
+
+def _ref_id(r):
+    if r is None:
+        return 0
+    if not isinstance(r, Reference):
+        raise TypeError(f"a reference element must be an arca.Reference or None, not {type(r).__name__}")
+    return r._oid
+
+
+_to_id = np.frompyfunc(_ref_id, 1, 1)
+
+
+def refs_to_objects(raw, dt):
+    """Stored elements (``raw_dtype(dt)``) as ``dt``: ids become References."""
+    if (dt.metadata or {}).get("ref") is not None:
+        out = np.empty(raw.shape, dtype=dt)
+        out[...] = _to_ref(raw)
+        return out
+    if dt.fields is not None:
+        out = np.empty(raw.shape, dtype=dt)
+        for n in dt.names:
+            out[n] = refs_to_objects(raw[n], dt.fields[n][0])
+        return out
+    if dt.subdtype is not None:
+        base, _ = dt.subdtype
+        return refs_to_objects(raw, base)
+    return raw
+
+
+def objects_to_refs(arr, dt):
+    """Elements of ``dt`` (References in object fields) as stored ids."""
+    if (dt.metadata or {}).get("ref") is not None:
+        return np.asarray(_to_id(np.asarray(arr, dtype=object)), dtype="=u8")
+    if dt.fields is not None:
+        out = np.zeros(arr.shape, dtype=raw_dtype(dt))
+        for n in dt.names:
+            out[n] = objects_to_refs(arr[n], dt.fields[n][0])
+        return out
+    return arr

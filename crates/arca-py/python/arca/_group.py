@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _links, _native, _vlen
 from ._dataset import Dataset
-from ._dtypes import as_array, check_dtype, native, type_string
+from ._dtypes import Reference, as_array, check_dtype, native, type_string
 from ._object import HLObject
 
 _COMPRESSORS = ("gzip", "zstd", "lz4")
@@ -87,6 +87,10 @@ class Group(HLObject, MutableMapping):
 
     # -- mapping ---------------------------------------------------------------
     def __getitem__(self, name):
+        if isinstance(name, Reference):
+            if not name:
+                raise ValueError("Invalid HDF5 object reference")
+            return self._wrap(self._id.dereference(name._oid))
         return self._wrap(self._id.object(_path(name)))
 
     def get(self, name, default=None, getclass=False, getlink=False):
@@ -128,7 +132,20 @@ class Group(HLObject, MutableMapping):
         self.create_dataset(name, data=value)
 
     def __delitem__(self, name):
-        self._id.delete(_path(name))
+        path = _path(name)
+        # A dimension scale that goes is detached from the datasets using
+        # it first (when this is its last name).
+        try:
+            link = self._id.link(path)
+        except KeyError:
+            link = None
+        if link is not None and link[0] == "hard" and link[1] == "dataset":
+            obj = self[path]
+            if obj.is_scale and self._id.link_count(obj._id.id) == 1:
+                from ._dims import detach_everywhere
+
+                detach_everywhere(obj)
+        self._id.delete(path)
 
     def __contains__(self, name):
         """Whether ``name`` is a link here (as in h5py, a dangling soft or

@@ -32,6 +32,13 @@ class HLObject:
         return self._id.path
 
     @property
+    def ref(self):
+        """A :class:`arca.Reference` to this object (``f[obj.ref] == obj``)."""
+        from ._dtypes import Reference
+
+        return Reference(self._id.id)
+
+    @property
     def file(self):
         """The :class:`arca.File` this object belongs to."""
         return self._file

@@ -94,6 +94,10 @@ def _base_of(type_string):
         return str
     if rest == "bytes":
         return bytes
+    if rest == "ref":
+        from ._dtypes import ref_dtype
+
+        return ref_dtype
     return np.dtype(rest)
 
 
@@ -115,14 +119,17 @@ def wants_vlen(dtype, data):
     """Whether ``create_dataset(dtype=..., data=...)`` asks for variable length."""
     if dtype is str or dtype is bytes:
         return True
+    from ._dtypes import has_refs
+
     if dtype is not None:
         if check_vlen_dtype(dtype) is not None:
             return True
         try:
-            return np.dtype(dtype).kind == "O"
+            dt = np.dtype(dtype)
         except TypeError:
             return False
-    return isinstance(data, np.ndarray) and data.dtype.kind == "O"
+        return dt.kind == "O" and not has_refs(dt)
+    return isinstance(data, np.ndarray) and data.dtype.kind == "O" and not has_refs(data.dtype)
 
 
 def _filters(compression, opts, shuffle, what):
@@ -567,6 +574,13 @@ def decode_attr(type_string, shape, data):
     out = np.empty(n, dtype=object)
     if base in (str, bytes):
         out[:] = _native.vlen_unpack(np.ascontiguousarray(values), offsets, base is str)
+    elif base.kind == "O":
+        # Object references: ids become References.
+        from ._dtypes import refs_to_objects
+
+        for i in range(n):
+            ids = values[offsets[i]:offsets[i + 1]].view("=u8")
+            out[i] = refs_to_objects(ids, base)
     else:
         nb = base.newbyteorder("=")
         for i in range(n):

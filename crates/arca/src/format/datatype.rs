@@ -4,7 +4,7 @@
 //! ```text
 //! +0 u8  class   0 bool, 1 signed int, 2 unsigned int, 3 float, 4 fixed byte
 //!                string, 5 variable-length, 6 complex, 7 opaque, 8 enum,
-//!                9 array, 10 compound
+//!                9 array, 10 compound, 11 object reference
 //! +1 u8  order   0 little-endian, 1 big-endian (0 for classes without one)
 //! +2 u16 kind    0, except for class 5
 //! +4 u32 size    bytes per element
@@ -22,6 +22,8 @@
 //! 9  array            u8 rank (1..=32), rank × u32 extents, the base type
 //! 10 compound         u32 member count, then per member: u16 name length,
 //!                     name (UTF-8), u32 byte offset, the member's type
+//! 11 reference        size 8: a u64 little-endian object header address
+//!                     (0 = null); a variable-length sequence may hold them
 //! ```
 //! A decoded type is checked as a whole: sizes agree with extents and
 //! members, members lie inside the element and do not overlap, names are
@@ -120,6 +122,9 @@ pub enum Datatype {
     Array(Box<ArrayType>),
     /// A record of named members at fixed byte offsets.
     Compound(Box<CompoundType>),
+    /// A reference to a group or dataset of the same file: the object's
+    /// id ([`crate::Object::id`]) as a little-endian u64, 0 for none.
+    Reference,
     /// Variable-length byte strings.
     VlenBytes,
     /// Variable-length UTF-8 strings.
@@ -208,6 +213,8 @@ pub enum BaseClass {
     UInt,
     /// IEEE float.
     Float,
+    /// Object reference.
+    Reference,
 }
 
 /// Bytes of one variable-length element's record in its dataset: u64 offset
@@ -270,10 +277,11 @@ impl Datatype {
             Datatype::Int { size, order } => (BaseClass::Int, size, order),
             Datatype::UInt { size, order } => (BaseClass::UInt, size, order),
             Datatype::Float { size, order } if size != 2 => (BaseClass::Float, size, order),
+            Datatype::Reference => (BaseClass::Reference, 8, ByteOrder::Little),
             other => {
                 return Err(Error::invalid(format!(
-                    "a variable-length sequence needs a bool, integer, float32 or \
-                     float64 base type, not {other}"
+                    "a variable-length sequence needs a bool, integer, float32, \
+                     float64 or reference base type, not {other}"
                 )))
             }
         };
@@ -346,6 +354,37 @@ impl Datatype {
         Datatype::compound(at, &list)
     }
 
+    /// Byte offsets of the object references in one element (for a
+    /// variable-length sequence of references: in one item).
+    pub fn ref_offsets(&self) -> Vec<usize> {
+        let mut out = vec![];
+        self.refs_at(0, &mut out);
+        out
+    }
+
+    fn refs_at(&self, at: usize, out: &mut Vec<usize>) {
+        match self {
+            Datatype::Reference => out.push(at),
+            Datatype::Vlen {
+                class: BaseClass::Reference,
+                ..
+            } => out.push(at),
+            Datatype::Array(a) => {
+                let n: usize = a.dims.iter().map(|&d| d as usize).product();
+                let s = a.base.size();
+                for i in 0..n {
+                    a.base.refs_at(at + i * s, out);
+                }
+            }
+            Datatype::Compound(c) => {
+                for m in &c.fields {
+                    m.dtype.refs_at(at + m.offset as usize, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Whether elements are variable-length (strings or sequences).
     pub fn is_vlen(&self) -> bool {
         matches!(
@@ -367,6 +406,7 @@ impl Datatype {
                 BaseClass::Int => Datatype::Int { size, order },
                 BaseClass::UInt => Datatype::UInt { size, order },
                 BaseClass::Float => Datatype::Float { size, order },
+                BaseClass::Reference => Datatype::Reference,
             }),
             _ => None,
         }
@@ -388,6 +428,7 @@ impl Datatype {
                 .iter()
                 .fold(a.base.size(), |s, &d| s.saturating_mul(d as usize)),
             Datatype::Compound(c) => c.size as usize,
+            Datatype::Reference => 8,
         }
     }
 
@@ -476,6 +517,7 @@ impl Datatype {
                 f(at, h);
                 f(at + h, h);
             }
+            Datatype::Reference if ByteOrder::Little != ByteOrder::NATIVE => f(at, 8),
             Datatype::Enum(e) => e.base.leaves(at, f),
             Datatype::Array(a) => {
                 let n: usize = a.dims.iter().map(|&d| d as usize).product();
@@ -548,7 +590,9 @@ impl Datatype {
         }
         let bad = || Err(format!("unsupported datatype {self}"));
         match self {
-            Datatype::Bool | Datatype::VlenBytes | Datatype::VlenStr => Ok(()),
+            Datatype::Bool | Datatype::VlenBytes | Datatype::VlenStr | Datatype::Reference => {
+                Ok(())
+            }
             Datatype::Int { size, .. } | Datatype::UInt { size, .. } => {
                 if matches!(size, 1 | 2 | 4 | 8) {
                     Ok(())
@@ -591,6 +635,7 @@ impl Datatype {
                     BaseClass::Bool => *size == 1,
                     BaseClass::Int | BaseClass::UInt => matches!(size, 1 | 2 | 4 | 8),
                     BaseClass::Float => matches!(size, 4 | 8),
+                    BaseClass::Reference => *size == 8,
                 };
                 if ok {
                     Ok(())
@@ -750,6 +795,9 @@ impl Datatype {
                 }
                 a.base.encode(w);
             }
+            Datatype::Reference => {
+                w.u8(11).u8(0).u16(0).u32(8);
+            }
             Datatype::Compound(c) => {
                 w.u8(10).u8(0).u16(0).u32(size);
                 w.u32(c.fields.len() as u32);
@@ -891,7 +939,9 @@ impl Datatype {
                 }
                 Datatype::Compound(Box::new(CompoundType { size, fields }))
             }
-            c if c >= 11 => {
+            11 if size == 8 => Datatype::Reference,
+            11 => return Err(r.corrupt(format!("reference of {size} bytes"))),
+            c if c >= 12 => {
                 return Err(Error::Unsupported(format!("datatype class {c}")));
             }
             c => return Err(r.corrupt(format!("datatype class {c}"))),

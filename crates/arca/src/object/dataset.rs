@@ -427,9 +427,11 @@ element!(f64, Datatype::float(8));
 
 pub(crate) fn check_element<T: Element>(dt: &Datatype) -> Result<()> {
     let want = T::datatype();
+    // Object references are u64 ids in memory.
     let ok = dt.native() == want
         || (want == Datatype::uint(1)
-            && matches!(dt, Datatype::Bool | Datatype::FixedBytes { len: 1 }));
+            && matches!(dt, Datatype::Bool | Datatype::FixedBytes { len: 1 }))
+        || (want == Datatype::uint(8) && matches!(dt, Datatype::Reference));
     if ok {
         Ok(())
     } else {

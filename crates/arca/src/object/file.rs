@@ -318,6 +318,7 @@ impl OpenOptions {
             recovered: false,
             path: None,
             externals: HashMap::new(),
+            names: None,
         };
         let r = if create {
             let mut root = Header::group();

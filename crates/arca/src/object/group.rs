@@ -257,6 +257,69 @@ impl Group {
         }
     }
 
+    /// Open the object with this id (what a [`Datatype::Reference`] holds)
+    /// by the first path a walk from the root meets.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let d = f.root().create_dataset("a/x", &DatasetOptions::new(Datatype::int(4), &[2])).unwrap();
+    /// let again = f.root().dereference(d.id()).unwrap();
+    /// assert_eq!(again.id(), d.id());
+    /// ```
+    ///
+    /// [`Datatype::Reference`]: crate::Datatype::Reference
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for the null reference (0),
+    /// [`Error::NotFound`] for an id that no link in the file leads to.
+    pub fn dereference(&self, id: u64) -> Result<Object> {
+        if id == 0 {
+            return Err(Error::invalid("a null reference leads nowhere"));
+        }
+        let (root, path) = {
+            let mut g = lock(&self.shared)?;
+            let root = g.sb.root;
+            if g.names.is_none() {
+                let mut names = std::collections::HashMap::new();
+                names.insert(root, "/".to_string());
+                let mut stack = vec![(root, String::new())];
+                while let Some((addr, prefix)) = stack.pop() {
+                    for (name, kind, a) in members_with_addr(&mut g.st, addr)? {
+                        if names.contains_key(&a) {
+                            continue;
+                        }
+                        let p = format!("{prefix}/{name}");
+                        names.insert(a, p.clone());
+                        if kind == ObjectKind::Group {
+                            stack.push((a, p));
+                        }
+                    }
+                }
+                g.names = Some(names);
+            }
+            let path = g.names.as_ref().and_then(|n| n.get(&id).cloned());
+            (root, path)
+        };
+        let path = path.ok_or_else(|| {
+            Error::NotFound(format!("no object with id {id} is linked in this file"))
+        })?;
+        let top = Group::new(self.shared.clone(), root, "/".into());
+        if id == root {
+            return Ok(Object::Group(top));
+        }
+        top.object(&path)
+    }
+
+    /// How many hard links lead to the object with this id (1 for most).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the link-count tree is damaged.
+    pub fn link_count(&self, id: u64) -> Result<u64> {
+        let mut g = lock(&self.shared)?;
+        links::count(&mut g, id)
+    }
+
     /// Open a group by path.
     ///
     /// # Errors
@@ -340,6 +403,7 @@ impl Group {
     pub fn create_group_with(&self, path: &str, opts: &GroupOptions) -> Result<Group> {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.shared)?;
+        g.names = None;
         let mut h = Header::group();
         if opts.track_order {
             h.order = Some(0);
@@ -383,6 +447,7 @@ impl Group {
     pub fn create_dataset(&self, path: &str, opts: &DatasetOptions) -> Result<Dataset> {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.shared)?;
+        g.names = None;
         let meta = dataset::build_meta(&mut g.st, opts)?;
         // Storage allocated early must not outlive a failed insert (a name
         // that exists, say): give it back before reporting the error.
@@ -473,6 +538,7 @@ impl Group {
     fn add_link(&self, path: &str, target: Target) -> Result<()> {
         let (parent, _, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.shared)?;
+        g.names = None;
         if let Target::Hard { addr, .. } = target {
             if addr == parent {
                 return Err(Error::invalid("a group cannot link to itself"));
@@ -520,6 +586,7 @@ impl Group {
         let (parent, _, name) = self.parent_of(path, false)?;
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
+        g.names = None;
         let l =
             get_link(&mut g.st, parent, name)?.ok_or_else(|| Error::NotFound(path.to_string()))?;
         // Everything that dies is found and checked before the link goes:
@@ -570,6 +637,7 @@ impl Group {
         }
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
+        g.names = None;
         let l = get_link(&mut g.st, src_parent, src_name)?
             .ok_or_else(|| Error::NotFound(from.to_string()))?;
         if let Target::Hard { addr, .. } = l.target {

@@ -69,8 +69,80 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
         copied: &mut copied,
     };
     copy_group(&from.root(), &to.root(), &mut c)?;
+    // Objects have new ids in the copy: references follow them.
+    let mut map = HashMap::new();
+    for (old, path) in &copied {
+        map.insert(*old, to.root().object(path)?.id());
+    }
+    fix_references(&to, &map)?;
     to.close()?;
     progress(total, total);
+    Ok(())
+}
+
+/// Rewrite every object reference in `to` (in datasets and attributes) by
+/// `map`, old id to new; a reference to nothing the copy holds becomes null.
+fn fix_references(to: &File, map: &HashMap<u64, u64>) -> Result<()> {
+    let remap = |buf: &mut [u8], size: usize, offsets: &[usize]| {
+        for e in buf.chunks_exact_mut(size.max(1)) {
+            for &o in offsets {
+                let old = u64::from_ne_bytes(e[o..o + 8].try_into().unwrap_or([0; 8]));
+                let new = map.get(&old).copied().unwrap_or(0);
+                e[o..o + 8].copy_from_slice(&new.to_ne_bytes());
+            }
+        }
+    };
+    let mut paths = vec!["/".to_string()];
+    to.root().visit(&mut |p, _| {
+        paths.push(format!("/{p}"));
+        Ok(())
+    })?;
+    for p in paths {
+        let obj = if p == "/" {
+            Object::Group(to.root())
+        } else {
+            to.root().object(&p)?
+        };
+        let attrs = match &obj {
+            Object::Group(g) => g.attrs(),
+            Object::Dataset(d) => d.attrs(),
+        };
+        for name in attrs.names()? {
+            let mut v = attrs.get(&name)?;
+            let offsets = v.dtype.ref_offsets();
+            if offsets.is_empty() {
+                continue;
+            }
+            if v.dtype.is_vlen() {
+                // n lengths (u64 each), then the items: references.
+                let n = v.shape.iter().product::<u64>() as usize;
+                let items = v.data.len().saturating_sub(8 * n);
+                let at = v.data.len() - items;
+                remap(&mut v.data[at..], 8, &[0]);
+            } else {
+                let size = v.dtype.size();
+                remap(&mut v.data, size, &offsets);
+            }
+            attrs.set(&name, &v)?;
+        }
+        let Object::Dataset(d) = obj else { continue };
+        let dt = d.dtype()?;
+        let offsets = dt.ref_offsets();
+        if offsets.is_empty() {
+            continue;
+        }
+        let all = Selection::all(&d.shape()?);
+        if dt.is_vlen() {
+            let (mut values, lens) = d.read_ragged_raw(&all)?;
+            remap(&mut values, 8, &[0]);
+            d.write_ragged_raw(&all, &values, &lens)?;
+        } else {
+            let mut buf = vec![0u8; d.len()? as usize * dt.size()];
+            d.read_raw(&all, &mut buf)?;
+            remap(&mut buf, dt.size(), &offsets);
+            d.write_raw(&all, &buf)?;
+        }
+    }
     Ok(())
 }
 

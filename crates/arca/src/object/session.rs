@@ -69,6 +69,9 @@ pub(crate) struct Session {
     pub(crate) path: Option<std::path::PathBuf>,
     /// Files opened (read-only) to follow external links, by path.
     pub(crate) externals: HashMap<std::path::PathBuf, super::Shared>,
+    /// A path for each object id, built when a reference is first followed
+    /// and dropped by any change to links.
+    pub(crate) names: Option<HashMap<u64, String>>,
 }
 
 impl Session {

@@ -10,7 +10,8 @@
 //! enum     := "enum(" type "){" string ":" integer ("," …)* "}"
 //! array    := "[" n ("," n)* "]" type
 //! compound := "struct(" n "){" string "@" n ":" type ("," …)* "}"
-//! vlen     := "vlen:str" | "vlen:bytes" | "vlen:" number
+//! vlen     := "vlen:str" | "vlen:bytes" | "vlen:" (number | "ref")
+//! (and "ref", an object reference)
 //! ```
 //! Strings are double-quoted with JSON's escapes (`\"`, `\\`, `\n`, `\uXXXX`, …),
 //! so `json.dumps` of a name is a valid string here.
@@ -129,6 +130,7 @@ impl Datatype {
                 }
                 out.push('}');
             }
+            Datatype::Reference => out.push_str("ref"),
             Datatype::VlenBytes => out.push_str("vlen:bytes"),
             Datatype::VlenStr => out.push_str("vlen:str"),
             Datatype::Vlen { .. } => {
@@ -335,6 +337,9 @@ impl Parser<'_> {
         if self.eat("?") {
             return Ok(Datatype::Bool);
         }
+        if self.eat("ref") {
+            return Ok(Datatype::Reference);
+        }
         let order = match self.rest().as_bytes().first() {
             Some(b'<') => Some(ByteOrder::Little),
             Some(b'>') => Some(ByteOrder::Big),
@@ -418,6 +423,7 @@ impl std::fmt::Display for Datatype {
                 }
                 write!(f, "}}")
             }
+            Datatype::Reference => write!(f, "object reference"),
             Datatype::VlenBytes => write!(f, "vlen bytes"),
             Datatype::VlenStr => write!(f, "vlen utf8"),
             Datatype::Vlen { .. } => match self.base() {
