@@ -230,6 +230,10 @@ impl Text<'_> {
     fn attr(&mut self, name: &str, v: &AttrValue, ind: usize) -> Result<(), CliError> {
         self.line(ind, &format!("ATTRIBUTE \"{}\" {{", quote_name(name)))?;
         self.datatype(ind + 1, "DATATYPE  ", &v.dtype, "")?;
+        if v.null {
+            self.line(ind + 1, "DATASPACE  NULL")?;
+            return self.line(ind, "}");
+        }
         let maxshape: Vec<Option<u64>> = v.shape.iter().map(|&s| Some(s)).collect();
         self.line(
             ind + 1,
@@ -257,6 +261,11 @@ impl Text<'_> {
         self.line(ind, &format!("DATASET \"{}\" {{", quote_name(label)))?;
         let i = ind + 1;
         self.datatype(i, "DATATYPE  ", &dt, "")?;
+        if ds.is_null().in_file(file)? {
+            self.line(i, "DATASPACE  NULL")?;
+            self.attrs(&ds.attrs(), i)?;
+            return self.line(ind, "}");
+        }
         self.line(
             i,
             &format!("DATASPACE  {}", dataspace_text(&shape, &maxshape)),
@@ -467,6 +476,16 @@ impl Json<'_> {
         let mut list = vec![];
         for name in a.names().in_file(self.file)? {
             let v = a.get(&name).in_file(self.file)?;
+            if v.null {
+                list.push(json!({
+                    "name": name,
+                    "dtype": v.dtype.to_numpy_str(),
+                    "type": v.dtype.to_string(),
+                    "shape": null,
+                    "value": null,
+                }));
+                continue;
+            }
             let total: u64 = v.shape.iter().product();
             let n = total.min(self.o.limit()) as usize;
             let mut e = attr_elements(&v).in_file(self.file)?;
@@ -538,6 +557,10 @@ impl Json<'_> {
             );
         }
         m.insert("attributes".into(), self.attrs(&ds.attrs())?);
+        if ds.is_null().in_file(file)? {
+            m.insert("shape".into(), Value::Null);
+            return Ok(Value::Object(m));
+        }
         if !self.o.header_only {
             let n = total.min(self.o.limit());
             let data = read_range(ds, &dt, &shape, 0, n).in_file(file)?;

@@ -146,11 +146,12 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
         None if ds.layout().in_file(file)? == StorageLayout::Compact => "compact".into(),
         None => "contiguous".into(),
     };
-    let mut detail = format!(
-        "Dataset {} {}, {layout}",
-        values::shape_text(&shape, resizable.then_some(&maxshape[..])),
-        dt
-    );
+    let space = if ds.is_null().in_file(file)? {
+        "{NULL}".to_string()
+    } else {
+        values::shape_text(&shape, resizable.then_some(&maxshape[..]))
+    };
+    let mut detail = format!("Dataset {space} {dt}, {layout}");
     if !filters.is_empty() {
         detail.push_str(&format!(", filters {}", values::filters_text(&filters)));
     }

@@ -182,7 +182,9 @@ fn snapshot(path: &Path) -> String {
         };
         out.push_str(&format!("{full} {kind:?}\n"));
         for name in attrs.names().unwrap() {
-            let AttrValue { dtype, shape, data } = attrs.get(&name).unwrap();
+            let AttrValue {
+                dtype, shape, data, ..
+            } = attrs.get(&name).unwrap();
             out.push_str(&format!("  {name} {dtype:?} {shape:?} {data:?}\n"));
         }
     }

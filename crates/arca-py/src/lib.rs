@@ -17,6 +17,7 @@
 //! ```
 
 mod error;
+mod fileobj;
 mod pools;
 mod types;
 mod vlen;
@@ -245,6 +246,47 @@ impl PyFile {
     #[getter]
     fn memory_bytes(&self) -> PyResult<Option<u64>> {
         Ok(self.get()?.memory_bytes())
+    }
+
+    /// Open or create a file held by a Python file-like object (`read`,
+    /// `write`, `seek`, `tell`, `truncate`); `mode` as for files. Changes
+    /// are journaled in memory: a crash loses the open transaction, and
+    /// what reaches the object is whole commits.
+    #[staticmethod]
+    #[pyo3(signature = (obj, mode = "r", track_order = false))]
+    fn from_fileobj(
+        py: Python<'_>,
+        obj: Py<PyAny>,
+        mode: &str,
+        track_order: bool,
+    ) -> PyResult<Self> {
+        use arca::io::Driver;
+        let mode = cvt(Mode::parse(mode))?;
+        let mut d = fileobj::PyFileDriver::new(obj);
+        let empty = py.detach(|| d.len()).map_err(open_err)? == 0;
+        let (create, writable) = match mode {
+            Mode::Read => (false, false),
+            Mode::ReadWrite => (false, true),
+            Mode::Create => (true, true),
+            Mode::CreateNew => {
+                if !empty {
+                    return Err(pyo3::exceptions::PyFileExistsError::new_err(
+                        "the file-like object is not empty",
+                    ));
+                }
+                (true, true)
+            }
+            Mode::Append => (empty, true),
+        };
+        if create {
+            py.detach(|| d.truncate(0)).map_err(open_err)?;
+        }
+        let mut o = arca::File::options();
+        o.track_order(track_order);
+        let f = py
+            .detach(|| o.open_driver(Box::new(d), create, writable))
+            .map_err(open_err)?;
+        Ok(Self::wrap(f))
     }
 
     /// Open an arca file image held in memory, read-only.
@@ -530,6 +572,14 @@ impl PyGroup {
         Ok(PyDataset::new(d))
     }
 
+    /// Create a dataset with a null dataspace (a type, no elements).
+    fn create_empty(&self, py: Python<'_>, path: &str, dtype: &str) -> PyResult<PyDataset> {
+        let dt = cvt(Datatype::parse(dtype))?;
+        let o = DatasetOptions::empty(dt);
+        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
+        Ok(PyDataset::new(d))
+    }
+
     /// Delete the object at `path` and everything below it.
     fn delete(&self, py: Python<'_>, path: &str) -> PyResult<()> {
         cvt(py.detach(|| self.g.delete(path)))
@@ -624,6 +674,11 @@ impl PyDataset {
     /// This dataset's attributes.
     fn attrs(&self) -> PyAttributes {
         PyAttributes { a: self.d.attrs() }
+    }
+
+    /// Whether the dataset has a null dataspace.
+    fn is_null(&self, py: Python<'_>) -> PyResult<bool> {
+        cvt(py.detach(|| self.d.is_null()))
     }
 
     /// Current extent.
@@ -794,14 +849,23 @@ impl PyAttributes {
         cvt(py.detach(|| self.a.create(name, &v)))
     }
 
-    /// `(dtype string, shape, bytes)` of an attribute.
+    /// `(dtype string, shape, bytes)` of an attribute; shape None for a
+    /// null dataspace.
+    #[allow(clippy::type_complexity)] // the tuple Python receives
     fn get<'py>(
         &self,
         py: Python<'py>,
         name: &str,
-    ) -> PyResult<(String, Vec<u64>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(String, Option<Vec<u64>>, Bound<'py, PyBytes>)> {
         let v = cvt(py.detach(|| self.a.get(name)))?;
-        Ok((v.dtype.to_numpy_str(), v.shape, PyBytes::new(py, &v.data)))
+        let shape = if v.null { None } else { Some(v.shape) };
+        Ok((v.dtype.to_numpy_str(), shape, PyBytes::new(py, &v.data)))
+    }
+
+    /// Create or replace an attribute with a null dataspace.
+    fn set_empty(&self, py: Python<'_>, name: &str, dtype: &str) -> PyResult<()> {
+        let v = AttrValue::empty(cvt(Datatype::parse(dtype))?);
+        cvt(py.detach(|| self.a.set(name, &v)))
     }
 
     /// Whether an attribute exists.

@@ -267,3 +267,24 @@ def test_type_strings_cross_to_the_core(path):
         overlap = np.dtype({"names": ["a", "b"], "formats": ["<i4", "<i2"], "offsets": [0, 2]})
         with pytest.raises(TypeError):
             f.create_dataset("y", shape=(2,), dtype=overlap)
+
+
+def test_empty_datasets_and_attributes(tmp_path):
+    def script(lib, f, reopened):
+        if not reopened:
+            f.create_dataset("e", data=lib.Empty("f4"))
+            f.create_dataset("e2", shape=None, dtype=">i4")
+            f.attrs["a"] = lib.Empty("i8")
+            f.attrs.create("b", lib.Empty("u2"))
+            f["e"].attrs["units"] = "m"
+        e = f["e"]
+        out = [e.shape, e.size, e.dtype, type(e[()]).__name__, e[()] == lib.Empty("f4"),
+               f["e2"].dtype, e.nbytes, f.attrs["a"] == lib.Empty("i8"), f.attrs["b"].dtype,
+               e.attrs["units"], outcome(lambda: e[0]), outcome(lambda: len(e))]
+        if not reopened:
+            out.append(outcome(lambda: e.__setitem__((), 1.0)))
+        return out
+
+    a = run(arca, tmp_path / "t.arca", script)
+    h = run(h5py, tmp_path / "t.h5", script)
+    assert a == h

@@ -319,3 +319,51 @@ fn references_lead_to_objects_and_follow_them_through_repack() {
     let after = check(&File::open(&packed).unwrap());
     assert_ne!(before, after, "the repacked objects have new ids");
 }
+
+#[test]
+fn null_dataspaces_hold_a_type_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("null.arca");
+    let t = Datatype::parse(r#"struct(8){"a"@0:<f4,"b"@4:>i4}"#).unwrap();
+    {
+        let f = File::create(&path).unwrap();
+        let r = f.root();
+        let d = r
+            .create_dataset("e", &DatasetOptions::empty(t.clone()))
+            .unwrap();
+        assert!(d.is_null().unwrap());
+        assert_eq!((d.len().unwrap(), d.shape().unwrap()), (0, vec![]));
+        let mut one = [0u8; 8];
+        assert!(d.read_raw(&Selection::all(&[]), &mut one).is_err());
+        assert!(d.write_raw(&Selection::all(&[]), &one).is_err());
+        assert!(d.resize(&[1]).is_err());
+        assert!(r
+            .create_dataset("bad", &DatasetOptions::empty(Datatype::int(4)).chunks(&[1]))
+            .is_err());
+        r.attrs()
+            .set("none", &AttrValue::empty(Datatype::float(8)))
+            .unwrap();
+        let mut bad = AttrValue::empty(Datatype::float(8));
+        bad.data = vec![0; 8];
+        assert!(r.attrs().set("bad", &bad).is_err());
+        // A scalar is not a null dataspace.
+        let s = r
+            .create_dataset("scalar", &DatasetOptions::new(t.clone(), &[]))
+            .unwrap();
+        assert!(!s.is_null().unwrap());
+    }
+    let check = |f: &File| {
+        let r = f.root();
+        let d = r.dataset("e").unwrap();
+        assert!(d.is_null().unwrap());
+        assert_eq!(d.dtype().unwrap(), t);
+        let a = r.attrs().get("none").unwrap();
+        assert!(a.null && a.data.is_empty() && a.dtype == Datatype::float(8));
+        assert!(!r.attrs().get("none").unwrap().shape.iter().any(|_| true));
+        f.check().unwrap();
+    };
+    check(&File::open(&path).unwrap());
+    let packed = dir.path().join("p.arca");
+    arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
+    check(&File::open(&packed).unwrap());
+}

@@ -27,6 +27,7 @@ from . import _native
 from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._dtypes import (
+    Empty,
     Reference,
     check_enum_dtype,
     check_opaque_dtype,
@@ -66,6 +67,7 @@ __all__ = [
     "AttributeManager",
     "CorruptError",
     "Dataset",
+    "Empty",
     "ExternalLink",
     "File",
     "Group",

@@ -5,6 +5,7 @@ from collections.abc import MutableMapping
 import numpy as np
 
 from ._dtypes import (
+    Empty,
     Reference,
     as_array,
     check_dtype,
@@ -51,6 +52,8 @@ def _encode(value, dtype=None):
 
 
 def _decode(dtype, shape, data):
+    if shape is None:
+        return Empty(from_type_string(dtype))
     if dtype.startswith("vlen:"):
         from . import _vlen
 
@@ -99,6 +102,8 @@ class AttributeManager(MutableMapping):
         return _decode(*self._id.get(_name(name)))
 
     def __setitem__(self, name, value):
+        if isinstance(value, Empty):
+            return self._id.set_empty(_name(name), type_string(check_dtype(value.dtype)))
         self._id.set(_name(name), *_encode(value))
 
     def __delitem__(self, name):
@@ -119,6 +124,9 @@ class AttributeManager(MutableMapping):
         """Create or replace an attribute, optionally with a given shape and dtype."""
         from . import _vlen
 
+        if isinstance(data, Empty):
+            t = check_dtype(data.dtype if dtype is None else dtype)
+            return self._id.set_empty(_name(name), type_string(t))
         if _vlen.is_vlen_attr(data, dtype):
             self._id.set(_name(name), *_vlen.encode_attr(data, dtype, shape))
             return

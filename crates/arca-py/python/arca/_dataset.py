@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _selection
 from ._dtypes import (
+    Empty,
     as_array,
     from_type_string,
     has_refs,
@@ -96,8 +97,16 @@ class Dataset(HLObject):
         return () if sd is None else sd[1]
 
     @property
+    def _null(self):
+        if self.__dict__.get("_is_null") is None:
+            self._is_null = self._id.is_null()
+        return self._is_null
+
+    @property
     def shape(self):
-        """Current extent, a tuple."""
+        """Current extent, a tuple; None for a null dataspace (``Empty``)."""
+        if self._null:
+            return None
         return tuple(self._id.shape())
 
     @property
@@ -107,12 +116,16 @@ class Dataset(HLObject):
 
     @property
     def size(self):
-        """Number of elements."""
+        """Number of elements (None for a null dataspace)."""
+        if self._null:
+            return None
         return int(self._id.len())
 
     @property
     def nbytes(self):
         """Bytes the elements occupy in memory."""
+        if self._null:
+            return 0
         return self.size * self.dtype.itemsize
 
     @property
@@ -165,6 +178,8 @@ class Dataset(HLObject):
         return int(self._id.storage_size())
 
     def __len__(self):
+        if self._null:
+            raise TypeError("object of type 'NoneType' has no len()")
         shape = self._id.shape()
         if not shape:
             raise TypeError("Attempt to take len() of scalar dataset")
@@ -273,6 +288,10 @@ class Dataset(HLObject):
         return names
 
     def __getitem__(self, key):
+        if self._null:
+            if key == () or key is Ellipsis:
+                return Empty(self.dtype)
+            raise ValueError("Empty datasets cannot be sliced")
         names, key = _split_names(key)
         if names:
             self._field_names(names)
@@ -398,6 +417,8 @@ class Dataset(HLObject):
         return arr.reshape(count)
 
     def __setitem__(self, key, value):
+        if self._null:
+            raise OSError("a dataset with a null dataspace (Empty) holds no elements")
         names, key = _split_names(key)
         if names:
             # Members not named keep their values: read, change, write back.

@@ -427,3 +427,25 @@ def objects_to_refs(arr, dt):
             out[n] = objects_to_refs(arr[n], dt.fields[n][0])
         return out
     return arr
+
+
+class Empty:
+    """A value with a type and no elements at all (a null dataspace), as
+    h5py's ``Empty``: ``f.attrs["x"] = arca.Empty("f4")``,
+    ``f.create_dataset("e", data=arca.Empty("i8"))``; reading one gives
+    an ``Empty`` back."""
+
+    shape = None
+    size = None
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, Empty) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash(("empty", self.dtype))
+
+    def __repr__(self):
+        return f"Empty(dtype={self.dtype!r})"

@@ -1,5 +1,6 @@
 """Files: opening modes, the context manager, flush and close."""
 
+import io
 import os
 
 from . import _native
@@ -34,7 +35,14 @@ class File(Group):
     included. ``free_list="naive"`` selects the O(n) baseline free list,
     for benchmarks only. ``driver="memory"`` keeps the file in RAM only;
     add ``compress=True`` to keep its bytes compressed (see
-    :attr:`memory_bytes`).
+    :attr:`memory_bytes`). ``driver="core"`` works on an in-memory copy of
+    the file at ``name`` (read at open if it exists) and, with
+    ``backing_store=True``, writes it back at every flush and at close.
+
+    ``name`` may also be a Python file-like object (``io.BytesIO``, a file
+    opened in binary mode, anything with ``read``, ``write``, ``seek``,
+    ``tell`` and ``truncate``): the file lives in it. ``track_order=True``
+    lists the root group's members in creation order.
 
     Every ``flush()`` and ``close()`` commits atomically; a crash never
     leaves a half-written file. Group changes into one atomic unit with
@@ -55,19 +63,46 @@ class File(Group):
         driver=None,
         compress=False,
         track_order=None,
+        backing_store=False,
     ):
+        if mode not in _MODES:
+            raise ValueError(f"Invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")
+        self._backing = None
+        if hasattr(name, "read") and hasattr(name, "seek"):
+            if driver is not None:
+                raise ValueError("a file-like object takes no driver")
+            self._native = _native.File.from_fileobj(name, mode, bool(track_order))
+            self._filename = getattr(name, "name", None) or repr(name)
+            super().__init__(self, self._native.root())
+            return
         path = os.fspath(name)
         if isinstance(path, bytes):
             path = os.fsdecode(path)
-        if mode not in _MODES:
-            raise ValueError(f"Invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")
+        if driver == "core":
+            # The whole file in memory; written back to `path` on flush and
+            # close when `backing_store`.
+            buf = io.BytesIO()
+            exists = os.path.exists(path)
+            if mode in ("r", "r+") and not exists:
+                raise FileNotFoundError(f"Unable to open file {path!r} (no such file)")
+            if mode in ("w-", "x") and exists:
+                raise FileExistsError(f"Unable to create file {path!r} (file exists)")
+            if exists and mode in ("r", "r+", "a"):
+                with open(path, "rb") as src:
+                    buf.write(src.read())
+            self._native = _native.File.from_fileobj(buf, mode, bool(track_order))
+            if backing_store and mode != "r":
+                self._backing = (buf, path)
+            self._filename = path
+            super().__init__(self, self._native.root())
+            return
         if driver == "memory":
             # The name only labels the file; nothing touches the disk.
             if mode not in ("w", "w-", "x", "a"):
                 raise ValueError("an in-memory file starts empty: use mode 'w'")
             self._native = _native.File.in_memory(bool(compress))
         elif driver is not None:
-            raise ValueError(f"unknown driver {driver!r}; use None (a file) or 'memory'")
+            raise ValueError(f"unknown driver {driver!r}; use None (a file), 'core' or 'memory'")
         elif compress:
             raise ValueError("compress=True needs driver='memory'")
         else:
@@ -106,10 +141,29 @@ class File(Group):
     def flush(self):
         """Write every pending change to storage and sync it."""
         self._native.flush()
+        self._write_back()
 
     def close(self):
         """Flush and close; objects from this file stop working. Idempotent."""
+        if self._native.closed:
+            return
         self._native.close()
+        self._write_back()
+        self._backing = None
+
+    def _write_back(self):
+        """``driver="core"`` with ``backing_store``: the image goes to disk
+        whole, through a temporary file renamed over the old one, so the
+        file on disk is always a committed state."""
+        if self._backing is None:
+            return
+        buf, path = self._backing
+        tmp = path + ".arca-tmp"
+        with open(tmp, "wb") as out:
+            out.write(buf.getbuffer())
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
 
     def stat(self):
         """Object counts and byte totals of the whole file, as a dict."""

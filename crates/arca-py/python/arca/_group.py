@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _links, _native, _vlen
 from ._dataset import Dataset
-from ._dtypes import Reference, as_array, check_dtype, native, type_string
+from ._dtypes import Empty, Reference, as_array, check_dtype, native, type_string
 from ._object import HLObject
 
 _COMPRESSORS = ("gzip", "zstd", "lz4")
@@ -238,6 +238,10 @@ class Group(HLObject, MutableMapping):
         if vlen_options:
             raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
         name = _path(name)
+        if isinstance(data, Empty) or (data is None and shape is None and dtype is not None):
+            # A null dataspace: a type and no elements (h5py's Empty).
+            t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
+            return Dataset(self._file, self._id.create_empty(name, type_string(check_dtype(t))))
         if data is not None:
             if isinstance(data, Dataset):
                 data = data[()]

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! +0  8 bytes  datatype
-//! +8  u8       rank (0 = scalar)
+//! +8  u8       rank (0 = scalar; 0xFF = a null dataspace: no dims, no
+//!              value, version 3)
 //! +9  rank × u64 dims
 //! ..  u8       storage: 0 inline, 1 blob
 //!     inline:  u32 len, len bytes of elements in the datatype's byte order
@@ -19,6 +20,9 @@ use crate::format::object_header::MAX_RANK;
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
 
+/// The rank byte of a null dataspace.
+pub(crate) const NULL_RANK: u8 = 0xFF;
+
 /// Values up to this many bytes are kept inside the B-tree entry.
 const INLINE_MAX: usize = 256;
 
@@ -28,6 +32,8 @@ pub(crate) struct AttrRecord {
     pub(crate) shape: Vec<u64>,
     /// Where the element bytes are.
     pub(crate) data: AttrData,
+    /// A null dataspace: no elements (and no bytes).
+    pub(crate) null: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,13 +58,22 @@ impl AttrRecord {
                 len: bytes.len() as u64,
             }
         };
-        Ok(AttrRecord { dtype, shape, data })
+        Ok(AttrRecord {
+            dtype,
+            shape,
+            data,
+            null: false,
+        })
     }
 
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut w = Writer::new();
         self.dtype.encode(&mut w);
-        w.u8(self.shape.len() as u8);
+        w.u8(if self.null {
+            NULL_RANK
+        } else {
+            self.shape.len() as u8
+        });
         for &d in &self.shape {
             w.u64(d);
         }
@@ -78,7 +93,9 @@ impl AttrRecord {
     pub(crate) fn decode(bytes: &[u8], owner: u64, eof: u64) -> Result<Self> {
         let mut r = Reader::new(bytes, "attribute record", owner);
         let dtype = Datatype::decode(&mut r)?;
-        let rank = r.u8()? as usize;
+        let rank = r.u8()?;
+        let null = rank == NULL_RANK;
+        let rank = if null { 0 } else { rank as usize };
         if rank > MAX_RANK {
             return Err(r.corrupt(format!("rank {rank}")));
         }
@@ -108,7 +125,15 @@ impl AttrRecord {
             }
         }
         let elem = dtype.size() as u64;
-        let rec = AttrRecord { dtype, shape, data };
+        if null && !matches!(&data, AttrData::Inline(b) if b.is_empty()) {
+            return Err(r.corrupt("a null dataspace with a value"));
+        }
+        let rec = AttrRecord {
+            dtype,
+            shape,
+            data,
+            null,
+        };
         let want = rec.shape.iter().try_fold(elem, |a, &d| a.checked_mul(d));
         let have = match &rec.data {
             AttrData::Inline(b) => b.len() as u64,
@@ -116,7 +141,9 @@ impl AttrRecord {
         };
         // Variable-length values are n lengths (8 bytes each) and their
         // items; the lengths are checked when the value is read.
-        let fits = if rec.dtype.is_vlen() {
+        let fits = if rec.null {
+            true
+        } else if rec.dtype.is_vlen() {
             want.is_some_and(|w| have >= w / 2 && have <= crate::format::blob::MAX_LEN)
         } else {
             want == Some(have)

@@ -12,7 +12,8 @@
 //! 1 links     u64 B-tree root, u64 count            (groups)
 //! 2 attrs     u64 B-tree root, u64 count            (all objects)
 //! 3 datatype  8-byte datatype encoding              (datasets)
-//! 4 shape     u8 rank, rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited)
+//! 4 shape     u8 rank, rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited);
+//!             rank 0xFF: a null dataspace, no elements at all (version 3)
 //! 5 layout    u8 class; 0 contiguous: u64 addr (0 = unallocated), u64 size;
 //!             1 chunked: rank × u64 chunk dims, u64 chunk-index root;
 //!             2 compact: the elements themselves, shape × element size
@@ -96,6 +97,8 @@ pub(crate) struct DatasetMeta {
     pub(crate) fill: Option<Fill>,
     /// The byte vector, for variable-length types.
     pub(crate) vlen: Option<VecMeta>,
+    /// A null dataspace: a type and no elements (stored compact, empty).
+    pub(crate) null: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,7 +182,11 @@ impl Header {
             d.dtype.encode(&mut w);
             msgs.push((3, MUST_UNDERSTAND, w.buf));
             let mut w = Writer::new();
-            w.u8(d.dims.len() as u8);
+            w.u8(if d.null {
+                crate::format::attribute::NULL_RANK
+            } else {
+                d.dims.len() as u8
+            });
             d.dims.iter().for_each(|&x| {
                 w.u64(x);
             });
@@ -261,6 +268,7 @@ impl Header {
         let mut filters = PIPELINES.take(0);
         let mut fill = None;
         let mut vlen_body = None;
+        let mut null = false;
         let mut seen = 0u32;
         let in_file = |a: u64| a == 0 || (a >= PAGE_SIZE as u64 && a < eof && a != addr);
         for _ in 0..n {
@@ -306,7 +314,9 @@ impl Header {
                 }
                 3 => dtype = Some(Datatype::decode(&mut m)?),
                 4 => {
-                    let rank = m.u8()? as usize;
+                    let rank = m.u8()?;
+                    null = rank == crate::format::attribute::NULL_RANK;
+                    let rank = if null { 0 } else { rank as usize };
                     if rank > MAX_RANK {
                         return Err(m.corrupt(format!("rank {rank}")));
                     }
@@ -403,6 +413,7 @@ impl Header {
                 filters,
                 fill,
                 vlen: None,
+                null,
             };
             let vlen = match (vbase, vlen_body) {
                 (Some(b), Some(body)) => Some(VecMeta::decode(body, addr, b.size(), eof)?),
@@ -434,6 +445,14 @@ impl DatasetMeta {
             .iter()
             .try_fold(elem, |a, &d| a.checked_mul(d))
             .ok_or("the dataset's size overflows")?;
+        if self.null {
+            // No elements: kept compact and empty, with nothing beside.
+            let empty = matches!(&self.layout, Layout::Compact(d) if d.is_empty());
+            if !empty || self.vlen.is_some() || !self.filters.is_empty() {
+                return Err("a null dataspace with storage".into());
+            }
+            return Ok(());
+        }
         let in_file =
             |a: u64, n: u64| a >= PAGE_SIZE as u64 && a.checked_add(n).is_some_and(|e| e <= eof);
         match &self.layout {

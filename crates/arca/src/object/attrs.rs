@@ -26,6 +26,9 @@ pub struct AttrValue {
     pub shape: Vec<u64>,
     /// Elements in native byte order.
     pub data: Vec<u8>,
+    /// A null dataspace: a type and no value at all (h5py's `Empty`);
+    /// `shape` and `data` are then empty.
+    pub null: bool,
 }
 
 impl AttrValue {
@@ -35,6 +38,7 @@ impl AttrValue {
             dtype: T::datatype(),
             shape: vec![],
             data: bytemuck::bytes_of(&v).to_vec(),
+            null: false,
         }
     }
 
@@ -58,6 +62,7 @@ impl AttrValue {
             } else {
                 s.as_bytes().to_vec()
             },
+            null: false,
         }
     }
 
@@ -87,6 +92,7 @@ impl AttrValue {
             dtype: Datatype::VlenStr,
             shape: vec![],
             data,
+            null: false,
         }
     }
 
@@ -190,6 +196,23 @@ impl AttrValue {
         }
     }
 
+    /// A value with a type and no elements at all (a null dataspace, h5py's
+    /// `Empty`), as distinct from a zero-length array.
+    ///
+    /// ```
+    /// use arca::{AttrValue, Datatype};
+    /// let v = AttrValue::empty(Datatype::float(4));
+    /// assert!(v.null && v.data.is_empty());
+    /// ```
+    pub fn empty(dtype: Datatype) -> Self {
+        AttrValue {
+            dtype,
+            shape: vec![],
+            data: vec![],
+            null: true,
+        }
+    }
+
     /// Any type and shape, checking that `data` fits. Variable-length types
     /// take `n` little-endian u64 byte lengths followed by the items.
     ///
@@ -207,6 +230,7 @@ impl AttrValue {
                 dtype,
                 shape: shape.to_vec(),
                 data,
+                null: false,
             });
         }
         if n.checked_mul(dtype.size() as u64) != Some(data.len() as u64) {
@@ -220,6 +244,7 @@ impl AttrValue {
             dtype,
             shape: shape.to_vec(),
             data,
+            null: false,
         })
     }
 
@@ -285,7 +310,16 @@ impl Attributes {
 
     fn put(&self, name: &str, v: &AttrValue, replace: bool) -> Result<()> {
         check_name(name)?;
-        let v = AttrValue::new(v.dtype.clone(), &v.shape, v.data.clone())?;
+        let null = v.null;
+        let v = if null {
+            v.dtype.validate()?;
+            if !v.shape.is_empty() || !v.data.is_empty() {
+                return Err(Error::invalid("a null dataspace has no shape and no value"));
+            }
+            v.clone()
+        } else {
+            AttrValue::new(v.dtype.clone(), &v.shape, v.data.clone())?
+        };
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
@@ -300,7 +334,8 @@ impl Attributes {
             v.dtype.swap(&mut bytes);
         }
         crate::format::vlen_attr::swap_attr_payload(&v.dtype, v.shape.iter().product(), &mut bytes);
-        let rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
+        let mut rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
+        rec.null = null;
         let (root, _) = btree::insert(
             &mut g.st,
             h.attrs.root,
@@ -357,6 +392,7 @@ impl Attributes {
             dtype: rec.dtype,
             shape: rec.shape,
             data,
+            null: rec.null,
         })
     }
 

@@ -69,6 +69,7 @@ pub struct DatasetOptions {
     early: bool,
     layout: Option<StorageLayout>,
     vlen: super::vlen::VlenOptions,
+    null: bool,
 }
 
 impl DatasetOptions {
@@ -86,6 +87,24 @@ impl DatasetOptions {
             early: false,
             layout: None,
             vlen: super::vlen::VlenOptions::default(),
+            null: false,
+        }
+    }
+
+    /// A dataset with a type and no elements at all: a null dataspace
+    /// (h5py's `Empty`), as distinct from a zero-length array.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let d = f.root().create_dataset("e", &DatasetOptions::empty(Datatype::float(4))).unwrap();
+    /// assert!(d.is_null().unwrap());
+    /// assert_eq!(d.len().unwrap(), 0);
+    /// ```
+    pub fn empty(dtype: Datatype) -> Self {
+        DatasetOptions {
+            null: true,
+            ..DatasetOptions::new(dtype, &[])
         }
     }
     /// Store the elements this way rather than as chosen automatically.
@@ -168,6 +187,30 @@ fn auto_chunks(shape: &[u64], maxdims: &[u64], elem: u64) -> Vec<u64> {
 
 pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMeta> {
     o.dtype.validate()?;
+    if o.null {
+        if o.dtype.is_vlen()
+            || o.chunks.is_some()
+            || !o.filters.is_empty()
+            || o.maxshape.is_some()
+            || o.fill.is_some()
+            || matches!(o.layout, Some(l) if l != StorageLayout::Compact)
+        {
+            return Err(Error::invalid(
+                "a null dataspace takes no chunks, filters, maxshape, fill value or \
+                 variable-length type",
+            ));
+        }
+        return Ok(DatasetMeta {
+            dtype: o.dtype.clone(),
+            dims: EXTENTS.take(0),
+            maxdims: EXTENTS.take(0),
+            layout: Layout::Compact(vec![]),
+            filters: PIPELINES.take(0),
+            fill: None,
+            vlen: None,
+            null: true,
+        });
+    }
     let rank = o.shape.len();
     if rank > MAX_RANK {
         return Err(Error::invalid(format!(
@@ -287,6 +330,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
         filters: PIPELINES.take_copy(&o.filters),
         fill,
         vlen,
+        null: false,
     };
     if let Layout::Contiguous { size, .. } = meta.layout {
         if o.early && size > 0 {
@@ -601,7 +645,17 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn len(&self) -> Result<u64> {
-        Ok(self.shape()?.iter().product())
+        let m = self.meta()?;
+        Ok(if m.null { 0 } else { m.dims.iter().product() })
+    }
+
+    /// Whether the dataset has a null dataspace: a type and no elements
+    /// (see [`DatasetOptions::empty`]).
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn is_null(&self) -> Result<bool> {
+        Ok(self.meta()?.null)
     }
 
     /// Whether the dataset has no elements.
@@ -689,6 +743,11 @@ pub(crate) fn read_locked(
     out: &mut [u8],
 ) -> Result<()> {
     let m = load_meta(&mut g.st, header)?;
+    if m.null {
+        return Err(Error::invalid(
+            "a dataset with a null dataspace has no elements",
+        ));
+    }
     sel.check(&m.dims)?;
     let elem = m.dtype.size();
     check_len("buffer", out.len(), sel, elem)?;
@@ -740,6 +799,11 @@ pub(crate) fn write_locked(
         .dataset
         .as_mut()
         .ok_or_else(|| Error::invalid("not a dataset"))?;
+    if m.null {
+        return Err(Error::invalid(
+            "a dataset with a null dataspace has no elements",
+        ));
+    }
     sel.check(&m.dims)?;
     let elem = m.dtype.size();
     check_len("data", data.len(), sel, elem)?;
@@ -836,7 +900,7 @@ impl Dataset {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let m = load_meta(&mut g.st, self.addr)?;
-        if shape.len() != m.dims.len() {
+        if shape.len() != m.dims.len() || m.null {
             return Err(Error::invalid("new shape must keep the rank"));
         }
         if shape.iter().zip(&m.maxdims).any(|(s, mx)| s > mx) {

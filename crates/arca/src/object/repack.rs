@@ -206,6 +206,9 @@ fn copy_dataset(
     if dtype.is_vlen() {
         return super::vlen::copy_dataset(d, to, name, done, total, progress);
     }
+    if d.is_null()? {
+        return to.create_dataset(name, &DatasetOptions::empty(dtype));
+    }
     let shape = d.shape()?;
     let fill = d.fill_value()?;
     // The layout is kept as it was, compact and contiguous included.
@@ -225,7 +228,8 @@ fn copy_dataset(
     let block: Vec<u64> = match &chunks {
         Some(c) => c.clone(),
         None => {
-            let row: u64 = shape[1..].iter().product::<u64>().max(1) * elem;
+            // A scalar is one block of its one element.
+            let row: u64 = shape.iter().skip(1).product::<u64>().max(1) * elem;
             let mut b = shape.clone();
             if let Some(first) = b.first_mut() {
                 *first = (STEP_BYTES / row).clamp(1, shape[0]);
