@@ -8,6 +8,10 @@ library in three layouts:
 * ``zstd``       - 1 MiB chunks, byte shuffle + zstd level 3;
 * ``lz4``        - 1 MiB chunks, byte shuffle + lz4.
 
+``--data table`` uses rows of mixed fields instead (a PyTables-like
+compound: time, channel, flags, energy, a 3-vector position and an id, 36
+bytes a row) and ``--data complex`` a complex128 array.
+
 ``numpy.tofile``/``numpy.fromfile`` on a raw file is the physical limit.
 Every library gets the same array, the same chunk shape and the same codec
 settings.  A write is timed from opening the file to the end of an
@@ -22,6 +26,8 @@ Usage::
     python bench/io/io_bench.py              # 1 GiB, 3 repeats
     python bench/io/io_bench.py --quick      # 64 MiB, 1 repeat
     python bench/io/io_bench.py --json out.json --dir /mnt/scratch
+    python bench/io/io_bench.py --data table     # 1 GiB of compound rows
+    python bench/io/io_bench.py --data complex   # 1 GiB of complex128
 
 Throughput is MB/s = 10^6 bytes of uncompressed data per second; figures are
 medians over the repeats.
@@ -78,6 +84,43 @@ def make_data(n: int, seed: int = 12345) -> np.ndarray:
         np.multiply(v, 1024.0, out=v)
         np.rint(v, out=v)
         np.multiply(v, 1.0 / 1024.0, out=out[start:stop])
+    return out
+
+
+TABLE_DTYPE = np.dtype([
+    ("time", "<f8"), ("channel", "<u2"), ("flags", "u1"), ("quality", "u1"),
+    ("energy", "<f4"), ("pos", "<f4", (3,)), ("id", "<i8"),
+])
+DATA_KINDS = ("signal", "table", "complex")
+# The element type of this run (numpy's raw read needs it).
+DATA_DTYPE = [np.dtype("<f8")]
+
+
+def dtype_of(kind: str) -> np.dtype:
+    return {"signal": np.dtype("<f8"), "table": TABLE_DTYPE,
+            "complex": np.dtype("<c16")}[kind]
+
+
+def make_kind(kind: str, n: int) -> np.ndarray:
+    """`n` elements of the chosen data: the signal, rows built from it, or
+    complex numbers whose parts are two phases of it."""
+    if kind == "signal":
+        return make_data(n)
+    if kind == "complex":
+        out = np.empty(n, dtype="<c16")
+        s = make_data(n)
+        out.real = s
+        out.imag = np.roll(s, 12_345)
+        return out
+    out = np.zeros(n, dtype=TABLE_DTYPE)
+    s = make_data(n)
+    out["time"] = np.arange(n, dtype=np.float64) * 1e-6
+    out["channel"] = (np.arange(n) % 512).astype(np.uint16)
+    out["flags"] = (s > 0).astype(np.uint8) | ((np.abs(s) > 900) << 1).astype(np.uint8)
+    out["quality"] = (np.abs(s) % 7).astype(np.uint8)
+    out["energy"] = s.astype(np.float32)
+    out["pos"] = np.stack([s, s * 0.5, -s], axis=1).astype(np.float32)
+    out["id"] = np.arange(n, dtype=np.int64) * 3 + 7
     return out
 
 
@@ -237,7 +280,7 @@ def numpy_lib() -> Lib:
         data.tofile(path)
 
     def read(path):
-        return np.fromfile(path, dtype="<f8")
+        return np.fromfile(path, dtype=DATA_DTYPE[0])
 
     return Lib(
         "numpy",
@@ -545,7 +588,7 @@ def fmt(x, spec=".0f", none="n/a"):
 def print_report(summary, ratios, aims, libs, missing, meta, out=sys.stdout):
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p()
-    p(f"Data: {meta['size_mib']} MiB float64 ({meta['elements']:,} elements, 1-D), "
+    p(f"Data: {meta['size_mib']} MiB {meta.get('data', 'float64')} ({meta['elements']:,} elements, 1-D), "
       f"chunks of {meta['chunk_elements']:,} elements ({meta['chunk_kib']} KiB), "
       f"{meta['repeat']} repeat(s), medians")
     p(f"Directory: {meta['dir']}   cache before reads: {meta['cache_state']}")
@@ -663,6 +706,9 @@ def parse_args(argv=None):
                     help="retain (default): keep freed memory in the process so "
                          "page-fault noise from the VM/host does not dominate; "
                          "system: glibc defaults, every big array is fresh memory")
+    ap.add_argument("--data", choices=DATA_KINDS, default="signal",
+                    help="signal: float64 (default); table: PyTables-like compound rows; "
+                         "complex: complex128")
     ap.add_argument("--strict", action="store_true",
                     help="fail if a library cannot be imported")
     args = ap.parse_args(argv)
@@ -688,6 +734,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.memory == "retain" and argv is None:
         reexec_retaining_memory()
+    DATA_DTYPE[0] = dtype_of(args.data)
     libs, missing = load_libs(args.libs)
     if missing and args.strict:
         for name, why in missing.items():
@@ -698,8 +745,9 @@ def main(argv=None) -> int:
         return 2
 
     nbytes = args.size_mib * 2**20
-    n = nbytes // 8
-    chunk = args.chunk_kib * 1024 // 8
+    itemsize = dtype_of(args.data).itemsize
+    n = nbytes // itemsize
+    chunk = args.chunk_kib * 1024 // itemsize
     parent = args.dir or tempfile.gettempdir()
     os.makedirs(parent, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="arca-io-bench-", dir=parent)
@@ -714,7 +762,7 @@ def main(argv=None) -> int:
     else:
         memory = "glibc defaults (fresh pages for every large array)"
     print(f"Generating {args.size_mib} MiB of test data ...", flush=True)
-    data = make_data(n)
+    data = make_kind(args.data, n)
 
     samples: dict[str, dict[str, list[dict]]] = {
         c: {lib.name: [] for lib in libs} for c in args.cases
@@ -782,6 +830,9 @@ def main(argv=None) -> int:
     meta = {
         "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
         "size_mib": args.size_mib,
+        "data": {"signal": "float64", "table": "compound rows (" + ", ".join(TABLE_DTYPE.names) + ")",
+                 "complex": "complex128"}[args.data],
+        "dtype": str(dtype_of(args.data)),
         "elements": n,
         "chunk_kib": args.chunk_kib,
         "chunk_elements": chunk,
