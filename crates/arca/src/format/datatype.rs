@@ -1069,6 +1069,17 @@ mod tests {
     }
 
     #[test]
+    fn sizes_no_class_allows_are_errors_that_name_them() {
+        // An integer of 200 bytes: reported, not multiplied into an overflow.
+        for class in [1u8, 2, 3, 6] {
+            let b = [class, 0, 0, 0, 200, 0, 0, 0];
+            let mut r = Reader::new(&b, "datatype", 0);
+            let e = Datatype::decode(&mut r).unwrap_err().to_string();
+            assert!(e.contains("1600") || e.contains("200"), "{e}");
+        }
+    }
+
+    #[test]
     fn deep_nesting_refused_at_decode() {
         let mut t = Datatype::Bool;
         for _ in 0..MAX_TYPE_DEPTH + 2 {

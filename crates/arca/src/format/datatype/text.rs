@@ -143,6 +143,10 @@ impl Datatype {
     }
 }
 
+fn bits(bytes: u8) -> u32 {
+    u32::from(bytes) * 8
+}
+
 /// Append `s` double-quoted, escaping quotes, backslashes and controls.
 fn quote(s: &str, out: &mut String) {
     out.push('"');
@@ -394,11 +398,12 @@ impl std::fmt::Display for Datatype {
         };
         match self {
             Datatype::Bool => write!(f, "bool"),
-            Datatype::Int { size, order } => write!(f, "int{} {}", size * 8, o(*order)),
-            Datatype::UInt { size, order } => write!(f, "uint{} {}", size * 8, o(*order)),
-            Datatype::Float { size, order } => write!(f, "float{} {}", size * 8, o(*order)),
+            // Widened: a type being reported as invalid may have any size.
+            Datatype::Int { size, order } => write!(f, "int{} {}", bits(*size), o(*order)),
+            Datatype::UInt { size, order } => write!(f, "uint{} {}", bits(*size), o(*order)),
+            Datatype::Float { size, order } => write!(f, "float{} {}", bits(*size), o(*order)),
             Datatype::Complex { size, order } => {
-                write!(f, "complex{} {}", size * 8, o(*order))
+                write!(f, "complex{} {}", bits(*size), o(*order))
             }
             Datatype::FixedBytes { len } => write!(f, "bytes[{len}]"),
             Datatype::Opaque { len, tag } if tag.is_empty() => write!(f, "opaque[{len}]"),
