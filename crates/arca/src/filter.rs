@@ -12,13 +12,16 @@ use crate::pool::{ObjectList, PooledBuf, Recycle};
 pub(crate) use crate::format::chunk_index::MASK_RAW;
 pub use crate::format::filter_pipeline::Filter;
 
-/// Shuffle `data` into `out` (same length). Element sizes 2, 4 and 8 have
-/// a specialised (unrolled) transpose.
+/// Shuffle `data` into `out` (same length). Element sizes 2, 4, 8, 12 and
+/// 16 (complex numbers, 3-vectors of floats) have a specialised (unrolled)
+/// transpose.
 fn shuffle_into(data: &[u8], size: usize, out: &mut [u8]) {
     match size {
         2 => transpose::<2>(data, out, true),
         4 => transpose::<4>(data, out, true),
         8 => transpose::<8>(data, out, true),
+        12 => transpose::<12>(data, out, true),
+        16 => transpose::<16>(data, out, true),
         _ => transpose_any(data, out, size, true),
     }
 }
@@ -28,6 +31,8 @@ fn unshuffle_into(data: &[u8], size: usize, out: &mut [u8]) {
         2 => transpose::<2>(data, out, false),
         4 => transpose::<4>(data, out, false),
         8 => transpose::<8>(data, out, false),
+        12 => transpose::<12>(data, out, false),
+        16 => transpose::<16>(data, out, false),
         _ => transpose_any(data, out, size, false),
     }
 }
@@ -444,7 +449,7 @@ mod tests {
 
     #[test]
     fn shuffle_matches_a_plain_transpose() {
-        for size in [1usize, 2, 3, 4, 8, 16] {
+        for size in [1usize, 2, 3, 4, 8, 12, 16, 36] {
             for len in [0usize, 1, 7, 64, 1001] {
                 let data: Vec<u8> = (0..len).map(|i| (i * 31 % 251) as u8).collect();
                 let n = len / size;
