@@ -232,14 +232,16 @@ impl PyFile {
     /// A new file that lives in memory only; with `compress`, its bytes
     /// are kept compressed in a compll arena.
     #[staticmethod]
-    #[pyo3(signature = (compress = false))]
-    fn in_memory(compress: bool) -> PyResult<Self> {
-        let f = if compress {
-            arca::File::in_memory_compressed()
+    #[pyo3(signature = (compress = false, track_order = false))]
+    fn in_memory(compress: bool, track_order: bool) -> PyResult<Self> {
+        let driver: Box<dyn arca::io::Driver> = if compress {
+            Box::new(cvt(arca::io::CompressedMemoryDriver::new())?)
         } else {
-            arca::File::in_memory()
+            Box::new(arca::io::MemoryDriver::new())
         };
-        Ok(Self::wrap(cvt(f)?))
+        let mut o = arca::File::options();
+        o.track_order(track_order);
+        Ok(Self::wrap(cvt(o.open_driver(driver, true, true))?))
     }
 
     /// Bytes of RAM an in-memory file holds (None for files on disk).

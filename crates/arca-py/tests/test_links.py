@@ -193,3 +193,11 @@ def test_links_survive_check_and_reopen(tmp_path):
         assert f.get("s", getlink=True).path == "/a"
         st = f.check()
         assert st["datasets"] == 1
+
+
+def test_memory_files_track_order():
+    for compress in (False, True):
+        with arca.File("mem", "w", driver="memory", compress=compress, track_order=True) as f:
+            for n in ["c", "a", "b"]:
+                f.create_group(n)
+            assert list(f) == ["c", "a", "b"]

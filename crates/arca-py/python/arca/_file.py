@@ -100,7 +100,7 @@ class File(Group):
             # The name only labels the file; nothing touches the disk.
             if mode not in ("w", "w-", "x", "a"):
                 raise ValueError("an in-memory file starts empty: use mode 'w'")
-            self._native = _native.File.in_memory(bool(compress))
+            self._native = _native.File.in_memory(bool(compress), bool(track_order))
         elif driver is not None:
             raise ValueError(f"unknown driver {driver!r}; use None (a file), 'core' or 'memory'")
         elif compress:
