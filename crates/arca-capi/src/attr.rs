@@ -163,14 +163,8 @@ pub unsafe extern "C" fn arca_attr_write(
     guard(|| {
         // SAFETY: per the contract.
         let (attrs, name) = unsafe { attrs_name(a, name)? };
-        let rank = usize::try_from(rank)
-            .ok()
-            .filter(|&r| r <= MAX_RANK)
-            .ok_or_else(|| Fail::invalid(format!("rank {rank} outside 0..={MAX_RANK}")))?;
         // SAFETY: per the contract.
-        let shape = unsafe { slice(shape, rank, "shape")? };
-        // SAFETY: per the contract.
-        let data = unsafe { slice(data.cast::<u8>(), data_size, "data")? };
+        let (shape, data) = unsafe { shape_and_data(rank, shape, data, data_size)? };
         let nelems = shape
             .iter()
             .try_fold(1u64, |a, &d| a.checked_mul(d))
@@ -190,6 +184,28 @@ pub unsafe extern "C" fn arca_attr_write(
         let v = AttrValue::new(t, shape, data.to_vec())?;
         Ok(attrs.set(name, &v)?)
     })
+}
+
+/// The caller's shape (`rank` entries) and element bytes.
+///
+/// # Safety
+/// `shape` NULL or `rank` readable entries; `data` NULL or `data_size`
+/// readable bytes.
+unsafe fn shape_and_data<'a>(
+    rank: i32,
+    shape: *const u64,
+    data: *const c_void,
+    data_size: usize,
+) -> R<(&'a [u64], &'a [u8])> {
+    let rank = usize::try_from(rank)
+        .ok()
+        .filter(|&r| r <= MAX_RANK)
+        .ok_or_else(|| Fail::invalid(format!("rank {rank} outside 0..={MAX_RANK}")))?;
+    // SAFETY: forwarded from the entry point's contract.
+    let shape = unsafe { slice(shape, rank, "shape")? };
+    // SAFETY: as above.
+    let data = unsafe { slice(data.cast::<u8>(), data_size, "data")? };
+    Ok((shape, data))
 }
 
 /// Create or replace attribute `name` of any fixed-size type, given as a
@@ -220,14 +236,8 @@ pub unsafe extern "C" fn arca_attr_write_typed(
         // SAFETY: per the contract.
         let t = Datatype::parse(unsafe { text(type_str, "type_str")? })?;
         check_fixed(&t)?;
-        let rank = usize::try_from(rank)
-            .ok()
-            .filter(|&r| r <= MAX_RANK)
-            .ok_or_else(|| Fail::invalid(format!("rank {rank} outside 0..={MAX_RANK}")))?;
         // SAFETY: per the contract.
-        let shape = unsafe { slice(shape, rank, "shape")? };
-        // SAFETY: per the contract.
-        let data = unsafe { slice(data.cast::<u8>(), data_size, "data")? };
+        let (shape, data) = unsafe { shape_and_data(rank, shape, data, data_size)? };
         let v = AttrValue::new(t, shape, data.to_vec())?;
         Ok(attrs.set(name, &v)?)
     })

@@ -51,6 +51,15 @@ def assert_same(got, want):
     assert g == w
 
 
+def outcome(fn):
+    """A call's value, or the name of the exception type it raised: what
+    the scripts run against both arca and h5py compare."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 -- the type is the result compared
+        return type(e).__name__
+
+
 @pytest.fixture
 def path(tmp_path):
     return tmp_path / "test.arca"

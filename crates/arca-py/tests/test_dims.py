@@ -8,14 +8,10 @@ import pytest
 import arca
 import h5py
 
+from conftest import outcome
+
 EXT = {arca: ".arca", h5py: ".h5"}
 
-
-def outcome(fn):
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 -- the type is the result compared
-        return type(e).__name__
 
 
 def describe(x):

@@ -8,7 +8,7 @@ import pytest
 import arca
 import h5py
 
-from conftest import assert_same, random_array
+from conftest import assert_same, outcome, random_array
 
 LIBS = {"arca": arca, "h5py": h5py}
 
@@ -59,13 +59,6 @@ def run(lib, path, script):
         second = script(lib, f, True)
     return first, second
 
-
-def outcome(fn):
-    """A call's value, or the name of the exception type it raised."""
-    try:
-        return fn()
-    except Exception as e:  # noqa: BLE001 -- the type is the result compared
-        return type(e).__name__
 
 
 def same_values(x, y):
