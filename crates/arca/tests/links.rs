@@ -228,6 +228,30 @@ fn hard_links_survive_reopen_and_repack_and_cycles_terminate() {
 }
 
 #[test]
+fn a_group_cannot_move_under_itself_by_another_name() {
+    let f = File::in_memory().unwrap();
+    let r = f.root();
+    r.create_group("a/b/c").unwrap();
+    r.link_hard("a/b", "alias").unwrap();
+    // /alias is /a/b: moving /a there would hang it under itself.
+    assert!(matches!(
+        r.rename("a", "alias/a2"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        r.rename("a", "a/b/x"),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(r.contains("a/b/c").unwrap());
+    // Moving a group that is not an ancestor of the destination is fine.
+    r.rename("alias", "a/b/c/alias2").unwrap_err();
+    r.create_group("d").unwrap();
+    r.rename("d", "alias/d").unwrap();
+    assert!(r.contains("a/b/d").unwrap());
+    f.check().unwrap();
+}
+
+#[test]
 fn creation_order_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("o.arca");

@@ -640,8 +640,14 @@ impl Group {
         g.names = None;
         let l = get_link(&mut g.st, src_parent, src_name)?
             .ok_or_else(|| Error::NotFound(from.to_string()))?;
-        if let Target::Hard { addr, .. } = l.target {
-            if addr == dst_parent {
+        if let Target::Hard { addr, kind } = l.target {
+            // Paths show a move into the object's own subtree, unless a
+            // second name leads there: then look for the destination in it.
+            let inside = addr == dst_parent
+                || (kind == ObjectKind::Group
+                    && g.sb.links != 0
+                    && reaches(&mut g.st, addr, dst_parent)?);
+            if inside {
                 return Err(Error::invalid(format!(
                     "cannot move {src_full} into itself"
                 )));
@@ -791,6 +797,26 @@ impl Group {
         }
         Ok(())
     }
+}
+
+/// Whether the group at `target` lies in the subtree of the group at `from`.
+fn reaches(st: &mut Store, from: u64, target: u64) -> Result<bool> {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = vec![from];
+    while let Some(addr) = stack.pop() {
+        if addr == target {
+            return Ok(true);
+        }
+        if !seen.insert(addr) {
+            continue;
+        }
+        for (_, kind, child) in members_with_addr(st, addr)? {
+            if kind == ObjectKind::Group {
+                stack.push(child);
+            }
+        }
+    }
+    Ok(false)
 }
 
 fn rename_exists(e: Error, path: &str) -> Error {
