@@ -246,8 +246,11 @@ impl PyFile {
 
     /// Bytes of RAM an in-memory file holds (None for files on disk).
     #[getter]
-    fn memory_bytes(&self) -> PyResult<Option<u64>> {
-        Ok(self.get()?.memory_bytes())
+    fn memory_bytes(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        // Never wait for the file's lock holding the GIL: a driver over a
+        // Python object takes the GIL while the lock is held.
+        let f = self.get()?;
+        Ok(py.detach(|| f.memory_bytes()))
     }
 
     /// Open or create a file held by a Python file-like object (`read`,
@@ -298,9 +301,10 @@ impl PyFile {
     }
 
     /// The root group.
-    fn root(&self) -> PyResult<PyGroup> {
+    fn root(&self, py: Python<'_>) -> PyResult<PyGroup> {
+        let f = self.get()?;
         Ok(PyGroup {
-            g: self.get()?.root(),
+            g: py.detach(|| f.root()),
         })
     }
 
@@ -312,8 +316,9 @@ impl PyFile {
 
     /// Whether opening rolled back a transaction a crash interrupted.
     #[getter]
-    fn recovered(&self) -> PyResult<bool> {
-        Ok(self.get()?.recovered())
+    fn recovered(&self, py: Python<'_>) -> PyResult<bool> {
+        let f = self.get()?;
+        Ok(py.detach(|| f.recovered()))
     }
 
     /// Whether `close()` was called.

@@ -100,3 +100,36 @@ def test_core_driver_backing_store(tmp_path, lib):
         assert "gone" in f
     with lib.File(p, "r") as f:
         assert "gone" not in f
+
+
+def test_threads_share_a_file_in_an_object():
+    """The driver takes the GIL while the file's lock is held, and other
+    threads wait for that lock without the GIL: no deadlock."""
+    import threading
+
+    b = io.BytesIO()
+    with arca.File(b, "w") as f:
+        for i in range(8):
+            f.create_dataset(f"d{i}", data=np.arange(20_000) + i, chunks=(1000,),
+                             compression="zstd")
+    f = arca.File(b, "r")
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                for i in range(8):
+                    assert f[f"d{i}"][k * 10] == k * 10 + i
+                f.memory_bytes  # noqa: B018 -- touches the file's lock
+                f.recovered  # noqa: B018
+        except Exception as e:  # noqa: BLE001 -- reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "threads did not finish"
+    assert not errors, errors
+    f.close()
