@@ -820,7 +820,10 @@ impl Datatype {
 
     /// Decode a type and check it as a whole (see the module comment).
     pub(crate) fn decode(r: &mut Reader) -> Result<Self> {
-        Datatype::decode_at(r, 0)
+        let t = Datatype::decode_at(r, 0)?;
+        // One check of the whole, which recurses into members and items.
+        t.check(0).map_err(|why| r.corrupt(why))?;
+        Ok(t)
     }
 
     fn decode_at(r: &mut Reader, depth: usize) -> Result<Self> {
@@ -952,7 +955,6 @@ impl Datatype {
                 t.size()
             )));
         }
-        t.check(depth).map_err(|why| r.corrupt(why))?;
         Ok(t)
     }
 }
