@@ -59,108 +59,97 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
         total += d.len()? * d.dtype()?.size() as u64;
     }
     let mut done = 0u64;
-    copy_attrs(&from.root().attrs(), &to.root().attrs())?;
-    let mut copied = HashMap::new();
-    copied.insert(from.root().id(), "/".to_string());
     let mut c = Copy {
         done: &mut done,
         total,
         progress,
-        copied: &mut copied,
+        copied: HashMap::new(),
+        ref_attrs: vec![],
+        ref_datasets: vec![],
     };
-    copy_group(&from.root(), &to.root(), &mut c)?;
-    // Objects have new ids in the copy: references follow them.
-    let mut map = HashMap::new();
-    for (old, path) in &copied {
-        map.insert(*old, to.root().object(path)?.id());
-    }
-    fix_references(&to, &map)?;
+    let root = to.root();
+    c.copied
+        .insert(from.root().id(), (root.path().to_string(), root.id()));
+    copy_attrs(&from.root().attrs(), &root.attrs(), &mut c)?;
+    copy_group(&from.root(), &root, &mut c)?;
+    c.fix_references()?;
+    // The handles it kept go before the file closes.
+    drop(c);
+    drop(root);
     to.close()?;
     progress(total, total);
     Ok(())
 }
 
-/// Rewrite every object reference in `to` (in datasets and attributes) by
-/// `map`, old id to new; a reference to nothing the copy holds becomes null.
-fn fix_references(to: &File, map: &HashMap<u64, u64>) -> Result<()> {
-    let remap = |buf: &mut [u8], size: usize, offsets: &[usize]| {
-        for e in buf.chunks_exact_mut(size.max(1)) {
-            for &o in offsets {
-                let old = u64::from_ne_bytes(e[o..o + 8].try_into().unwrap_or([0; 8]));
-                let new = map.get(&old).copied().unwrap_or(0);
-                e[o..o + 8].copy_from_slice(&new.to_ne_bytes());
-            }
-        }
-    };
-    let mut paths = vec!["/".to_string()];
-    to.root().visit(&mut |p, _| {
-        paths.push(format!("/{p}"));
-        Ok(())
-    })?;
-    for p in paths {
-        let obj = if p == "/" {
-            Object::Group(to.root())
-        } else {
-            to.root().object(&p)?
-        };
-        let attrs = match &obj {
-            Object::Group(g) => g.attrs(),
-            Object::Dataset(d) => d.attrs(),
-        };
-        for name in attrs.names()? {
-            let mut v = attrs.get(&name)?;
-            let offsets = v.dtype.ref_offsets();
-            if offsets.is_empty() {
-                continue;
-            }
-            if v.dtype.is_vlen() {
-                // n lengths (u64 each), then the items: references.
-                let n = v.shape.iter().product::<u64>() as usize;
-                let items = v.data.len().saturating_sub(8 * n);
-                let at = v.data.len() - items;
-                remap(&mut v.data[at..], 8, &[0]);
-            } else {
-                let size = v.dtype.size();
-                remap(&mut v.data, size, &offsets);
-            }
-            attrs.set(&name, &v)?;
-        }
-        let Object::Dataset(d) = obj else { continue };
-        let dt = d.dtype()?;
-        let offsets = dt.ref_offsets();
-        if offsets.is_empty() {
-            continue;
-        }
-        let all = Selection::all(&d.shape()?);
-        if dt.is_vlen() {
-            let (mut values, lens) = d.read_ragged_raw(&all)?;
-            remap(&mut values, 8, &[0]);
-            d.write_ragged_raw(&all, &values, &lens)?;
-        } else {
-            let mut buf = vec![0u8; d.len()? as usize * dt.size()];
-            d.read_raw(&all, &mut buf)?;
-            remap(&mut buf, dt.size(), &offsets);
-            d.write_raw(&all, &buf)?;
+/// Replace each reference in the elements of `buf` (`size` bytes each,
+/// references at `offsets`) by the id `map` gives it; one to nothing the
+/// copy holds becomes null.
+fn remap(map: &HashMap<u64, u64>, buf: &mut [u8], size: usize, offsets: &[usize]) {
+    for e in buf.chunks_exact_mut(size.max(1)) {
+        for &o in offsets {
+            let old = u64::from_ne_bytes(e[o..o + 8].try_into().unwrap_or([0; 8]));
+            let new = map.get(&old).copied().unwrap_or(0);
+            e[o..o + 8].copy_from_slice(&new.to_ne_bytes());
         }
     }
-    Ok(())
 }
 
-fn copy_attrs(from: &Attributes, to: &Attributes) -> Result<()> {
+fn copy_attrs(from: &Attributes, to: &Attributes, c: &mut Copy) -> Result<()> {
     for name in from.names()? {
         let v: AttrValue = from.get(&name)?;
         to.create(&name, &v)?;
+        if !v.dtype.ref_offsets().is_empty() {
+            c.ref_attrs.push((to.clone(), name, v));
+        }
     }
     Ok(())
 }
 
-/// What a copy carries along: progress, and where each object already
-/// copied went, so a second name becomes a second link again.
+/// What a copy carries along: progress; where each object already copied
+/// went (its path and new id), so a second name becomes a second link
+/// again; and what holds references, to point them at the copies once
+/// every object has its new id.
 struct Copy<'a> {
     done: &'a mut u64,
     total: u64,
     progress: &'a mut Progress<'a>,
-    copied: &'a mut HashMap<u64, String>,
+    copied: HashMap<u64, (String, u64)>,
+    ref_attrs: Vec<(Attributes, String, AttrValue)>,
+    ref_datasets: Vec<Dataset>,
+}
+
+impl Copy<'_> {
+    /// Objects have new ids in the copy: references follow them.
+    fn fix_references(&mut self) -> Result<()> {
+        let map: HashMap<u64, u64> = self.copied.iter().map(|(o, (_, n))| (*o, *n)).collect();
+        for (attrs, name, v) in &mut self.ref_attrs {
+            if v.dtype.is_vlen() {
+                // n lengths (u64 each), then the items: references.
+                let n = v.shape.iter().product::<u64>() as usize;
+                let at = (8 * n).min(v.data.len());
+                remap(&map, &mut v.data[at..], 8, &[0]);
+            } else {
+                let size = v.dtype.size();
+                remap(&map, &mut v.data, size, &v.dtype.ref_offsets());
+            }
+            attrs.set(name, v)?;
+        }
+        for d in &self.ref_datasets {
+            let dt = d.dtype()?;
+            let all = Selection::all(&d.shape()?);
+            if dt.is_vlen() {
+                let (mut values, offsets) = d.read_ragged_raw(&all)?;
+                remap(&map, &mut values, 8, &[0]);
+                d.write_ragged_raw(&all, &values, &offsets)?;
+            } else {
+                let mut buf = vec![0u8; d.len()? as usize * dt.size()];
+                d.read_raw(&all, &mut buf)?;
+                remap(&map, &mut buf, dt.size(), &dt.ref_offsets());
+                d.write_raw(&all, &buf)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
@@ -170,7 +159,7 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
             Link::External { file, path } => to.link_external(&name, &file, &path)?,
             Link::Hard(_) => {
                 let obj = from.object(&name)?;
-                if let Some(first) = c.copied.get(&obj.id()) {
+                if let Some((first, _)) = c.copied.get(&obj.id()) {
                     to.link_hard(first, &name)?;
                     continue;
                 }
@@ -178,14 +167,17 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                     Object::Group(g) => {
                         let opts = GroupOptions::new().track_order(g.track_order()?);
                         let ng = to.create_group_with(&name, &opts)?;
-                        c.copied.insert(g.id(), ng.path().to_string());
-                        copy_attrs(&g.attrs(), &ng.attrs())?;
+                        c.copied.insert(g.id(), (ng.path().to_string(), ng.id()));
+                        copy_attrs(&g.attrs(), &ng.attrs(), c)?;
                         copy_group(&g, &ng, c)?;
                     }
                     Object::Dataset(d) => {
                         let nd = copy_dataset(&d, to, &name, c.done, c.total, c.progress)?;
-                        c.copied.insert(d.id(), nd.path().to_string());
-                        copy_attrs(&d.attrs(), &nd.attrs())?;
+                        c.copied.insert(d.id(), (nd.path().to_string(), nd.id()));
+                        copy_attrs(&d.attrs(), &nd.attrs(), c)?;
+                        if !nd.dtype()?.ref_offsets().is_empty() {
+                            c.ref_datasets.push(nd);
+                        }
                     }
                 }
             }
