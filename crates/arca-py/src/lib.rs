@@ -683,14 +683,9 @@ impl PyDataset {
         PyAttributes { a: self.d.attrs() }
     }
 
-    /// Whether the dataset has a null dataspace.
-    fn is_null(&self, py: Python<'_>) -> PyResult<bool> {
-        cvt(py.detach(|| self.d.is_null()))
-    }
-
     /// Current extent.
-    fn shape(&self, py: Python<'_>) -> PyResult<Vec<u64>> {
-        cvt(py.detach(|| self.d.shape()))
+    fn shape(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
+        cvt(py.detach(|| self.d.extent()))
     }
 
     /// Largest extent; `None` entries are unlimited.

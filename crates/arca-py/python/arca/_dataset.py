@@ -97,36 +97,26 @@ class Dataset(HLObject):
         return () if sd is None else sd[1]
 
     @property
-    def _null(self):
-        if self.__dict__.get("_is_null") is None:
-            self._is_null = self._id.is_null()
-        return self._is_null
-
-    @property
     def shape(self):
         """Current extent, a tuple; None for a null dataspace (``Empty``)."""
-        if self._null:
-            return None
-        return tuple(self._id.shape())
+        s = self._id.shape()
+        return None if s is None else tuple(s)
 
     @property
     def ndim(self):
         """Number of dimensions."""
-        return len(self._id.shape())
+        return len(self._id.shape() or ())
 
     @property
     def size(self):
         """Number of elements (None for a null dataspace)."""
-        if self._null:
-            return None
-        return int(self._id.len())
+        s = self._id.shape()
+        return None if s is None else int(np.prod(s, dtype=np.int64))
 
     @property
     def nbytes(self):
         """Bytes the elements occupy in memory."""
-        if self._null:
-            return 0
-        return self.size * self.dtype.itemsize
+        return (self.size or 0) * self.dtype.itemsize
 
     @property
     def maxshape(self):
@@ -178,9 +168,9 @@ class Dataset(HLObject):
         return int(self._id.storage_size())
 
     def __len__(self):
-        if self._null:
-            raise TypeError("object of type 'NoneType' has no len()")
         shape = self._id.shape()
+        if shape is None:
+            raise TypeError("object of type 'NoneType' has no len()")
         if not shape:
             raise TypeError("Attempt to take len() of scalar dataset")
         return int(shape[0])
@@ -288,7 +278,8 @@ class Dataset(HLObject):
         return names
 
     def __getitem__(self, key):
-        if self._null:
+        shape = self.shape
+        if shape is None:
             if key == () or key is Ellipsis:
                 return Empty(self.dtype)
             raise ValueError("Empty datasets cannot be sliced")
@@ -297,7 +288,6 @@ class Dataset(HLObject):
             self._field_names(names)
             rows = self[key]
             return _pick(rows, names)
-        shape = self.shape
         if key is Ellipsis or (type(key) is tuple and not key):
             arr = self._read_box([0] * len(shape), list(shape), [1] * len(shape))
             return arr[()] if (not shape and key is not Ellipsis) else arr
@@ -417,7 +407,8 @@ class Dataset(HLObject):
         return arr.reshape(count)
 
     def __setitem__(self, key, value):
-        if self._null:
+        shape = self.shape
+        if shape is None:
             raise OSError("a dataset with a null dataspace (Empty) holds no elements")
         names, key = _split_names(key)
         if names:
@@ -432,7 +423,6 @@ class Dataset(HLObject):
                     rows[n] = value[n] if value.dtype.names else value
             self[key] = rows
             return
-        shape = self.shape
         mdt = self._memtype
         if key is Ellipsis or (type(key) is tuple and not key):
             # Fast path: a whole-dataset write from a matching array is not copied.

@@ -7,6 +7,7 @@ h5py: ``{"enum": {name: value}}``, ``{"vlen": base}``, ``{"h5py_opaque":
 True}`` (and ``"tag"``).
 """
 
+import functools
 import json
 
 import numpy as np
@@ -127,9 +128,18 @@ def _from_info(info):
     raise TypeError(f"unknown type description {info!r}")
 
 
+@functools.lru_cache(maxsize=4096)
+def _type_info(s):
+    """The core's description of a type string; a file holds few distinct
+    types, so each is parsed once (errors are not cached)."""
+    return _native.type_info(s)
+
+
+@functools.lru_cache(maxsize=4096)
 def from_type_string(s):
-    """The numpy dtype of a stored type string."""
-    return _from_info(_native.type_info(s))
+    """The numpy dtype of a stored type string (dtypes are immutable, so
+    one object serves every dataset and attribute of that type)."""
+    return _from_info(_type_info(s))
 
 
 def check_dtype(dt):
@@ -145,7 +155,7 @@ def check_dtype(dt):
         raise TypeError(f"arca cannot store Python objects ({dt!r})")
     s = type_string(dt)
     try:
-        _native.type_info(s)
+        _type_info(s)
     except ValueError as e:
         raise TypeError(f"arca cannot store dtype {dt!r}: {e}") from None
     return dt

@@ -649,6 +649,23 @@ impl Dataset {
         Ok(if m.null { 0 } else { m.dims.iter().product() })
     }
 
+    /// The shape, or `None` for a null dataspace: [`Dataset::shape`] and
+    /// [`Dataset::is_null`] in one header read.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let e = f.root().create_dataset("e", &DatasetOptions::empty(Datatype::int(4))).unwrap();
+    /// assert_eq!(e.extent().unwrap(), None);
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn extent(&self) -> Result<Option<Vec<u64>>> {
+        let m = self.meta()?;
+        Ok((!m.null).then(|| m.dims.to_vec()))
+    }
+
     /// Whether the dataset has a null dataspace: a type and no elements
     /// (see [`DatasetOptions::empty`]).
     ///
