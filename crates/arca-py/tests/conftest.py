@@ -60,6 +60,58 @@ def outcome(fn):
         return type(e).__name__
 
 
+EXT = {arca: ".arca", h5py: ".h5"}
+
+
+def describe(x):
+    """A library-neutral description of a result, for comparing what arca
+    and h5py return: objects by kind, name and value, links and
+    references by what they hold, classes by name, arrays as lists."""
+    if isinstance(x, (arca.SoftLink, h5py.SoftLink)):
+        return ("SoftLink", x.path)
+    if isinstance(x, (arca.ExternalLink, h5py.ExternalLink)):
+        return ("ExternalLink", x.filename, x.path)
+    if isinstance(x, (arca.HardLink, h5py.HardLink)):
+        return ("HardLink",)
+    if isinstance(x, (arca.Reference, h5py.Reference)):
+        return ("ref", bool(x))
+    if isinstance(x, type):
+        return ("class", x.__name__)
+    if isinstance(x, (arca.Dataset, h5py.Dataset)):
+        return ("Dataset", x.name, describe(x[()]))
+    if isinstance(x, (arca.Group, h5py.Group)):
+        return ("Group", x.name, list(x))
+    if isinstance(x, np.ndarray):
+        return [describe(v) for v in x.tolist()] if x.dtype.kind == "O" else x.tolist()
+    if isinstance(x, list):
+        return [describe(v) for v in x]
+    if isinstance(x, tuple):
+        return tuple(describe(v) for v in x)
+    if isinstance(x, bytes):
+        return x.decode()
+    return x
+
+
+def same_in_both(tmp_path, script, prepare=None):
+    """Run ``script(lib, f, reopened)`` with arca and with h5py: once on a
+    new file, then again on it reopened read-only; the described results
+    must be equal. ``prepare(lib, directory)`` runs first for each library
+    (e.g. to write a file an external link names)."""
+    got = {}
+    for lib in (arca, h5py):
+        d = tmp_path / lib.__name__
+        d.mkdir()
+        if prepare is not None:
+            prepare(lib, d)
+        path = d / ("main" + EXT[lib])
+        with lib.File(path, "w") as f:
+            first = describe(script(lib, f, False))
+        with lib.File(path, "r") as f:
+            second = describe(script(lib, f, True))
+        got[lib] = first, second
+    assert got[arca] == got[h5py]
+
+
 @pytest.fixture
 def path(tmp_path):
     return tmp_path / "test.arca"

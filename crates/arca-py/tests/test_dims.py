@@ -8,38 +8,7 @@ import pytest
 import arca
 import h5py
 
-from conftest import outcome
-
-EXT = {arca: ".arca", h5py: ".h5"}
-
-
-
-def describe(x):
-    if isinstance(x, (arca.Dataset, h5py.Dataset)):
-        return ("Dataset", x.name)
-    if isinstance(x, (arca.Group, h5py.Group)):
-        return ("Group", x.name)
-    if isinstance(x, np.ndarray):
-        return [describe(v) for v in x.tolist()] if x.dtype.kind == "O" else x.tolist()
-    if isinstance(x, (list, tuple)):
-        return [describe(v) for v in x]
-    if isinstance(x, (arca.Reference, h5py.Reference)):
-        return ("ref", bool(x))
-    if isinstance(x, bytes):
-        return x.decode()
-    return x
-
-
-def run(tmp_path, script):
-    got = {}
-    for lib in (arca, h5py):
-        path = tmp_path / ("t" + EXT[lib])
-        with lib.File(path, "w") as f:
-            first = describe(script(lib, f, False))
-        with lib.File(path, "r") as f:
-            second = describe(script(lib, f, True))
-        got[lib] = first, second
-    assert got[arca] == got[h5py]
+from conftest import outcome, same_in_both
 
 
 def test_object_references(tmp_path):
@@ -61,7 +30,7 @@ def test_object_references(tmp_path):
             lib.check_dtype(ref=r.dtype) is not None, outcome(lambda: f[r[1]]),
         ]
 
-    run(tmp_path, script)
+    same_in_both(tmp_path, script)
 
 
 def test_dimension_scales(tmp_path):
@@ -86,7 +55,7 @@ def test_dimension_scales(tmp_path):
             outcome(lambda: d.dims[2]), outcome(lambda: d.dims[0]["nope"]),
         ]
 
-    run(tmp_path, script)
+    same_in_both(tmp_path, script)
 
 
 def test_detaching_scales(tmp_path):
@@ -106,7 +75,7 @@ def test_detaching_scales(tmp_path):
         return [len(d.dims[0]), len(d.dims[1]), len(e.dims[0]),
                 "REFERENCE_LIST" in f["y"].attrs, "DIMENSION_LIST" in d.attrs]
 
-    run(tmp_path, script)
+    same_in_both(tmp_path, script)
 
 
 def test_deleting_a_scale_detaches_it_everywhere(path):
