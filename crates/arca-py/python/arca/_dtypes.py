@@ -23,10 +23,35 @@ def _order(dt):
     return s[0] if s[0] in "<>" else "|"
 
 
+# Plain dtypes (no fields, sub-array or metadata) the core has accepted,
+# with their type strings, by object: numpy hands out one object per
+# builtin type, and attributes and small datasets ask for the same few
+# over and over, so a hit costs one dict lookup instead of the checks.
+_ACCEPTED = {}
+
+
+def _accepted(dt):
+    """The type string of a plain dtype already accepted, else None."""
+    e = _ACCEPTED.get(id(dt))
+    return e[1] if e is not None and e[0] is dt else None
+
+
+def _accept(dt, s):
+    if dt.metadata is None and dt.fields is None and dt.subdtype is None:
+        if len(_ACCEPTED) > 1024:
+            _ACCEPTED.clear()
+        _ACCEPTED[id(dt)] = (dt, s)
+
+
 def type_string(dt):
     """The type string of a numpy dtype (explicit byte orders); TypeError
     if arca cannot store it."""
-    dt = np.dtype(dt)
+    if not isinstance(dt, np.dtype):
+        dt = np.dtype(dt)
+    return _accepted(dt) or _type_string(dt)
+
+
+def _type_string(dt):
     meta = dt.metadata or {}
     if meta.get("ref") is not None:
         return "ref"
@@ -145,6 +170,8 @@ def from_type_string(s):
 def check_dtype(dt):
     """Return ``np.dtype(dt)`` if arca can store it as fixed-size
     elements, else raise TypeError."""
+    if isinstance(dt, np.dtype) and _accepted(dt) is not None:
+        return dt
     try:
         dt = np.dtype(dt)
     except TypeError as e:
@@ -158,6 +185,7 @@ def check_dtype(dt):
         _type_info(s)
     except ValueError as e:
         raise TypeError(f"arca cannot store dtype {dt!r}: {e}") from None
+    _accept(dt, s)
     return dt
 
 

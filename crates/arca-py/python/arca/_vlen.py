@@ -23,6 +23,7 @@ Every such dataset stores its data in its own chunked byte vector;
 import numpy as np
 
 from . import _native, _selection
+from ._dtypes import has_refs
 from ._dataset import Dataset
 
 _COMPRESSORS = ("gzip", "zstd", "lz4")
@@ -119,8 +120,6 @@ def wants_vlen(dtype, data):
     """Whether ``create_dataset(dtype=..., data=...)`` asks for variable length."""
     if dtype is str or dtype is bytes:
         return True
-    from ._dtypes import has_refs
-
     if dtype is not None:
         if check_vlen_dtype(dtype) is not None:
             return True

@@ -858,17 +858,29 @@ pub(crate) fn members_with_addr(
         .collect())
 }
 
-/// Insert `name` → `target` into the group at `parent` (taking the next
-/// creation index when the group tracks order).
-fn insert_link(st: &mut Store, parent: u64, name: &str, target: Target) -> Result<()> {
+/// Load the group at `parent` to take a new link `name`; refused if the
+/// name is taken.
+fn parent_for(st: &mut Store, parent: u64, name: &str) -> Result<Header> {
     st.check_writable()?;
-    let mut ph = Header::load(st, parent)?;
+    let ph = Header::load(st, parent)?;
     if ph.kind != ObjectKind::Group {
         return Err(Error::invalid("parent is not a group"));
     }
     if btree::get(st, ph.links.root, name.as_bytes())?.is_some() {
         return Err(Error::AlreadyExists(name.to_string()));
     }
+    Ok(ph)
+}
+
+/// Add `name` → `target` to the group `ph` at `parent` (checked by
+/// [`parent_for`]), taking the next creation index when it tracks order.
+fn link_into(
+    st: &mut Store,
+    parent: u64,
+    mut ph: Header,
+    name: &str,
+    target: Target,
+) -> Result<()> {
     let order = ph.order;
     let value = link_fmt::encode(&link_fmt::Link { target, order });
     let (root, ins) = btree::insert(st, ph.links.root, name.as_bytes(), &value, false)?;
@@ -881,26 +893,21 @@ fn insert_link(st: &mut Store, parent: u64, name: &str, target: Target) -> Resul
     ph.save(st, parent)
 }
 
+/// Insert `name` → `target` into the group at `parent`.
+fn insert_link(st: &mut Store, parent: u64, name: &str, target: Target) -> Result<()> {
+    let ph = parent_for(st, parent, name)?;
+    link_into(st, parent, ph, name, target)
+}
+
 /// Write a new object header and link it into `parent` as `name`.
 fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result<u64> {
-    st.check_writable()?;
-    let ph = Header::load(st, parent)?;
-    if ph.kind != ObjectKind::Group {
-        return Err(Error::invalid("parent is not a group"));
-    }
-    if btree::get(st, ph.links.root, name.as_bytes())?.is_some() {
-        return Err(Error::AlreadyExists(name.to_string()));
-    }
+    let ph = parent_for(st, parent, name)?;
     let addr = header.create(st)?;
-    insert_link(
-        st,
-        parent,
-        name,
-        Target::Hard {
-            kind: header.kind,
-            addr,
-        },
-    )?;
+    let target = Target::Hard {
+        kind: header.kind,
+        addr,
+    };
+    link_into(st, parent, ph, name, target)?;
     Ok(addr)
 }
 
