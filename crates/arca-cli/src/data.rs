@@ -77,6 +77,14 @@ pub fn read_range(
                 dt: dt.clone(),
                 data,
             });
+        } else if !dt.is_vlen() {
+            let mut data = ds.read_rows(&sel)?;
+            let values = data.split_off(sel.len() as usize * dt.size());
+            out.extend(Elements::Rows {
+                dt: dt.clone(),
+                data,
+                values,
+            });
         } else {
             let (values, offsets) = ds.read_ragged_raw(&sel)?;
             out.extend(Elements::Vlen {
@@ -95,6 +103,15 @@ pub fn attr_elements(v: &AttrValue) -> arca::Result<Elements> {
         Ok(Elements::Fixed {
             dt: v.dtype.clone(),
             data: v.data.clone(),
+        })
+    } else if !v.dtype.is_vlen() {
+        let n = v.shape.iter().product::<u64>() as usize;
+        let mut data = v.data.clone();
+        let values = data.split_off((n * v.dtype.size()).min(data.len()));
+        Ok(Elements::Rows {
+            dt: v.dtype.clone(),
+            data,
+            values,
         })
     } else {
         let (values, offsets) = v.to_ragged_raw()?;

@@ -227,6 +227,32 @@ fn fill(f: &File) -> arca::Result<()> {
         )?,
     )?;
 
+    // An event list: each row a time, a detector name and a ragged list of
+    // hit channels, strings and sequences held beside the rows.
+    let event =
+        Datatype::parse(r#"struct(40){"t"@0:<f8,"detector"@8:vlen:str,"hits"@24:vlen:<u2}"#)?;
+    let log = exp.create_dataset("raw/event_log", &DatasetOptions::new(event, &[3]))?;
+    let mut rows = vec![];
+    let mut items = vec![];
+    for (i, (det, hits)) in [
+        ("north", &[3u16, 9][..]),
+        ("south", &[]),
+        ("north", &[1, 2, 40]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        rows.extend_from_slice(&(1.5 * i as f64).to_ne_bytes());
+        let hits: Vec<u8> = hits.iter().flat_map(|h| h.to_ne_bytes()).collect();
+        for v in [det.as_bytes(), &hits[..]] {
+            rows.extend_from_slice(&(items.len() as u64).to_le_bytes());
+            rows.extend_from_slice(&(v.len() as u64).to_le_bytes());
+            items.extend_from_slice(v);
+        }
+    }
+    rows.extend_from_slice(&items);
+    log.write_rows(&Selection::all(&[3]), &rows)?;
+
     // Links: a soft link to the newest data and a second name for a dataset.
     root.link_soft("latest", "/experiment/raw/frames")?;
     exp.link_hard("calibration/matrix", "gain_matrix")?;

@@ -4,9 +4,10 @@ use arca::{Datatype, Filter};
 use serde_json::{json, Value};
 
 /// Whether elements of `dt` are fixed-size values held in their own bytes
-/// (variable-length types keep their items in a separate vector).
+/// (variable-length types, and compounds with such members, keep their
+/// items elsewhere).
 pub fn is_fixed(dt: &Datatype) -> bool {
-    !dt.is_vlen()
+    !dt.has_vlen()
 }
 
 /// Elements read from a dataset or attribute, native byte order.
@@ -28,6 +29,16 @@ pub enum Elements {
         /// `len + 1` offsets in items, starting at 0.
         offsets: Vec<u64>,
     },
+    /// Elements of a compound with variable-length members: each member's
+    /// record (offset, length) points into `values`.
+    Rows {
+        /// The element type.
+        dt: Datatype,
+        /// The elements back to back.
+        data: Vec<u8>,
+        /// The members' items.
+        values: Vec<u8>,
+    },
 }
 
 impl Elements {
@@ -35,6 +46,12 @@ impl Elements {
     pub fn empty(dt: Datatype) -> Self {
         if is_fixed(&dt) {
             Elements::Fixed { dt, data: vec![] }
+        } else if !dt.is_vlen() {
+            Elements::Rows {
+                dt,
+                data: vec![],
+                values: vec![],
+            }
         } else {
             Elements::Vlen {
                 dt,
@@ -47,7 +64,9 @@ impl Elements {
     /// Number of elements.
     pub fn len(&self) -> usize {
         match self {
-            Elements::Fixed { dt, data } => data.len() / dt.size().max(1),
+            Elements::Fixed { dt, data } | Elements::Rows { dt, data, .. } => {
+                data.len() / dt.size().max(1)
+            }
             Elements::Vlen { offsets, .. } => offsets.len().saturating_sub(1),
         }
     }
@@ -55,7 +74,10 @@ impl Elements {
     /// Keep the first `n` elements.
     pub fn truncate(&mut self, n: usize) {
         match self {
-            Elements::Fixed { dt, data } => data.truncate(n * dt.size()),
+            // Values past the kept elements stay; nothing points at them.
+            Elements::Fixed { dt, data } | Elements::Rows { dt, data, .. } => {
+                data.truncate(n * dt.size())
+            }
             Elements::Vlen {
                 dt,
                 values,
@@ -92,6 +114,30 @@ impl Elements {
                 values.extend_from_slice(&v2);
                 offsets.extend(o2.iter().skip(1).map(|o| base + (o - first)));
             }
+            (
+                Elements::Rows {
+                    dt, data, values, ..
+                },
+                Elements::Rows {
+                    data: mut more,
+                    values: v2,
+                    ..
+                },
+            ) => {
+                // The new elements' records move past the values held.
+                let shift = values.len() as u64;
+                let size = dt.size().max(1);
+                for e in more.chunks_exact_mut(size) {
+                    for (off, _) in dt.vlen_slots() {
+                        if let Some(r) = e.get_mut(off..off + 8) {
+                            let o = u64::from_le_bytes(r.try_into().unwrap_or([0; 8]));
+                            r.copy_from_slice(&(o + shift).to_le_bytes());
+                        }
+                    }
+                }
+                data.extend_from_slice(&more);
+                values.extend_from_slice(&v2);
+            }
             // Callers extend only with elements read from the same object.
             _ => {}
         }
@@ -100,14 +146,24 @@ impl Elements {
     /// The element type.
     fn dt(&self) -> &Datatype {
         match self {
-            Elements::Fixed { dt, .. } | Elements::Vlen { dt, .. } => dt,
+            Elements::Fixed { dt, .. } | Elements::Vlen { dt, .. } | Elements::Rows { dt, .. } => {
+                dt
+            }
+        }
+    }
+
+    /// Where variable-length members' items are, for rows.
+    fn heap(&self) -> &[u8] {
+        match self {
+            Elements::Rows { values, .. } => values,
+            _ => &[],
         }
     }
 
     /// The bytes of element `i`: the element, or its items.
     fn bytes(&self, i: usize) -> &[u8] {
         match self {
-            Elements::Fixed { dt, data } => {
+            Elements::Fixed { dt, data } | Elements::Rows { dt, data, .. } => {
                 let n = dt.size();
                 data.get(i * n..(i + 1) * n).unwrap_or(&[])
             }
@@ -128,7 +184,7 @@ impl Elements {
         let b = self.bytes(i);
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => quote(b),
-            dt if is_fixed(dt) => text(dt, b),
+            dt if !dt.is_vlen() => text_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => {
                     let items: Vec<String> = b
@@ -147,7 +203,7 @@ impl Elements {
         let b = self.bytes(i);
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => bytes_json(b),
-            dt if is_fixed(dt) => json(dt, b),
+            dt if !dt.is_vlen() => json_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => Value::Array(
                     b.chunks_exact(base.size())
@@ -170,6 +226,24 @@ impl Elements {
 /// an enum's member name, `[…]` for arrays, `{name: …}` for compounds and
 /// `0x…` for opaque bytes.
 pub fn text(dt: &Datatype, b: &[u8]) -> String {
+    text_in(dt, b, &[])
+}
+
+/// The items a variable-length member's record at the start of `b`
+/// points to in `heap` (nothing for a record outside it).
+fn items<'a>(b: &[u8], heap: &'a [u8]) -> &'a [u8] {
+    let word = |i: usize| {
+        b.get(i..i + 8)
+            .map_or(0, |w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])))
+    };
+    let (o, l) = (word(0), word(8));
+    o.checked_add(l)
+        .and_then(|e| heap.get(o as usize..e as usize))
+        .unwrap_or(&[])
+}
+
+/// [`text`] of an element whose variable-length members' items are in `heap`.
+fn text_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> String {
     match dt {
         Datatype::Bool => (if b.first().copied().unwrap_or(0) != 0 {
             "true"
@@ -217,7 +291,7 @@ pub fn text(dt: &Datatype, b: &[u8]) -> String {
             let parts: Vec<String> = c
                 .fields
                 .iter()
-                .map(|f| format!("{}: {}", f.name, text(&f.dtype, member(b, f))))
+                .map(|f| format!("{}: {}", f.name, text_in(&f.dtype, member(b, f), heap)))
                 .collect();
             format!("{{{}}}", parts.join(", "))
         }
@@ -225,7 +299,15 @@ pub fn text(dt: &Datatype, b: &[u8]) -> String {
             0 => "null".into(),
             id => format!("ref {id}"),
         },
-        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => "?".into(),
+        Datatype::VlenBytes | Datatype::VlenStr => quote(items(b, heap)),
+        Datatype::Vlen { .. } => {
+            let base = dt.base().unwrap_or(Datatype::uint(1));
+            let parts: Vec<String> = items(b, heap)
+                .chunks_exact(base.size().max(1))
+                .map(|x| text(&base, x))
+                .collect();
+            format!("[{}]", parts.join(", "))
+        }
     }
 }
 
@@ -280,6 +362,11 @@ fn bytes_json(b: &[u8]) -> Value {
 /// as its member name (its number if it has none); arrays as nested
 /// arrays and compounds as objects.
 pub fn json(dt: &Datatype, b: &[u8]) -> Value {
+    json_in(dt, b, &[])
+}
+
+/// [`json`] of an element whose variable-length members' items are in `heap`.
+fn json_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> Value {
     match dt {
         Datatype::Bool => Value::Bool(b.first().copied().unwrap_or(0) != 0),
         Datatype::Int { size, .. } => json!(signed(*size, b)),
@@ -311,14 +398,23 @@ pub fn json(dt: &Datatype, b: &[u8]) -> Value {
         Datatype::Compound(c) => Value::Object(
             c.fields
                 .iter()
-                .map(|f| (f.name.clone(), json(&f.dtype, member(b, f))))
+                .map(|f| (f.name.clone(), json_in(&f.dtype, member(b, f), heap)))
                 .collect(),
         ),
         Datatype::Reference => match unsigned(8, b) {
             0 => Value::Null,
             id => json!({ "ref": id }),
         },
-        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => Value::Null,
+        Datatype::VlenBytes | Datatype::VlenStr => bytes_json(items(b, heap)),
+        Datatype::Vlen { .. } => {
+            let base = dt.base().unwrap_or(Datatype::uint(1));
+            Value::Array(
+                items(b, heap)
+                    .chunks_exact(base.size().max(1))
+                    .map(|x| json(&base, x))
+                    .collect(),
+            )
+        }
     }
 }
 

@@ -113,7 +113,8 @@ fn ls_a_group_and_a_dataset() {
         .arg(target(&path, "/experiment/raw"))
         .assert()
         .success()
-        .stdout(predicate::str::starts_with("events"))
+        .stdout(predicate::str::starts_with("event_log"))
+        .stdout(predicate::str::contains("\nevents "))
         .stdout(predicate::str::contains("\nframes "));
     arca()
         .arg("ls")
@@ -327,11 +328,11 @@ fn stat_text_and_json() {
         .stdout(predicate::str::contains("file size"));
     let v = stdout_json(arca().args(["stat", "--json"]).arg(&path));
     assert_eq!(v["groups"], 6);
-    assert_eq!(v["datasets"], 12);
+    assert_eq!(v["datasets"], 13);
     assert_eq!(v["attributes"], 12);
     // frames 3, events 1 (rows 4..6 never written), matrix 2, be_values 2,
-    // one vector chunk each for log and tracks, table 2
-    assert_eq!(v["chunks"], 3 + 1 + 2 + 2 + 2 + 2);
+    // one vector chunk each for log, tracks and event_log, table 2
+    assert_eq!(v["chunks"], 3 + 1 + 2 + 2 + 3 + 2);
     let sum = [
         "superblock_bytes",
         "metadata_bytes",

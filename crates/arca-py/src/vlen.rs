@@ -51,9 +51,9 @@ fn vlen_create(
     reuse: bool,
 ) -> PyResult<PyDataset> {
     let dt = cvt(Datatype::parse(dtype))?;
-    if !dt.is_vlen() {
+    if !dt.has_vlen() {
         return Err(PyTypeError::new_err(format!(
-            "{dtype} is not a variable-length type"
+            "{dtype} holds no variable-length values"
         )));
     }
     let mut v = VlenOptions::default()
@@ -108,6 +108,37 @@ fn vlen_read<'py>(
     let sel = cvt(Selection::new(start, count, step))?;
     let (v, o) = cvt(py.detach(|| ds.d.read_ragged_raw_with(&sel, read_buffer)))?;
     Ok((PyArray1::from_vec(py, v), PyArray1::from_vec(py, o)))
+}
+
+/// Write elements of a compound with variable-length members to a
+/// hyperslab from one buffer: the elements, whose members' records
+/// (offset, length) point into the values that follow them.
+#[pyfunction]
+fn rows_write(
+    py: Python<'_>,
+    ds: &PyDataset,
+    start: Vec<u64>,
+    count: Vec<u64>,
+    step: Vec<u64>,
+    rows: PyReadonlyArray1<'_, u8>,
+) -> PyResult<()> {
+    let sel = cvt(Selection::new(start, count, step))?;
+    let r = contiguous(&rows)?;
+    cvt(py.detach(|| ds.d.write_rows(&sel, r)))
+}
+
+/// Read a hyperslab of such elements as one buffer (as `rows_write` takes).
+#[pyfunction]
+fn rows_read<'py>(
+    py: Python<'py>,
+    ds: &PyDataset,
+    start: Vec<u64>,
+    count: Vec<u64>,
+    step: Vec<u64>,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let sel = cvt(Selection::new(start, count, step))?;
+    let r = cvt(py.detach(|| ds.d.read_rows(&sel)))?;
+    Ok(PyArray1::from_vec(py, r))
 }
 
 /// A zeroed buffer of `n` bytes for a large read. The allocator maps it
@@ -292,6 +323,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vlen_create, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_write, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_read, m)?)?;
+    m.add_function(wrap_pyfunction!(rows_read, m)?)?;
+    m.add_function(wrap_pyfunction!(rows_write, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_pack, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_unpack, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_info, m)?)?;

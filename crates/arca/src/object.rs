@@ -6,6 +6,7 @@ mod file;
 mod group;
 mod links;
 mod repack;
+mod rows;
 mod session;
 mod stat;
 mod vlen;

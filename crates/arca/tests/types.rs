@@ -231,7 +231,8 @@ fn type_constructors_refuse_bad_types() {
     let f4 = Datatype::float(4);
     assert!(Datatype::compound(4, &[("a", 0, f4.clone()), ("b", 2, Datatype::int(2))]).is_err());
     assert!(Datatype::compound(4, &[("a", 1, f4.clone())]).is_err());
-    assert!(Datatype::compound(16, &[("s", 0, Datatype::VlenStr)]).is_err());
+    assert!(Datatype::compound(16, &[("s", 0, Datatype::VlenStr)]).is_ok());
+    assert!(Datatype::compound(20, &[("s", 0, Datatype::VlenStr), ("x", 12, f4.clone())]).is_err());
     assert!(Datatype::array(f4.clone(), &[0]).is_err());
     assert!(Datatype::array(Datatype::VlenStr, &[2]).is_err());
     assert!(Datatype::enumeration(f4.clone(), &[("a", 0)]).is_err());

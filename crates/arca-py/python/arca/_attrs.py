@@ -24,6 +24,13 @@ def _encode(value, dtype=None):
     """``(type string, shape, native-order bytes)`` for an attribute value."""
     from . import _vlen  # late: _vlen imports the dataset module, which imports this one
 
+    rows = _vlen._rows_dtype(dtype, value)
+    if rows is not None:
+        from . import _rows
+
+        arr = np.asarray(value, dtype=rows)
+        t = type_string(rows)
+        return t, [int(s) for s in arr.shape], _rows.encode(arr, t).tobytes()
     if _vlen.is_vlen_attr(value, dtype):
         return _vlen.encode_attr(value, dtype)
     if isinstance(value, (str, bytes, np.bytes_)) and dtype is None:
@@ -60,6 +67,12 @@ def _decode(dtype, shape, data):
         return _vlen.decode_attr(dtype, shape, data)
     dt = from_type_string(dtype)
     mdt = native(dt)
+    if "vlen:" in dtype:
+        from . import _rows
+
+        n = int(np.prod(shape, dtype=np.int64))
+        arr = _rows.decode(np.frombuffer(data, np.uint8), n, dtype, mdt).reshape(shape)
+        return arr if shape else arr[()]
     if has_refs(mdt):
         arr = refs_to_objects(np.frombuffer(data, dtype=raw_dtype(mdt)).reshape(shape), mdt)
         return arr if shape else arr[()]

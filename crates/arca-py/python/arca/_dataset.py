@@ -38,10 +38,16 @@ class Dataset(HLObject):
 
     def __new__(cls, file=None, dsid=None):
         # Variable-length datasets get their own class (object arrays, bulk paths).
-        if cls is Dataset and dsid is not None and dsid.dtype().startswith("vlen:"):
-            from ._vlen import VlenDataset
+        if cls is Dataset and dsid is not None:
+            t = dsid.dtype()
+            if t.startswith("vlen:"):
+                from ._vlen import VlenDataset
 
-            cls = VlenDataset
+                cls = VlenDataset
+            elif "vlen:" in t and t.startswith("struct("):
+                from ._vlen import RowsDataset
+
+                cls = RowsDataset
         return super().__new__(cls)
 
     def __init__(self, file, dsid):

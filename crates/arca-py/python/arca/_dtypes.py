@@ -83,6 +83,10 @@ def _type_string(dt):
             return type_string(base)
         return "[" + ",".join(str(int(d)) for d in shape) + "]" + type_string(base)
     if dt.fields is not None:
+        from . import _rows
+
+        if _rows.has_vlen(dt):
+            return _rows.stored_layout(dt)
         parts = []
         for name in dt.names:
             ft, off = dt.fields[name][:2]
@@ -134,6 +138,10 @@ def _from_info(info):
         _, base, dims = info
         return np.dtype((_from_info(base), tuple(dims)))
     if kind == "compound":
+        from . import _rows
+
+        if _rows.info_has_vlen(info):
+            return _rows.memory_dtype(info)
         _, size, fields = info
         return np.dtype(
             {

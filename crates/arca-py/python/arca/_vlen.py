@@ -15,6 +15,10 @@ element::
     values, offsets = ds.read_ragged()          # Arrow-style offsets
     ds.read_arrow()                             # pyarrow LargeListArray
 
+Compound dtypes may hold such members too (``np.dtype([("id", "u4"),
+("name", arca.string_dtype())])``): their datasets read and write structured
+arrays with object fields.
+
 Every such dataset stores its data in its own chunked byte vector;
 ``vlen_chunk_bytes``, ``vlen_compression``/``vlen_compression_opts``,
 ``vlen_shuffle`` and ``vlen_reuse_space`` at creation configure it.
@@ -22,8 +26,8 @@ Every such dataset stores its data in its own chunked byte vector;
 
 import numpy as np
 
-from . import _native, _selection
-from ._dtypes import has_refs
+from . import _native, _rows, _selection
+from ._dtypes import has_refs, type_string
 from ._dataset import Dataset
 
 _COMPRESSORS = ("gzip", "zstd", "lz4")
@@ -116,9 +120,27 @@ def _infer_base(data):
     raise TypeError("cannot tell the element type of empty object data; pass dtype")
 
 
+def _rows_dtype(dtype, data):
+    """The compound dtype with variable-length members that
+    ``create_dataset(dtype=..., data=...)`` asks for, else None."""
+    if dtype is not None and dtype is not str and dtype is not bytes:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            return None
+    elif dtype is None and isinstance(data, np.ndarray):
+        dt = data.dtype
+    else:
+        return None
+    return dt if _rows.has_vlen(dt) else None
+
+
 def wants_vlen(dtype, data):
-    """Whether ``create_dataset(dtype=..., data=...)`` asks for variable length."""
+    """Whether ``create_dataset(dtype=..., data=...)`` asks for variable
+    length (elements or members)."""
     if dtype is str or dtype is bytes:
+        return True
+    if _rows_dtype(dtype, data) is not None:
         return True
     if dtype is not None:
         if check_vlen_dtype(dtype) is not None:
@@ -161,13 +183,20 @@ def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compressio
         raise ValueError("variable-length datasets take no fillvalue (unwritten elements are empty)")
     if isinstance(data, Dataset):
         data = data[()]
-    if data is not None and not isinstance(data, np.ndarray):
-        data = _object_array(data, None if dtype is None else _dtype_base(dtype))
-    base = _dtype_base(dtype) if dtype is not None and _dtype_base(dtype) is not None else None
-    if base is None:
-        if data is None:
-            raise TypeError("a plain object dtype needs data to tell the element type")
-        base = _infer_base(data)
+    rows = _rows_dtype(dtype, data)
+    if rows is not None:
+        if data is not None:
+            data = np.asarray(data, dtype=rows)
+        type_str = type_string(rows)
+    else:
+        if data is not None and not isinstance(data, np.ndarray):
+            data = _object_array(data, None if dtype is None else _dtype_base(dtype))
+        base = _dtype_base(dtype) if dtype is not None and _dtype_base(dtype) is not None else None
+        if base is None:
+            if data is None:
+                raise TypeError("a plain object dtype needs data to tell the element type")
+            base = _infer_base(data)
+        type_str = _type_string(base)
     shape = _shape_tuple(shape)
     if shape is None:
         if data is None:
@@ -198,7 +227,7 @@ def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compressio
     dsid = _native.vlen_create(
         group._id,
         name,
-        _type_string(base),
+        type_str,
         [int(s) for s in shape],
         None if maxshape is None else list(maxshape),
         None if chunks is None else [int(c) for c in chunks],
@@ -260,7 +289,79 @@ def _prod(shape):
 
 
 # -- datasets ---------------------------------------------------------------------
-class VlenDataset(Dataset):
+class _Vector:
+    """What every dataset with a byte vector has: variable-length datasets
+    and compounds with variable-length members."""
+
+    @property
+    def vlen_info(self):
+        """How the byte vector is stored: a dict of ``vector_bytes``,
+        ``live_bytes``, ``stored_bytes``, ``compression_ratio``, ``chunks``,
+        ``chunk_bytes``, ``filters``, ``reuse_space``, ``free_bytes``."""
+        return _native.vlen_info(self._id)
+
+    def _create_options(self):
+        """The ``vlen_*`` creation keywords that reproduce this byte vector."""
+        info = self.vlen_info
+        opts = {"vlen_chunk_bytes": info["chunk_bytes"], "vlen_reuse_space": info["reuse_space"]}
+        for name, level in info["filters"]:
+            if name == "shuffle":
+                opts["vlen_shuffle"] = True
+            else:
+                opts["vlen_compression"] = name
+                if level is not None:
+                    opts["vlen_compression_opts"] = level
+        return opts
+
+    def vlen_repack(self):
+        """Rewrite the byte vector with only live data, reclaiming the space
+        that overwrites left behind."""
+        _native.vlen_repack(self._id)
+
+    def read_direct(self, dest, source_sel=None, dest_sel=None):
+        """``dest[dest_sel] = self[source_sel]`` for an object array ``dest``."""
+        src = self[() if source_sel is None else source_sel]
+        dest[() if dest_sel is None else dest_sel] = src
+
+
+class RowsDataset(_Vector, Dataset):
+    """A compound dataset with variable-length members (strings, byte
+    strings, ragged sequences), read and written as structured arrays with
+    object fields, as h5py does; strings inside compounds read as ``bytes``.
+    """
+
+    @property
+    def _type(self):
+        t = getattr(self, "_tstr", None)
+        if t is None:
+            t = self._tstr = self._id.dtype()
+        return t
+
+    @property
+    def fillvalue(self):
+        """The empty element: every variable-length member empty."""
+        return _rows.decode(np.zeros(_rows.plan(self._type).size, np.uint8), 1, self._type,
+                            self._memtype)[0]
+
+    def _read_box(self, start, count, step):
+        return _rows.read(self._id, start, count, step, self._type, self._memtype)
+
+    def _write_box(self, start, count, step, data):
+        _rows.write(self._id, start, count, step, np.asarray(data), self._type)
+
+    def _coerce(self, value, out_shape, count):
+        arr = np.asarray(value, dtype=self._memtype)
+        if arr.shape != tuple(out_shape):
+            try:
+                arr = np.broadcast_to(arr, out_shape)
+            except ValueError:
+                raise ValueError(
+                    f"could not broadcast input of shape {arr.shape} into shape {out_shape}"
+                ) from None
+        return arr.reshape(count)
+
+
+class VlenDataset(_Vector, Dataset):
     """A dataset of variable-length elements: ``str``, ``bytes`` or 1-D arrays.
 
     Indexing reads and writes numpy object arrays like h5py; see
@@ -290,13 +391,6 @@ class VlenDataset(Dataset):
         b = self.vlen_base
         return "" if b is str else b"" if b is bytes else np.empty(0, b)
 
-    @property
-    def vlen_info(self):
-        """How the byte vector is stored: a dict of ``vector_bytes``,
-        ``live_bytes``, ``stored_bytes``, ``compression_ratio``, ``chunks``,
-        ``chunk_bytes``, ``filters``, ``reuse_space``, ``free_bytes``."""
-        return _native.vlen_info(self._id)
-
     def asstr(self, encoding="utf-8", errors="strict"):
         """A view that reads elements as ``str``, as h5py's: string datasets
         already read as ``str``; byte-string elements are decoded."""
@@ -304,24 +398,6 @@ class VlenDataset(Dataset):
         if b not in (str, bytes):
             raise TypeError("asstr() is for string datasets")
         return _AsStr(self, encoding, errors)
-
-    def _create_options(self):
-        """The ``vlen_*`` creation keywords that reproduce this byte vector."""
-        info = self.vlen_info
-        opts = {"vlen_chunk_bytes": info["chunk_bytes"], "vlen_reuse_space": info["reuse_space"]}
-        for name, level in info["filters"]:
-            if name == "shuffle":
-                opts["vlen_shuffle"] = True
-            else:
-                opts["vlen_compression"] = name
-                if level is not None:
-                    opts["vlen_compression_opts"] = level
-        return opts
-
-    def vlen_repack(self):
-        """Rewrite the byte vector with only live data, reclaiming the space
-        that overwrites left behind."""
-        _native.vlen_repack(self._id)
 
     # -- object arrays ---------------------------------------------------------
     def _read_box(self, start, count, step):
@@ -391,11 +467,6 @@ class VlenDataset(Dataset):
             self._write_box([0] * len(shape), list(shape), [1] * len(shape), arr)
             return
         super().__setitem__(key, value)
-
-    def read_direct(self, dest, source_sel=None, dest_sel=None):
-        """``dest[dest_sel] = self[source_sel]`` for an object array ``dest``."""
-        src = self[() if source_sel is None else source_sel]
-        dest[() if dest_sel is None else dest_sel] = src
 
     # -- buffers ---------------------------------------------------------------
     def _box(self, sel):
@@ -532,6 +603,8 @@ def _item_text(x):
 # -- attributes -------------------------------------------------------------------
 def is_vlen_attr(value, dtype):
     """Whether an attribute value should be stored variable-length."""
+    if _rows_dtype(dtype, value) is not None:
+        return False
     if dtype is not None:
         return _dtype_base(dtype) is not None or dtype is str
     return isinstance(value, np.ndarray) and value.dtype.kind == "O"

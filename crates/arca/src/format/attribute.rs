@@ -145,6 +145,9 @@ impl AttrRecord {
             true
         } else if rec.dtype.is_vlen() {
             want.is_some_and(|w| have >= w / 2 && have <= crate::format::blob::MAX_LEN)
+        } else if rec.dtype.has_vlen() {
+            // Elements with records in their slots, then the values.
+            want.is_some_and(|w| have >= w && have <= crate::format::blob::MAX_LEN)
         } else {
             want == Some(have)
         };

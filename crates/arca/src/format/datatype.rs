@@ -356,19 +356,33 @@ impl Datatype {
 
     /// Byte offsets of the object references in one element (for a
     /// variable-length sequence of references: in one item).
+    /// Members that are sequences of references are not included: their
+    /// items live outside the element (see [`Datatype::vlen_slots`]).
     pub fn ref_offsets(&self) -> Vec<usize> {
         let mut out = vec![];
-        self.refs_at(0, &mut out);
+        match self {
+            Datatype::Vlen {
+                class: BaseClass::Reference,
+                ..
+            } => out.push(0),
+            t => t.refs_at(0, &mut out),
+        }
         out
+    }
+
+    /// Whether values of this type hold object references anywhere: in
+    /// the element or in a variable-length member's items.
+    pub fn holds_refs(&self) -> bool {
+        !self.ref_offsets().is_empty()
+            || self
+                .vlen_slots()
+                .iter()
+                .any(|(_, t)| t.base() == Some(Datatype::Reference))
     }
 
     fn refs_at(&self, at: usize, out: &mut Vec<usize>) {
         match self {
             Datatype::Reference => out.push(at),
-            Datatype::Vlen {
-                class: BaseClass::Reference,
-                ..
-            } => out.push(at),
             Datatype::Array(a) => {
                 let n: usize = a.dims.iter().map(|&d| d as usize).product();
                 let s = a.base.size();
@@ -391,6 +405,61 @@ impl Datatype {
             self,
             Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. }
         )
+    }
+
+    /// Whether elements hold variable-length values anywhere: the type is
+    /// variable-length, or a compound with such members at any depth. Such
+    /// datasets keep those values in a byte vector.
+    ///
+    /// ```
+    /// use arca::Datatype;
+    /// let row = Datatype::parse(r#"struct(20){"id"@0:<u4,"name"@4:vlen:str}"#).unwrap();
+    /// assert!(row.has_vlen() && !row.is_vlen());
+    /// ```
+    pub fn has_vlen(&self) -> bool {
+        match self {
+            Datatype::Compound(c) => c.fields.iter().any(|f| f.dtype.has_vlen()),
+            t => t.is_vlen(),
+        }
+    }
+
+    /// Where a type's variable-length values sit in one element: each
+    /// slot's byte offset and variable-length type, in member order. A
+    /// variable-length type is one slot at offset 0; a fixed type has none.
+    ///
+    /// ```
+    /// use arca::Datatype;
+    /// let row = Datatype::parse(r#"struct(36){"a"@0:vlen:<f4,"n"@16:<i4,"s"@20:vlen:str}"#).unwrap();
+    /// let at: Vec<usize> = row.vlen_slots().iter().map(|s| s.0).collect();
+    /// assert_eq!(at, [0, 20]);
+    /// ```
+    pub fn vlen_slots(&self) -> Vec<(usize, Datatype)> {
+        let mut out = vec![];
+        self.slots_at(0, &mut out);
+        out
+    }
+
+    fn slots_at(&self, at: usize, out: &mut Vec<(usize, Datatype)>) {
+        match self {
+            Datatype::Compound(c) => {
+                for m in &c.fields {
+                    m.dtype.slots_at(at + m.offset as usize, out);
+                }
+            }
+            t if t.is_vlen() => out.push((at, t.clone())),
+            _ => {}
+        }
+    }
+
+    /// Item size of the byte vector holding this type's variable-length
+    /// values: the base size for a variable-length type (so that filters
+    /// such as shuffle see whole items), 1 for a compound with
+    /// variable-length members of mixed bases; `None` without any.
+    pub(crate) fn vector_item(&self) -> Option<usize> {
+        match self.base() {
+            Some(b) => Some(b.size()),
+            None => self.has_vlen().then_some(1),
+        }
     }
 
     /// The type of one item of a variable-length element: `uint8` for the
@@ -674,7 +743,7 @@ impl Datatype {
                 Ok(())
             }
             Datatype::Array(a) => {
-                if a.base.is_vlen() || matches!(a.base, Datatype::Array(_)) {
+                if a.base.has_vlen() || matches!(a.base, Datatype::Array(_)) {
                     return Err(format!(
                         "an array of {} (arrays hold fixed, non-array items; nest extents instead)",
                         a.base
@@ -711,12 +780,6 @@ impl Datatype {
                     check_name(&m.name, "compound member")?;
                     if !names.insert(m.name.as_str()) {
                         return Err(format!("compound member {:?} named twice", m.name));
-                    }
-                    if m.dtype.is_vlen() {
-                        return Err(format!(
-                            "compound member {:?} is variable-length ({}), which compounds do not hold yet",
-                            m.name, m.dtype
-                        ));
                     }
                     m.dtype.check(depth + 1)?;
                     let end = m.offset as u64 + m.dtype.size() as u64;
@@ -1014,6 +1077,8 @@ mod tests {
             r#"struct(24){"x"@0:<f4,"y"@8:[2]>i8}"#,
             r#"struct(9){"n"@0:struct(5){"c"@4:|b1,"e"@0:enum(|u1){"x":1}},"s"@5:|S4}"#,
             "vlen:str",
+            r#"struct(37){"a"@0:<i4,"s"@4:vlen:str,"v"@20:vlen:>f8,"n"@36:struct(1){"b"@0:|b1}}"#,
+            r#"struct(32){"o"@0:struct(16){"r"@0:vlen:ref},"b"@16:vlen:bytes}"#,
             "vlen:bytes",
             "vlen:<f4",
             "vlen:>i8",
@@ -1046,7 +1111,8 @@ mod tests {
             r#"struct(4){"a"@0:<f4,"a"@0:<f4}"#,
             r#"struct(6){"a"@0:<f4,"b"@2:<i2}"#,
             r#"struct(3){"a"@0:<f4}"#,
-            r#"struct(16){"a"@0:vlen:str}"#,
+            r#"[2]struct(16){"a"@0:vlen:str}"#,
+            r#"struct(20){"a"@0:vlen:str,"b"@8:<f4}"#,
             r#"struct(4){}"#,
             r#"enum(<f4){"a":1}"#,
             r#"enum(|i1){"a":200}"#,

@@ -404,7 +404,7 @@ impl Header {
             let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, shape, layout) else {
                 return Err(r.corrupt("dataset header lacks type, shape or layout"));
             };
-            let vbase = dtype.base().filter(|_| dtype.is_vlen());
+            let vitem = dtype.vector_item();
             let meta = DatasetMeta {
                 dtype,
                 dims,
@@ -415,8 +415,8 @@ impl Header {
                 vlen: None,
                 null,
             };
-            let vlen = match (vbase, vlen_body) {
-                (Some(b), Some(body)) => Some(VecMeta::decode(body, addr, b.size(), eof)?),
+            let vlen = match (vitem, vlen_body) {
+                (Some(item), Some(body)) => Some(VecMeta::decode(body, addr, item, eof)?),
                 (None, None) => None,
                 _ => {
                     return Err(

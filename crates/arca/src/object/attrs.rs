@@ -214,7 +214,9 @@ impl AttrValue {
     }
 
     /// Any type and shape, checking that `data` fits. Variable-length types
-    /// take `n` little-endian u64 byte lengths followed by the items.
+    /// take `n` little-endian u64 byte lengths followed by the items; types
+    /// with variable-length members take the rows form of
+    /// [`crate::Dataset::write_rows`].
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] on a size mismatch or bad type.
@@ -224,8 +226,12 @@ impl AttrValue {
             return Err(Error::invalid("attribute rank too high"));
         }
         let n: u64 = shape.iter().product();
-        if dtype.is_vlen() {
-            crate::format::vlen_attr::check_attr_payload(&dtype, n, &data)?;
+        if dtype.has_vlen() {
+            if dtype.is_vlen() {
+                crate::format::vlen_attr::check_attr_payload(&dtype, n, &data)?;
+            } else {
+                crate::format::rows::check_rows(&dtype, n, &data)?;
+            }
             return Ok(AttrValue {
                 dtype,
                 shape: shape.to_vec(),
@@ -330,10 +336,14 @@ impl Attributes {
             return Err(Error::AlreadyExists(format!("attribute {name}")));
         }
         let mut bytes = v.data;
-        if v.dtype.needs_swap() {
+        let n = v.shape.iter().product();
+        if v.dtype.is_vlen() {
+            crate::format::vlen_attr::swap_attr_payload(&v.dtype, n, &mut bytes);
+        } else if v.dtype.has_vlen() {
+            crate::format::rows::swap_rows(&v.dtype, n, &mut bytes);
+        } else if v.dtype.needs_swap() {
             v.dtype.swap(&mut bytes);
         }
-        crate::format::vlen_attr::swap_attr_payload(&v.dtype, v.shape.iter().product(), &mut bytes);
         let mut rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
         rec.null = null;
         let (root, _) = btree::insert(
@@ -378,15 +388,17 @@ impl Attributes {
             .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
         let rec = AttrRecord::decode(&raw, self.owner, g.st.space.eof())?;
         let mut data = rec.bytes(&g.st)?;
-        if rec.dtype.needs_swap() {
-            rec.dtype.swap(&mut data);
-        }
+        let n = rec.shape.iter().product();
+        let damaged =
+            |e: Error| Error::corrupt("attribute value", self.owner, format!("{name}: {e}"));
         if rec.dtype.is_vlen() {
-            let n = rec.shape.iter().product();
-            crate::format::vlen_attr::check_attr_payload(&rec.dtype, n, &data).map_err(|e| {
-                Error::corrupt("attribute value", self.owner, format!("{name}: {e}"))
-            })?;
+            crate::format::vlen_attr::check_attr_payload(&rec.dtype, n, &data).map_err(damaged)?;
             crate::format::vlen_attr::swap_attr_payload(&rec.dtype, n, &mut data);
+        } else if rec.dtype.has_vlen() {
+            crate::format::rows::check_rows(&rec.dtype, n, &data).map_err(damaged)?;
+            crate::format::rows::swap_rows(&rec.dtype, n, &mut data);
+        } else if rec.dtype.needs_swap() {
+            rec.dtype.swap(&mut data);
         }
         Ok(AttrValue {
             dtype: rec.dtype,

@@ -188,7 +188,7 @@ fn auto_chunks(shape: &[u64], maxdims: &[u64], elem: u64) -> Vec<u64> {
 pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMeta> {
     o.dtype.validate()?;
     if o.null {
-        if o.dtype.is_vlen()
+        if o.dtype.has_vlen()
             || o.chunks.is_some()
             || !o.filters.is_empty()
             || o.maxshape.is_some()
@@ -239,7 +239,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     let fill = match &o.fill {
         None => None,
         // An all-zero record is the empty element; no other fill makes sense.
-        Some(_) if o.dtype.is_vlen() => {
+        Some(_) if o.dtype.has_vlen() => {
             return Err(Error::invalid(
                 "variable-length datasets take no fill value (unwritten elements are empty)",
             ))
@@ -264,7 +264,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     let compact = !chunked
         && match o.layout {
             Some(StorageLayout::Compact) => {
-                if o.dtype.is_vlen() {
+                if o.dtype.has_vlen() {
                     return Err(Error::invalid(
                         "a variable-length dataset cannot be compact",
                     ));
@@ -279,7 +279,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
                 true
             }
             Some(_) => false,
-            None => !o.dtype.is_vlen() && bytes <= COMPACT_AUTO_BYTES && fits_header,
+            None => !o.dtype.has_vlen() && bytes <= COMPACT_AUTO_BYTES && fits_header,
         };
     let layout = if compact {
         let n = usize::try_from(bytes)
@@ -316,7 +316,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
             size: bytes,
         }
     };
-    let vlen = if o.dtype.is_vlen() {
+    let vlen = if o.dtype.has_vlen() {
         Some(o.vlen.build(&o.dtype)?)
     } else {
         None
@@ -712,6 +712,11 @@ fn reject_vlen(dt: &Datatype) -> Result<()> {
     if dt.is_vlen() {
         return Err(Error::invalid(format!(
             "dataset type {dt} is variable-length: use the ragged, string or bytes methods"
+        )));
+    }
+    if dt.has_vlen() {
+        return Err(Error::invalid(format!(
+            "dataset type {dt} has variable-length members: use read_rows/write_rows"
         )));
     }
     Ok(())

@@ -7,6 +7,8 @@ use super::{
     AttrValue, Attributes, Dataset, DatasetOptions, File, Group, GroupOptions, Link, Object,
 };
 use crate::error::Result;
+use crate::format::datatype::Datatype;
+use crate::format::rows::record_at;
 use crate::selection::Selection;
 
 /// Bytes moved per read/write step of a contiguous dataset.
@@ -94,11 +96,29 @@ fn remap(map: &HashMap<u64, u64>, buf: &mut [u8], size: usize, offsets: &[usize]
     }
 }
 
+/// [`remap`] over a rows buffer of `n` elements: references in the
+/// elements, and the items of every sequence-of-references member.
+fn remap_rows(map: &HashMap<u64, u64>, dtype: &Datatype, n: usize, rows: &mut [u8]) {
+    let size = dtype.size();
+    let (fixed, values) = rows.split_at_mut((n * size).min(rows.len()));
+    remap(map, fixed, size, &dtype.ref_offsets());
+    for (off, t) in dtype.vlen_slots() {
+        if t.base() == Some(Datatype::Reference) {
+            for e in fixed.chunks_exact(size) {
+                let (o, l) = record_at(e, off);
+                if let Some(v) = values.get_mut(o as usize..(o + l) as usize) {
+                    remap(map, v, 8, &[0]);
+                }
+            }
+        }
+    }
+}
+
 fn copy_attrs(from: &Attributes, to: &Attributes, c: &mut Copy) -> Result<()> {
     for name in from.names()? {
         let v: AttrValue = from.get(&name)?;
         to.create(&name, &v)?;
-        if !v.dtype.ref_offsets().is_empty() {
+        if v.dtype.holds_refs() {
             c.ref_attrs.push((to.clone(), name, v));
         }
     }
@@ -128,6 +148,9 @@ impl Copy<'_> {
                 let n = v.shape.iter().product::<u64>() as usize;
                 let at = (8 * n).min(v.data.len());
                 remap(&map, &mut v.data[at..], 8, &[0]);
+            } else if v.dtype.has_vlen() {
+                let n = v.shape.iter().product::<u64>() as usize;
+                remap_rows(&map, &v.dtype, n, &mut v.data);
             } else {
                 let size = v.dtype.size();
                 remap(&map, &mut v.data, size, &v.dtype.ref_offsets());
@@ -141,6 +164,10 @@ impl Copy<'_> {
                 let (mut values, offsets) = d.read_ragged_raw(&all)?;
                 remap(&map, &mut values, 8, &[0]);
                 d.write_ragged_raw(&all, &values, &offsets)?;
+            } else if dt.has_vlen() {
+                let mut rows = d.read_rows(&all)?;
+                remap_rows(&map, &dt, d.len()? as usize, &mut rows);
+                d.write_rows(&all, &rows)?;
             } else {
                 let mut buf = vec![0u8; d.len()? as usize * dt.size()];
                 d.read_raw(&all, &mut buf)?;
@@ -175,7 +202,7 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                         let nd = copy_dataset(&d, to, &name, c.done, c.total, c.progress)?;
                         c.copied.insert(d.id(), (nd.path().to_string(), nd.id()));
                         copy_attrs(&d.attrs(), &nd.attrs(), c)?;
-                        if !nd.dtype()?.ref_offsets().is_empty() {
+                        if nd.dtype()?.holds_refs() {
                             c.ref_datasets.push(nd);
                         }
                     }
@@ -195,7 +222,7 @@ fn copy_dataset(
     progress: &mut Progress,
 ) -> Result<Dataset> {
     let dtype = d.dtype()?;
-    if dtype.is_vlen() {
+    if dtype.has_vlen() {
         return super::vlen::copy_dataset(d, to, name, done, total, progress);
     }
     if d.is_null()? {

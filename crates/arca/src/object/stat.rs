@@ -225,8 +225,8 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                         }
                     }
                 }
-                if let (Some(v), Some(b)) = (&m.vlen, m.dtype.base()) {
-                    let a = crate::vlen::account(st, v, b.size(), verify, &mut extents)?;
+                if let (Some(v), Some(item)) = (&m.vlen, m.dtype.vector_item()) {
+                    let a = crate::vlen::account(st, v, item, verify, &mut extents)?;
                     s.metadata_bytes += a.metadata;
                     s.chunks += a.chunks;
                     s.raw_bytes += a.raw;

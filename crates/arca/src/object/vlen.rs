@@ -68,9 +68,9 @@ impl VlenOptions {
     /// The vector description for a dataset of `dtype`.
     pub(crate) fn build(&self, dtype: &Datatype) -> Result<VecMeta> {
         let item = dtype
-            .base()
+            .vector_item()
             .ok_or_else(|| Error::invalid("vector options need a variable-length type"))?
-            .size() as u64;
+            as u64;
         Filter::validate_pipeline(&self.filters)?;
         let chunk = self.chunk_bytes / item * item;
         if chunk == 0 || chunk > super::dataset::MAX_CHUNK_BYTES {
@@ -130,9 +130,11 @@ impl VlenInfo {
 
 fn item_size(dtype: &Datatype) -> Result<usize> {
     dtype.base().map(|b| b.size()).ok_or_else(|| {
-        Error::invalid(format!(
-            "dataset type {dtype} is not variable-length; use read/write"
-        ))
+        Error::invalid(if dtype.has_vlen() {
+            format!("dataset type {dtype} has variable-length members; use read_rows/write_rows")
+        } else {
+            format!("dataset type {dtype} is not variable-length; use read/write")
+        })
     })
 }
 
@@ -140,35 +142,46 @@ fn item_size(dtype: &Datatype) -> Result<usize> {
 /// records or extents and may be absurd: failing is an error, not an abort.
 /// The probe is never touched, so it costs no page faults, and the buffer
 /// made afterwards comes zeroed from the allocator without a pass over it.
-fn can_hold(bytes: usize) -> bool {
+pub(super) fn can_hold(bytes: usize) -> bool {
     Vec::<u8>::new().try_reserve_exact(bytes).is_ok()
 }
 
 /// The records of `sel` as `[offset, length]` pairs, checked against the
-/// vector. They are read straight into the pairs and converted in place:
-/// a large read holds one copy of its records, not two.
-fn read_records(
+/// vector: one per element for a variable-length type, one per slot of each
+/// element (element by element) for a compound with such members. Plain
+/// records are read straight into the pairs and converted in place: a large
+/// read holds one copy of its records, not two.
+pub(super) fn read_records(
     g: &mut Session,
     addr: u64,
     sel: &Selection,
     vm: &VecMeta,
-    item: usize,
+    dtype: &Datatype,
 ) -> Result<Vec<[u64; 2]>> {
+    if !dtype.is_vlen() {
+        let (elems, recs) = super::rows::read_slot_records(g, addr, sel, vm, dtype)?;
+        drop(elems);
+        return Ok(recs);
+    }
+    let item = item_size(dtype)?;
     // A selection of a huge, sparsely written dataset can ask for more
     // records than memory holds.
     let n = usize::try_from(sel.len())
         .ok()
         .filter(|&n| n.checked_mul(VLEN_RECORD).is_some_and(can_hold))
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "{} elements' records are more than can be held in memory; read a smaller selection",
-                sel.len()
-            ))
-        })?;
+        .ok_or_else(|| too_many(sel))?;
     let mut recs = vec![[0u64; 2]; n];
     dataset_read_locked(g, addr, sel, bytemuck::cast_slice_mut(&mut recs))?;
     decode_records(&mut recs, item as u64, vm.len, addr)?;
     Ok(recs)
+}
+
+/// The error for a selection whose records memory cannot hold.
+pub(super) fn too_many(sel: &Selection) -> Error {
+    Error::invalid(format!(
+        "{} elements' records are more than can be held in memory; read a smaller selection",
+        sel.len()
+    ))
 }
 
 /// Whether every piece `span[offsets[i] - offsets[0] .. offsets[i + 1] - offsets[0]]`
@@ -226,13 +239,18 @@ fn check_offsets(offsets: &[u64], n: usize, values_bytes: usize, item: usize) ->
     Ok(())
 }
 
-fn load_vlen(g: &mut Session, addr: u64) -> Result<(Header, Datatype, Vec<u64>, VecMeta)> {
+pub(super) fn load_vlen(
+    g: &mut Session,
+    addr: u64,
+) -> Result<(Header, Datatype, Vec<u64>, VecMeta)> {
     let h = Header::load(&mut g.st, addr)?;
     let m = h
         .dataset
         .as_ref()
         .ok_or_else(|| Error::invalid("not a dataset"))?;
-    item_size(&m.dtype)?;
+    if !m.dtype.has_vlen() {
+        item_size(&m.dtype)?;
+    }
     let vm = m.vlen.clone().ok_or_else(|| {
         Error::corrupt(
             "dataset header",
@@ -251,7 +269,7 @@ pub(crate) fn flush_cache_entry(g: &mut Session, owner: u64, cache: &mut Cache) 
     let Some(m) = h.dataset.as_mut() else {
         return Ok(());
     };
-    let item = m.dtype.base().map_or(1, |b| b.size());
+    let item = m.dtype.vector_item().unwrap_or(1);
     let Some(vm) = m.vlen.as_mut() else {
         return Ok(());
     };
@@ -265,7 +283,7 @@ pub(crate) fn flush_cache_entry(g: &mut Session, owner: u64, cache: &mut Cache) 
 
 /// Put `vm` back into the header at `addr` (reloaded: the primary write may
 /// have changed it).
-fn save_vm(g: &mut Session, addr: u64, vm: VecMeta) -> Result<()> {
+pub(super) fn save_vm(g: &mut Session, addr: u64, vm: VecMeta) -> Result<()> {
     let mut h = Header::load(&mut g.st, addr)?;
     if let Some(m) = h.dataset.as_mut() {
         if m.vlen.as_ref() != Some(&vm) {
@@ -308,7 +326,7 @@ fn write_locked(
     let r = (|| {
         if vm.reuse && !fresh {
             let mut recs: Vec<(u64, u64)> = Vec::with_capacity(n);
-            let old = read_records(g, addr, sel, &vm, item)?;
+            let old = read_records(g, addr, sel, &vm, &dtype)?;
             let mut free = FreeRanges::load(&g.st, &vm)?;
             for &[o, l] in &old {
                 free.give(o, l);
@@ -375,7 +393,7 @@ fn read_locked(
     let item = item_size(&dtype)?;
     sel.check(&dims)?;
     let n = sel.len() as usize;
-    let recs = read_records(g, addr, sel, &vm, item)?;
+    let recs = read_records(g, addr, sel, &vm, &dtype)?;
     let mut offsets = Vec::with_capacity(n + 1);
     let mut total = 0u64;
     offsets.push(0);
@@ -409,10 +427,16 @@ fn read_locked(
 
 /// Bytes the records of the dataset at `addr` refer to, read a slab or a
 /// stored chunk at a time so that a large dataset needs little memory.
-fn live_bytes(g: &mut Session, addr: u64, dims: &[u64], vm: &VecMeta, item: usize) -> Result<u64> {
+fn live_bytes(
+    g: &mut Session,
+    addr: u64,
+    dims: &[u64],
+    vm: &VecMeta,
+    dtype: &Datatype,
+) -> Result<u64> {
     let mut total = 0;
     for sel in stored_selections(g, addr, dims)? {
-        total += read_records(g, addr, &sel, vm, item)?
+        total += read_records(g, addr, &sel, vm, dtype)?
             .iter()
             .map(|r| r[1])
             .sum::<u64>();
@@ -426,11 +450,10 @@ fn live_bytes(g: &mut Session, addr: u64, dims: &[u64], vm: &VecMeta, item: usiz
 /// either would let the next write overwrite a live element.
 pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
     let (_, dtype, dims, vm) = load_vlen(g, addr)?;
-    let item = item_size(&dtype)?;
     let free = FreeRanges::load(&g.st, &vm)?;
     let mut live: Vec<(u64, u64)> = vec![];
     for sel in stored_selections(g, addr, &dims)? {
-        let recs = read_records(g, addr, &sel, &vm, item)?;
+        let recs = read_records(g, addr, &sel, &vm, &dtype)?;
         if vm.reuse {
             live.extend(recs.iter().filter(|r| r[1] > 0).map(|r| (r[0], r[1])));
         }
@@ -516,7 +539,10 @@ fn for_each_slab(dims: &[u64], mut f: impl FnMut(&Selection) -> Result<()>) -> R
 }
 
 impl Dataset {
-    fn with_vector<T>(&self, f: impl FnOnce(&mut Session, &mut Cache) -> Result<T>) -> Result<T> {
+    pub(super) fn with_vector<T>(
+        &self,
+        f: impl FnOnce(&mut Session, &mut Cache) -> Result<T>,
+    ) -> Result<T> {
         let mut g = lock(&self.shared)?;
         let key = cache_key(self.addr);
         let mut cache = g.cache(key);
@@ -702,11 +728,11 @@ impl Dataset {
             let Some(mut vm) = m.vlen else {
                 return Ok(None);
             };
-            let item = item_size(&m.dtype)?;
+            let item = m.dtype.vector_item().unwrap_or(1);
             vector::flush(&mut g.st, cache, &mut vm, item)?;
             save_vm(g, addr, vm.clone())?;
             let chunks = vector::entries(&mut g.st, &vm)?;
-            let live = live_bytes(g, addr, &m.dims, &vm, item)?;
+            let live = live_bytes(g, addr, &m.dims, &vm, &m.dtype)?;
             let free = if vm.reuse {
                 FreeRanges::load(&g.st, &vm)?.total()
             } else {
@@ -758,7 +784,13 @@ impl Dataset {
             g.st.check_writable()?;
             let (_, dtype, dims, mut vm) = load_vlen(g, addr)?;
             let all = Selection::all(&dims);
-            item_size(&dtype)?;
+            if !dtype.is_vlen() {
+                let rows = super::rows::read_locked(g, addr, cache, &all)?;
+                *cache = Cache::new(cache.capacity);
+                vector::destroy(&mut g.st, &mut vm)?;
+                save_vm(g, addr, vm)?;
+                return super::rows::write_locked(g, addr, cache, &all, &rows, true);
+            }
             let (values, offsets) = read_locked(g, addr, cache, &all, |n| vec![0u8; n])?;
             *cache = Cache::new(cache.capacity);
             vector::destroy(&mut g.st, &mut vm)?;
@@ -913,11 +945,11 @@ impl Dataset {
     }
 }
 
-/// Copy a variable-length dataset into `to` as `name` (for repacking):
-/// same type, shape, layout and vector options, with only live data, in
-/// element order. Works in slabs along the first axis of about
-/// [`REPACK_STEP`] record bytes; `progress` gets record bytes (16 per
-/// element) as fixed-length copies count element bytes.
+/// Copy a dataset with variable-length values into `to` as `name` (for
+/// repacking): same type, shape, layout and vector options, with only live
+/// data, in element order. Works in slabs along the first axis of about
+/// [`REPACK_STEP`] element bytes; `progress` gets element bytes (16 per
+/// record) as fixed-length copies count them.
 pub(crate) fn copy_dataset(
     d: &Dataset,
     to: &crate::Group,
@@ -935,7 +967,7 @@ pub(crate) fn copy_dataset(
         .chunk_bytes(info.chunk_bytes)
         .filters(&info.filters)
         .reuse_space(info.reuse_space);
-    let mut o = crate::DatasetOptions::new(dtype, &shape).vlen(v);
+    let mut o = crate::DatasetOptions::new(dtype.clone(), &shape).vlen(v);
     if let Some(c) = d.chunks()? {
         o = o.chunks(&c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }
@@ -943,28 +975,39 @@ pub(crate) fn copy_dataset(
     if shape.iter().product::<u64>() == 0 {
         return Ok(nd);
     }
+    let rows = !dtype.is_vlen();
+    let elem = dtype.size() as u64;
+    // One slab: unwritten ones stay unwritten, as fill-only chunks do.
+    let copy = |sel: &Selection| -> Result<()> {
+        if rows {
+            let r = d.read_rows(sel)?;
+            if r.iter().any(|&b| b != 0) {
+                nd.write_rows(sel, &r)?;
+            }
+        } else {
+            let (v, off) = d.read_ragged_raw(sel)?;
+            if off.last().is_some_and(|&e| e > 0) {
+                nd.write_ragged_raw(sel, &v, &off)?;
+            }
+        }
+        Ok(())
+    };
     if shape.is_empty() {
-        let all = Selection::all(&[]);
-        let (v, off) = d.read_ragged_raw(&all)?;
-        nd.write_ragged_raw(&all, &v, &off)?;
-        *done += VLEN_RECORD as u64;
+        copy(&Selection::all(&[]))?;
+        *done += elem;
         progress(*done, total);
         return Ok(nd);
     }
     let row = shape[1..].iter().product::<u64>().max(1);
-    let step = (REPACK_STEP / (row * VLEN_RECORD as u64)).clamp(1, shape[0]);
+    let step = (REPACK_STEP / (row * elem)).clamp(1, shape[0]);
     let mut i = 0;
     while i < shape[0] {
         let j = (i + step).min(shape[0]);
         let mut ranges = vec![(i, j, 1)];
         ranges.extend(shape[1..].iter().map(|&n| (0, n, 1)));
         let sel = Selection::from_ranges(&ranges)?;
-        let (v, off) = d.read_ragged_raw(&sel)?;
-        // Unwritten slabs stay unwritten, as fill-only chunks do.
-        if off.last().is_some_and(|&e| e > 0) {
-            nd.write_ragged_raw(&sel, &v, &off)?;
-        }
-        *done += sel.len() * VLEN_RECORD as u64;
+        copy(&sel)?;
+        *done += sel.len() * elem;
         progress(*done, total);
         i = j;
     }

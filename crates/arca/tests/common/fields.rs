@@ -300,6 +300,40 @@ pub fn build() -> Vec<u8> {
     let items: Vec<Vec<u8>> = (0..6).map(|i| vec![i as u8; 10 + i * 9]).collect();
     vl.write_vlen_bytes(&Selection::all(&[6]), &items).unwrap();
     f.flush().unwrap();
+    // A compound with string and sequence members: records inside
+    // elements, pointing into the dataset's vector.
+    let row = Datatype::packed(&[
+        ("id", Datatype::uint(2)),
+        ("name", Datatype::VlenStr),
+        ("hits", Datatype::vlen(Datatype::float(4)).unwrap()),
+    ])
+    .unwrap();
+    let vr = root
+        .create_dataset(
+            "vlen/rows",
+            &DatasetOptions::new(row.clone(), &[5])
+                .chunks(&[2])
+                .vlen(VlenOptions::default().chunk_bytes(48)),
+        )
+        .unwrap();
+    let mut rows = vec![];
+    let mut values = vec![];
+    for i in 0..5u16 {
+        let name = "abcdefgh".repeat(i as usize + 1);
+        let hits: Vec<u8> = (0..i).flat_map(|h| (h as f32).to_ne_bytes()).collect();
+        rows.extend(i.to_ne_bytes());
+        for v in [name.as_bytes(), &hits[..]] {
+            rows.extend((values.len() as u64).to_le_bytes());
+            rows.extend((v.len() as u64).to_le_bytes());
+            values.extend_from_slice(v);
+        }
+    }
+    rows.extend_from_slice(&values);
+    vr.write_rows(&Selection::all(&[5]), &rows).unwrap();
+    vr.attrs()
+        .set("row", &AttrValue::new(row, &[5], rows).unwrap())
+        .unwrap();
+    f.flush().unwrap();
 
     // What the r+ session deletes.
     let doomed = root.create_group(DOOMED).unwrap();
@@ -760,7 +794,31 @@ enum Contents {
         offsets: Vec<u64>,
         item: usize,
     },
+    /// Elements of a compound with variable-length members: each one's
+    /// bytes with its records zeroed, and its members' values.
+    Rows(Vec<(Vec<u8>, Vec<Vec<u8>>)>),
     Attr(AttrValue),
+}
+
+/// A rows buffer of `n` elements of `dt` as [`Contents::Rows`], or `None`
+/// when a record does not lie inside the values (a bug in a read that
+/// returned Ok).
+fn split_rows(dt: &Datatype, n: usize, rows: &[u8]) -> Option<Contents> {
+    let size = dt.size();
+    let (fixed, values) = rows.split_at_checked(n.checked_mul(size)?)?;
+    let mut out = vec![];
+    for e in fixed.chunks_exact(size.max(1)) {
+        let mut bytes = e.to_vec();
+        let mut vals = vec![];
+        for (off, _) in dt.vlen_slots() {
+            let o = le(e, off, 8) as usize;
+            let l = le(e, off + 8, 8) as usize;
+            vals.push(values.get(o..o.checked_add(l)?)?.to_vec());
+            bytes[off..off + 16].fill(0);
+        }
+        out.push((bytes, vals));
+    }
+    Some(Contents::Rows(out))
 }
 
 impl Contents {
@@ -777,6 +835,7 @@ impl Contents {
                 .skip(1)
                 .map(|w| &values[w[0] as usize * item..w[1] as usize * item])
                 .collect(),
+            Contents::Rows(r) => r.iter().skip(1).map(|(b, _)| &b[..]).collect(),
             Contents::Attr(v) => vec![&v.data],
         }
     }
@@ -819,6 +878,9 @@ impl Contents {
                         .collect()
                 };
                 oa.len() == ob.len() && elems(va, oa) == elems(vb, ob)
+            }
+            (Contents::Rows(a), Contents::Rows(b)) => {
+                a.len() == b.len() && a.get(1..) == b.get(1..)
             }
             (a, b) => a == b,
         }
@@ -938,6 +1000,24 @@ impl Run {
         let shape = self.step(&format!("{phase} shape"), || d.shape())?;
         let dtype = self.step(&format!("{phase} dtype"), || d.dtype())?;
         let sel = Selection::all(&shape);
+        if dtype.has_vlen() && !dtype.is_vlen() {
+            let n = shape
+                .iter()
+                .try_fold(dtype.size() as u64, |a, &x| a.checked_mul(x));
+            if n.is_none_or(|n| n > READ_LIMIT as u64) {
+                return None;
+            }
+            let rows = self.step(&format!("{phase} read_rows"), || d.read_rows(&sel))?;
+            let split = split_rows(&dtype, sel.len() as usize, &rows);
+            if split.is_none() {
+                self.failures.push(Failure::Panic {
+                    step: format!("{phase} read_rows"),
+                    message: "a record does not index the values returned".into(),
+                    location: "(returned Ok)".into(),
+                });
+            }
+            return split;
+        }
         if let Some(base) = dtype.base() {
             let n = shape.iter().try_fold(16u64, |a, &x| a.checked_mul(x));
             if n.is_none_or(|n| n > READ_LIMIT as u64) {
@@ -1025,12 +1105,14 @@ impl Run {
                 // A write builds a whole chunk in memory. A damaged size up
                 // to the format's 2 GiB limit is a legal chunk, and memory
                 // for it is the caller's business, as for reads.
-                let chunk = match dt.base() {
-                    Some(_) => d.vlen_info()?.map_or(0, |v| v.chunk_bytes),
-                    None => d.chunks()?.map_or(0, |c| {
-                        c.iter().fold(dt.size() as u64, |a, &x| a.saturating_mul(x))
-                    }),
+                let vector = match dt.has_vlen() {
+                    true => d.vlen_info()?.map_or(0, |v| v.chunk_bytes),
+                    false => 0,
                 };
+                let chunk = d.chunks()?.map_or(0, |c| {
+                    c.iter().fold(dt.size() as u64, |a, &x| a.saturating_mul(x))
+                });
+                let chunk = chunk.max(vector);
                 if chunk > READ_LIMIT as u64 {
                     return Ok(());
                 }
@@ -1039,6 +1121,8 @@ impl Run {
                         let v = vec![b'z'; b.size() * 3];
                         d.write_ragged_raw(&sel, &v, &[0, 3])
                     }
+                    // One element, its members' values empty.
+                    None if dt.has_vlen() => d.write_rows(&sel, &vec![0; dt.size()]),
                     None => d.write_raw(&sel, &vec![0x5a; dt.size()]),
                 }
             });

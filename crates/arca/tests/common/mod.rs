@@ -47,6 +47,14 @@ pub fn snapshot(f: &File) -> arca::Result<Snapshot> {
         let (attrs, data) = match obj {
             Object::Group(g) => (g.attrs(), vec![]),
             Object::Dataset(d) if d.dtype()?.is_vlen() => (d.attrs(), vlen_contents(&d)?),
+            Object::Dataset(d) if d.dtype()?.has_vlen() => {
+                let mut rows = d.read_rows(&Selection::all(&d.shape()?))?;
+                let info = d
+                    .vlen_info()?
+                    .ok_or_else(|| arca::Error::InvalidArgument("no vector".into()))?;
+                rows.extend_from_slice(&info.vector_bytes.to_le_bytes());
+                (d.attrs(), rows)
+            }
             Object::Dataset(d) => {
                 let shape = d.shape()?;
                 let mut buf = vec![0u8; shape.iter().product::<u64>() as usize * d.dtype()?.size()];
