@@ -452,6 +452,34 @@ int32_t arca_dataset_read(arca_dataset_t *ds, const uint64_t *start, const uint6
 int32_t arca_dataset_write(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
                            const uint64_t *step, const void *buf, size_t buf_size);
 
+/* Types that hold variable-length values (a compound with string or
+ * sequence members such as struct(24){"id"@0:<u8,"name"@8:vlen:str}, or a
+ * variable-length type) cross as one buffer, the "rows" form: the selected
+ * elements, row-major, numbers in native order, each variable-length
+ * member a record of two little-endian uint64_t (offset, length) in bytes
+ * of the values that follow the elements. arca_dataset_read/_write refuse
+ * these types with ARCA_ERR_UNSUPPORTED.
+ *
+ * Write: arguments as for arca_dataset_write; a record outside the
+ * values, items not whole or not UTF-8 for strings, or records sharing
+ * bytes are ARCA_ERR_INVALID.
+ *   unsigned char row[27] = {7}; uint64_t rec[2] = {0, 3}, one = 1;
+ *   memcpy(row + 8, rec, 16); memcpy(row + 24, "Ada", 3);
+ *   arca_dataset_write_rows(ds, NULL, &one, NULL, row, sizeof row); */
+int32_t arca_dataset_write_rows(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
+                                const uint64_t *step, const void *rows, size_t rows_size);
+
+/* Read: a buffer the library allocates (values packed in element order);
+ * free it with arca_buffer_free(*rows, *rows_size). *rows is NULL on failure.
+ *   void *rows; size_t n;
+ *   if (arca_dataset_read_rows(ds, NULL, NULL, NULL, &rows, &n) == ARCA_OK)
+ *       arca_buffer_free(rows, n); */
+int32_t arca_dataset_read_rows(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
+                               const uint64_t *step, void **rows, size_t *rows_size);
+
+/* Free a buffer from arca_dataset_read_rows, with its size; NULL is a no-op. */
+void arca_buffer_free(void *p, size_t size);
+
 /* Change the extents (rank entries, within maxdims; chunked datasets
  * only). Growing shows the fill value; shrinking drops elements.
  *   uint64_t nd[2] = {128, 1024}; arca_dataset_resize(ds, nd); */

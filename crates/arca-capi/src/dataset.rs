@@ -251,10 +251,11 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
 
 /// Reject types whose elements the C API cannot move as plain bytes.
 pub(crate) fn check_fixed(t: &Datatype) -> R<()> {
-    if t.is_vlen() {
-        return Err(Fail::unsupported(
-            "variable-length types are not available through the C API",
-        ));
+    if t.has_vlen() {
+        return Err(Fail::unsupported(format!(
+            "{t} holds variable-length values: use arca_dataset_read_rows and \
+             arca_dataset_write_rows"
+        )));
     }
     Ok(())
 }
@@ -833,6 +834,18 @@ unsafe fn selection(
 ) -> R<(Selection, usize)> {
     let t = ds.dtype()?;
     check_fixed(&t)?;
+    // SAFETY: per the caller's contract.
+    unsafe { selection_of(ds, &t, start, count, step) }
+}
+
+/// [`selection`] for any type: the selection and the bytes of its elements.
+unsafe fn selection_of(
+    ds: &Dataset,
+    t: &Datatype,
+    start: *const u64,
+    count: *const u64,
+    step: *const u64,
+) -> R<(Selection, usize)> {
     let dims = ds.shape()?;
     let rank = dims.len();
     // SAFETY (three reads): each array is NULL or holds `rank` entries.
@@ -952,6 +965,119 @@ pub unsafe extern "C" fn arca_dataset_write(
         let data = unsafe { slice(buf.cast::<u8>(), bytes, "buf")? };
         Ok(h.ds.write_raw(&sel, data)?)
     })
+}
+
+/// Write elements of a type that holds variable-length values — a
+/// compound with string or sequence members (`struct(40){"t"@0:<f8,
+/// "name"@8:vlen:str,...}`), or a variable-length type — from one buffer:
+/// the selected elements, row-major, numbers in native order, each
+/// variable-length member a record of two little-endian `uint64_t`, the
+/// offset and length in bytes of its items in the values that follow the
+/// elements. Arguments otherwise as for [`arca_dataset_write`]. A record
+/// outside the values, items that are not whole or not UTF-8 for a string,
+/// or two records over the same bytes are `ARCA_ERR_INVALID`.
+///
+/// Ownership: `rows` is only read during the call.
+///
+/// # Safety
+/// `ds` is NULL or a live dataset handle; the arrays NULL or rank-sized;
+/// `rows` NULL or `rows_size` readable bytes.
+///
+/// ```c
+/// /* struct(24){"id"@0:<u8,"name"@8:vlen:str}: one element, then "Ada" */
+/// unsigned char row[27] = {7};
+/// uint64_t rec[2] = {0, 3};
+/// memcpy(row + 8, rec, 16);
+/// memcpy(row + 24, "Ada", 3);
+/// uint64_t one = 1;
+/// arca_dataset_write_rows(ds, NULL, &one, NULL, row, sizeof row);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_dataset_write_rows(
+    ds: *mut DatasetHandle,
+    start: *const u64,
+    count: *const u64,
+    step: *const u64,
+    rows: *const c_void,
+    rows_size: usize,
+) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { handle(ds, "dataset")? };
+        let t = h.ds.dtype()?;
+        // SAFETY: per the contract.
+        let (sel, bytes) = unsafe { selection_of(&h.ds, &t, start, count, step)? };
+        check_buffer(rows.is_null(), rows_size, bytes)?;
+        // SAFETY: `rows_size` readable bytes, per the contract.
+        let data = unsafe { slice(rows.cast::<u8>(), rows_size, "rows")? };
+        Ok(h.ds.write_rows(&sel, data)?)
+    })
+}
+
+/// Read elements of a type that holds variable-length values into a buffer
+/// this library allocates, in the form [`arca_dataset_write_rows`] takes
+/// (the values packed in element order after the elements). `*rows` and
+/// `*rows_size` receive it; free it with `arca_buffer_free(*rows,
+/// *rows_size)`. On failure `*rows` is NULL.
+///
+/// # Safety
+/// `ds` is NULL or a live dataset handle; the arrays NULL or rank-sized;
+/// `rows` and `rows_size` NULL or writable.
+///
+/// ```c
+/// void *rows; size_t n;
+/// if (arca_dataset_read_rows(ds, NULL, NULL, NULL, &rows, &n) == ARCA_OK)
+///     arca_buffer_free(rows, n);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_dataset_read_rows(
+    ds: *mut DatasetHandle,
+    start: *const u64,
+    count: *const u64,
+    step: *const u64,
+    rows: *mut *mut c_void,
+    rows_size: *mut usize,
+) -> i32 {
+    guard(|| {
+        // SAFETY: out-pointer supplied by the caller.
+        unsafe { clear(rows) };
+        // SAFETY: per the contract.
+        let h = unsafe { handle(ds, "dataset")? };
+        let t = h.ds.dtype()?;
+        // SAFETY: per the contract.
+        let (sel, _) = unsafe { selection_of(&h.ds, &t, start, count, step)? };
+        if rows.is_null() || rows_size.is_null() {
+            return Err(Fail::null("rows"));
+        }
+        let buf = h.ds.read_rows(&sel)?.into_boxed_slice();
+        let n = buf.len();
+        let p = Box::into_raw(buf).cast::<c_void>();
+        // SAFETY: both checked non-NULL above.
+        unsafe {
+            put(rows_size, n, "rows_size")?;
+            put(rows, p, "rows")
+        }
+    })
+}
+
+/// Free a buffer this library allocated (`arca_dataset_read_rows`), given
+/// with its size. NULL is a no-op.
+///
+/// Ownership: consumes `p`.
+///
+/// # Safety
+/// `p` is NULL or a buffer from this library of `size` bytes, freed once.
+///
+/// ```c
+/// arca_buffer_free(rows, n);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_buffer_free(p: *mut c_void, size: usize) {
+    if !p.is_null() {
+        // SAFETY: `p` came from Box::into_raw of a boxed slice of `size`
+        // bytes in this library and is freed once, per the contract.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(p.cast::<u8>(), size)) });
+    }
 }
 
 /// Change the extents to `dims` (one entry per dimension, within maxdims).

@@ -890,6 +890,75 @@ static void test_random_types(void) {
     OK(arca_file_close(f));
 }
 
+/* A compound with a string and a sequence member, through the rows form. */
+#define EVENT_TYPE "struct(40){\"t\"@0:<f8,\"name\"@8:vlen:str,\"hits\"@24:vlen:<u2}"
+
+static void put_record(unsigned char *at, uint64_t off, uint64_t len) {
+    memcpy(at, &off, 8);
+    memcpy(at + 8, &len, 8);
+}
+
+static void test_rows(void) {
+    arca_file_t *f;
+    arca_group_t *root;
+    OK(arca_file_create(path_in("rows.arca"), &f));
+    OK(arca_file_root(f, &root));
+    uint64_t n[1] = {3};
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_COMPOUND, 1, n));
+    o.type_str = EVENT_TYPE;
+    arca_dataset_t *ds;
+    OK(arca_dataset_create(root, "events", &o, &ds));
+    /* Three elements; values: "north", hits {3, 9}, "", {}, "é", {1}. */
+    unsigned char buf[120 + 5 + 4 + 2 + 2];
+    memset(buf, 0, sizeof buf);
+    const char *names[3] = {"north", "", "\xc3\xa9"};
+    uint16_t hits[3][2] = {{3, 9}, {0, 0}, {1, 0}};
+    size_t nh[3] = {2, 0, 1};
+    size_t at = 120;
+    for (int i = 0; i < 3; i++) {
+        double t = 0.5 * i;
+        memcpy(buf + 40 * i, &t, 8);
+        size_t l = strlen(names[i]);
+        put_record(buf + 40 * i + 8, at - 120, l);
+        memcpy(buf + at, names[i], l);
+        at += l;
+        put_record(buf + 40 * i + 24, at - 120, 2 * nh[i]);
+        memcpy(buf + at, hits[i], 2 * nh[i]);
+        at += 2 * nh[i];
+    }
+    CHECK(at == sizeof buf);
+    OK(arca_dataset_write_rows(ds, NULL, NULL, NULL, buf, at));
+    double tmp[15];
+    EXPECT_RC(arca_dataset_read(ds, NULL, NULL, NULL, tmp, sizeof tmp), ARCA_ERR_UNSUPPORTED);
+    /* A record past the values is refused and changes nothing. */
+    unsigned char bad[40 + 2] = {0};
+    put_record(bad + 8, 0, 5);
+    uint64_t one = 1;
+    EXPECT_RC(arca_dataset_write_rows(ds, NULL, &one, NULL, bad, sizeof bad), ARCA_ERR_INVALID);
+    OK(arca_dataset_close(ds));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+
+    OK(arca_file_open(path_in("rows.arca"), "r", &f));
+    OK(arca_file_root(f, &root));
+    OK(arca_dataset_open(root, "events", &ds));
+    void *rows = NULL;
+    size_t len = 0;
+    OK(arca_dataset_read_rows(ds, NULL, NULL, NULL, &rows, &len));
+    CHECK(len == sizeof buf && memcmp(rows, buf, len) == 0);
+    arca_buffer_free(rows, len);
+    uint64_t start[1] = {2};
+    OK(arca_dataset_read_rows(ds, start, &one, NULL, &rows, &len));
+    CHECK(len == 40 + 2 + 2 && memcmp((char *)rows + 40, "\xc3\xa9", 2) == 0);
+    arca_buffer_free(rows, len);
+    EXPECT_RC(arca_dataset_read_rows(ds, NULL, NULL, NULL, NULL, &len), ARCA_ERR_NULL);
+    arca_buffer_free(NULL, 0);
+    OK(arca_dataset_close(ds));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+}
+
 static void test_datasets(void) {
     arca_file_t *f;
     arca_group_t *root;
@@ -1333,6 +1402,7 @@ int main(void) {
     test_links();
     test_random_types();
     test_datasets();
+    test_rows();
     test_attributes();
     test_read_only_and_stat();
     test_null_handles();
