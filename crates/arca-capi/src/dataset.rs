@@ -175,7 +175,7 @@ pub(crate) fn datatype_from(code: i32, order: i32, str_len: u32) -> R<Datatype> 
         ARCA_DTYPE_UINT64 => Datatype::UInt { size: 8, order },
         ARCA_DTYPE_FLOAT32 => Datatype::Float { size: 4, order },
         ARCA_DTYPE_FLOAT64 => Datatype::Float { size: 8, order },
-        ARCA_DTYPE_STRING => Datatype::FixedBytes { len: str_len },
+        ARCA_DTYPE_STRING => Datatype::bytes(str_len),
         ARCA_DTYPE_FLOAT16 => Datatype::Float { size: 2, order },
         ARCA_DTYPE_COMPLEX32 => Datatype::Complex { size: 4, order },
         ARCA_DTYPE_COMPLEX64 => Datatype::Complex { size: 8, order },

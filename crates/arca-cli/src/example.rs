@@ -65,10 +65,7 @@ fn fill(f: &File) -> arca::Result<()> {
     for (i, n) in names.iter().enumerate() {
         raw[i * 8..i * 8 + n.len()].copy_from_slice(n.as_bytes());
     }
-    let labels = exp.create_dataset(
-        "labels",
-        &DatasetOptions::new(Datatype::FixedBytes { len: 8 }, &[4]),
-    )?;
+    let labels = exp.create_dataset("labels", &DatasetOptions::new(Datatype::bytes(8), &[4]))?;
     labels.write_raw(&Selection::all(&[4]), &raw)?;
 
     // Chunked uint16 frames with shuffle + zstd: more elements than dump

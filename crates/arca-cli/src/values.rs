@@ -271,7 +271,7 @@ fn text_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> String {
                 format!("({re}+{im}j)")
             }
         }
-        Datatype::FixedBytes { .. } => quote(trim_nul(b)),
+        Datatype::FixedBytes { pad, .. } => quote(pad.trim(b)),
         Datatype::Opaque { .. } => format!("0x{}", hex(b)),
         Datatype::Enum(e) => {
             let v = enum_value(&e.base, b);
@@ -379,7 +379,7 @@ fn json_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> Value {
                 "imag": float_json(float(h, b.get(h as usize..).unwrap_or(&[]))),
             })
         }
-        Datatype::FixedBytes { .. } => bytes_json(trim_nul(b)),
+        Datatype::FixedBytes { pad, .. } => bytes_json(pad.trim(b)),
         Datatype::Opaque { .. } => json!({ "hex": hex(b) }),
         Datatype::Enum(e) => {
             let v = enum_value(&e.base, b);
@@ -529,12 +529,6 @@ fn unsigned(size: u8, b: &[u8]) -> u64 {
     }
 }
 
-/// Fixed-length strings are NUL-padded; the padding is not part of the value.
-fn trim_nul(b: &[u8]) -> &[u8] {
-    let end = b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1);
-    &b[..end]
-}
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|c| format!("{c:02x}")).collect()
 }
@@ -677,7 +671,7 @@ mod tests {
 
     #[test]
     fn strings() {
-        let dt = Datatype::FixedBytes { len: 8 };
+        let dt = Datatype::bytes(8);
         assert_eq!(text(&dt, b"ab\"c\0\0\0\0"), "\"ab\\\"c\"");
         assert_eq!(text(&dt, b"a\nb\xff\0\0\0\0"), "\"a\\nb\\xff\"");
         assert_eq!(text(&dt, "µm\0\0\0\0\0\0".as_bytes()), "\"µm\"");

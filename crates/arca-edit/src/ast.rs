@@ -74,8 +74,11 @@ pub enum TypeSpec {
     /// `H5T_STRING { STRSIZE H5T_VARIABLE; }`: stored as a fixed-length
     /// string as long as the longest value.
     VarString {
-        /// Pad with spaces rather than NULs.
-        space_pad: bool,
+        /// The character set written (`CSET`).
+        cset: arca::Charset,
+        /// The padding written (`STRPAD`); spaces fill the rest when it is
+        /// `SpacePad`, NULs otherwise.
+        pad: arca::StrPad,
     },
 }
 

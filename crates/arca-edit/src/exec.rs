@@ -200,7 +200,10 @@ fn build(
             space_pad: false,
         },
         // Quoted values with no type: a string as long as the longest.
-        (None, None) if all_strings => TypeSpec::VarString { space_pad: false },
+        (None, None) if all_strings => TypeSpec::VarString {
+            cset: arca::Charset::Ascii,
+            pad: arca::StrPad::NullPad,
+        },
         (None, None) => TypeSpec::Fixed {
             dtype: DEFAULT_TYPE,
             space_pad: false,
@@ -208,7 +211,7 @@ fn build(
     };
     let (dtype, space_pad) = match spec {
         TypeSpec::Fixed { dtype, space_pad } => (dtype, space_pad),
-        TypeSpec::VarString { space_pad } => {
+        TypeSpec::VarString { cset, pad } => {
             let Some(values) = values else {
                 return Err(format!(
                     "{what} of type H5T_STRING {{ STRSIZE H5T_VARIABLE; }} needs DATA to size its strings"
@@ -234,8 +237,10 @@ fn build(
             (
                 Datatype::FixedBytes {
                     len: longest as u32,
+                    cset,
+                    pad,
                 },
-                space_pad,
+                pad == arca::StrPad::SpacePad,
             )
         }
     };

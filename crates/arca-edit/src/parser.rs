@@ -514,7 +514,8 @@ impl Parser<'_> {
     fn string_type(&mut self) -> PResult<TypeSpec> {
         self.expect(&Tok::LBrace, "'{' after H5T_STRING")?;
         let mut size: Option<Option<u32>> = None;
-        let mut space_pad = false;
+        let mut pad = arca::StrPad::NullPad;
+        let mut cset = arca::Charset::Ascii;
         loop {
             let t = self.next();
             let key = match &t.tok {
@@ -553,8 +554,9 @@ impl Parser<'_> {
                     }
                 },
                 "STRPAD" => match v.as_str() {
-                    "H5T_STR_NULLTERM" | "H5T_STR_NULLPAD" => space_pad = false,
-                    "H5T_STR_SPACEPAD" => space_pad = true,
+                    "H5T_STR_NULLTERM" => pad = arca::StrPad::NullTerm,
+                    "H5T_STR_NULLPAD" => pad = arca::StrPad::NullPad,
+                    "H5T_STR_SPACEPAD" => pad = arca::StrPad::SpacePad,
                     _ => {
                         return bad(
                             self,
@@ -562,11 +564,11 @@ impl Parser<'_> {
                         )
                     }
                 },
-                "CSET" => {
-                    if !matches!(v.as_str(), "H5T_CSET_ASCII" | "H5T_CSET_UTF8") {
-                        return bad(self, "H5T_CSET_ASCII or H5T_CSET_UTF8");
-                    }
-                }
+                "CSET" => match v.as_str() {
+                    "H5T_CSET_ASCII" => cset = arca::Charset::Ascii,
+                    "H5T_CSET_UTF8" => cset = arca::Charset::Utf8,
+                    _ => return bad(self, "H5T_CSET_ASCII or H5T_CSET_UTF8"),
+                },
                 "CTYPE" => {
                     if !matches!(v.as_str(), "H5T_C_S1" | "H5T_FORTRAN_S1") {
                         return bad(self, "H5T_C_S1 or H5T_FORTRAN_S1");
@@ -588,10 +590,10 @@ impl Parser<'_> {
         }
         match size {
             Some(Some(len)) => Ok(TypeSpec::Fixed {
-                dtype: arca::Datatype::FixedBytes { len },
-                space_pad,
+                dtype: arca::Datatype::FixedBytes { len, cset, pad },
+                space_pad: pad == arca::StrPad::SpacePad,
             }),
-            Some(None) => Ok(TypeSpec::VarString { space_pad }),
+            Some(None) => Ok(TypeSpec::VarString { cset, pad }),
             None => {
                 let at = self.toks[self.i - 1].pos;
                 Err(self.err_at(at, "H5T_STRING needs STRSIZE"))

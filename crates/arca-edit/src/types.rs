@@ -91,7 +91,7 @@ pub fn type_by_name(name: &str) -> Option<Datatype> {
 /// The h5edit name of a numeric type, for messages.
 pub(crate) fn type_name(t: &Datatype) -> String {
     match t {
-        Datatype::FixedBytes { len } => format!("H5T_STRING {{ STRSIZE {len}; }}"),
+        Datatype::FixedBytes { len, .. } => format!("H5T_STRING {{ STRSIZE {len}; }}"),
         _ => TYPE_NAMES
             .iter()
             .find(|(n, d)| d == t && (n.starts_with("H5T_STD_") || n.starts_with("H5T_IEEE_")))
@@ -134,7 +134,7 @@ fn encode_one(
     out: &mut Vec<u8>,
 ) -> Result<(), String> {
     match (dtype.clone(), v) {
-        (Datatype::FixedBytes { len }, Value::Str(s)) => {
+        (Datatype::FixedBytes { len, .. }, Value::Str(s)) => {
             let len = len as usize;
             if s.len() > len {
                 return Err(format!("{} bytes do not fit {}", s.len(), type_name(dtype)));

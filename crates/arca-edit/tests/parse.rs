@@ -152,12 +152,26 @@ fn string_types() {
     let Op::CreateAttr { def, .. } = op else {
         panic!()
     };
-    assert_eq!(def.dtype, fixed(Datatype::FixedBytes { len: 5 }));
+    // The padding and character set written are kept in the type.
+    assert_eq!(
+        def.dtype,
+        fixed(Datatype::FixedBytes {
+            len: 5,
+            cset: arca::Charset::Ascii,
+            pad: arca::StrPad::NullTerm
+        })
+    );
     let op = one("CREATE /s { H5T_STRING { STRSIZE H5T_VARIABLE; STRPAD H5T_STR_SPACEPAD } DATA { \"a\" } };");
     let Op::CreateAttr { def, .. } = op else {
         panic!()
     };
-    assert_eq!(def.dtype, Some(TypeSpec::VarString { space_pad: true }));
+    assert_eq!(
+        def.dtype,
+        Some(TypeSpec::VarString {
+            cset: arca::Charset::Ascii,
+            pad: arca::StrPad::SpacePad
+        })
+    );
     let op = one(
         r#"CREATE /s { H5T_STRING { STRSIZE 3; CSET H5T_CSET_UTF8; STRPAD H5T_STR_SPACEPAD; } DATA { "a\"b", "\\" } };"#,
     );
@@ -167,7 +181,11 @@ fn string_types() {
     assert_eq!(
         def.dtype,
         Some(TypeSpec::Fixed {
-            dtype: Datatype::FixedBytes { len: 3 },
+            dtype: Datatype::FixedBytes {
+                len: 3,
+                cset: arca::Charset::Utf8,
+                pad: arca::StrPad::SpacePad
+            },
             space_pad: true
         })
     );

@@ -285,14 +285,27 @@ fn defaults_and_strings() {
     assert_eq!(t.to_vec::<f32>().unwrap(), vec![-40.0]);
     assert_eq!(attr(&path, "/", "station").as_string().unwrap(), "Summit");
     let n = attr(&path, "/", "names");
-    assert_eq!(n.dtype, Datatype::FixedBytes { len: 3 });
+    assert_eq!(n.dtype, Datatype::bytes(3));
     assert_eq!(n.data, b"a\0\0bcd\0\0\0");
     let f = attr(&path, "/", "fixed");
-    assert_eq!(f.dtype, Datatype::FixedBytes { len: 6 });
+    let nullterm = Datatype::FixedBytes {
+        len: 6,
+        cset: arca::Charset::Ascii,
+        pad: arca::StrPad::NullTerm,
+    };
+    assert_eq!(f.dtype, nullterm);
     assert_eq!(f.as_string().unwrap(), "abc");
-    assert_eq!(attr(&path, "/", "spaced").data, b"ab  c   ");
+    let s = attr(&path, "/", "spaced");
+    assert_eq!(s.data, b"ab  c   ");
+    assert!(matches!(
+        s.dtype,
+        Datatype::FixedBytes {
+            pad: arca::StrPad::SpacePad,
+            ..
+        }
+    ));
     let v = attr(&path, "/", "var");
-    assert_eq!(v.dtype, Datatype::FixedBytes { len: 2 });
+    assert_eq!(v.dtype, Datatype::bytes(2));
     assert_eq!(v.data, b"xyz\0");
 
     semantic(

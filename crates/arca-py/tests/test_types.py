@@ -352,3 +352,34 @@ def test_random_types_match_h5py(tmp_path, seed):
         return [f["d"].dtype, f["d"][()], f.attrs["a"]]
 
     same(tmp_path, script)
+
+
+def test_fixed_strings_keep_their_character_set(tmp_path):
+    """``string_dtype(enc, n)``: the encoding is stored as the type's
+    character set and read back as h5py reports it."""
+
+    def script(lib, f, reopened):
+        if not reopened:
+            u = f.create_dataset("u", (2,), dtype=lib.string_dtype("utf-8", 6))
+            u[0] = "é!".encode()
+            f.create_dataset("a", data=np.array([b"ab", b"c"], dtype=lib.string_dtype("ascii", 3)))
+            f.create_dataset("p", data=np.array([b"xyz"], "S3"))
+            f.attrs.create("t", np.array([b"q"], dtype=lib.string_dtype("utf-8", 2)))
+        out = []
+        for k in "uap":
+            d = f[k]
+            out += [tuple(lib.check_string_dtype(d.dtype)), d[...], list(d.asstr()[...])]
+        out.append(tuple(lib.check_string_dtype(f.attrs["t"].dtype)))
+        out.append(outcome(lambda: f.create_dataset("n", data=[1]).asstr() if not reopened
+                           else f["n"].asstr()))
+        return out
+
+    a = run(arca, tmp_path / "s.arca", script)
+    h = run(h5py, tmp_path / "s.h5", script)
+    for x, y in zip(a, h):
+        assert len(x) == len(y)
+        for p, q in zip(x, y):
+            if isinstance(q, np.ndarray):
+                assert p.tolist() == q.tolist()
+            else:
+                assert p == q, (p, q)

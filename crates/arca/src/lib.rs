@@ -50,8 +50,8 @@ mod vlen;
 
 pub use error::{Error, Result};
 pub use format::datatype::{
-    ArrayType, BaseClass, ByteOrder, CompoundType, Datatype, EnumType, Field, MAX_ELEMENT_BYTES,
-    MAX_FIXED_BYTES, VLEN_RECORD,
+    ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,
+    MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,
 };
 pub use format::filter_pipeline::Filter;
 pub use format::object_header::{ObjectKind, MAX_RANK};

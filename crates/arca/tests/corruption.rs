@@ -291,7 +291,7 @@ mod behind_checksums {
     /// messages: headers take the page they need, so its 64-byte fill
     /// value is dropped (it is optional) to make room.
     fn roomy(f: &File) -> arca::Dataset {
-        let o = DatasetOptions::new(Datatype::FixedBytes { len: 64 }, &[4, 4])
+        let o = DatasetOptions::new(Datatype::bytes(64), &[4, 4])
             .chunks(&[2, 2])
             .fill_value(&[b'x'; 64]);
         f.root().create_dataset("d", &o).unwrap()

@@ -38,7 +38,7 @@ fn dtype() -> impl Strategy<Value = Datatype> {
         2 => Datatype::UInt { size: 4, order: o },
         3 => Datatype::Float { size: 8, order: o },
         4 => Datatype::Int { size: 1, order: o },
-        _ => Datatype::FixedBytes { len: 3 },
+        _ => Datatype::bytes(3),
     })
 }
 

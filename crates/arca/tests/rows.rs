@@ -20,7 +20,7 @@ fn member() -> impl Strategy<Value = Datatype> {
             .prop_map(|(size, order)| Datatype::vlen(Datatype::Float { size, order }).unwrap()),
         (prop::sample::select(vec![1u8, 2, 4, 8]), order.clone())
             .prop_map(|(size, order)| Datatype::UInt { size, order }),
-        (1u32..6).prop_map(|len| Datatype::FixedBytes { len }),
+        (1u32..6).prop_map(Datatype::bytes),
         Just(Datatype::Bool),
     ]
 }

@@ -5,7 +5,8 @@
 //! `check`.
 
 use arca::{
-    AttrValue, ByteOrder, DatasetOptions, Datatype, File, Filter, Selection, StorageLayout,
+    AttrValue, ByteOrder, Charset, DatasetOptions, Datatype, File, Filter, Selection,
+    StorageLayout, StrPad,
 };
 use proptest::prelude::*;
 
@@ -27,7 +28,11 @@ fn leaf() -> impl Strategy<Value = Datatype> {
             .prop_map(|(size, order)| Datatype::Float { size, order }),
         (prop::sample::select(vec![8u8, 16]), order())
             .prop_map(|(size, order)| Datatype::Complex { size, order }),
-        (1u32..9).prop_map(|len| Datatype::FixedBytes { len }),
+        (1u32..9, any::<bool>(), 0u8..3).prop_map(|(len, utf8, pad)| Datatype::FixedBytes {
+            len,
+            cset: if utf8 { Charset::Utf8 } else { Charset::Ascii },
+            pad: [StrPad::NullPad, StrPad::NullTerm, StrPad::SpacePad][pad as usize],
+        }),
         (1u32..7, "[a-z\"\\\\ é]{0,5}").prop_map(|(len, tag)| Datatype::Opaque { len, tag }),
         (
             prop::sample::select(vec![1u8, 2, 4, 8]),

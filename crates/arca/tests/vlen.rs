@@ -445,7 +445,7 @@ fn bad_input_is_rejected() {
     let opts = DatasetOptions::new(Datatype::VlenStr, &[2]).fill_value(&[0; 16]);
     assert!(f.root().create_dataset("f", &opts).is_err());
     assert!(Datatype::vlen(Datatype::VlenStr).is_err());
-    assert!(Datatype::vlen(Datatype::FixedBytes { len: 3 }).is_err());
+    assert!(Datatype::vlen(Datatype::bytes(3)).is_err());
     assert!(AttrValue::new(Datatype::VlenStr, &[1], vec![5, 0, 0, 0, 0, 0, 0, 0, b'a']).is_err());
     // Nothing above changed the file.
     assert_eq!(ds.read_strings(&all).unwrap(), vec!["", ""]);

@@ -104,7 +104,7 @@ def _type_string(dt):
     if k == "c" and n in (8, 16):
         return f"{_order(dt)}c{n}"
     if k == "S" and n >= 1:
-        return f"|S{n}"
+        return f"|S{n}:utf8" if meta.get("h5py_encoding") == "utf-8" else f"|S{n}"
     if k == "V" and n >= 1:
         tag = meta.get("tag", "")
         return f"|V{n}" if not tag else f"opaque({n},{json.dumps(str(tag), ensure_ascii=False)})"
@@ -118,7 +118,16 @@ def _type_string(dt):
 def _from_info(info):
     kind = info[0]
     if kind == "num":
-        return ref_dtype if info[1] == "ref" else np.dtype(info[1])
+        s = info[1]
+        if s == "ref":
+            return ref_dtype
+        if s.startswith("|S"):
+            # Fixed-length strings carry their character set as h5py's
+            # dtypes do; the padding is the file's business.
+            n, *flags = s[2:].split(":")
+            enc = "utf-8" if "utf8" in flags else "ascii"
+            return np.dtype(f"S{n}", metadata={"h5py_encoding": enc})
+        return np.dtype(s)
     if kind == "opaque":
         _, n, tag = info
         if tag.startswith("NUMPY:"):

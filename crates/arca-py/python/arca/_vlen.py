@@ -61,11 +61,15 @@ def vlen_dtype(base):
 
 
 def string_dtype(encoding="utf-8", length=None):
-    """Variable-length UTF-8 strings (``length=None``), or fixed-length bytes
-    ``S<length>``; ``encoding="ascii"`` gives byte strings, as in h5py."""
-    if length is not None:
-        return np.dtype(f"S{int(length)}")
+    """Variable-length UTF-8 strings (``length=None``), or fixed-length
+    ``S<length>`` tagged with the encoding (stored as the type's character
+    set); ``encoding="ascii"`` gives byte strings, as in h5py."""
     enc = encoding.lower().replace("-", "")
+    if enc not in ("utf8", "ascii"):
+        raise ValueError(f"unknown encoding {encoding!r}; use 'utf-8' or 'ascii'")
+    if length is not None:
+        name = "utf-8" if enc == "utf8" else "ascii"
+        return np.dtype(f"S{int(length)}", metadata={"h5py_encoding": name})
     if enc == "utf8":
         return vlen_dtype(str)
     if enc == "ascii":

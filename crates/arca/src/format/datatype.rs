@@ -6,7 +6,9 @@
 //!                string, 5 variable-length, 6 complex, 7 opaque, 8 enum,
 //!                9 array, 10 compound, 11 object reference
 //! +1 u8  order   0 little-endian, 1 big-endian (0 for classes without one)
-//! +2 u16 kind    0, except for class 5
+//! +2 u16 kind    class 5: see below; class 4: padding (low byte: 0 NUL-
+//!                padded, 1 NUL-terminated, 2 space-padded), bit 8 UTF-8;
+//!                else 0
 //! +4 u32 size    bytes per element
 //! ```
 //! and some classes go on (all integers little-endian):
@@ -103,10 +105,16 @@ pub enum Datatype {
         /// On-disk byte order of each part.
         order: ByteOrder,
     },
-    /// A fixed number of bytes per element, zero-padded.
+    /// A fixed number of bytes per element: a string, with the character
+    /// set and padding it was written with ([`Datatype::bytes`] for
+    /// numpy's `S<n>`: ASCII, NUL-padded).
     FixedBytes {
         /// Bytes per element (1 ..= 65536).
         len: u32,
+        /// What the bytes encode.
+        cset: Charset,
+        /// How a shorter string fills the element.
+        pad: StrPad,
     },
     /// Bytes arca does not interpret (numpy `V<n>`), with an optional tag
     /// naming what they hold.
@@ -138,6 +146,48 @@ pub enum Datatype {
         /// Byte order of base elements on disk.
         order: ByteOrder,
     },
+}
+
+/// The character set of a fixed-length string type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Charset {
+    /// ASCII (or bytes of no declared encoding): numpy's `S<n>`.
+    #[default]
+    Ascii,
+    /// UTF-8.
+    Utf8,
+}
+
+/// How a fixed-length string shorter than its element fills the rest, as
+/// HDF5 records it (the bytes are stored as written either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum StrPad {
+    /// NUL bytes to the end, none needed at full length (numpy's `S<n>`).
+    #[default]
+    NullPad,
+    /// A NUL ends the string (C strings; netCDF's text).
+    NullTerm,
+    /// Spaces to the end (Fortran).
+    SpacePad,
+}
+
+impl StrPad {
+    /// The string an element holds: `b` without its padding.
+    ///
+    /// ```
+    /// use arca::StrPad;
+    /// assert_eq!(StrPad::NullPad.trim(b"ab\0\0"), b"ab");
+    /// assert_eq!(StrPad::NullTerm.trim(b"ab\0cd"), b"ab");
+    /// assert_eq!(StrPad::SpacePad.trim(b"ab  "), b"ab");
+    /// ```
+    pub fn trim(self, b: &[u8]) -> &[u8] {
+        let end = match self {
+            StrPad::NullPad => b.iter().rposition(|&c| c != 0).map_or(0, |i| i + 1),
+            StrPad::NullTerm => b.iter().position(|&c| c == 0).unwrap_or(b.len()),
+            StrPad::SpacePad => b.iter().rposition(|&c| c != b' ').map_or(0, |i| i + 1),
+        };
+        &b[..end]
+    }
 }
 
 /// An enum type: an integer base and its named values.
@@ -263,6 +313,25 @@ impl Datatype {
         Datatype::Complex {
             size,
             order: ByteOrder::NATIVE,
+        }
+    }
+
+    /// A fixed-length string of `len` bytes, ASCII and NUL-padded (numpy's
+    /// `S<n>`).
+    ///
+    /// ```
+    /// use arca::{Charset, Datatype, StrPad};
+    /// let t = Datatype::bytes(8);
+    /// assert_eq!(t.size(), 8);
+    /// assert_eq!(t.to_numpy_str(), "|S8");
+    /// let c = Datatype::FixedBytes { len: 8, cset: Charset::Utf8, pad: StrPad::NullTerm };
+    /// assert_eq!(c.to_numpy_str(), "|S8:utf8:nullterm");
+    /// ```
+    pub fn bytes(len: u32) -> Self {
+        Datatype::FixedBytes {
+            len,
+            cset: Charset::Ascii,
+            pad: StrPad::NullPad,
         }
     }
 
@@ -490,7 +559,7 @@ impl Datatype {
             | Datatype::UInt { size, .. }
             | Datatype::Float { size, .. }
             | Datatype::Complex { size, .. } => *size as usize,
-            Datatype::FixedBytes { len } | Datatype::Opaque { len, .. } => *len as usize,
+            Datatype::FixedBytes { len, .. } | Datatype::Opaque { len, .. } => *len as usize,
             Datatype::Enum(e) => e.base.size(),
             Datatype::Array(a) => a
                 .dims
@@ -683,7 +752,7 @@ impl Datatype {
                     bad()
                 }
             }
-            Datatype::FixedBytes { len } => {
+            Datatype::FixedBytes { len, .. } => {
                 if (1..=MAX_FIXED_BYTES).contains(len) {
                     Ok(())
                 } else {
@@ -832,8 +901,8 @@ impl Datatype {
             Datatype::Float { order: o, .. } => {
                 w.u8(3).u8(order(*o)).u16(0).u32(size);
             }
-            Datatype::FixedBytes { .. } => {
-                w.u8(4).u8(0).u16(0).u32(size);
+            Datatype::FixedBytes { cset, pad, .. } => {
+                w.u8(4).u8(0).u16(str_kind(*cset, *pad)).u32(size);
             }
             Datatype::Complex { order: o, .. } => {
                 w.u8(6).u8(order(*o)).u16(0).u32(size);
@@ -919,7 +988,13 @@ impl Datatype {
             };
         }
         let ordered = matches!(class, 1 | 2 | 3 | 6);
-        if kind != 0 || (order == ByteOrder::Big && !ordered) {
+        // A fixed-length string's kind is its character set and padding.
+        let text = if class == 4 {
+            Some(text_of(kind).ok_or_else(|| r.corrupt(format!("string kind {kind:#x}")))?)
+        } else {
+            None
+        };
+        if (kind != 0 && text.is_none()) || (order == ByteOrder::Big && !ordered) {
             return Err(r.corrupt(format!(
                 "datatype class {class} with kind {kind} and byte order {order:?}"
             )));
@@ -954,7 +1029,14 @@ impl Datatype {
                 size: small()?,
                 order,
             },
-            4 => Datatype::FixedBytes { len: size },
+            4 => {
+                let (cset, pad) = text.unwrap_or_default();
+                Datatype::FixedBytes {
+                    len: size,
+                    cset,
+                    pad,
+                }
+            }
             6 => Datatype::Complex {
                 size: small()?,
                 order,
@@ -1022,6 +1104,34 @@ impl Datatype {
     }
 }
 
+/// The kind field of a fixed-length string: the padding in the low byte
+/// (0 NUL-padded, 1 NUL-terminated, 2 space-padded), bit 8 set for UTF-8.
+/// Plain `S<n>` is 0, as files before these flags wrote it.
+fn str_kind(cset: Charset, pad: StrPad) -> u16 {
+    let p = match pad {
+        StrPad::NullPad => 0,
+        StrPad::NullTerm => 1,
+        StrPad::SpacePad => 2,
+    };
+    p | if cset == Charset::Utf8 { 0x100 } else { 0 }
+}
+
+/// The inverse of [`str_kind`]; `None` for a kind no version writes.
+fn text_of(kind: u16) -> Option<(Charset, StrPad)> {
+    let cset = match kind >> 8 {
+        0 => Charset::Ascii,
+        1 => Charset::Utf8,
+        _ => return None,
+    };
+    let pad = match kind & 0xFF {
+        0 => StrPad::NullPad,
+        1 => StrPad::NullTerm,
+        2 => StrPad::SpacePad,
+        _ => return None,
+    };
+    Some((cset, pad))
+}
+
 /// A member or enum name: non-empty, at most 65535 bytes.
 fn check_name(n: &str, what: &str) -> std::result::Result<(), String> {
     if n.is_empty() || n.len() > u16::MAX as usize {
@@ -1069,6 +1179,9 @@ mod tests {
             "<c8",
             ">c16",
             "S7",
+            "|S7:utf8",
+            "|S3:nullterm",
+            "|S2:utf8:spacepad",
             "|V5",
             r#"opaque(3,"jpeg")"#,
             r#"enum(<i2){"a":-3,"b":7}"#,

@@ -50,11 +50,13 @@ impl AttrValue {
         AttrValue::new(T::datatype(), shape, bytemuck::cast_slice(values).to_vec())
     }
 
-    /// A scalar fixed-length byte string holding `s` (UTF-8).
+    /// A scalar fixed-length string holding `s`, typed UTF-8.
     pub fn string(s: &str) -> Self {
         AttrValue {
             dtype: Datatype::FixedBytes {
                 len: s.len().max(1) as u32,
+                cset: crate::Charset::Utf8,
+                pad: crate::StrPad::NullPad,
             },
             shape: vec![],
             data: if s.is_empty() {
@@ -168,7 +170,7 @@ impl AttrValue {
     }
 
     /// Every element of a string attribute (variable- or fixed-length),
-    /// trailing NULs of fixed-length ones removed.
+    /// fixed-length ones without their padding.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for non-string types or invalid UTF-8.
@@ -184,13 +186,10 @@ impl AttrValue {
                     .map(|w| utf8(&v[w[0] as usize..w[1] as usize]))
                     .collect()
             }
-            Datatype::FixedBytes { len } => self
+            Datatype::FixedBytes { len, pad, .. } => self
                 .data
                 .chunks_exact(len as usize)
-                .map(|e| {
-                    let end = e.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-                    utf8(&e[..end])
-                })
+                .map(|e| utf8(pad.trim(e)))
                 .collect(),
             _ => Err(Error::invalid("attribute is not a string")),
         }

@@ -474,7 +474,7 @@ pub(crate) fn check_element<T: Element>(dt: &Datatype) -> Result<()> {
     // Object references are u64 ids in memory.
     let ok = dt.native() == want
         || (want == Datatype::uint(1)
-            && matches!(dt, Datatype::Bool | Datatype::FixedBytes { len: 1 }))
+            && matches!(dt, Datatype::Bool | Datatype::FixedBytes { len: 1, .. }))
         || (want == Datatype::uint(8) && matches!(dt, Datatype::Reference));
     if ok {
         Ok(())

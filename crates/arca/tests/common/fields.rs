@@ -225,7 +225,7 @@ pub fn build() -> Vec<u8> {
     let bf = root
         .create_dataset(
             "big_fill",
-            &DatasetOptions::new(Datatype::FixedBytes { len: 2000 }, &[4])
+            &DatasetOptions::new(Datatype::bytes(2000), &[4])
                 .chunks(&[2])
                 .fill_value(&big_fill),
         )

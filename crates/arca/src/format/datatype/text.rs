@@ -3,7 +3,8 @@
 //! the Python package, the C API and the command line.
 //!
 //! ```text
-//! type     := number | "S" n | "V" n | opaque | enum | array | compound | vlen
+//! type     := number | "S" n (":utf8" | ":nullterm" | ":spacepad")* | "V" n
+//!           | opaque | enum | array | compound | vlen
 //! number   := order? ("b1" | "i" n | "u" n | "f" n | "c" n) | "?" | numpy name
 //! order    := "<" | ">" | "=" | "|"
 //! opaque   := "opaque(" n "," string ")"
@@ -18,7 +19,7 @@
 
 use std::fmt::Write as _;
 
-use super::{ArrayType, ByteOrder, CompoundType, Datatype, EnumType, Field};
+use super::{ArrayType, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad};
 use crate::error::{Error, Result};
 
 impl Datatype {
@@ -83,8 +84,16 @@ impl Datatype {
             Datatype::Complex { size, order } => {
                 let _ = write!(out, "{}c{size}", o(*order));
             }
-            Datatype::FixedBytes { len } => {
+            Datatype::FixedBytes { len, cset, pad } => {
                 let _ = write!(out, "|S{len}");
+                if *cset == Charset::Utf8 {
+                    out.push_str(":utf8");
+                }
+                match pad {
+                    StrPad::NullPad => {}
+                    StrPad::NullTerm => out.push_str(":nullterm"),
+                    StrPad::SpacePad => out.push_str(":spacepad"),
+                }
             }
             Datatype::Opaque { len, tag } if tag.is_empty() => {
                 let _ = write!(out, "|V{len}");
@@ -376,7 +385,26 @@ impl Parser<'_> {
                 size: small()?,
                 order,
             },
-            'S' => Datatype::FixedBytes { len: n },
+            'S' => {
+                // Optional flags after the size: ":utf8", ":nullterm", ":spacepad".
+                let (mut cset, mut pad) = (Charset::Ascii, StrPad::NullPad);
+                loop {
+                    if self.eat(":utf8") {
+                        cset = Charset::Utf8;
+                    } else if self.eat(":ascii") {
+                        cset = Charset::Ascii;
+                    } else if self.eat(":nullterm") {
+                        pad = StrPad::NullTerm;
+                    } else if self.eat(":nullpad") {
+                        pad = StrPad::NullPad;
+                    } else if self.eat(":spacepad") {
+                        pad = StrPad::SpacePad;
+                    } else {
+                        break;
+                    }
+                }
+                Datatype::FixedBytes { len: n, cset, pad }
+            }
             'V' => Datatype::Opaque {
                 len: n,
                 tag: String::new(),
@@ -405,7 +433,17 @@ impl std::fmt::Display for Datatype {
             Datatype::Complex { size, order } => {
                 write!(f, "complex{} {}", bits(*size), o(*order))
             }
-            Datatype::FixedBytes { len } => write!(f, "bytes[{len}]"),
+            Datatype::FixedBytes { len, cset, pad } => {
+                write!(f, "bytes[{len}]")?;
+                if *cset == Charset::Utf8 {
+                    write!(f, " utf8")?;
+                }
+                match pad {
+                    StrPad::NullPad => Ok(()),
+                    StrPad::NullTerm => write!(f, " nullterm"),
+                    StrPad::SpacePad => write!(f, " spacepad"),
+                }
+            }
             Datatype::Opaque { len, tag } if tag.is_empty() => write!(f, "opaque[{len}]"),
             Datatype::Opaque { len, tag } => write!(f, "opaque[{len}] {tag:?}"),
             Datatype::Enum(e) => {
