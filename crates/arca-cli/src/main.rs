@@ -16,6 +16,7 @@ mod data;
 mod dump;
 mod error;
 mod example;
+mod interop;
 mod ls;
 mod repack;
 mod stat;
@@ -144,6 +145,54 @@ enum Command {
         exit_codes!()
     ))]
     Repack(RepackArgs),
+    /// Convert an HDF5 or netCDF-4 file into a new arca file, chunks copied as stored.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca import run.h5 run.arca\n",
+        "  arca import --strict data.nc data.arca   refuse anything that would not map one to one\n\n",
+        "Every group, dataset, attribute, link, dimension scale, type, fill value,\n",
+        "chunk shape, maxshape and filter maps one to one; chunks whose filters arca\n",
+        "shares with HDF5 (shuffle, gzip, zstd, lz4) are copied as stored. What does\n",
+        "not map is listed by path with what was done to it. Runs the Python package\n",
+        "arca.interop (h5py) with $ARCA_PYTHON (default python3). No partial OUTPUT\n",
+        "is ever left behind.\n\n",
+        "Exit status:\n",
+        "  0  converted (notes, if any, on stdout)\n",
+        "  1  usage or I/O error, OUTPUT exists without --force, or Python lacks arca/h5py\n",
+        "  2  refused by --strict"
+    ))]
+    Import(ConvertArgs),
+    /// Convert an arca file into a new HDF5 file (readable by h5py, netCDF4 and HDF5 tools).
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca export run.arca run.h5\n",
+        "  arca export --force data.arca data.nc\n\n",
+        "The reverse of arca import, with the same mapping; chunks are copied as stored.\n\n",
+        "Exit status:\n",
+        "  0  converted\n",
+        "  1  usage or I/O error, OUTPUT exists without --force, or Python lacks arca/h5py\n",
+        "  2  refused by --strict"
+    ))]
+    Export(ConvertArgs),
+}
+
+#[derive(Debug, Args)]
+struct ConvertArgs {
+    /// Refuse the file if anything would not map one to one.
+    #[arg(long)]
+    strict: bool,
+    /// Replace OUTPUT if it exists.
+    #[arg(short, long)]
+    force: bool,
+    /// No progress display.
+    #[arg(short, long)]
+    quiet: bool,
+    /// The file to convert.
+    #[arg(value_name = "INPUT")]
+    input: PathBuf,
+    /// The file to create.
+    #[arg(value_name = "OUTPUT")]
+    output: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -245,6 +294,26 @@ fn run(cli: Cli, out: &mut dyn Write) -> Result<ExitCode, CliError> {
         Command::CreateExample(a) => example::run(&a.file, a.force)?,
         Command::Edit(a) => return Ok(ExitCode::from(arca_edit::main_with(a) as u8)),
         Command::Repack(a) => repack::run(&a.input, &a.output, a.quiet)?,
+        Command::Import(a) => {
+            return interop::run(
+                interop::Direction::Import,
+                &a.input,
+                &a.output,
+                a.strict,
+                a.force,
+                a.quiet,
+            )
+        }
+        Command::Export(a) => {
+            return interop::run(
+                interop::Direction::Export,
+                &a.input,
+                &a.output,
+                a.strict,
+                a.force,
+                a.quiet,
+            )
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -16,6 +16,7 @@
 //! f.close()
 //! ```
 
+mod chunks;
 mod error;
 mod fileobj;
 mod pools;
@@ -913,6 +914,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("MAX_RANK", arca::MAX_RANK)?;
     vlen::register(m)?;
+    chunks::register(m)?;
     pools::register(m)?;
     types::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -341,7 +341,13 @@ impl Chunked<'_> {
     }
 
     /// Write already-filtered chunk bytes, reusing the old extent if it is big enough.
-    fn put(&mut self, st: &mut Store, coords: &[u64], bytes: &[u8], mask: u32) -> Result<()> {
+    pub(crate) fn put(
+        &mut self,
+        st: &mut Store,
+        coords: &[u64],
+        bytes: &[u8],
+        mask: u32,
+    ) -> Result<()> {
         let mut kb = [0u8; MAX_KEY];
         let old = self.entry(st, coords)?;
         let k = key_into(coords, &mut kb)?;

@@ -59,8 +59,8 @@ pub use format::superblock::VERSION as FORMAT_VERSION;
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, GroupOptions,
-    Link, Mode, Object, OpenOptions, Stat, StorageLayout, VlenExtent, VlenInfo, VlenOptions,
-    COMPACT_AUTO_BYTES, DEFAULT_VLEN_CHUNK, MAX_SOFT_LINK_HOPS,
+    Link, Mode, Object, OpenOptions, Stat, StorageLayout, StoredChunk, VlenExtent, VlenInfo,
+    VlenOptions, COMPACT_AUTO_BYTES, DEFAULT_VLEN_CHUNK, MAX_SOFT_LINK_HOPS,
 };
 pub use pager::PAGE_SIZE;
 pub use pool::{

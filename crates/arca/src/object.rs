@@ -1,6 +1,7 @@
 //! The object model: files, groups, datasets and attributes.
 
 mod attrs;
+mod chunks;
 mod dataset;
 mod file;
 mod group;
@@ -12,6 +13,7 @@ mod stat;
 mod vlen;
 
 pub use attrs::{AttrValue, Attributes};
+pub use chunks::StoredChunk;
 pub use dataset::{Dataset, DatasetOptions, Element, StorageLayout, COMPACT_AUTO_BYTES};
 pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
 pub use group::{Group, Object, MAX_SOFT_LINK_HOPS};

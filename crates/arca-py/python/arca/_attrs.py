@@ -119,6 +119,11 @@ class AttributeManager(MutableMapping):
             return self._id.set_empty(_name(name), type_string(check_dtype(value.dtype)))
         self._id.set(_name(name), *_encode(value))
 
+    def _dtype(self, name):
+        """The stored type of attribute ``name`` (numbers in their stored
+        byte order, strings with their character set and padding)."""
+        return from_type_string(self._id.get(_name(name))[0])
+
     def __delitem__(self, name):
         self._id.delete(_name(name))
 

@@ -4,7 +4,9 @@ A stored type crosses as a type string (``<f8``, ``struct(12){"t"@0:<f8,
 "ok"@8:|b1}``, ``enum(|u1){"RED":0}``, ...; see ``arca.Datatype.parse`` in
 the Rust docs). Special types are numpy dtypes tagged with metadata, as in
 h5py: ``{"enum": {name: value}}``, ``{"vlen": base}``, ``{"h5py_opaque":
-True}`` (and ``"tag"``).
+True}`` (and ``"tag"``), ``{"h5py_encoding": "utf-8"}`` on fixed-length
+strings; and arca's ``{"arca_strpad": "nullterm" | "spacepad"}`` for a
+fixed-length string's padding when it is not numpy's NUL padding.
 """
 
 import functools
@@ -15,6 +17,10 @@ import numpy as np
 from . import _native
 
 _INT_SIZES = (1, 2, 4, 8)
+
+# How a fixed-length string fills its element, as HDF5 records it; carried
+# in a string dtype's metadata as "arca_strpad" (absent: "nullpad", numpy's).
+_STRPADS = ("nullpad", "nullterm", "spacepad")
 
 
 def _order(dt):
@@ -104,7 +110,11 @@ def _type_string(dt):
     if k == "c" and n in (8, 16):
         return f"{_order(dt)}c{n}"
     if k == "S" and n >= 1:
-        return f"|S{n}:utf8" if meta.get("h5py_encoding") == "utf-8" else f"|S{n}"
+        s = f"|S{n}:utf8" if meta.get("h5py_encoding") == "utf-8" else f"|S{n}"
+        pad = meta.get("arca_strpad", "nullpad")
+        if pad not in _STRPADS:
+            raise TypeError(f"string padding {pad!r}: one of {', '.join(_STRPADS)}")
+        return s if pad == "nullpad" else f"{s}:{pad}"
     if k == "V" and n >= 1:
         tag = meta.get("tag", "")
         return f"|V{n}" if not tag else f"opaque({n},{json.dumps(str(tag), ensure_ascii=False)})"
@@ -125,8 +135,11 @@ def _from_info(info):
             # Fixed-length strings carry their character set as h5py's
             # dtypes do; the padding is the file's business.
             n, *flags = s[2:].split(":")
-            enc = "utf-8" if "utf8" in flags else "ascii"
-            return np.dtype(f"S{n}", metadata={"h5py_encoding": enc})
+            meta = {"h5py_encoding": "utf-8" if "utf8" in flags else "ascii"}
+            pad = [f for f in flags if f in _STRPADS]
+            if pad:
+                meta["arca_strpad"] = pad[0]
+            return np.dtype(f"S{n}", metadata=meta)
         return np.dtype(s)
     if kind == "opaque":
         _, n, tag = info

@@ -57,6 +57,11 @@ def vlen_dtype(base):
     or a numeric numpy type (each element a 1-D array), as h5py's."""
     if base is str or base is bytes:
         return np.dtype("O", metadata={"vlen": base})
+    from ._dtypes import check_ref_dtype, ref_dtype
+
+    if isinstance(base, np.dtype) and check_ref_dtype(base) is not None:
+        # Sequences of object references (HDF5's DIMENSION_LIST holds them).
+        return np.dtype("O", metadata={"vlen": ref_dtype})
     return np.dtype("O", metadata={"vlen": _check_base(base)})
 
 
@@ -94,6 +99,8 @@ def _type_string(base):
         return "vlen:str"
     if base is bytes:
         return "vlen:bytes"
+    if isinstance(base, np.dtype) and base.kind == "O" and (base.metadata or {}).get("ref"):
+        return "vlen:ref"
     return "vlen:" + _check_base(base).str
 
 
@@ -630,6 +637,13 @@ def encode_attr(value, dtype=None, shape=None):
         ]
         data = b"".join(chunks)
         lens = np.fromiter((len(c) for c in chunks), dtype="<u8", count=len(chunks))
+    elif isinstance(base, np.dtype) and base.kind == "O":
+        # Sequences of references: each item the referenced object's id.
+        from ._dtypes import objects_to_refs
+
+        rows = [objects_to_refs(np.asarray(x, dtype=base).reshape(-1), base) for x in flat]
+        data = b"".join(np.ascontiguousarray(r, dtype="=u8").tobytes() for r in rows)
+        lens = np.fromiter((r.nbytes for r in rows), dtype="<u8", count=len(rows))
     else:
         base = _check_base(base)
         rows = [np.asarray(x, dtype=base).reshape(-1) for x in flat]

@@ -66,8 +66,19 @@ impl Superblock {
     /// Decode and verify; `file_len` is the actual length of the storage.
     pub(crate) fn decode(bytes: &[u8], file_len: u64) -> Result<Superblock> {
         let what = "superblock";
-        if bytes.len() < SUPERBLOCK_LEN || bytes[0..8] != MAGIC {
+        if bytes.len() < 8 || bytes[0..8] != MAGIC {
+            if is_hdf5(bytes) {
+                return Err(Error::Unsupported(
+                    "this is an HDF5 file (netCDF-4 files are HDF5 too), not an arca file: \
+                     convert it with `arca import FILE OUT.arca` (in Python, \
+                     arca.import_hdf5(FILE, OUT))"
+                        .into(),
+                ));
+            }
             return Err(Error::corrupt(what, 0, "not an arca file (bad signature)"));
+        }
+        if bytes.len() < SUPERBLOCK_LEN {
+            return Err(Error::corrupt(what, 0, "shorter than a superblock"));
         }
         let mut r = Reader::new(bytes, what, 0);
         r.bytes(8)?;
@@ -113,5 +124,37 @@ impl Superblock {
             generation,
             links,
         })
+    }
+}
+
+/// HDF5's signature, found at offset 0 or after a user block of 512 bytes
+/// times a power of two.
+const HDF5_MAGIC: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
+
+/// Whether the first bytes of a file are an HDF5 file's.
+fn is_hdf5(bytes: &[u8]) -> bool {
+    [0usize, 512, 1024, 2048]
+        .iter()
+        .any(|&at| bytes.get(at..at + 8) == Some(&HDF5_MAGIC[..]))
+}
+
+#[cfg(test)]
+mod hdf5_tests {
+    use super::*;
+
+    #[test]
+    fn an_hdf5_file_is_named_with_how_to_convert_it() {
+        let mut b = vec![0u8; 4096];
+        b[..8].copy_from_slice(&HDF5_MAGIC);
+        let e = Superblock::decode(&b, 4096).unwrap_err().to_string();
+        assert!(e.contains("HDF5") && e.contains("arca import"), "{e}");
+        let mut b = vec![0u8; 4096];
+        b[512..520].copy_from_slice(&HDF5_MAGIC);
+        assert!(matches!(
+            Superblock::decode(&b, 4096),
+            Err(Error::Unsupported(_))
+        ));
+        let e = Superblock::decode(&[1u8; 4096], 4096).unwrap_err();
+        assert!(matches!(e, Error::Corrupt { .. }));
     }
 }

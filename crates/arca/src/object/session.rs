@@ -262,7 +262,8 @@ impl Session {
                 format!("file is only {len} bytes: not an arca file or truncated"),
             ));
         }
-        let mut head = vec![0u8; SUPERBLOCK_LEN];
+        // Enough to find another format's signature after a user block.
+        let mut head = vec![0u8; (len.min(2056) as usize).max(SUPERBLOCK_LEN)];
         self.st.pager.driver().read_at(0, &mut head)?;
         self.sb = Superblock::decode(&head, len)?;
         self.st.pager.set_limit(self.sb.eof);

@@ -1,0 +1,94 @@
+//! `arca import` and `arca export`: HDF5 and netCDF-4 files in and out.
+//!
+//! The conversion is the Python package's `arca.interop`, which reads and
+//! writes the HDF5 side with the HDF5 library itself (h5py, and hdf5plugin
+//! for plugin filters): one implementation, shared with
+//! `arca.import_hdf5`/`arca.export_hdf5`. This command runs it with the
+//! interpreter named by `ARCA_PYTHON` (default `python3`), after checking
+//! that the interpreter has what the conversion needs.
+
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+
+use crate::error::CliError;
+
+/// Which way a conversion goes.
+#[derive(Debug, Clone, Copy)]
+pub enum Direction {
+    /// HDF5 in.
+    Import,
+    /// HDF5 out.
+    Export,
+}
+
+/// The interpreter to run: `ARCA_PYTHON`, else `python3`.
+fn python() -> String {
+    std::env::var("ARCA_PYTHON")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| "python3".into())
+}
+
+/// Convert `src` into `dst`; the exit status is the conversion's (0 done,
+/// 1 error, 2 refused by `--strict`).
+pub fn run(
+    dir: Direction,
+    src: &Path,
+    dst: &Path,
+    strict: bool,
+    force: bool,
+    quiet: bool,
+) -> Result<ExitCode, CliError> {
+    let py = python();
+    let probe = Command::new(&py)
+        .args(["-c", "import arca.interop, h5py"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output();
+    match probe {
+        Err(e) => {
+            return Err(CliError::Usage(format!(
+                "`arca {}` runs the Python package arca with h5py; could not start {py}: {e} \
+                 (set ARCA_PYTHON to an interpreter that has them)",
+                name(dir)
+            )))
+        }
+        Ok(o) if !o.status.success() => {
+            let why = String::from_utf8_lossy(&o.stderr);
+            let last = why.lines().last().unwrap_or("").trim().to_string();
+            return Err(CliError::Usage(format!(
+                "`arca {}` runs the Python package arca with h5py, which {py} cannot import \
+                 ({last}); install them (pip install h5py hdf5plugin, and the arca package) or \
+                 set ARCA_PYTHON to an interpreter that has them",
+                name(dir)
+            )));
+        }
+        Ok(_) => {}
+    }
+    let mut cmd = Command::new(&py);
+    cmd.args(["-m", "arca.interop", name(dir)])
+        .arg(src)
+        .arg(dst);
+    if strict {
+        cmd.arg("--strict");
+    }
+    if force {
+        cmd.arg("--force");
+    }
+    if quiet {
+        cmd.arg("--quiet");
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| CliError::Usage(format!("could not run {py} -m arca.interop: {e}")))?;
+    Ok(ExitCode::from(
+        status.code().unwrap_or(1).clamp(0, 255) as u8
+    ))
+}
+
+fn name(dir: Direction) -> &'static str {
+    match dir {
+        Direction::Import => "import",
+        Direction::Export => "export",
+    }
+}
