@@ -20,7 +20,8 @@ test: lint rust-test $(TEST_TARGETS)
 	@echo "make test: all suites passed"
 
 # Build `arca` and the Python package, write out/example.arca, show it with
-# ls, dump, stat and check, then run the Python demo.
+# ls, dump, stat and check, export it to HDF5 and import that back, then
+# run the Python demo.
 demo: arca-cli py-build
 	mkdir -p $(DEMO_DIR)
 	$(ARCA_BIN) create-example --force $(DEMO_DIR)/example.arca
@@ -28,4 +29,7 @@ demo: arca-cli py-build
 	$(ARCA_BIN) dump $(DEMO_DIR)/example.arca
 	$(ARCA_BIN) stat $(DEMO_DIR)/example.arca
 	$(ARCA_BIN) check $(DEMO_DIR)/example.arca
+	ARCA_PYTHON=$(PY) $(ARCA_BIN) export --force --quiet $(DEMO_DIR)/example.arca $(DEMO_DIR)/example.h5
+	ARCA_PYTHON=$(PY) $(ARCA_BIN) import --force --quiet $(DEMO_DIR)/example.h5 $(DEMO_DIR)/roundtrip.arca
+	$(ARCA_BIN) ls -r $(DEMO_DIR)/roundtrip.arca
 	$(PY) examples/demo.py $(DEMO_DIR)/demo_py.arca

@@ -727,6 +727,11 @@ impl PyDataset {
         Ok(PyBytes::new(py, &f))
     }
 
+    /// Whether a fill value was given at creation.
+    fn has_fill_value(&self, py: Python<'_>) -> PyResult<bool> {
+        cvt(py.detach(|| self.d.has_fill_value()))
+    }
+
     /// Bytes of file space holding elements.
     fn storage_size(&self, py: Python<'_>) -> PyResult<u64> {
         cvt(py.detach(|| self.d.storage_size()))

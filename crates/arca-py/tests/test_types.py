@@ -383,3 +383,17 @@ def test_fixed_strings_keep_their_character_set(tmp_path):
                 assert p.tolist() == q.tolist()
             else:
                 assert p == q, (p, q)
+
+
+def test_whole_dataset_writes_of_references_store_ids(tmp_path):
+    """An object array of references given for the whole dataset is
+    converted, never written as the objects' memory."""
+    with arca.File(tmp_path / "r.arca", "w") as f:
+        g = f.create_group("g")
+        d = f.create_dataset("r", (2,), dtype=arca.ref_dtype)
+        refs = np.empty(2, dtype=arca.ref_dtype)
+        refs[0], refs[1] = g.ref, arca.Reference()
+        d[...] = refs
+    with arca.File(tmp_path / "r.arca") as f:
+        got = f["r"][...]
+        assert f[got[0]].name == "/g" and not got[1]

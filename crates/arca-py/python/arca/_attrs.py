@@ -16,7 +16,9 @@ from ._dtypes import (
     raw_dtype,
     refs_to_objects,
     ref_dtype,
+    repad,
     type_string,
+    unpad,
 )
 
 
@@ -54,7 +56,7 @@ def _encode(value, dtype=None):
         return type_string(want), [int(s) for s in shape], np.ascontiguousarray(arr).tobytes()
     arr = as_array(value, want)
     dt = check_dtype(arr.dtype if want is None else want)
-    data = np.ascontiguousarray(arr, dtype=native(dt))
+    data = np.ascontiguousarray(repad(arr, dt), dtype=native(dt))
     return type_string(dt), [int(s) for s in arr.shape], data.tobytes()
 
 
@@ -79,7 +81,7 @@ def _decode(dtype, shape, data):
     if mdt.subdtype is not None:
         base, sub = mdt.subdtype
         return np.frombuffer(data, dtype=base).reshape(tuple(shape) + sub).copy()
-    arr = np.frombuffer(data, dtype=mdt).reshape(shape)
+    arr = unpad(np.frombuffer(data, dtype=mdt).reshape(shape), mdt)
     if shape:
         return arr.copy()
     v = arr[()]

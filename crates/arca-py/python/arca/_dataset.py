@@ -14,6 +14,9 @@ from ._dtypes import (
     objects_to_refs,
     raw_dtype,
     refs_to_objects,
+    repad,
+    strpad,
+    unpad,
 )
 from ._object import HLObject
 
@@ -276,7 +279,8 @@ class Dataset(HLObject):
         if n == 0:
             return np.empty(count, dtype=mdt)
         raw = self._id.read(start, count, step)
-        return _elements(raw, mdt, count)
+        arr = _elements(raw, mdt, count)
+        return unpad(arr, mdt) if mdt.kind == "S" else arr
 
     def fields(self, names):
         """A view that reads only the named members of a compound dataset:
@@ -366,6 +370,7 @@ class Dataset(HLObject):
             if (
                 dest.shape == shape
                 and dest.dtype == self._memtype
+                and strpad(self._memtype) is None
                 and dest.flags.c_contiguous
                 and dest.flags.writeable
             ):
@@ -381,6 +386,8 @@ class Dataset(HLObject):
     # -- writing --------------------------------------------------------------
     def _write_box(self, start, count, step, data):
         """Write a C-contiguous native-order array of exactly ``count`` elements."""
+        if self._memtype.kind == "S":
+            data = np.ascontiguousarray(repad(data, self._memtype))
         if data.size:
             self._id.write(start, count, step, data.reshape(-1).view(np.uint8))
 
@@ -440,11 +447,14 @@ class Dataset(HLObject):
             return
         mdt = self._memtype
         if key is Ellipsis or (type(key) is tuple and not key):
-            # Fast path: a whole-dataset write from a matching array is not copied.
+            # Fast path: a whole-dataset write from a matching array is not
+            # copied. Not for object fields (references), which numpy's dtype
+            # equality does not tell from other objects: they are converted.
             if not (
                 isinstance(value, np.ndarray)
                 and value.shape == shape
                 and value.dtype == mdt
+                and not mdt.hasobject
                 and value.flags.c_contiguous
             ):
                 value = self._coerce(value, shape, shape)

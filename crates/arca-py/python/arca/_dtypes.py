@@ -219,6 +219,42 @@ def check_dtype(dt):
     return dt
 
 
+def strpad(dt):
+    """A fixed-length string dtype's padding when it is not numpy's NUL
+    padding ("nullterm" or "spacepad"), else None."""
+    if dt.kind != "S":
+        return None
+    pad = (dt.metadata or {}).get("arca_strpad")
+    return pad if pad in ("nullterm", "spacepad") else None
+
+
+def unpad(arr, dt):
+    """Stored strings as numpy holds them (NUL-padded), as HDF5 converts
+    them for h5py: a NUL-terminated string ends at its first NUL, a
+    space-padded one loses its trailing spaces."""
+    pad = strpad(dt)
+    if pad is None:
+        return arr
+    a = np.asarray(arr)
+    if pad == "nullterm":
+        vals = [x.split(b"\0", 1)[0] for x in a.reshape(-1).tolist()]
+    else:
+        vals = [x.rstrip(b" ") for x in a.reshape(-1).tolist()]
+    out = np.array(vals, dtype=a.dtype).reshape(a.shape)
+    return out if a.shape or not isinstance(arr, np.generic) else out[()]
+
+
+def repad(arr, dt):
+    """Strings given NUL-padded, stored with a space-padded type's spaces
+    (other paddings keep the bytes as given)."""
+    if strpad(dt) != "spacepad":
+        return arr
+    a = np.asarray(arr)
+    n = dt.itemsize
+    vals = [x.rstrip(b"\0").ljust(n, b" ") for x in a.reshape(-1).tolist()]
+    return np.array(vals, dtype=a.dtype).reshape(a.shape)
+
+
 def _native_form(dt):
     if dt.subdtype is not None:
         base, shape = dt.subdtype

@@ -209,6 +209,66 @@ def _to_h5(h5py, dt):
     return h5py.h5t.py_create(dt, logical=True)
 
 
+def _has_fixed_str(dt):
+    """Whether a fixed-size dtype holds fixed-length strings anywhere."""
+    if dt.kind == "S":
+        return True
+    if dt.names is not None:
+        return any(_has_fixed_str(dt.fields[n][0]) for n in dt.names)
+    if dt.subdtype is not None:
+        return _has_fixed_str(dt.subdtype[0])
+    return False
+
+
+def _arca_raw(ads, start, count):
+    """A box of an arca dataset's elements as stored (strings with their
+    padding), numbers native."""
+    from ._dataset import _elements
+
+    mdt = _dtypes.native(ads.dtype)
+    if not count:
+        return _elements(ads._id.read([], [], []), mdt, ())
+    return _elements(ads._id.read(list(start), list(count), [1] * len(count)), mdt, count)
+
+
+def _stored(value, dt):
+    """``value`` as a contiguous array of exactly ``dt`` (the stored byte
+    order), the bytes between compound members zero."""
+    value = np.asarray(value)
+    out = np.zeros(value.shape, dtype=dt)
+    out[...] = value
+    return out
+
+
+def _slabs(shape, itemsize):
+    """``(start, count)`` boxes along the first axis of about ``_SLAB`` bytes."""
+    if not shape:
+        yield (), ()
+        return
+    row = max(1, itemsize * int(np.prod(shape[1:], dtype=np.int64)))
+    step = max(1, _SLAB // row)
+    for i in range(0, shape[0], step):
+        n = min(step, shape[0] - i)
+        yield (i,) + (0,) * (len(shape) - 1), (n,) + tuple(shape[1:])
+
+
+def _exact_io(h5py, dsid, start, count, arr, write):
+    """Read or write one box with the file's own type as the memory type:
+    strings move as stored (HDF5 would re-pad them otherwise) and numbers
+    in the file's byte order."""
+    tid = dsid.get_type()
+    if not count:
+        fspace, mspace = h5py.h5s.ALL, h5py.h5s.ALL
+    else:
+        fspace = dsid.get_space()
+        fspace.select_hyperslab(start, count)
+        mspace = h5py.h5s.create_simple(count)
+    if write:
+        dsid.write(mspace, fspace, arr, mtype=tid)
+    else:
+        dsid.read(mspace, fspace, arr, mtype=tid)
+
+
 def _needs_own_type(dt):
     """Whether h5py's own mapping of ``dt`` would lose something arca keeps
     (a string's padding or character set, references, vlen members)."""
@@ -388,7 +448,11 @@ class _Importer:
             if aid.get_space().get_simple_extent_type() == h5py.h5s.NULL:
                 aobj.attrs.create(name, Empty(dt))
                 continue
-            value = hobj.attrs[name]
+            if _has_fixed_str(aid.dtype) and not _has_refs(aid.dtype):
+                value = np.zeros(aid.shape, dtype=aid.dtype)
+                aid.read(value, mtype=aid.get_type())
+            else:
+                value = hobj.attrs[name]
             if _has_refs(dt) or _has_refs(aid.dtype):
                 def fix(aobj=aobj, name=name, value=value, hdt=aid.dtype, dt=dt):
                     v = _map_refs(value, hdt, self.ref_to_arca, _dtypes.ref_dtype)
@@ -498,6 +562,15 @@ class _Importer:
 
     def copy_values(self, hds, ds):
         shape = hds.shape
+        if _has_fixed_str(hds.dtype) and hds.dtype.kind != "O":
+            for start, count in _slabs(shape, hds.dtype.itemsize):
+                arr = np.zeros(count, dtype=hds.dtype)
+                if arr.size:
+                    _exact_io(self.h5py, hds.id, start, count, arr, write=False)
+                    ds[tuple(slice(a, a + n) for a, n in zip(start, count))] = arr
+                self.done += arr.nbytes
+                self.tick()
+            return
         if not shape or hds.size == 0:
             if hds.size:
                 ds[()] = hds[()]
@@ -672,6 +745,11 @@ class _Exporter:
         for name in aobj.attrs:
             value = aobj.attrs[name]
             dt = value.dtype if isinstance(value, Empty) else aobj.attrs._dtype(name)
+            if not isinstance(value, Empty) and _has_fixed_str(dt) and dt.kind != "O" \
+                    and not _has_refs(dt) and not _needs_values(dt):
+                # Strings as stored, padding included (reads strip it).
+                _, shape, data = aobj.attrs._id.get(name)
+                value = np.frombuffer(data, dtype=_dtypes.native(dt)).reshape(shape)
             if isinstance(value, Empty):
                 tid = _to_h5(h5py, value.dtype)
                 h5py.h5a.create(hobj.id, name.encode(), tid, h5py.h5s.create(h5py.h5s.NULL))
@@ -713,10 +791,9 @@ class _Exporter:
         elif layout == "compact":
             dcpl.set_layout(h5py.h5d.COMPACT)
         vlen = dt.kind == "O" or _needs_values(dt)
-        if not vlen and not _has_refs(dt):
-            fill = ads.fillvalue
-            if fill is not None and np.asarray(fill).tobytes() != bytes(dt.itemsize):
-                dcpl.set_fill_value(np.asarray(fill, dtype=dt).reshape(()))
+        if not vlen and not _has_refs(dt) and ads._id.has_fill_value():
+            fill = np.asarray(ads.fillvalue).astype(dt).reshape(())
+            dcpl.set_fill_value(fill)
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or ads.shape))
         space = h5py.h5s.create_simple(tuple(ads.shape), maxshape)
         tid = _to_h5(h5py, dt)
@@ -739,6 +816,11 @@ class _Exporter:
                     dsid.write_direct_chunk(tuple(offset), data, filter_mask=0)
                 self.done += len(data)
                 self.tick()
+        elif ads.size and _has_fixed_str(dt) and not vlen:
+            for start, count in _slabs(ads.shape, dt.itemsize):
+                box = tuple(slice(a, a + n) for a, n in zip(start, count))
+                arr = _stored(_arca_raw(ads, start, count), dt)
+                _exact_io(h5py, dsid, start, count, arr, write=True)
         elif ads.size:
             shape = ads.shape
             if not shape:
@@ -767,8 +849,8 @@ def _h5_attr(h5py, hobj, name, value, dt):
     tid = _to_h5(h5py, dt)
     space = h5py.h5s.create_simple(arr.shape) if arr.shape else h5py.h5s.create(h5py.h5s.SCALAR)
     aid = h5py.h5a.create(hobj.id, name.encode(), tid, space)
-    if dt.kind == "S":
-        aid.write(np.ascontiguousarray(arr, dtype=f"S{dt.itemsize}"), mtype=tid)
+    if _has_fixed_str(dt) and dt.kind != "O" and not _has_refs(dt):
+        aid.write(_stored(arr, dt), mtype=tid)
     else:
         hobj.attrs.modify(name, arr)
 

@@ -615,6 +615,24 @@ impl Dataset {
         Ok(f)
     }
 
+    /// Whether a fill value was given at creation (even one of zeros), as
+    /// HDF5 tells a user-defined fill from its default.
+    ///
+    /// ```
+    /// use arca::{Datatype, DatasetOptions, File};
+    /// let f = File::in_memory().unwrap();
+    /// let a = f.root().create_dataset("a", &DatasetOptions::new(Datatype::uint(1), &[4])).unwrap();
+    /// let b = f.root().create_dataset("b", &DatasetOptions::new(Datatype::uint(1), &[4]).fill_value(&[0])).unwrap();
+    /// assert!(!a.has_fill_value().unwrap() && b.has_fill_value().unwrap());
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn has_fill_value(&self) -> Result<bool> {
+        let mut g = lock(&self.shared)?;
+        Ok(load_meta(&mut g.st, self.addr)?.fill.is_some())
+    }
+
     /// Bytes of file space holding this dataset's elements.
     ///
     /// # Errors
