@@ -8,6 +8,7 @@
 //!     _native.chunk_write_raw(other, offset, data, mask)
 //! ```
 
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -44,9 +45,78 @@ fn chunk_write_raw(
     cvt(py.detach(|| ds.d.write_chunk_raw(&offset, data, mask)))
 }
 
+/// Read a batch of chunks as stored: one uint8 array holding them back to
+/// back, and for each offset `(stored bytes, mask)` or None.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn chunks_read_raw<'py>(
+    py: Python<'py>,
+    ds: &PyDataset,
+    offsets: Vec<Vec<u64>>,
+) -> PyResult<(Bound<'py, PyArray1<u8>>, Vec<Option<(usize, u32)>>)> {
+    let (buf, found) = cvt(py.detach(|| ds.d.read_chunks_raw(&offsets)))?;
+    Ok((PyArray1::from_vec(py, buf), found))
+}
+
+/// Read a batch of chunks as stored into `out` (a writable uint8 array the
+/// caller reuses), back to back from its start; for each offset `(stored
+/// bytes, mask)` or None.
+#[pyfunction]
+fn chunks_read_raw_into(
+    py: Python<'_>,
+    ds: &PyDataset,
+    offsets: Vec<Vec<u64>>,
+    mut out: numpy::PyReadwriteArray1<'_, u8>,
+) -> PyResult<Vec<Option<(usize, u32)>>> {
+    let buf = out
+        .as_slice_mut()
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    cvt(py.detach(|| ds.d.read_chunks_raw_into(&offsets, buf)))
+}
+
+/// Store a batch of chunks as given: `(offset, bytes, mask)` each.
+#[pyfunction]
+fn chunks_write_raw(
+    py: Python<'_>,
+    ds: &PyDataset,
+    chunks: Vec<(Vec<u64>, Bound<'_, PyBytes>, u32)>,
+) -> PyResult<()> {
+    let items: Vec<(&[u64], &[u8], u32)> = chunks
+        .iter()
+        .map(|(o, b, m)| (o.as_slice(), b.as_bytes(), *m))
+        .collect();
+    cvt(py.detach(|| ds.d.write_chunks_raw(&items)))
+}
+
+/// Store a batch of chunks whose stored bytes lie in the file at `path`:
+/// `(offset, position, length, mask)` each (the kernel copies them).
+#[pyfunction]
+fn chunks_write_from_file(
+    py: Python<'_>,
+    ds: &PyDataset,
+    path: std::path::PathBuf,
+    chunks: Vec<(Vec<u64>, u64, u64, u32)>,
+) -> PyResult<()> {
+    let items: Vec<(&[u64], u64, u64, u32)> = chunks
+        .iter()
+        .map(|(o, p, l, m)| (o.as_slice(), *p, *l, *m))
+        .collect();
+    cvt(py.detach(|| {
+        let src = std::fs::File::open(&path).map_err(|source| arca::Error::Io {
+            context: format!("opening {}", path.display()),
+            source,
+        })?;
+        ds.d.write_chunks_from_file(&src, &items)
+    }))
+}
+
 /// Add this module's functions to `arca._native`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chunks_stored, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_read_raw, m)?)?;
-    m.add_function(wrap_pyfunction!(chunk_write_raw, m)?)
+    m.add_function(wrap_pyfunction!(chunk_write_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_read_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_read_raw_into, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_write_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_write_from_file, m)?)
 }

@@ -219,6 +219,28 @@ fn decode_in_place(
     par_map(jobs, run).into_iter().collect()
 }
 
+/// Where the stored bytes of a chunk being written come from.
+pub(crate) enum Source<'a> {
+    /// Bytes in memory.
+    Bytes(&'a [u8]),
+    /// `len` bytes of `file` at `pos`, whose CRC32C the caller computed.
+    File {
+        file: &'a std::fs::File,
+        pos: u64,
+        len: u64,
+        crc: u32,
+    },
+}
+
+impl Source<'_> {
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            Source::Bytes(b) => b.len() as u64,
+            Source::File { len, .. } => *len,
+        }
+    }
+}
+
 /// Bytes buffered before a batch of chunks is filtered in parallel.
 const BATCH_BYTES: usize = 64 << 20;
 /// Batches smaller than this are filtered on the calling thread: starting
@@ -348,10 +370,53 @@ impl Chunked<'_> {
         bytes: &[u8],
         mask: u32,
     ) -> Result<()> {
-        let mut kb = [0u8; MAX_KEY];
+        self.put_from(st, coords, Source::Bytes(bytes), mask)
+    }
+
+    /// [`Chunked::put`] of bytes from memory or from another file.
+    pub(crate) fn put_from(
+        &mut self,
+        st: &mut Store,
+        coords: &[u64],
+        src: Source,
+        mask: u32,
+    ) -> Result<()> {
+        let size = src.len();
+        let (addr, old) = self.place(st, coords, size)?;
+        let crc = match src {
+            Source::Bytes(bytes) => {
+                st.write_raw("chunk", (addr, size), addr, bytes)?;
+                crc32c::crc32c(bytes)
+            }
+            Source::File {
+                file,
+                pos,
+                len,
+                crc,
+            } => {
+                st.write_raw_from_file("chunk", (addr, size), file, pos, len)?;
+                crc
+            }
+        };
+        let entry = ChunkRef {
+            addr,
+            size,
+            mask,
+            crc,
+        };
+        self.record(st, coords, entry, old)
+    }
+
+    /// Where a chunk of `size` stored bytes goes: its old extent when that
+    /// is big enough (and no journal asks for copy on write), else new
+    /// space; with the entry it replaces.
+    pub(crate) fn place(
+        &mut self,
+        st: &mut Store,
+        coords: &[u64],
+        size: u64,
+    ) -> Result<(u64, Option<ChunkRef>)> {
         let old = self.entry(st, coords)?;
-        let k = key_into(coords, &mut kb)?;
-        let size = bytes.len() as u64;
         let addr = match old {
             // Under a journal, chunks are rewritten elsewhere (copy on write):
             // an overwrite in place would have to copy the old chunk first.
@@ -369,14 +434,20 @@ impl Chunked<'_> {
             }
             None => st.space.alloc(SpaceKind::Raw, size)?,
         };
-        st.write_raw("chunk", (addr, size), addr, bytes)?;
-        let entry = ChunkRef {
-            addr,
-            size,
-            mask,
-            crc: crc32c::crc32c(bytes),
-        };
+        Ok((addr, old))
+    }
+
+    /// Point the index at a chunk placed by [`Chunked::place`] and written.
+    pub(crate) fn record(
+        &mut self,
+        st: &mut Store,
+        coords: &[u64],
+        entry: ChunkRef,
+        old: Option<ChunkRef>,
+    ) -> Result<()> {
         if old != Some(entry) {
+            let mut kb = [0u8; MAX_KEY];
+            let k = key_into(coords, &mut kb)?;
             let (root, ins) = btree::insert(st, self.index, k, &entry.encode(), true)?;
             debug_assert!(!matches!(ins, Inserted::Exists));
             self.index = root;

@@ -47,4 +47,40 @@ pub trait Driver: Send {
     fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)
     }
+    /// Copy `len` bytes of `src` from `src_pos` to `offset`, as
+    /// [`Driver::write_at`] of those bytes would. The default reads them
+    /// through a buffer; the file driver has the kernel copy them
+    /// (`copy_file_range`), so they never pass through this process.
+    fn copy_from_file(
+        &mut self,
+        src: &std::fs::File,
+        src_pos: u64,
+        offset: u64,
+        len: u64,
+    ) -> Result<()> {
+        copy_through_buffer(self, src, src_pos, offset, len)
+    }
+}
+
+/// [`Driver::copy_from_file`] by reading and writing a megabyte at a time.
+pub(crate) fn copy_through_buffer<D: Driver + ?Sized>(
+    d: &mut D,
+    src: &std::fs::File,
+    src_pos: u64,
+    offset: u64,
+    len: u64,
+) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len.min(1 << 20) as usize];
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        src.read_exact_at(&mut buf[..n], src_pos + done)
+            .map_err(|e| {
+                crate::error::Error::io(format!("reading {n} bytes at {}", src_pos + done), e)
+            })?;
+        d.write_at(offset + done, &buf[..n])?;
+        done += n as u64;
+    }
+    Ok(())
 }

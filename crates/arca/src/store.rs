@@ -91,6 +91,32 @@ impl Store {
         Ok(())
     }
 
+    /// [`Store::write_raw`] of `len` bytes taken from `src` at `src_pos`
+    /// (see [`crate::io::Driver::copy_from_file`]).
+    pub(crate) fn write_raw_from_file(
+        &mut self,
+        what: &'static str,
+        ext: (u64, u64),
+        src: &std::fs::File,
+        src_pos: u64,
+        len: u64,
+    ) -> Result<()> {
+        let (addr, ext_len) = ext;
+        if len > ext_len {
+            return Err(Error::corrupt(
+                what,
+                addr,
+                format!("a copy of {len} bytes leaves its extent of {ext_len} bytes"),
+            ));
+        }
+        self.space.check_live(what, addr, ext_len)?;
+        self.pager
+            .driver_mut()
+            .copy_from_file(src, src_pos, addr, len)?;
+        self.pager.extend_limit(addr + len);
+        Ok(())
+    }
+
     /// Space for a metadata page of `size` bytes.
     pub(crate) fn alloc_page(&mut self, size: usize) -> Result<u64> {
         self.space.alloc(SpaceKind::Meta, size as u64)

@@ -79,12 +79,13 @@ fn truncation_at_every_point_is_detected() {
 
 #[test]
 fn not_an_arca_file() {
-    for bytes in [
-        vec![],
-        b"hello world".to_vec(),
-        vec![0u8; 10000],
-        b"\x89HDF\r\n\x1a\n".repeat(100),
-    ] {
+    // An HDF5 file is named as one, with how to convert it.
+    let e = File::from_bytes(b"\x89HDF\r\n\x1a\n".repeat(100)).unwrap_err();
+    assert!(
+        matches!(&e, Error::Unsupported(m) if m.contains("HDF5") && m.contains("arca import")),
+        "{e}"
+    );
+    for bytes in [vec![], b"hello world".to_vec(), vec![0u8; 10000]] {
         let e = File::from_bytes(bytes).unwrap_err();
         assert!(
             matches!(

@@ -125,3 +125,63 @@ fn bad_raw_chunk_calls_are_refused() {
         "records point into a vector"
     );
 }
+
+#[test]
+fn chunks_copied_from_another_file_by_the_kernel() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    // A "foreign" file: 8 bytes of header, then stored chunks back to back,
+    // as an HDF5 file keeps them; one chunk out of order.
+    let src_path = dir.path().join("other.bin");
+    let o = DatasetOptions::new(Datatype::uint(2), &[40])
+        .chunks(&[10])
+        .filters(&[Filter::Zstd(1)]);
+    let mem = File::in_memory().unwrap();
+    let made = mem.root().create_dataset("m", &o).unwrap();
+    made.write_all(&(0..40u16).collect::<Vec<_>>()).unwrap();
+    let mut bytes = b"HEADER..".to_vec();
+    let mut items = vec![];
+    for off in [0u64, 10, 30, 20] {
+        let (b, mask) = made.read_chunk_raw(&[off]).unwrap().unwrap();
+        items.push((vec![off], bytes.len() as u64, b.len() as u64, mask));
+        bytes.extend_from_slice(&b);
+    }
+    std::fs::File::create(&src_path)
+        .unwrap()
+        .write_all(&bytes)
+        .unwrap();
+    let src = std::fs::File::open(&src_path).unwrap();
+    let path = dir.path().join("a.arca");
+    {
+        let f = File::create(&path).unwrap();
+        let ds = f.root().create_dataset("x", &o).unwrap();
+        let list: Vec<(&[u64], u64, u64, u32)> = items
+            .iter()
+            .map(|(o, p, l, m)| (o.as_slice(), *p, *l, *m))
+            .collect();
+        ds.write_chunks_from_file(&src, &list).unwrap();
+        assert_eq!(ds.read_all::<u16>().unwrap(), (0..40).collect::<Vec<_>>());
+    }
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+    assert_eq!(
+        f.root().dataset("x").unwrap().read_all::<u16>().unwrap(),
+        (0..40).collect::<Vec<_>>()
+    );
+    drop(f);
+    // A source that ends early: refused, and the open file refuses further
+    // work; the last commit is what a reopen finds.
+    let f = File::open_rw(&path).unwrap();
+    let ds = f.root().dataset("x").unwrap();
+    let short: Vec<(&[u64], u64, u64, u32)> = vec![(&[0], bytes.len() as u64 - 4, 40, 0)];
+    assert!(ds.write_chunks_from_file(&src, &short).is_err());
+    assert!(ds.read_all::<u16>().is_err());
+    drop(ds);
+    drop(f);
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+    assert_eq!(
+        f.root().dataset("x").unwrap().read_all::<u16>().unwrap(),
+        (0..40).collect::<Vec<_>>()
+    );
+}

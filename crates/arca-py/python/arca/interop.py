@@ -45,6 +45,8 @@ _SHUFFLE, _DEFLATE, _FLETCHER32, _ZSTD, _LZ4 = 2, 1, 3, 32015, 32004
 _ALL = 0xFFFFFFFF
 # Bytes of values copied at a time when chunks cannot be copied as stored.
 _SLAB = 64 << 20
+# Bytes of stored chunks moved per call.
+_BATCH = 32 << 20
 
 
 class ConversionError(ValueError):
@@ -353,6 +355,8 @@ class _Importer:
         self.report = Report()
         self.copied = {}  # HDF5 object address -> arca object
         self.later = []  # (closure) values holding references, set once all objects exist
+        self.fds = []  # the source file opened for direct chunk reads
+        self.direct = None  # its path, when chunk addresses were checked
         self.done = 0
         self.total = max(1, _h5_bytes(h5py, src))
 
@@ -381,11 +385,15 @@ class _Importer:
         return out
 
     def run(self):
-        self.copy_attrs(self.src, self.dst)
-        self.copied[self.key(self.src["/"])] = self.dst
-        self.walk(self.src["/"], self.dst)
-        for fix in self.later:
-            fix()
+        try:
+            self.copy_attrs(self.src, self.dst)
+            self.copied[self.key(self.src["/"])] = self.dst
+            self.walk(self.src["/"], self.dst)
+            for fix in self.later:
+                fix()
+        finally:
+            for fd in self.fds:
+                os.close(fd)
 
     def walk(self, hg, ag):
         h5py = self.h5py
@@ -535,30 +543,100 @@ class _Importer:
         return ds
 
     def copy_chunks(self, hds, ds, nfilters, pipeline):
-        """Stored chunks as they are (lz4 reframed); a chunk some filters
-        skipped (a partial mask) goes by value."""
+        """Stored chunks as they are (lz4 reframed), read straight from the
+        source file where HDF5 says they lie and written in batches; a
+        chunk some filters skipped (a partial mask) goes by value."""
         infos = []
         if hasattr(hds.id, "chunk_iter"):
-            hds.id.chunk_iter(lambda i: infos.append((i.chunk_offset, i.filter_mask)))
+            hds.id.chunk_iter(lambda i: infos.append((i.chunk_offset, i.filter_mask,
+                                                      i.byte_offset, i.size)))
         else:  # pragma: no cover - older HDF5
             for i in range(hds.id.get_num_chunks()):
                 c = hds.id.get_chunk_info(i)
-                infos.append((c.chunk_offset, c.filter_mask))
+                infos.append((c.chunk_offset, c.filter_mask, c.byte_offset, c.size))
         every = (1 << nfilters) - 1
-        for offset, mask in infos:
-            mask_read, data = hds.id.read_direct_chunk(offset)
-            if nfilters == 0 or mask_read & every == every:
-                _native.chunk_write_raw(ds._id, list(offset), _unfiltered(data, ds), _ALL)
-            elif mask_read == 0 and pipeline.get("compression") == "lz4" and _lz4_from_hdf5(data):
-                data, m = _lz4_from_hdf5(data)
-                _native.chunk_write_raw(ds._id, list(offset), data, m)
-            elif mask_read == 0 and pipeline.get("compression") != "lz4":
-                _native.chunk_write_raw(ds._id, list(offset), data, 0)
-            else:
-                sel = tuple(slice(o, min(o + c, s)) for o, c, s in zip(offset, hds.chunks, hds.shape))
-                ds[sel] = hds[sel]
-            self.done += len(data)
-            self.tick()
+        lz4 = pipeline.get("compression") == "lz4"
+        read = self.chunk_reader(hds, infos)
+        if self.direct is not None and not lz4:
+            # Chunks whose bytes arca stores as they are: copied file to
+            # file by the kernel, in batches; the rest below.
+            rest, batch, held = [], [], 0
+            for info in infos:
+                offset, mask, at, size = info
+                if nfilters == 0 or mask & every == every:
+                    batch.append((list(offset), at, size, _ALL))
+                elif mask == 0:
+                    batch.append((list(offset), at, size, 0))
+                else:
+                    rest.append(info)
+                    continue
+                held += size
+                if held >= _BATCH:
+                    _native.chunks_write_from_file(ds._id, self.direct, batch)
+                    self.done += held
+                    self.tick()
+                    batch, held = [], 0
+            if batch:
+                _native.chunks_write_from_file(ds._id, self.direct, batch)
+                self.done += held
+                self.tick()
+            infos = rest
+        # Batches of about _BATCH stored bytes; the next batch is read on a
+        # second thread while this one is written (both release the GIL).
+        if not infos:
+            return
+        batches, cur, held = [], [], 0
+        for info in infos:
+            cur.append(info)
+            held += info[3]
+            if held >= _BATCH:
+                batches.append(cur)
+                cur, held = [], 0
+        if cur:
+            batches.append(cur)
+
+        def fetch(batch):
+            return [read(offset, at, size) for offset, _, at, size in batch]
+
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1) as pool:
+            ahead = pool.submit(fetch, batches[0]) if batches else None
+            for k, batch in enumerate(batches):
+                datas = ahead.result()
+                ahead = pool.submit(fetch, batches[k + 1]) if k + 1 < len(batches) else None
+                items = []
+                for (offset, mask, _, size), data in zip(batch, datas):
+                    if nfilters == 0 or mask & every == every:
+                        items.append((list(offset), data, _ALL))
+                    elif mask == 0 and lz4 and _lz4_from_hdf5(data):
+                        d, m = _lz4_from_hdf5(data)
+                        items.append((list(offset), d, m))
+                    elif mask == 0 and not lz4:
+                        items.append((list(offset), data, 0))
+                    else:
+                        sel = tuple(slice(o, min(o + c, s))
+                                    for o, c, s in zip(offset, hds.chunks, hds.shape))
+                        ds[sel] = hds[sel]
+                    self.done += size
+                _native.chunks_write_raw(ds._id, items)
+                self.tick()
+
+    def chunk_reader(self, hds, infos):
+        """How to fetch a chunk's stored bytes: from the source file at the
+        address HDF5 reports (checked against HDF5's own read of the first
+        chunk), else through HDF5."""
+        path = self.src.filename
+        if infos and self.src.driver == "sec2" and os.path.isfile(path):
+            offset, _, at, size = infos[0]
+            fd = os.open(path, os.O_RDONLY)
+            if os.pread(fd, size, at) == hds.id.read_direct_chunk(offset)[1]:
+                self.fds.append(fd)
+                self.direct = path
+                return lambda offset, at, size: os.pread(fd, size, at)
+            os.close(fd)
+        self.direct = None
+        return lambda offset, at, size: hds.id.read_direct_chunk(offset)[1]
 
     def copy_values(self, hds, ds):
         shape = hds.shape
@@ -806,16 +884,34 @@ class _Exporter:
             self.later.append(fix)
         elif layout == "chunked" and not vlen:
             every = (1 << len(filters)) - 1
-            for offset, _, mask in _native.chunks_stored(ads._id):
-                data, mask = _native.chunk_read_raw(ads._id, list(offset))
-                if mask == _ALL:
-                    dsid.write_direct_chunk(tuple(offset), data, filter_mask=every)
-                else:
-                    if filters and filters[-1] == _LZ4:
-                        data = _lz4_to_hdf5(data)
-                    dsid.write_direct_chunk(tuple(offset), data, filter_mask=0)
-                self.done += len(data)
-                self.tick()
+            stored = _native.chunks_stored(ads._id)
+            # One buffer serves every batch: fresh memory costs a page fault
+            # per page, more than the copy itself.
+            buf = np.empty(0, np.uint8)
+            i = 0
+            while i < len(stored):
+                # A batch of about _BATCH bytes read under one call.
+                j, held = i, 0
+                while j < len(stored) and (j == i or held < _BATCH):
+                    held += stored[j][1]
+                    j += 1
+                if buf.size < held:
+                    buf = np.empty(max(held, _BATCH * 2), np.uint8)
+                found = _native.chunks_read_raw_into(ads._id, [list(c[0]) for c in stored[i:j]], buf)
+                view, at = memoryview(buf), 0
+                for (offset, _, _), f in zip(stored[i:j], found):
+                    n, mask = f
+                    data = view[at:at + n]
+                    at += n
+                    if mask == _ALL:
+                        dsid.write_direct_chunk(tuple(offset), data, filter_mask=every)
+                    else:
+                        if filters and filters[-1] == _LZ4:
+                            data = _lz4_to_hdf5(bytes(data))
+                        dsid.write_direct_chunk(tuple(offset), data, filter_mask=0)
+                    self.done += n
+                    self.tick()
+                i = j
         elif ads.size and _has_fixed_str(dt) and not vlen:
             for start, count in _slabs(ads.shape, dt.itemsize):
                 box = tuple(slice(a, a + n) for a, n in zip(start, count))

@@ -157,4 +157,33 @@ impl Driver for FileDriver {
             .map(|m| m.len())
             .map_err(|e| Error::io("reading the file size", e))
     }
+
+    fn copy_from_file(
+        &mut self,
+        src: &std::fs::File,
+        src_pos: u64,
+        offset: u64,
+        len: u64,
+    ) -> Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        // std copies between files with copy_file_range (the kernel moves
+        // the bytes) from the handles' positions. Every other read and
+        // write here is positional, so moving this handle's position is
+        // free; the source is the caller's to position.
+        let at = |what: &str, e| Error::io(format!("{what} for a copy of {len} bytes"), e);
+        let mut from = src;
+        from.seek(SeekFrom::Start(src_pos))
+            .map_err(|e| at("seeking the source", e))?;
+        let mut to = &self.file;
+        to.seek(SeekFrom::Start(offset))
+            .map_err(|e| at("seeking the file", e))?;
+        let n = std::io::copy(&mut from.take(len), &mut to).map_err(|e| at("copying", e))?;
+        if n != len {
+            return Err(at(
+                "copying",
+                std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the source ended early"),
+            ));
+        }
+        Ok(())
+    }
 }

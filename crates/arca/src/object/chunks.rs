@@ -4,10 +4,12 @@
 
 use super::dataset::{engine, flush_cache};
 use super::{lock, Dataset, Session};
-use crate::chunk::Cache;
+use crate::chunk::{Cache, Chunked, Source};
 use crate::error::{Error, Result};
 use crate::filter::MASK_RAW;
+use crate::format::chunk_index::ChunkRef;
 use crate::format::object_header::{Header, Layout};
+use crate::store::Store;
 
 /// One stored chunk of a chunked dataset.
 ///
@@ -138,11 +140,72 @@ impl Dataset {
     /// As for [`Dataset::stored_chunks`], and [`Error::InvalidArgument`] for
     /// an offset that does not start a chunk inside the extent.
     pub fn read_chunk_raw(&self, offset: &[u64]) -> Result<Option<(Vec<u8>, u32)>> {
+        let (buf, found) = self.read_chunks_raw(&[offset.to_vec()])?;
+        Ok(found[0].map(|(_, mask)| (buf, mask)))
+    }
+
+    /// [`Dataset::read_chunk_raw`] for many chunks under one lock, their
+    /// bytes back to back in one buffer: for each offset, `Some((stored
+    /// bytes, mask))` in order, or `None` for a chunk never written. Copies
+    /// between files read batches of chunks this way.
+    ///
+    /// ```
+    /// use arca::{Datatype, DatasetOptions, File};
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::uint(1), &[12]).chunks(&[4]);
+    /// let a = f.root().create_dataset("a", &o).unwrap();
+    /// a.write_all(&[5u8; 12]).unwrap();
+    /// let (buf, found) = a.read_chunks_raw(&[vec![0], vec![8]]).unwrap();
+    /// assert_eq!((buf.len(), found), (8, vec![Some((4, 0)), Some((4, 0))]));
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::read_chunk_raw`].
+    #[allow(clippy::type_complexity)]
+    pub fn read_chunks_raw(
+        &self,
+        offsets: &[Vec<u64>],
+    ) -> Result<(Vec<u8>, Vec<Option<(usize, u32)>>)> {
         let mut g = lock(&self.shared)?;
+        let (refs, total) = self.locate(&mut g, offsets)?;
+        let mut buf = vec![0u8; total];
+        let found = read_located(&mut g, &refs, &mut buf)?;
+        Ok((buf, found))
+    }
+
+    /// [`Dataset::read_chunks_raw`] into a buffer the caller keeps: the
+    /// chunks' bytes go back to back at the start of `out`, which must hold
+    /// them all. A copy reusing one buffer pays for its memory once.
+    ///
+    /// # Errors
+    /// As for [`Dataset::read_chunks_raw`], and [`Error::InvalidArgument`]
+    /// if `out` is too short.
+    pub fn read_chunks_raw_into(
+        &self,
+        offsets: &[Vec<u64>],
+        out: &mut [u8],
+    ) -> Result<Vec<Option<(usize, u32)>>> {
+        let mut g = lock(&self.shared)?;
+        let (refs, total) = self.locate(&mut g, offsets)?;
+        let len = out.len();
+        let out = out.get_mut(..total).ok_or_else(|| {
+            Error::invalid(format!(
+                "a buffer of {len} bytes for {total} bytes of chunks"
+            ))
+        })?;
+        read_located(&mut g, &refs, out)
+    }
+
+    /// The index entries of the chunks at `offsets` (None where never
+    /// written), each checked to lie in live space, and their total size.
+    fn locate(
+        &self,
+        g: &mut Session,
+        offsets: &[Vec<u64>],
+    ) -> Result<(Vec<Option<ChunkRef>>, usize)> {
         let addr = self.addr;
-        self.flush_chunks(&mut g)?;
-        let (chunk, dims, _, _) = chunk_layout(&mut g, addr)?;
-        let coords = coords_of(offset, &chunk, &dims)?;
+        self.flush_chunks(g)?;
+        let (chunk, dims, _, _) = chunk_layout(g, addr)?;
         let h = Header::load(&mut g.st, addr)?;
         let m = h
             .dataset
@@ -152,14 +215,20 @@ impl Dataset {
             return Err(Error::invalid("the dataset is not chunked"));
         };
         let e = engine(m, &chunk, *index, &[]);
-        let Some(r) = e.entry(&mut g.st, &coords)? else {
-            return Ok(None);
-        };
-        g.st.check_live("chunk", r.addr, r.size)?;
-        let mut buf = vec![0u8; r.size as usize];
-        g.st.driver().read_at(r.addr, &mut buf)?;
-        crate::chunk::verify(&r, &buf)?;
-        Ok(Some((buf, r.mask)))
+        let mut refs = Vec::with_capacity(offsets.len());
+        let mut total = 0usize;
+        for offset in offsets {
+            let coords = coords_of(offset, &chunk, &dims)?;
+            let r = e.entry(&mut g.st, &coords)?;
+            if let Some(r) = &r {
+                g.st.check_live("chunk", r.addr, r.size)?;
+                total = total
+                    .checked_add(r.size as usize)
+                    .ok_or_else(|| Error::invalid("chunks larger than memory"))?;
+            }
+            refs.push(r);
+        }
+        Ok((refs, total))
     }
 
     /// Store `bytes` as the chunk whose first element is `offset`, exactly
@@ -173,56 +242,189 @@ impl Dataset {
     /// another mask, unfiltered bytes that are not exactly one chunk, or
     /// filtered bytes of an implausible size; [`Error::ReadOnly`].
     pub fn write_chunk_raw(&self, offset: &[u64], bytes: &[u8], mask: u32) -> Result<()> {
+        self.write_chunks_raw(&[(offset, bytes, mask)])
+    }
+
+    /// [`Dataset::write_chunk_raw`] for many chunks under one lock: each
+    /// `(offset, bytes, mask)` in turn. Every chunk is checked before any is
+    /// stored.
+    ///
+    /// ```
+    /// use arca::{Datatype, DatasetOptions, File};
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::uint(1), &[8]).chunks(&[4]);
+    /// let a = f.root().create_dataset("a", &o).unwrap();
+    /// a.write_chunks_raw(&[(&[0], &[1, 2, 3, 4], 0), (&[4], &[5, 6, 7, 8], 0)]).unwrap();
+    /// assert_eq!(a.read_all::<u8>().unwrap(), [1, 2, 3, 4, 5, 6, 7, 8]);
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::write_chunk_raw`].
+    pub fn write_chunks_raw(&self, chunks: &[(&[u64], &[u8], u32)]) -> Result<()> {
+        let items: Vec<(&[u64], Source, u32)> = chunks
+            .iter()
+            .map(|&(o, b, m)| (o, Source::Bytes(b), m))
+            .collect();
+        self.put_chunks(items)
+    }
+
+    /// [`Dataset::write_chunks_raw`] with each chunk's stored bytes taken
+    /// from `src`: `(offset, position in src, length, mask)`. On Linux the
+    /// kernel copies them (`copy_file_range`) into an arca file; they are
+    /// read once here for their checksum. An import of another format's
+    /// file copies its chunks this way.
+    ///
+    /// ```
+    /// use arca::{Datatype, DatasetOptions, File};
+    /// use std::io::Write;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let mut other = std::fs::File::create(dir.path().join("raw")).unwrap();
+    /// other.write_all(b"..abcd").unwrap();
+    /// let src = std::fs::File::open(dir.path().join("raw")).unwrap();
+    /// let f = File::create(dir.path().join("a.arca")).unwrap();
+    /// let o = DatasetOptions::new(Datatype::uint(1), &[4]).chunks(&[4]);
+    /// let a = f.root().create_dataset("a", &o).unwrap();
+    /// a.write_chunks_from_file(&src, &[(&[0], 2, 4, 0)]).unwrap();
+    /// assert_eq!(a.read_all::<u8>().unwrap(), b"abcd");
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::write_chunk_raw`]; [`Error::Io`] when `src` cannot
+    /// be read there.
+    pub fn write_chunks_from_file(
+        &self,
+        src: &std::fs::File,
+        chunks: &[(&[u64], u64, u64, u32)],
+    ) -> Result<()> {
+        // The checksums are computed on a second thread while the bytes are
+        // copied; the index entries are written once both are done.
+        let crcs = || -> Result<Vec<u32>> {
+            use std::os::unix::fs::FileExt;
+            let mut buf = Vec::new();
+            let mut out = Vec::with_capacity(chunks.len());
+            for &(_, pos, len, _) in chunks {
+                let n =
+                    usize::try_from(len).map_err(|_| Error::invalid("chunk larger than memory"))?;
+                if n > buf.len() {
+                    buf.resize(n, 0);
+                }
+                src.read_exact_at(&mut buf[..n], pos).map_err(|e| {
+                    Error::io(format!("reading {len} bytes at {pos} of the source"), e)
+                })?;
+                out.push(crc32c::crc32c(&buf[..n]));
+            }
+            Ok(out)
+        };
+        let items: Vec<(&[u64], Source, u32)> = chunks
+            .iter()
+            .map(|&(o, pos, len, m)| {
+                (
+                    o,
+                    Source::File {
+                        file: src,
+                        pos,
+                        len,
+                        crc: 0,
+                    },
+                    m,
+                )
+            })
+            .collect();
+        self.put_chunks_with(items, Some(&crcs))
+    }
+
+    /// Check every chunk, then store them all under one lock.
+    fn put_chunks(&self, chunks: Vec<(&[u64], Source, u32)>) -> Result<()> {
+        self.put_chunks_with(chunks, None)
+    }
+
+    /// [`Dataset::put_chunks`]; with `crcs`, every chunk comes from one
+    /// file and `crcs` gives their checksums: it runs on a second thread
+    /// while the copies are made, copies of chunks that follow each other
+    /// in both files are made as one, and the index is written after.
+    #[allow(clippy::type_complexity)]
+    fn put_chunks_with(
+        &self,
+        chunks: Vec<(&[u64], Source, u32)>,
+        crcs: Option<&(dyn Fn() -> Result<Vec<u32>> + Sync)>,
+    ) -> Result<()> {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;
         let (chunk, dims, chunk_bytes, filtered) = chunk_layout(&mut g, addr)?;
-        let coords = coords_of(offset, &chunk, &dims)?;
-        let raw = mask == MASK_RAW || !filtered;
-        if mask != 0 && mask != MASK_RAW {
-            return Err(Error::invalid(format!(
-                "filter mask {mask:#x}: 0 (every filter applied) or 0xffffffff (none)"
-            )));
-        }
-        let plausible = if raw {
-            bytes.len() as u64 == chunk_bytes
-        } else {
-            !bytes.is_empty()
-                && (bytes.len() as u64) <= chunk_bytes.saturating_mul(2).saturating_add(1 << 16)
-        };
-        if !plausible {
-            return Err(Error::invalid(format!(
-                "{} bytes for a chunk of {chunk_bytes} bytes{}",
-                bytes.len(),
-                if raw { " stored unfiltered" } else { "" }
-            )));
+        let mut todo = Vec::with_capacity(chunks.len());
+        for (offset, src, mask) in chunks {
+            let coords = coords_of(offset, &chunk, &dims)?;
+            if mask != 0 && mask != MASK_RAW {
+                return Err(Error::invalid(format!(
+                    "filter mask {mask:#x}: 0 (every filter applied) or 0xffffffff (none)"
+                )));
+            }
+            let raw = mask == MASK_RAW || !filtered;
+            let len = src.len();
+            let plausible = if raw {
+                len == chunk_bytes
+            } else {
+                len > 0 && len <= chunk_bytes.saturating_mul(2).saturating_add(1 << 16)
+            };
+            if !plausible {
+                return Err(Error::invalid(format!(
+                    "{len} bytes for a chunk of {chunk_bytes} bytes{} at {offset:?}",
+                    if raw { " stored unfiltered" } else { "" }
+                )));
+            }
+            // Without filters the engine records 0, as it does for its own writes.
+            todo.push((coords, src, if filtered { mask } else { 0 }));
         }
         let mut h = Header::load(&mut g.st, addr)?;
         let m = h
             .dataset
             .as_mut()
             .ok_or_else(|| Error::invalid("not a dataset"))?;
-        let Layout::Chunked { index, .. } = &mut m.layout else {
+        let Layout::Chunked { index, .. } = &m.layout else {
             return Err(Error::invalid("the dataset is not chunked"));
         };
         let root = *index;
         let mut e = engine(m, &chunk, root, &[]);
-        // Without filters the engine records 0, as it does for its own writes.
-        let stored = if !filtered { 0 } else { mask };
-        e.put(&mut g.st, &coords, bytes, stored)?;
+        let r = match crcs {
+            None => todo
+                .into_iter()
+                .try_for_each(|(coords, src, mask)| e.put_from(&mut g.st, &coords, src, mask)),
+            Some(crcs) => {
+                let st = &mut g.st;
+                let (sums, placed) = crate::par::join(crcs, || copy_runs(&mut e, st, &todo));
+                let r = placed.and_then(|placed| {
+                    let sums = sums?;
+                    for ((coords, addr, size, mask, old), crc) in placed.into_iter().zip(sums) {
+                        let entry = ChunkRef {
+                            addr,
+                            size,
+                            mask,
+                            crc,
+                        };
+                        e.record(st, &coords, entry, old)?;
+                    }
+                    Ok(())
+                });
+                if r.is_err() {
+                    // Chunks were placed (old ones freed) but not all are
+                    // indexed: nothing of this may reach a commit.
+                    g.poison();
+                }
+                r
+            }
+        };
+        // The index root is saved even after a failure, so that chunks
+        // already stored stay owned.
         let new_root = e.index;
         if new_root != root {
-            let m = h
-                .dataset
-                .as_mut()
-                .ok_or_else(|| Error::invalid("not a dataset"))?;
-            if let Layout::Chunked { index, .. } = &mut m.layout {
+            if let Some(Layout::Chunked { index, .. }) = h.dataset.as_mut().map(|m| &mut m.layout) {
                 *index = new_root;
             }
             h.save(&mut g.st, addr)?;
         }
-        Ok(())
+        r
     }
 
     /// Write this dataset's cached chunks and drop them: raw chunk calls
@@ -237,4 +439,68 @@ impl Dataset {
         g.caches.insert(self.addr, Cache::new(cache.capacity));
         r
     }
+}
+
+/// A chunk placed and copied, waiting for its index entry: coordinates,
+/// address, size, mask, and the entry it replaces.
+type Placed = (Vec<u64>, u64, u64, u32, Option<ChunkRef>);
+
+/// Place and copy chunks whose bytes come from one file, copying each run
+/// of chunks that follow each other in both files with one call.
+fn copy_runs(
+    e: &mut Chunked,
+    st: &mut Store,
+    todo: &[(Vec<u64>, Source, u32)],
+) -> Result<Vec<Placed>> {
+    let mut placed = Vec::with_capacity(todo.len());
+    // The run being gathered: source file, its position, address, length.
+    let mut run: Option<(&std::fs::File, u64, u64, u64)> = None;
+    for (coords, src, mask) in todo {
+        let Source::File { file, pos, len, .. } = *src else {
+            return Err(Error::invalid(
+                "chunks from memory among chunks from a file",
+            ));
+        };
+        let (addr, old) = e.place(st, coords, len)?;
+        run = match run {
+            Some((f, p, a, l)) if std::ptr::eq(f, file) && p + l == pos && a + l == addr => {
+                Some((f, p, a, l + len))
+            }
+            Some((f, p, a, l)) => {
+                st.write_raw_from_file("chunk", (a, l), f, p, l)?;
+                Some((file, pos, addr, len))
+            }
+            None => Some((file, pos, addr, len)),
+        };
+        placed.push((coords.clone(), addr, len, *mask, old));
+    }
+    if let Some((f, p, a, l)) = run {
+        st.write_raw_from_file("chunk", (a, l), f, p, l)?;
+    }
+    Ok(placed)
+}
+
+/// Read located chunks back to back into `out` (exactly their total size),
+/// checking each against its checksum.
+fn read_located(
+    g: &mut Session,
+    refs: &[Option<ChunkRef>],
+    out: &mut [u8],
+) -> Result<Vec<Option<(usize, u32)>>> {
+    let mut at = 0usize;
+    let mut found = Vec::with_capacity(refs.len());
+    for r in refs {
+        match r {
+            None => found.push(None),
+            Some(r) => {
+                let n = r.size as usize;
+                let dst = &mut out[at..at + n];
+                g.st.driver().read_at(r.addr, dst)?;
+                crate::chunk::verify(r, dst)?;
+                found.push(Some((n, r.mask)));
+                at += n;
+            }
+        }
+    }
+    Ok(found)
 }

@@ -236,6 +236,12 @@ impl Session {
         self.st.space.set_defer(on);
     }
 
+    /// Refuse every further call: the state since the last commit cannot
+    /// be trusted (a reopen recovers the last commit).
+    pub(crate) fn poison(&mut self) {
+        self.state = State::Poisoned;
+    }
+
     /// Undo everything since the last commit and reload the committed state.
     pub(crate) fn rollback(&mut self) -> Result<()> {
         self.caches.clear();

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""HDF5 import benchmark: ``arca.import_hdf5`` of a gzip-chunked HDF5 file
+against ``cp`` of the same file (the ceiling: stored chunks copied as they
+are cannot beat a plain copy) and ``h5repack`` doing the same HDF5-to-HDF5
+copy, in one run; the export back to HDF5 is timed too.
+
+The source: one float32 dataset of smooth noise (so gzip stores about 78%
+of it), 1 MiB chunks, gzip level 4 with shuffle, written by h5py; about
+1 GiB stored (``--quick``: 64 MiB). Every copy ends with its output synced
+to disk (``os.fsync``; arca's commit syncs already), and everything is
+synced (``os.sync``) before each copy starts, untimed, so that no copy pays
+for the writeback of the one before: ``cp`` is measured
+both without and with that sync, and the aim (import <= 1.25x cp) is
+judged against the synced copy, the same work the others do. The page cache
+is warm (the source was just written; ``--cold`` evicts it before each copy).
+
+Each figure is the median of ``--repeat`` runs (default 3), the order of the
+copies rotating between runs.
+
+Usage::
+
+    python bench/interop/interop_bench.py             # 1 GiB, 3 repeats
+    python bench/interop/interop_bench.py --quick     # 64 MiB, 3 repeats: seconds
+    python bench/interop/interop_bench.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "crates", "arca-py",
+                                "python"))
+
+
+def write_source(path: str, mib: int) -> None:
+    import h5py
+
+    cols = 1024
+    rows_per_chunk = 256  # 1 MiB chunks of float32
+    # Stored ~78% of raw with shuffle+gzip: raw = stored / 0.78.
+    rows = int(mib * (1 << 20) / 0.78 / (4 * cols)) // rows_per_chunk * rows_per_chunk
+    rng = np.random.default_rng(11)
+    with h5py.File(path, "w") as f:
+        ds = f.create_dataset("signal", shape=(rows, cols), dtype="<f4",
+                              chunks=(rows_per_chunk, cols), compression="gzip",
+                              compression_opts=4, shuffle=True)
+        base = np.cumsum(rng.standard_normal((rows_per_chunk, cols)), axis=1).astype("<f4")
+        for i in range(0, rows, rows_per_chunk):
+            noise = rng.integers(-64, 64, (rows_per_chunk, cols)).astype("<f4") / 512
+            ds[i:i + rows_per_chunk] = base + noise
+        ds.attrs["units"] = "V"
+
+
+def evict(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+def sync(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    dfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def run_cp(src, dst, synced):
+    t = time.perf_counter()
+    subprocess.run(["cp", src, dst], check=True)
+    if synced:
+        sync(dst)
+    return time.perf_counter() - t
+
+
+def run_import(src, dst):
+    import arca.interop
+
+    t = time.perf_counter()
+    report = arca.interop.import_hdf5(src, dst, force=True)
+    sync(dst)
+    el = time.perf_counter() - t
+    assert report == [], report
+    return el
+
+
+def run_export(src, dst):
+    import arca.interop
+
+    t = time.perf_counter()
+    arca.interop.export_hdf5(src, dst, force=True)
+    sync(dst)
+    return time.perf_counter() - t
+
+
+def run_h5repack(src, dst):
+    exe = shutil.which("h5repack")
+    if exe is None:
+        return None
+    env = dict(os.environ)
+    try:
+        import hdf5plugin
+
+        env["HDF5_PLUGIN_PATH"] = hdf5plugin.PLUGIN_PATH
+    except ImportError:
+        pass
+    t = time.perf_counter()
+    subprocess.run([exe, src, dst], check=True, env=env)
+    sync(dst)
+    return time.perf_counter() - t
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="64 MiB instead of 1 GiB")
+    ap.add_argument("--mib", type=int, default=None, help="stored MiB of the source")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cold", action="store_true", help="evict the source before each copy")
+    ap.add_argument("--dir", default=None, help="where to write (default: a temporary directory)")
+    ap.add_argument("--json", default=None, help="write the figures to this file")
+    a = ap.parse_args()
+    mib = a.mib or (64 if a.quick else 1024)
+    tmp = tempfile.mkdtemp(prefix="arca-interop-", dir=a.dir)
+    try:
+        src = os.path.join(tmp, "src.h5")
+        t = time.perf_counter()
+        write_source(src, mib)
+        size = os.path.getsize(src)
+        print(f"source: {size / 2**20:.0f} MiB stored, gzip+shuffle, 1 MiB chunks "
+              f"(written in {time.perf_counter() - t:.1f} s)", flush=True)
+        runs = {"cp": [], "cp+sync": [], "arca import": [], "arca export": [], "h5repack": []}
+        order = ["cp", "cp+sync", "arca import", "h5repack"]
+        for r in range(a.repeat):
+            for name in order[r % len(order):] + order[:r % len(order)]:
+                # Nothing left to write back from the run before: each copy
+                # starts from the same state (untimed).
+                os.sync()
+                if a.cold:
+                    evict(src)
+                out = os.path.join(tmp, "out-" + name.replace(" ", "_").replace("+", "_"))
+                if name == "cp":
+                    el = run_cp(src, out, False)
+                elif name == "cp+sync":
+                    el = run_cp(src, out, True)
+                elif name == "arca import":
+                    el = run_import(src, out)
+                    back = os.path.join(tmp, "back.h5")
+                    os.sync()
+                    runs["arca export"].append(run_export(out, back))
+                    os.unlink(back)
+                else:
+                    el = run_h5repack(src, out)
+                if el is not None:
+                    runs[name].append(el)
+                if os.path.exists(out):
+                    os.unlink(out)
+        med = {k: statistics.median(v) for k, v in runs.items() if v}
+        mbs = {k: size / 2**20 / v for k, v in med.items()}
+        print(f"\n{'copy':<14}{'median s':>10}{'MiB/s':>9}{'x cp':>8}{'x cp+sync':>11}")
+        for k, v in med.items():
+            print(f"{k:<14}{v:>10.3f}{mbs[k]:>9.0f}{v / med['cp']:>8.2f}{v / med['cp+sync']:>11.2f}")
+        ratio = med["arca import"] / med["cp+sync"]
+        verdict = "met" if ratio <= 1.25 else "NOT met"
+        print(f"\naim: arca import <= 1.25x cp (synced, as every copy here): {ratio:.2f}x, {verdict}")
+        print(f"     against cp without its sync: {med['arca import'] / med['cp']:.2f}x")
+        if "h5repack" in med:
+            print(f"     h5repack takes {med['h5repack'] / med['arca import']:.1f}x arca import's time")
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump({"bench": "interop", "stored_bytes": size, "repeat": a.repeat,
+                           "cold": a.cold, "runs_s": runs, "median_s": med,
+                           "import_over_cp_sync": ratio,
+                           "import_over_cp": med["arca import"] / med["cp"],
+                           "machine": platform.platform(), "cpus": os.cpu_count()}, f, indent=1)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
