@@ -131,6 +131,9 @@ typedef int32_t arca_dtype_t;
 #define ARCA_FILTER_GZIP 2    /* level 0..9 */
 #define ARCA_FILTER_ZSTD 3    /* level -7..22 */
 #define ARCA_FILTER_LZ4 4     /* no level */
+#define ARCA_FILTER_HDF5 5    /* a filter of an imported HDF5 file, its chunks kept
+                                 as stored; level: HDF5's filter id. Reported by
+                                 arca_dataset_filters, not accepted at creation */
 
 /* Object kinds. */
 #define ARCA_KIND_GROUP 1
@@ -173,6 +176,7 @@ typedef struct arca_dataset_opts {
     int32_t layout;              /* ARCA_LAYOUT_* (AUTO from opts_init) */
     const char *type_str;        /* NULL, or a type string used instead of
                                     dtype, order and str_len */
+    int32_t track_order;         /* nonzero: attributes listed in creation order */
 } arca_dataset_opts_t;
 
 /* Figures from arca_stat / arca_file_check. */
@@ -273,8 +277,8 @@ int32_t arca_file_check(arca_file_t *f, arca_stat_t *out);
  *   arca_group_create(root, "run1/detector", NULL); */
 int32_t arca_group_create(arca_group_t *loc, const char *path, arca_group_t **out);
 
-/* As arca_group_create, for a group that lists its members in creation
- * order (kept on reopen). */
+/* As arca_group_create, for a group that lists its members and its
+ * attributes in creation order (kept on reopen). */
 int32_t arca_group_create_ordered(arca_group_t *loc, const char *path, arca_group_t **out);
 
 /* Links. A soft link holds a path (absolute, or relative to its group),
@@ -563,7 +567,8 @@ int32_t arca_attr_exists(arca_attrs_t *a, const char *name, int32_t *exists);
 /* Number of attributes. */
 int32_t arca_attr_count(arca_attrs_t *a, uint64_t *n);
 
-/* Name of the index-th attribute in name order (caller buffer, required
+/* Name of the index-th attribute, in creation order where the object tracks
+ * it (arca_group_create_ordered, track_order), else in name order (caller buffer, required
  * length; past the end: ARCA_ERR_NOT_FOUND).
  *   char name[256];
  *   for (uint64_t i = 0; i < n; i++) arca_attr_name(a, i, name, sizeof name, NULL); */

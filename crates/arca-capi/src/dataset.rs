@@ -83,6 +83,8 @@ pub const ARCA_FILTER_GZIP: i32 = 2;
 pub const ARCA_FILTER_ZSTD: i32 = 3;
 /// LZ4 block compression; no level.
 pub const ARCA_FILTER_LZ4: i32 = 4;
+/// A filter of an imported HDF5 file (level: HDF5's filter id); reported only.
+pub const ARCA_FILTER_HDF5: i32 = 5;
 
 /// A `maxdims` entry meaning "no limit".
 pub const ARCA_UNLIMITED: u64 = u64::MAX;
@@ -149,6 +151,8 @@ pub struct DatasetOptsC {
     /// NULL, or a type string (`struct(12){"t"@0:<f8,"n"@8:<i4}`) that
     /// gives the element type instead of `dtype`, `order` and `str_len`.
     pub type_str: *const c_char,
+    /// Nonzero: the dataset's attributes are listed in creation order.
+    pub track_order: i32,
 }
 
 fn order_from(code: i32) -> R<ByteOrder> {
@@ -269,6 +273,12 @@ fn filter_from(f: &FilterC) -> R<Filter> {
         ),
         ARCA_FILTER_ZSTD => Filter::Zstd(f.level),
         ARCA_FILTER_LZ4 => Filter::Lz4,
+        ARCA_FILTER_HDF5 => {
+            return Err(Fail::invalid(
+                "HDF5 filters come with imported files (arca import); new datasets take \
+                 ARCA_FILTER_SHUFFLE, _GZIP, _ZSTD or _LZ4",
+            ))
+        }
         id => return Err(Fail::invalid(format!("unknown filter id {id}"))),
     })
 }
@@ -279,6 +289,12 @@ fn filter_to(f: &Filter) -> FilterC {
         Filter::Deflate(_) => ARCA_FILTER_GZIP,
         Filter::Zstd(_) => ARCA_FILTER_ZSTD,
         Filter::Lz4 => ARCA_FILTER_LZ4,
+        Filter::Hdf5(h) => {
+            return FilterC {
+                id: ARCA_FILTER_HDF5,
+                level: i32::from(h.id),
+            }
+        }
     };
     FilterC {
         id,
@@ -305,7 +321,7 @@ unsafe fn options_from(o: &DatasetOptsC) -> R<DatasetOptions> {
     // SAFETY (this and the next reads): the struct's pointers are NULL or
     // hold `rank` / `nfilters` / `fill_size` elements, per the contract.
     let dims = unsafe { slice(o.dims, rank, "dims")? };
-    let mut opts = DatasetOptions::new(dtype.clone(), dims);
+    let mut opts = DatasetOptions::new(dtype.clone(), dims).track_order(o.track_order != 0);
     if !o.maxdims.is_null() {
         // SAFETY: as above.
         let m = unsafe { slice(o.maxdims, rank, "maxdims")? };
@@ -384,6 +400,7 @@ pub unsafe extern "C" fn arca_dataset_opts_init(
             fill_size: 0,
             layout: ARCA_LAYOUT_AUTO,
             type_str: std::ptr::null(),
+            track_order: 0,
         };
         // SAFETY: per the contract.
         unsafe { put(o, v, "opts") }

@@ -425,20 +425,28 @@ pub fn filters_text(filters: &[Filter]) -> String {
     }
     filters
         .iter()
-        .map(|f| match f.level() {
-            Some(l) => format!("{}({l})", f.name()),
-            None => f.name().to_string(),
+        .map(|f| match (f, f.level()) {
+            (Filter::Hdf5(h), _) => format!("{}(hdf5 {})", h.name(), h.id),
+            (_, Some(l)) => format!("{}({l})", f.name()),
+            (_, None) => f.name().to_string(),
         })
         .collect::<Vec<_>>()
         .join("+")
 }
 
-/// A filter pipeline as JSON: `[{"name": "zstd", "level": 3}, ...]`.
+/// A filter pipeline as JSON: `[{"name": "zstd", "level": 3}, ...]`; an
+/// HDF5 filter adds `hdf5_id`, `params` and `optional`.
 pub fn filters_json(filters: &[Filter]) -> Value {
     Value::Array(
         filters
             .iter()
-            .map(|f| json!({ "name": f.name(), "level": f.level() }))
+            .map(|f| match f {
+                Filter::Hdf5(h) => json!({
+                    "name": f.name(), "level": null, "hdf5_id": h.id,
+                    "params": h.params, "optional": h.optional(),
+                }),
+                f => json!({ "name": f.name(), "level": f.level() }),
+            })
             .collect(),
     )
 }

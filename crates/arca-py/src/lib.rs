@@ -27,7 +27,8 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 
 use arca::{
-    AttrValue, DatasetOptions, Datatype, Filter, Mode, ObjectKind, Selection, Stat, StorageLayout,
+    AttrValue, DatasetOptions, Datatype, Filter, Hdf5Filter, Mode, ObjectKind, Selection, Stat,
+    StorageLayout,
 };
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
@@ -76,6 +77,9 @@ fn parse_layout(name: &str) -> PyResult<StorageLayout> {
         ))),
     }
 }
+
+/// An HDF5 filter as h5py's `get_filter` gives it: `(id, flags, values, name)`.
+type H5FilterTuple = (u16, u16, Vec<u32>, String);
 
 /// Parse a filter given as `(name, level)`: `shuffle`, `gzip`, `zstd`, `lz4`.
 fn parse_filter(name: &str, level: Option<i32>) -> PyResult<Filter> {
@@ -475,10 +479,20 @@ impl PyGroup {
     }
 
     /// Create a group (and missing parents); `track_order` lists its
-    /// members in creation order.
-    #[pyo3(signature = (path, track_order = false))]
-    fn create_group(&self, py: Python<'_>, path: &str, track_order: bool) -> PyResult<PyGroup> {
-        let o = arca::GroupOptions::new().track_order(track_order);
+    /// members and attributes in creation order (`attr_order`, if given,
+    /// decides for attributes alone).
+    #[pyo3(signature = (path, track_order = false, attr_order = None))]
+    fn create_group(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        track_order: bool,
+        attr_order: Option<bool>,
+    ) -> PyResult<PyGroup> {
+        let mut o = arca::GroupOptions::new().track_order(track_order);
+        if let Some(a) = attr_order {
+            o = o.track_attr_order(a);
+        }
         Ok(PyGroup {
             g: cvt(py.detach(|| self.g.create_group_with(path, &o)))?,
         })
@@ -540,8 +554,10 @@ impl PyGroup {
     }
 
     /// Create a dataset. `dtype` is a numpy type string; `filters` a list of
-    /// `(name, level)`; `fill` one element in native byte order.
-    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None))]
+    /// `(name, level)`, or `hdf5_filters` an HDF5 pipeline as h5py's
+    /// `get_filter` gives it, `(id, flags, values, name)`; `fill` one
+    /// element in native byte order.
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false))]
     #[allow(clippy::too_many_arguments)]
     fn create_dataset(
         &self,
@@ -554,9 +570,11 @@ impl PyGroup {
         filters: Vec<(String, Option<i32>)>,
         fill: Option<Vec<u8>>,
         layout: Option<&str>,
+        hdf5_filters: Vec<H5FilterTuple>,
+        track_order: bool,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
-        let mut o = DatasetOptions::new(dt, &shape);
+        let mut o = DatasetOptions::new(dt, &shape).track_order(track_order);
         if let Some(l) = layout {
             o = o.layout(parse_layout(l)?);
         }
@@ -566,10 +584,18 @@ impl PyGroup {
         if let Some(c) = chunks {
             o = o.chunks(&c);
         }
-        let fs = filters
+        let mut fs = filters
             .iter()
             .map(|(n, l)| parse_filter(n, *l))
             .collect::<PyResult<Vec<_>>>()?;
+        fs.extend(hdf5_filters.into_iter().map(|(id, flags, params, label)| {
+            Filter::Hdf5(Hdf5Filter {
+                id,
+                flags,
+                label,
+                params,
+            })
+        }));
         if !fs.is_empty() {
             o = o.filters(&fs);
         }
@@ -581,9 +607,16 @@ impl PyGroup {
     }
 
     /// Create a dataset with a null dataspace (a type, no elements).
-    fn create_empty(&self, py: Python<'_>, path: &str, dtype: &str) -> PyResult<PyDataset> {
+    #[pyo3(signature = (path, dtype, track_order = false))]
+    fn create_empty(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        dtype: &str,
+        track_order: bool,
+    ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
-        let o = DatasetOptions::empty(dt);
+        let o = DatasetOptions::empty(dt).track_order(track_order);
         let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
         Ok(PyDataset::new(d))
     }
@@ -714,10 +747,22 @@ impl PyDataset {
     }
 
     /// The filter pipeline as `[(name, level or None)]`.
-    fn filters(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, Option<i32>)>> {
+    fn filters(&self, py: Python<'_>) -> PyResult<Vec<(String, Option<i32>)>> {
         Ok(cvt(py.detach(|| self.d.filters()))?
             .iter()
-            .map(|f| (f.name(), f.level()))
+            .map(|f| (f.name().into_owned(), f.level()))
+            .collect())
+    }
+
+    /// An HDF5 pipeline as `[(id, flags, values, name)]` (h5py's
+    /// `get_filter` order); empty for arca's own filters.
+    fn hdf5_filters(&self, py: Python<'_>) -> PyResult<Vec<H5FilterTuple>> {
+        Ok(cvt(py.detach(|| self.d.filters()))?
+            .into_iter()
+            .filter_map(|f| match f {
+                Filter::Hdf5(h) => Some((h.id, h.flags, h.params, h.label)),
+                _ => None,
+            })
             .collect())
     }
 
@@ -842,6 +887,25 @@ impl PyAttributes {
     ) -> PyResult<()> {
         let v = attr_value(dtype, shape, data)?;
         cvt(py.detach(|| self.a.set(name, &v)))
+    }
+
+    /// Replace an attribute keeping its place in creation order (creating
+    /// it if it does not exist).
+    fn modify(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        dtype: &str,
+        shape: Vec<u64>,
+        data: Vec<u8>,
+    ) -> PyResult<()> {
+        let v = attr_value(dtype, shape, data)?;
+        cvt(py.detach(|| self.a.modify(name, &v)))
+    }
+
+    /// Whether attributes are listed in creation order.
+    fn track_order(&self, py: Python<'_>) -> PyResult<bool> {
+        cvt(py.detach(|| self.a.track_order()))
     }
 
     /// Create an attribute; fails if it exists.

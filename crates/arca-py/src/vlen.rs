@@ -35,7 +35,7 @@ fn filters(fs: &[(String, Option<i32>)]) -> PyResult<Vec<arca::Filter>> {
 /// `vlen:<base>`; `filters` apply to the records, `vlen_filters` to the
 /// byte vector.
 #[pyfunction]
-#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse))]
+#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false))]
 #[allow(clippy::too_many_arguments)]
 fn vlen_create(
     py: Python<'_>,
@@ -49,6 +49,7 @@ fn vlen_create(
     vlen_chunk: Option<u64>,
     vlen_filters: Vec<(String, Option<i32>)>,
     reuse: bool,
+    track_order: bool,
 ) -> PyResult<PyDataset> {
     let dt = cvt(Datatype::parse(dtype))?;
     if !dt.has_vlen() {
@@ -62,7 +63,9 @@ fn vlen_create(
     if let Some(c) = vlen_chunk {
         v = v.chunk_bytes(c);
     }
-    let mut o = DatasetOptions::new(dt, &shape).vlen(v);
+    let mut o = DatasetOptions::new(dt, &shape)
+        .vlen(v)
+        .track_order(track_order);
     if let Some(m) = maxshape {
         o = o.maxshape(&m);
     }
@@ -231,7 +234,11 @@ fn vlen_info<'py>(py: Python<'py>, ds: &PyDataset) -> PyResult<Option<Bound<'py,
     d.set_item("chunks", i.chunks)?;
     d.set_item("chunk_bytes", i.chunk_bytes)?;
     d.set_item("compression_ratio", i.compression_ratio())?;
-    let fs: Vec<(&str, Option<i32>)> = i.filters.iter().map(|f| (f.name(), f.level())).collect();
+    let fs: Vec<(String, Option<i32>)> = i
+        .filters
+        .iter()
+        .map(|f| (f.name().into_owned(), f.level()))
+        .collect();
     d.set_item("filters", fs)?;
     d.set_item("reuse_space", i.reuse_space)?;
     d.set_item("free_bytes", i.free_bytes)?;

@@ -88,8 +88,14 @@ def test_mutable_mapping_protocol(f):
     assert a.pop("u") == 1.0
     a.create("shaped", [1, 2, 3, 4], shape=(2, 2), dtype=">i2")
     assert a["shaped"].shape == (2, 2)
-    a.modify("shaped", 1)
-    assert a["shaped"] == 1
+    # As h5py: modify keeps the attribute's shape and type (and its place).
+    with pytest.raises(TypeError):
+        a.modify("shaped", 1)
+    a.modify("shaped", [[5, 6], [7, 8.9]])
+    assert a["shaped"].tolist() == [[5, 6], [7, 8]] and a._dtype("shaped") == np.dtype(">i2")
+    a["s"] = "abc"
+    a.modify("s", "longer string")
+    assert a["s"] == "longer string"
     a.clear()
     assert len(a) == 0
 

@@ -118,14 +118,40 @@ def test_track_order(tmp_path):
     same_in_both(tmp_path, script, write_other)
 
 
+def test_attribute_order(tmp_path):
+    """Attributes in creation order where tracked (a group, a dataset, an
+    empty dataset), replaced ones moving to the end, modified ones staying."""
+    names = ["zeta", "alpha", "mu", "beta"]
+
+    def script(lib, f, reopened):
+        if not reopened:
+            objs = [f.create_group("g", track_order=True), f.create_group("plain"),
+                    f.create_dataset("d", data=np.arange(3), track_order=True),
+                    f.create_dataset("e", data=lib.Empty("f4"), track_order=True),
+                    f.create_dataset("untracked", data=np.arange(3))]
+            for o in objs:
+                for i, n in enumerate(names):
+                    o.attrs[n] = i
+                o.attrs["alpha"] = 10
+                o.attrs.modify("mu", 11)
+                del o.attrs["zeta"]
+                o.attrs.create("zeta", 12)
+        return [(list(f[p].attrs), [f[p].attrs[n] for n in f[p].attrs])
+                for p in ("g", "plain", "d", "e", "untracked")]
+
+    same_in_both(tmp_path, script)
+
+
 def test_file_track_order(tmp_path):
     for lib in (arca, h5py):
         p = tmp_path / ("t" + EXT[lib])
         with lib.File(p, "w", track_order=True) as f:
             for n in ["b", "a", "c"]:
                 f.create_group(n)
+                f.attrs[n] = 1
         with lib.File(p, "r") as f:
             assert list(f) == ["b", "a", "c"]
+            assert list(f.attrs) == ["b", "a", "c"]
 
 
 def test_links_into_another_file_are_refused(tmp_path):

@@ -260,13 +260,9 @@ impl Chunked<'_> {
     /// The index entry of the chunk at `coords`, checked against the chunk.
     pub(crate) fn entry(&self, st: &mut Store, coords: &[u64]) -> Result<Option<ChunkRef>> {
         let mut kb = [0u8; MAX_KEY];
-        let (root, bytes, filtered) = (
-            self.index,
-            self.chunk_bytes() as u64,
-            !self.filters.is_empty(),
-        );
+        let (root, bytes, filters) = (self.index, self.chunk_bytes() as u64, self.filters);
         btree::get_with(st, root, key_into(coords, &mut kb)?, |v| {
-            ChunkRef::decode(v, root, bytes, filtered)
+            ChunkRef::decode(v, root, bytes, filters)
         })?
         .transpose()
     }
@@ -275,16 +271,12 @@ impl Chunked<'_> {
     /// chunk grid and the chunk's size.
     pub(crate) fn entries(&self, st: &mut Store) -> Result<Vec<(Vec<u64>, ChunkRef)>> {
         let grid = self.grid();
-        let (root, bytes, filtered) = (
-            self.index,
-            self.chunk_bytes() as u64,
-            !self.filters.is_empty(),
-        );
+        let (root, bytes, filters) = (self.index, self.chunk_bytes() as u64, self.filters);
         let mut out = vec![];
         btree::scan(st, root, b"", &mut |k, v| {
             out.push((
                 decode_key(k, &grid, root)?,
-                ChunkRef::decode(v, root, bytes, filtered)?,
+                ChunkRef::decode(v, root, bytes, filters)?,
             ));
             Ok(true)
         })?;

@@ -53,7 +53,7 @@ pub use format::datatype::{
     ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,
     MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,
 };
-pub use format::filter_pipeline::Filter;
+pub use format::filter_pipeline::{Filter, Hdf5Filter};
 pub use format::object_header::{ObjectKind, MAX_RANK};
 pub use format::superblock::VERSION as FORMAT_VERSION;
 pub use object::{journal_is_hot, journal_path, repack, Progress};

@@ -306,6 +306,64 @@ fn creation_order_is_kept() {
     assert!(p.root().track_order().unwrap());
 }
 
+#[test]
+fn attribute_creation_order_is_kept() {
+    use arca::{AttrValue, DatasetOptions, Datatype};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.arca");
+    let names = ["zz", "aa", "mm", "bb", "yy"];
+    let v = |i: i64| AttrValue::scalar(i);
+    {
+        let f = OpenOptions::new_file_with_order(&path);
+        let root = f.root();
+        let ds = root
+            .create_dataset(
+                "d",
+                &DatasetOptions::new(Datatype::float(8), &[4]).track_order(true),
+            )
+            .unwrap();
+        let only = root
+            .create_group_with("attrs_only", &GroupOptions::new().track_attr_order(true))
+            .unwrap();
+        let plain = root.create_group("plain").unwrap();
+        for a in [root.attrs(), ds.attrs(), only.attrs(), plain.attrs()] {
+            for (i, n) in names.iter().enumerate() {
+                a.set(n, &v(i as i64)).unwrap();
+            }
+            // Replaced: to the end; modified: where it stood; deleted and
+            // made again: to the end.
+            a.set("aa", &v(10)).unwrap();
+            a.modify("mm", &v(11)).unwrap();
+            a.delete("zz").unwrap();
+            a.create("zz", &v(12)).unwrap();
+        }
+        assert!(!only.track_order().unwrap() && only.attrs().track_order().unwrap());
+    }
+    let want = ["mm", "bb", "yy", "aa", "zz"];
+    let mut sorted = want.to_vec();
+    sorted.sort();
+    let packed = dir.path().join("p.arca");
+    arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
+    for p in [&path, &packed] {
+        let f = File::open(p).unwrap();
+        f.check().unwrap();
+        let root = f.root();
+        for obj in [
+            root.attrs(),
+            root.dataset("d").unwrap().attrs(),
+            root.group("attrs_only").unwrap().attrs(),
+        ] {
+            assert_eq!(obj.names().unwrap(), want);
+            assert_eq!(obj.get("mm").unwrap(), v(11));
+        }
+        assert_eq!(
+            root.group("plain").unwrap().attrs().names().unwrap(),
+            sorted
+        );
+        assert!(!root.group("attrs_only").unwrap().track_order().unwrap());
+    }
+}
+
 trait NewWithOrder {
     fn new_file_with_order(path: &std::path::Path) -> File;
 }

@@ -185,3 +185,79 @@ fn chunks_copied_from_another_file_by_the_kernel() {
         (0..40).collect::<Vec<_>>()
     );
 }
+
+/// HDF5's own pipelines: chunks written through arca's encoders read back,
+/// chunks through a filter arca has no codec for are kept, copied by
+/// `repack` and refused on read with the filter's name, and HDF5's skip
+/// masks are kept.
+#[test]
+fn hdf5_pipelines_keep_their_chunks_and_decode_what_arca_can() {
+    use arca::{Error, Hdf5Filter};
+    let dir = tempfile::tempdir().unwrap();
+    let data: Vec<f32> = (0..1500).map(|i| (i % 41) as f32 / 4.0).collect();
+    let h = |id, optional, params: &[u32]| Filter::Hdf5(Hdf5Filter::new(id, optional, "", params));
+    let decodable = [
+        vec![h(2, true, &[4]), h(1, true, &[6]), h(3, false, &[])],
+        vec![h(32000, true, &[4, 261, 1024])],
+        vec![h(32015, true, &[5]), h(3, false, &[])],
+        vec![h(2, true, &[4]), h(32004, true, &[0])],
+    ];
+    let path = dir.path().join("h.arca");
+    let f = File::create(&path).unwrap();
+    for (i, p) in decodable.iter().enumerate() {
+        let ds = f.root().create_dataset(&format!("d{i}"), &opts(p)).unwrap();
+        ds.write_all(&data).unwrap();
+        assert_eq!(&ds.filters().unwrap(), p);
+    }
+    // A chunk skipping an optional filter, as HDF5 writes it.
+    let blosc = vec![h(2, true, &[4]), h(32001, true, &[2, 2, 4, 1024, 5, 1, 1])];
+    let kept = f.root().create_dataset("blosc", &opts(&blosc)).unwrap();
+    let raw: Vec<u8> = data[..256].iter().flat_map(|v| v.to_le_bytes()).collect();
+    kept.write_chunk_raw(&[0, 0], b"blosc-bytes", 0).unwrap();
+    kept.write_chunk_raw(&[16, 0], &raw, 0b11).unwrap();
+    let mut shuffled_only = vec![0u8; raw.len()];
+    for (i, b) in raw.iter().enumerate() {
+        // Shuffled by hand: byte k of element e goes to plane k.
+        shuffled_only[(i % 4) * 256 + i / 4] = *b;
+    }
+    kept.write_chunk_raw(&[32, 0], &shuffled_only, 0b10)
+        .unwrap();
+    // arca's own filters cannot join an HDF5 pipeline, nor take its masks.
+    let mixed = [Filter::Shuffle, h(3, false, &[])];
+    assert!(f.root().create_dataset("mixed", &opts(&mixed)).is_err());
+    let native = f
+        .root()
+        .create_dataset("native", &opts(&[Filter::Zstd(1)]))
+        .unwrap();
+    assert!(native.write_chunk_raw(&[0, 0], &raw, 0b10).is_err());
+    f.close().unwrap();
+
+    let packed = dir.path().join("p.arca");
+    arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
+    for p in [&path, &packed] {
+        let f = File::open(p).unwrap();
+        f.check().unwrap();
+        for (i, pipe) in decodable.iter().enumerate() {
+            let ds = f.root().dataset(&format!("d{i}")).unwrap();
+            assert_eq!(&ds.filters().unwrap(), pipe);
+            assert_eq!(ds.read_all::<f32>().unwrap(), data, "pipeline {i}");
+        }
+        let ds = f.root().dataset("blosc").unwrap();
+        let masks: Vec<u32> = ds.stored_chunks().unwrap().iter().map(|c| c.mask).collect();
+        assert_eq!(masks, vec![0, 0b11, 0b10]);
+        assert_eq!(
+            ds.read_chunk_raw(&[0, 0]).unwrap().unwrap(),
+            (b"blosc-bytes".to_vec(), 0)
+        );
+        // Chunks that skipped blosc decode (and the one that skipped both).
+        let rows = |a, b| Selection::from_ranges(&[(a, b, 1), (0, 16, 1)]).unwrap();
+        for start in [16, 32] {
+            let got: Vec<f32> = ds.read(&rows(start, start + 16)).unwrap();
+            assert_eq!(got, data[..256], "chunk at row {start}");
+        }
+        match ds.read::<f32>(&rows(0, 16)) {
+            Err(Error::Unsupported(m)) => assert!(m.contains("32001 (blosc)"), "{m}"),
+            other => panic!("reading blosc: {other:?}"),
+        }
+    }
+}

@@ -226,6 +226,27 @@ static void test_links(void) {
     OK(arca_group_create(steps, "a", NULL));
     OK(arca_group_member(steps, 0, name, sizeof name, NULL, NULL));
     CHECK(strcmp(name, "b") == 0);
+    /* Attributes of an ordered group, and of a dataset asking for it. */
+    arca_attrs_t *sa;
+    OK(arca_group_attrs(steps, &sa));
+    OK(arca_attr_write_string(sa, "zeta", "1"));
+    OK(arca_attr_write_string(sa, "alpha", "2"));
+    OK(arca_attr_name(sa, 0, name, sizeof name, NULL));
+    CHECK(strcmp(name, "zeta") == 0);
+    OK(arca_attrs_close(sa));
+    uint64_t three = 3;
+    arca_dataset_opts_t dopts;
+    OK(arca_dataset_opts_init(&dopts, ARCA_DTYPE_UINT8, 1, &three));
+    dopts.track_order = 1;
+    arca_dataset_t *od;
+    OK(arca_dataset_create(steps, "d", &dopts, &od));
+    OK(arca_dataset_attrs(od, &sa));
+    OK(arca_attr_write_string(sa, "y", "1"));
+    OK(arca_attr_write_string(sa, "b", "2"));
+    OK(arca_attr_name(sa, 0, name, sizeof name, NULL));
+    CHECK(strcmp(name, "y") == 0);
+    OK(arca_attrs_close(sa));
+    OK(arca_dataset_close(od));
     OK(arca_group_close(steps));
     OK(arca_file_check(f, NULL));
     OK(arca_group_close(root));

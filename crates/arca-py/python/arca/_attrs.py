@@ -167,8 +167,21 @@ class AttributeManager(MutableMapping):
         self._id.set(_name(name), *_encode(data, want))
 
     def modify(self, name, value):
-        """Set an attribute, creating it if needed."""
-        self[name] = value
+        """Change an attribute's value where it stands (it keeps its place
+        in creation order), or create it. As h5py, a value of another shape
+        than the attribute's is a TypeError."""
+        name = _name(name)
+        if isinstance(value, Empty) or name not in self:
+            self[name] = value
+            return
+        t, shape, _ = self._id.get(name)
+        old = from_type_string(t)
+        # Numbers take the attribute's type, as in h5py; strings keep their
+        # own length (h5py's are variable-length, so nothing is cut).
+        new_t, new_shape, raw = _encode(value, None if old.kind in "SUO" else old)
+        if shape is None or list(new_shape) != list(shape):
+            raise TypeError("Shape of data is incompatible with existing attribute")
+        self._id.modify(name, new_t, new_shape, raw)
 
     def rename(self, src, dst):
         """Rename an attribute."""

@@ -25,6 +25,9 @@ from ._object import HLObject
 _DENSE_SPAN = 4
 
 
+# HDF5 compressors by id, as h5py names them.
+_H5_COMPRESSORS = {1: "gzip", 32000: "lzf", 32004: "lz4", 32015: "zstd", 4: "szip"}
+
 class Dataset(HLObject):
     """A dataset in an open :class:`arca.File`.
 
@@ -145,9 +148,31 @@ class Dataset(HLObject):
         ``"chunked"``."""
         return self._id.layout()
 
+    def _filter_options(self):
+        """Creation keywords that give a new dataset this one's filters."""
+        h5 = self._id.hdf5_filters()
+        if h5:
+            return {"hdf5_filters": h5}
+        return {"compression": self.compression, "compression_opts": self.compression_opts,
+                "shuffle": self.shuffle}
+
+    @property
+    def hdf5_filters(self):
+        """An HDF5 filter pipeline as h5py's ``get_filter`` lists it,
+        ``[(id, flags, values, name)]``, or ``[]`` for arca's own filters
+        (see ``compression``)."""
+        return [(c, fl, tuple(v), nm) for c, fl, v, nm in self._id.hdf5_filters()]
+
     @property
     def compression(self):
-        """``"gzip"``, ``"zstd"``, ``"lz4"`` or None."""
+        """``"gzip"``, ``"zstd"``, ``"lz4"``, ``"lzf"``, another HDF5 filter's
+        id, or None."""
+        h5 = self._id.hdf5_filters()
+        if h5:
+            for c, _, _, _ in h5:
+                if c not in (2, 3, 5, 6):
+                    return _H5_COMPRESSORS.get(c, c)
+            return None
         for name, _ in self._id.filters():
             if name != "shuffle":
                 return name
@@ -155,7 +180,16 @@ class Dataset(HLObject):
 
     @property
     def compression_opts(self):
-        """The compression level, or None."""
+        """The compression level (gzip, zstd), an HDF5 filter's values, or
+        None."""
+        h5 = self._id.hdf5_filters()
+        if h5:
+            for c, _, vals, _ in h5:
+                if c in (1, 32015):
+                    return vals[0] if vals else None
+                if c not in (2, 3, 5, 6, 32000, 32004):
+                    return tuple(vals)
+            return None
         for name, level in self._id.filters():
             if name != "shuffle":
                 return level
@@ -165,6 +199,20 @@ class Dataset(HLObject):
     def shuffle(self):
         """Whether the byte-shuffle filter is on."""
         return any(name == "shuffle" for name, _ in self._id.filters())
+
+    @property
+    def fletcher32(self):
+        """Whether HDF5's Fletcher-32 checksum filter is on (arca checksums
+        every chunk anyway)."""
+        return any(c == 3 for c, _, _, _ in self._id.hdf5_filters())
+
+    @property
+    def scaleoffset(self):
+        """The scale-offset filter's factor (imported files), or None."""
+        for c, _, vals, _ in self._id.hdf5_filters():
+            if c == 6:
+                return vals[1] if len(vals) > 1 else 0
+        return None
 
     @property
     def fillvalue(self):

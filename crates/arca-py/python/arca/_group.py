@@ -13,6 +13,67 @@ from ._object import HLObject
 
 _COMPRESSORS = ("gzip", "zstd", "lz4")
 _DEFAULT_LEVEL = {"gzip": 4, "zstd": 3}
+# HDF5 filter ids: those arca encodes, and how h5py names them.
+_H5_DEFLATE, _H5_SHUFFLE, _H5_FLETCHER32, _H5_LZF, _H5_LZ4, _H5_ZSTD = 1, 2, 3, 32000, 32004, 32015
+_H5_ENCODES = {_H5_DEFLATE: "gzip", _H5_SHUFFLE: "shuffle", _H5_FLETCHER32: "fletcher32",
+               _H5_LZF: "lzf", _H5_LZ4: "lz4", _H5_ZSTD: "zstd"}
+_H5_OPTIONAL = 1
+
+
+def _filter_id(compression):
+    """An HDF5 filter id given as ``compression`` (h5py: ints past 9)."""
+    if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool) \
+            and compression > 9:
+        return int(compression)
+    return None
+
+
+def _filter_label(name):
+    return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")
+
+
+def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype):
+    """h5py's order: shuffle, the compressor, fletcher32 last. Only filters
+    arca can encode (a pipeline of others comes with imported files)."""
+    out = []
+    if shuffle:
+        out.append((_H5_SHUFFLE, _H5_OPTIONAL, [dtype.itemsize], "shuffle"))
+    fid = _filter_id(compression)
+    if compression == "gzip":
+        out.append((_H5_DEFLATE, _H5_OPTIONAL, [int(4 if opts is None else opts)], "deflate"))
+    elif compression == "lzf":
+        if opts is not None:
+            raise ValueError("lzf takes no compression_opts")
+        out.append((_H5_LZF, _H5_OPTIONAL, [], "lzf"))
+    elif compression == "zstd":
+        out.append((_H5_ZSTD, _H5_OPTIONAL, [int(3 if opts is None else opts)], "zstd"))
+    elif compression == "lz4":
+        out.append((_H5_LZ4, _H5_OPTIONAL, [0], "lz4"))
+    elif fid is not None:
+        if fid not in _H5_ENCODES:
+            raise ValueError(f"HDF5 filter {fid}: arca cannot encode it (it reads and keeps the "
+                             "chunks of imported files that use it); arca encodes "
+                             + ", ".join(f"{v} ({k})" for k, v in sorted(_H5_ENCODES.items())))
+        vals = [] if opts is None else [int(v) for v in (opts if isinstance(opts, (tuple, list)) else (opts,))]
+        out.append((fid, _H5_OPTIONAL, vals, _H5_ENCODES[fid]))
+    elif compression is not None:
+        raise ValueError(f"Compression filter {compression!r} is unavailable; use gzip, zstd, lz4 or lzf")
+    elif opts is not None:
+        raise TypeError("compression_opts given without a compression method")
+    if fletcher32:
+        out.append((_H5_FLETCHER32, 0, [], "fletcher32"))
+    return out
+
+
+def _with_chunk_size(hdf5_filters, chunks, dtype):
+    """lzf records the chunk's size in its values, as h5py's filter does."""
+    out = []
+    for c, fl, vals, nm in hdf5_filters:
+        if c == _H5_LZF and len(vals) < 3 and chunks is not None:
+            size = int(np.prod(chunks, dtype=np.int64)) * dtype.itemsize
+            vals = [4, 261, size]
+        out.append((c, fl, vals, nm))
+    return out
 # Automatic chunks aim at about this many bytes, like the core's own choice.
 _AUTO_CHUNK_BYTES = 1 << 20
 
@@ -204,6 +265,10 @@ class Group(HLObject, MutableMapping):
         shuffle=False,
         fillvalue=None,
         layout=None,
+        fletcher32=False,
+        scaleoffset=None,
+        hdf5_filters=None,
+        track_order=None,
         **vlen_options,
     ):
         """Create a dataset.
@@ -214,8 +279,18 @@ class Group(HLObject, MutableMapping):
         filters or ``maxshape`` need it). ``maxshape`` entries of None are
         unlimited. ``compression`` is ``"gzip"`` (or an int level),
         ``"zstd"`` or ``"lz4"``, with ``compression_opts`` the level;
-        ``shuffle`` adds the byte-shuffle filter. ``fillvalue`` is shown
-        where nothing was written. ``layout`` is ``"compact"`` (elements
+        ``shuffle`` adds the byte-shuffle filter. As in h5py, ``"lzf"``,
+        ``fletcher32=True`` and an HDF5 filter id as ``compression`` (with
+        its values as ``compression_opts``, as hdf5plugin gives them) make
+        an HDF5 filter pipeline, stored exactly as HDF5 stores it; arca
+        encodes deflate, shuffle, fletcher32, lzf, lz4 (32004) and zstd
+        (32015). ``hdf5_filters`` gives a whole HDF5 pipeline as h5py's
+        ``get_filter`` lists it, ``[(id, flags, values, name)]``; its
+        chunks can then be written as stored whatever the filters (this is
+        how ``arca import`` keeps filters arca has no codec for), and read
+        where arca has the codecs. ``fillvalue`` is shown
+        where nothing was written. ``track_order=True`` lists the dataset's
+        attributes in creation order. ``layout`` is ``"compact"`` (elements
         kept in the dataset's header, under 4 KiB, fixed shape),
         ``"contiguous"`` or ``"chunked"``; by default datasets of fixed shape
         up to 1 KiB are compact, larger ones contiguous, and chunked when
@@ -226,6 +301,10 @@ class Group(HLObject, MutableMapping):
         if layout not in (None, "compact", "contiguous", "chunked"):
             raise ValueError(f"layout {layout!r}: use 'compact', 'contiguous' or 'chunked'")
         if _vlen.wants_vlen(dtype, data):
+            if fletcher32 or scaleoffset is not None or hdf5_filters or compression == "lzf" \
+                    or _filter_id(compression) is not None:
+                raise ValueError("variable-length data takes arca's own filters "
+                                 "(shuffle, gzip, zstd, lz4), not HDF5's")
             if layout == "compact":
                 raise ValueError("a variable-length dataset cannot be compact")
             if layout == "chunked" and chunks is None:
@@ -234,14 +313,15 @@ class Group(HLObject, MutableMapping):
                 raise ValueError("a contiguous dataset takes no chunks")
             return _vlen.create_dataset(self, name, shape, dtype, data, chunks, maxshape,
                                         compression, compression_opts, shuffle, fillvalue,
-                                        vlen_options)
+                                        vlen_options, bool(track_order))
         if vlen_options:
             raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
         name = _path(name)
         if isinstance(data, Empty) or (data is None and shape is None and dtype is not None):
             # A null dataspace: a type and no elements (h5py's Empty).
             t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
-            return Dataset(self._file, self._id.create_empty(name, type_string(check_dtype(t))))
+            return Dataset(self._file, self._id.create_empty(name, type_string(check_dtype(t)),
+                                                             bool(track_order)))
         if data is not None:
             if isinstance(data, Dataset):
                 data = data[()]
@@ -287,27 +367,43 @@ class Group(HLObject, MutableMapping):
                     raise ValueError(f"maxshape {maxshape} is smaller than shape {shape}")
 
         filters = []
-        if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool):
+        if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool) \
+                and 0 <= compression <= 9:
             compression, compression_opts = "gzip", int(compression)
-        if compression is not None:
-            if compression not in _COMPRESSORS:
-                raise ValueError(
-                    f"Compression filter {compression!r} is unavailable; use gzip, zstd or lz4"
-                )
-            if compression == "lz4" and compression_opts is not None:
-                raise ValueError("lz4 takes no compression_opts")
-            if compression == "gzip" and compression_opts is not None:
-                if not 0 <= int(compression_opts) <= 9:
-                    raise ValueError(f"gzip level {compression_opts} outside 0..9")
-        elif compression_opts is not None:
-            raise TypeError("compression_opts given without a compression method")
-        if shuffle:
-            filters.append(("shuffle", None))
-        if compression is not None:
-            level = compression_opts if compression_opts is not None else _DEFAULT_LEVEL.get(compression)
-            filters.append((compression, None if level is None else int(level)))
+        if scaleoffset is not None:
+            raise ValueError("scaleoffset: arca has no scale-offset codec (files that use it "
+                             "are imported with their chunks kept as stored)")
+        if hdf5_filters is None and (fletcher32 or compression == "lzf"
+                                     or _filter_id(compression) is not None):
+            hdf5_filters = _hdf5_pipeline(compression, compression_opts, shuffle, fletcher32, dtype)
+        elif hdf5_filters is None:
+            if compression is not None:
+                if compression not in _COMPRESSORS:
+                    raise ValueError(
+                        f"Compression filter {compression!r} is unavailable; "
+                        "use gzip, zstd, lz4 or lzf"
+                    )
+                if compression == "lz4" and compression_opts is not None:
+                    raise ValueError("lz4 takes no compression_opts")
+                if compression == "gzip" and compression_opts is not None:
+                    if not 0 <= int(compression_opts) <= 9:
+                        raise ValueError(f"gzip level {compression_opts} outside 0..9")
+            elif compression_opts is not None:
+                raise TypeError("compression_opts given without a compression method")
+            if shuffle:
+                filters.append(("shuffle", None))
+            if compression is not None:
+                level = compression_opts if compression_opts is not None else _DEFAULT_LEVEL.get(compression)
+                filters.append((compression, None if level is None else int(level)))
+        elif compression is not None or shuffle or fletcher32:
+            raise TypeError("hdf5_filters is the whole pipeline: no compression, shuffle or "
+                            "fletcher32 beside it")
+        hdf5_filters = [(int(c), int(fl), [int(v) for v in vals], _filter_label(nm))
+                        for c, fl, vals, nm in (hdf5_filters or [])]
+        if hdf5_filters:
+            filters = []
 
-        needs_chunks = bool(filters) or (maxshape is not None and maxshape != shape)
+        needs_chunks = bool(filters) or bool(hdf5_filters) or (maxshape is not None and maxshape != shape)
         if layout in ("compact", "contiguous") and (needs_chunks or chunks not in (None, False)):
             raise ValueError(f"a {layout} dataset takes no chunks, filters or maxshape")
         if layout == "chunked" and chunks is None:
@@ -356,6 +452,8 @@ class Group(HLObject, MutableMapping):
             filters,
             fill,
             layout,
+            _with_chunk_size(hdf5_filters, chunks, dtype),
+            bool(track_order),
         )
         ds = Dataset(self._file, dsid)
         if data is not None and data.size:
@@ -473,10 +571,8 @@ def _copy_object(src, target, path, depth, without_attrs):
             dtype=src.dtype,
             chunks=src.chunks,
             maxshape=src.maxshape if src.chunks is not None else None,
-            compression=src.compression,
-            compression_opts=src.compression_opts,
-            shuffle=src.shuffle,
             fillvalue=src.fillvalue,
+            **src._filter_options(),
             **getattr(src, "_create_options", dict)(),
         )
         shape = src.shape

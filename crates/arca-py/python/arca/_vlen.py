@@ -183,7 +183,7 @@ def _filters(compression, opts, shuffle, what):
 
 
 def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compression,
-                   compression_opts, shuffle, fillvalue, options):
+                   compression_opts, shuffle, fillvalue, options, track_order=False):
     """The variable-length branch of :meth:`Group.create_dataset`."""
     from ._group import _path, _shape_tuple, auto_chunks
 
@@ -246,6 +246,7 @@ def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compressio
         None if vchunk is None else int(vchunk),
         vfilters,
         bool(options.get("vlen_reuse_space", False)),
+        bool(track_order),
     )
     ds = Dataset(group._file, dsid)
     if data is not None and data.size:

@@ -12,9 +12,14 @@ Chunks are copied as stored, never decompressed and recompressed, when
 their filters are ones arca shares with HDF5: shuffle, deflate (gzip),
 zstd (id 32015) and lz4 (id 32004, whose framing is rewritten around the
 same compressed block). A dataset with any other filter (fletcher32, lzf,
-blosc, scale-offset, szip, ...) is imported by value with the nearest arca
-pipeline, and the report says so; ``strict=True`` refuses the file instead.
-Whatever does not map at all (region references, virtual datasets' mapping,
+blosc, bitshuffle, scale-offset, szip, ...) keeps HDF5's pipeline itself:
+the filter ids, flags and values as recorded and every chunk exactly as
+stored, with its filter mask, exported back unchanged. arca reads such
+chunks where it has the codecs (deflate, shuffle, fletcher32, lzf, lz4,
+zstd) and otherwise fails naming the filter. Only a dataset whose elements
+must be rewritten (variable-length values, object references) under such
+filters goes by value with the nearest arca pipeline, and the report says
+so; ``strict=True`` refuses the file instead. Whatever does not map at all (region references, virtual datasets' mapping,
 named datatypes as objects) is reported by path, never dropped silently.
 
 Both calls write to a temporary file beside the destination and rename it
@@ -29,6 +34,7 @@ into place only when everything is done: a failure leaves no partial file.
 command ``arca import``/``arca export`` run.
 """
 
+import io
 import os
 import struct
 import sys
@@ -361,18 +367,25 @@ class _Importer:
         self.total = max(1, _h5_bytes(h5py, src))
 
     def note(self, path, what):
+        """Report something that did not map one to one; ``strict`` refuses
+        the file instead."""
+        if self.strict:
+            raise ConversionError(f"{path}: {what}", [(path, what)])
         self.report.add(path, what)
 
     def key(self, obj):
         return self.h5py.h5o.get_info(obj.id).addr
 
-    def tracked(self, obj):
+    def tracked(self, obj, attrs=False):
+        """Whether ``obj`` tracks the creation order of its links (or, with
+        ``attrs``, of its attributes)."""
         h5py = self.h5py
         try:
             if isinstance(obj, h5py.File):
                 obj = obj["/"]
-            return bool(obj.id.get_create_plist().get_link_creation_order()
-                        & h5py.h5p.CRT_ORDER_TRACKED)
+            cpl = obj.id.get_create_plist()
+            flags = cpl.get_attr_creation_order() if attrs else cpl.get_link_creation_order()
+            return bool(flags & h5py.h5p.CRT_ORDER_TRACKED)
         except (AttributeError, ValueError):
             return False
 
@@ -412,7 +425,10 @@ class _Importer:
                 ag[name] = self.copied[k]
                 continue
             if isinstance(obj, h5py.Group):
-                g = ag.create_group(name, track_order=self.tracked(obj))
+                from ._group import Group
+
+                g = Group(ag._file, ag._id.create_group(name, self.tracked(obj),
+                                                        self.tracked(obj, attrs=True)))
                 self.copied[k] = g
                 self.copy_attrs(obj, g)
                 self.walk(obj, g)
@@ -438,11 +454,7 @@ class _Importer:
     def copy_attrs(self, hobj, aobj):
         h5py = self.h5py
         names = []
-        try:
-            tracked = hobj.id.get_create_plist().get_attr_creation_order() & h5py.h5p.CRT_ORDER_TRACKED
-        except (AttributeError, ValueError):
-            tracked = False
-        order = h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME
+        order = h5py.h5.INDEX_CRT_ORDER if self.tracked(hobj, attrs=True) else h5py.h5.INDEX_NAME
         h5py.h5a.iterate(hobj.id, lambda n: names.append(n.decode("utf-8", "surrogateescape")),
                          index_type=order)
         for name in names:
@@ -471,8 +483,6 @@ class _Importer:
             aobj.attrs.create(name, value, dtype=dt)
 
     def skip(self, path, why):
-        if self.strict:
-            raise ConversionError(f"{path}: {why}", [(path, why)])
         self.note(path, f"not imported: {why}")
 
     def copy_dataset(self, hds, ag, name, path):
@@ -485,10 +495,12 @@ class _Importer:
         dcpl = hds.id.get_create_plist()
         layout = dcpl.get_layout()
         if hds.shape is None:
-            return ag.create_dataset(name, data=Empty(dt))
+            return ag.create_dataset(name, data=Empty(dt), track_order=self.tracked(hds, attrs=True))
         filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
         pipeline, exact = _arca_pipeline(filters)
         kw = {}
+        if self.tracked(hds, attrs=True):
+            kw["track_order"] = True
         if layout == h5py.h5d.CHUNKED:
             kw["chunks"] = hds.chunks
             kw["maxshape"] = hds.maxshape
@@ -509,11 +521,16 @@ class _Importer:
         vlen = dt.kind == "O" or _needs_values(dt)
         if vlen and "compression" in kw and kw["compression"] == "lz4":
             kw["compression"] = "zstd"
-        if not exact:
+        # A pipeline arca does not share is kept as HDF5's own, its chunks
+        # exactly as stored, where the chunks hold the elements themselves.
+        as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen
+                   and not _has_refs(dt) and not _has_refs(hds.dtype))
+        if as_hdf5:
+            for k in ("shuffle", "compression", "compression_opts"):
+                kw.pop(k, None)
+            kw["hdf5_filters"] = [(c, fl, list(vals), nm) for c, fl, vals, nm in filters]
+        elif not exact:
             names = ", ".join(_filter_name(f) for f in filters)
-            if self.strict:
-                raise ConversionError(f"{path}: filters {names} are not arca's",
-                                      [(path, f"filters {names}")])
             kept = "+".join(x for x in (("shuffle" if kw.get("shuffle") else ""),
                                         kw.get("compression", "")) if x) or "no filters"
             self.note(path, f"filters {names}: values decoded and stored with {kept}")
@@ -536,16 +553,17 @@ class _Importer:
                 ds[...] = _map_refs(hds[()], hds.dtype, self.ref_to_arca, _dtypes.ref_dtype)
 
             self.later.append(fix)
-        elif layout == h5py.h5d.CHUNKED and exact and not vlen:
-            self.copy_chunks(hds, ds, len(filters), pipeline)
+        elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen:
+            self.copy_chunks(hds, ds, len(filters), pipeline, keep_masks=as_hdf5)
         else:
             self.copy_values(hds, ds)
         return ds
 
-    def copy_chunks(self, hds, ds, nfilters, pipeline):
+    def copy_chunks(self, hds, ds, nfilters, pipeline, keep_masks=False):
         """Stored chunks as they are (lz4 reframed), read straight from the
         source file where HDF5 says they lie and written in batches; a
-        chunk some filters skipped (a partial mask) goes by value."""
+        chunk some filters skipped (a partial mask) goes by value, except
+        under an HDF5 pipeline (``keep_masks``), which keeps HDF5's mask."""
         infos = []
         if hasattr(hds.id, "chunk_iter"):
             hds.id.chunk_iter(lambda i: infos.append((i.chunk_offset, i.filter_mask,
@@ -563,7 +581,9 @@ class _Importer:
             rest, batch, held = [], [], 0
             for info in infos:
                 offset, mask, at, size = info
-                if nfilters == 0 or mask & every == every:
+                if keep_masks:
+                    batch.append((list(offset), at, size, mask))
+                elif nfilters == 0 or mask & every == every:
                     batch.append((list(offset), at, size, _ALL))
                 elif mask == 0:
                     batch.append((list(offset), at, size, 0))
@@ -607,7 +627,9 @@ class _Importer:
                 ahead = pool.submit(fetch, batches[k + 1]) if k + 1 < len(batches) else None
                 items = []
                 for (offset, mask, _, size), data in zip(batch, datas):
-                    if nfilters == 0 or mask & every == every:
+                    if keep_masks:
+                        items.append((list(offset), data, mask))
+                    elif nfilters == 0 or mask & every == every:
                         items.append((list(offset), data, _ALL))
                     elif mask == 0 and lz4 and _lz4_from_hdf5(data):
                         d, m = _lz4_from_hdf5(data)
@@ -778,13 +800,19 @@ class _Exporter:
         self.copied = {}  # arca object id -> h5py object
         self.later = []
         self.done = 0
+        self.values_cache = {}
+        self.scratch = None
 
     def run(self):
-        self.copied[self.src._id.id] = self.dst
-        self.walk(self.src, self.dst)
-        self.copy_attrs(self.src, self.dst)
-        for fix in self.later:
-            fix()
+        try:
+            self.copied[self.src._id.id] = self.dst
+            self.walk(self.src, self.dst)
+            self.copy_attrs(self.src, self.dst)
+            for fix in self.later:
+                fix()
+        finally:
+            if self.scratch is not None:
+                self.scratch.close()
 
     def walk(self, ag, hg):
         for name in ag:
@@ -806,10 +834,23 @@ class _Exporter:
                 self.copied[obj._id.id] = d
                 self.copy_attrs(obj, d)
             else:
-                g = hg.create_group(name, track_order=bool(obj._id.track_order()))
+                g = self.create_group(hg, name, bool(obj._id.track_order()),
+                                      bool(obj.attrs._id.track_order()))
                 self.copied[obj._id.id] = g
                 self.walk(obj, g)
                 self.copy_attrs(obj, g)
+
+    def create_group(self, hg, name, links, attrs):
+        """An HDF5 group tracking the creation order of its links and of
+        its attributes as the arca group does (indexed, as h5py makes it)."""
+        h5py = self.h5py
+        both = h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED
+        gcpl = h5py.h5p.create(h5py.h5p.GROUP_CREATE)
+        if links:
+            gcpl.set_link_creation_order(both)
+        if attrs:
+            gcpl.set_attr_creation_order(both)
+        return h5py.Group(h5py.h5g.create(hg.id, name.encode(), gcpl=gcpl))
 
     def ref_to_h5(self, r):
         if not r:
@@ -844,14 +885,26 @@ class _Exporter:
     def copy_dataset(self, ads, hg, name):
         h5py = self.h5py
         dt = ads.dtype
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        if ads.attrs._id.track_order():
+            dcpl.set_attr_creation_order(h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED)
         if ads.shape is None:
             tid = _to_h5(h5py, dt)
-            dsid = h5py.h5d.create(hg.id, name.encode(), tid, h5py.h5s.create(h5py.h5s.NULL))
+            dsid = h5py.h5d.create(hg.id, name.encode(), tid, h5py.h5s.create(h5py.h5s.NULL),
+                                   dcpl=dcpl)
             return h5py.Dataset(dsid)
-        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
         layout = ads.layout
         filters = []
-        if layout == "chunked":
+        h5_pipeline = ads._id.hdf5_filters() if layout == "chunked" else []
+        if h5_pipeline:
+            # HDF5's own pipeline, as imported: set as recorded, chunks
+            # written back with their masks.
+            dcpl.set_chunk(tuple(ads.chunks))
+            tid = _to_h5(h5py, dt)
+            for code, flags, vals, _ in h5_pipeline:
+                dcpl.set_filter(code, flags, self.given_values(tid, ads.chunks, code, flags, vals))
+                filters.append(code)
+        elif layout == "chunked":
             dcpl.set_chunk(tuple(ads.chunks))
             if ads.shuffle:
                 dcpl.set_shuffle()
@@ -905,6 +958,8 @@ class _Exporter:
                     at += n
                     if mask == _ALL:
                         dsid.write_direct_chunk(tuple(offset), data, filter_mask=every)
+                    elif h5_pipeline:
+                        dsid.write_direct_chunk(tuple(offset), data, filter_mask=mask)
                     else:
                         if filters and filters[-1] == _LZ4:
                             data = _lz4_to_hdf5(bytes(data))
@@ -927,6 +982,38 @@ class _Exporter:
                 for i in range(0, shape[0], step):
                     hds[i:i + step] = ads[i:i + step]
         return hds
+
+    def given_values(self, tid, chunks, code, flags, recorded):
+        """The values to give HDF5 so that a filter records ``recorded``.
+        A filter's ``set_local`` may rewrite what it is given (bitshuffle
+        puts its version and the element size in front of the caller's
+        values), so what it recorded is not always what it takes: the
+        values that reproduce it are found on a scratch dataset in memory,
+        trying the recorded ones first and then each tail of them."""
+        h5py = self.h5py
+        key = (tid.dtype.str, tuple(chunks), code, flags, tuple(recorded))
+        if key in self.values_cache:
+            return self.values_cache[key]
+        if self.scratch is None:
+            self.scratch = h5py.File(io.BytesIO(), "w")
+        found = tuple(recorded)
+        for k in range(len(recorded) + 1):
+            cand = tuple(recorded[k:])
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_chunk(tuple(chunks))
+            try:
+                dcpl.set_filter(code, flags, cand)
+                name = f"t{len(self.values_cache)}_{k}".encode()
+                d = h5py.h5d.create(self.scratch.id, name, tid,
+                                    h5py.h5s.create_simple(tuple(chunks)), dcpl=dcpl)
+                got = d.get_create_plist().get_filter_by_id(code)[1]
+            except Exception:  # noqa: BLE001 -- a candidate the filter refuses
+                continue
+            if tuple(got) == tuple(recorded):
+                found = cand
+                break
+        self.values_cache[key] = found
+        return found
 
     def tick(self):
         if self.progress is not None:

@@ -9,6 +9,8 @@
 //! ..  u8       storage: 0 inline, 1 blob
 //!     inline:  u32 len, len bytes of elements in the datatype's byte order
 //!     blob:    u64 addr, u64 len
+//! [+ u64   creation index, exactly when the owner lists its attributes in
+//!          creation order (header message 10)]
 //! ```
 //! Variable-length values are `n × u64` byte lengths and the concatenated
 //! items (see `vlen::attr`); the datatype is then 16 bytes, not 8.
@@ -34,6 +36,8 @@ pub(crate) struct AttrRecord {
     pub(crate) data: AttrData,
     /// A null dataspace: no elements (and no bytes).
     pub(crate) null: bool,
+    /// Creation index, when the owner lists attributes in creation order.
+    pub(crate) order: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +67,7 @@ impl AttrRecord {
             shape,
             data,
             null: false,
+            order: None,
         })
     }
 
@@ -85,12 +90,16 @@ impl AttrRecord {
                 w.u8(1).u64(*addr).u64(*len);
             }
         }
+        if let Some(i) = self.order {
+            w.u64(i);
+        }
         w.buf
     }
 
     /// Decode the record of an attribute of the object at `owner`, in a
-    /// file of `eof` bytes.
-    pub(crate) fn decode(bytes: &[u8], owner: u64, eof: u64) -> Result<Self> {
+    /// file of `eof` bytes; `ordered` when the owner lists its attributes
+    /// in creation order (its records, and only they, carry an index).
+    pub(crate) fn decode(bytes: &[u8], owner: u64, eof: u64, ordered: bool) -> Result<Self> {
         let mut r = Reader::new(bytes, "attribute record", owner);
         let dtype = Datatype::decode(&mut r)?;
         let rank = r.u8()?;
@@ -111,8 +120,13 @@ impl AttrRecord {
             },
             s => return Err(r.corrupt(format!("storage {s}"))),
         };
+        let order = if ordered { Some(r.u64()?) } else { None };
         if r.remaining() != 0 {
-            return Err(r.corrupt("bytes after the value"));
+            return Err(r.corrupt(if ordered {
+                "bytes after the creation index"
+            } else {
+                "bytes after the value"
+            }));
         }
         if let AttrData::Blob { addr, len } = data {
             let end = crate::store::blob_extent(len)
@@ -133,6 +147,7 @@ impl AttrRecord {
             shape,
             data,
             null,
+            order,
         };
         let want = rec.shape.iter().try_fold(elem, |a, &d| a.checked_mul(d));
         let have = match &rec.data {

@@ -7,7 +7,9 @@
 //! ```text
 //! +0  u64 addr   file address of the stored chunk
 //! +8  u64 size   stored (filtered) bytes
-//! +16 u32 mask   0 = every filter applied; u32::MAX = stored unfiltered
+//! +16 u32 mask   0 = every filter applied; u32::MAX = stored unfiltered;
+//!                 under an HDF5 pipeline also HDF5's mask (bit i: filter i,
+//!                 an optional one, skipped)
 //! +20 u32 crc    CRC32C of the stored bytes
 //! ```
 //! Chunks carry a checksum like metadata does, so damaged data is reported
@@ -15,6 +17,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::codec::Reader;
+use crate::format::filter_pipeline::Filter;
 use crate::format::object_header::MAX_RANK;
 
 /// Mask value meaning "stored without filtering" (the filters did not shrink it).
@@ -48,9 +51,14 @@ impl ChunkRef {
     }
 
     /// Decode an entry of the index whose root is at `root` and check it
-    /// against its chunk: `chunk_bytes` decoded, `filtered` if the owner
-    /// has a filter pipeline.
-    pub(crate) fn decode(b: &[u8], root: u64, chunk_bytes: u64, filtered: bool) -> Result<Self> {
+    /// against its chunk: `chunk_bytes` decoded, through the owner's
+    /// `filters`.
+    pub(crate) fn decode(
+        b: &[u8],
+        root: u64,
+        chunk_bytes: u64,
+        filters: &[Filter],
+    ) -> Result<Self> {
         let mut r = Reader::new(b, "chunk index entry", root);
         let e = ChunkRef {
             addr: r.u64()?,
@@ -61,11 +69,11 @@ impl ChunkRef {
         if b.len() != ENTRY_LEN {
             return Err(r.corrupt(format!("entry of {} bytes, not {ENTRY_LEN}", b.len())));
         }
-        if e.mask != 0 && e.mask != MASK_RAW {
+        if !Filter::mask_valid(filters, e.mask) {
             return Err(r.corrupt(format!("filter mask {:#x}", e.mask)));
         }
         // Unfiltered chunks are stored exactly as they are read.
-        let raw = !filtered || e.mask == MASK_RAW;
+        let raw = Filter::unfiltered(filters, e.mask);
         let plausible = if raw {
             e.size == chunk_bytes
         } else {
@@ -127,6 +135,11 @@ pub(crate) fn decode_key(k: &[u8], grid: &[u64], root: u64) -> Result<Vec<u64>> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::filter_pipeline::Hdf5Filter;
+
+    fn native() -> Vec<Filter> {
+        vec![Filter::Zstd(3)]
+    }
 
     #[test]
     fn entries_are_checked_against_their_chunk() {
@@ -136,24 +149,49 @@ mod tests {
             mask: 0,
             crc: 7,
         };
-        assert_eq!(ChunkRef::decode(&e.encode(), 0, 400, true).unwrap(), e);
+        assert_eq!(ChunkRef::decode(&e.encode(), 0, 400, &native()).unwrap(), e);
         // Unfiltered, the stored size is the chunk's size.
-        assert!(ChunkRef::decode(&e.encode(), 0, 400, false).is_err());
+        assert!(ChunkRef::decode(&e.encode(), 0, 400, &[]).is_err());
         let raw = ChunkRef {
             mask: MASK_RAW,
             ..e
         };
-        assert!(ChunkRef::decode(&raw.encode(), 0, 400, true).is_err());
+        assert!(ChunkRef::decode(&raw.encode(), 0, 400, &native()).is_err());
         let bad = ChunkRef { mask: 3, ..e };
-        assert!(ChunkRef::decode(&bad.encode(), 0, 400, true).is_err());
+        assert!(ChunkRef::decode(&bad.encode(), 0, 400, &native()).is_err());
         let huge = ChunkRef {
             size: u64::MAX,
             ..e
         };
-        assert!(ChunkRef::decode(&huge.encode(), 0, 400, true).is_err());
-        assert!(ChunkRef::decode(&e.encode()[..20], 0, 400, true).is_err());
+        assert!(ChunkRef::decode(&huge.encode(), 0, 400, &native()).is_err());
+        assert!(ChunkRef::decode(&e.encode()[..20], 0, 400, &native()).is_err());
         assert_eq!(decode_key(&key(&[1, 2]), &[2, 3], 0).unwrap(), vec![1, 2]);
         assert!(decode_key(&key(&[2, 2]), &[2, 3], 0).is_err());
         assert!(decode_key(&key(&[1]), &[2, 3], 0).is_err());
+    }
+
+    #[test]
+    fn hdf5_masks_name_skipped_optional_filters() {
+        let h5 = vec![
+            Filter::Hdf5(Hdf5Filter::new(2, false, "", &[4])),
+            Filter::Hdf5(Hdf5Filter::new(32000, true, "lzf", &[4, 261, 400])),
+        ];
+        let e = ChunkRef {
+            addr: 8192,
+            size: 100,
+            mask: 2,
+            crc: 7,
+        };
+        // lzf skipped: a filtered chunk of any plausible size.
+        assert_eq!(ChunkRef::decode(&e.encode(), 0, 400, &h5).unwrap(), e);
+        // A bit past the pipeline is not a filter; arca's pipelines know
+        // only all or nothing.
+        assert!(ChunkRef::decode(&ChunkRef { mask: 4, ..e }.encode(), 0, 400, &h5).is_err());
+        assert!(!Filter::mask_valid(&native(), 2));
+        // Every filter skipped: the chunk's own size.
+        let all = ChunkRef { mask: 3, ..e };
+        assert!(ChunkRef::decode(&all.encode(), 0, 400, &h5).is_err());
+        assert!(ChunkRef::decode(&ChunkRef { size: 400, ..all }.encode(), 0, 400, &h5).is_ok());
+        assert!(Filter::unfiltered(&h5, 3) && !Filter::unfiltered(&h5, 2));
     }
 }

@@ -18,11 +18,16 @@
 //!             1 chunked: rank × u64 chunk dims, u64 chunk-index root;
 //!             2 compact: the elements themselves, shape × element size
 //!             bytes in the datatype's byte order (format version 2)
-//! 6 filters   u8 n, n × { u8 id, i32 level }
+//! 6 filters   u8 n, n × { u8 id, i32 level } (see format/filter_pipeline.rs;
+//!             HDF5 pipelines only over fixed-size types)
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
 //! 8 vector    the byte vector of a variable-length dataset (see `vlen`)
 //! 9 order     u64 the next creation index (groups that track creation
 //!             order; their links carry their index; format version 3)
+//! 10 attr order u64 the next attribute creation index (objects whose
+//!             attributes are listed in creation order; their attribute
+//!             records carry their index; must be understood, so a
+//!             reader without it refuses the object rather than misorder)
 //! ```
 //! Flag bit 0 marks a message a reader must understand; unknown messages
 //! without it are carried along untouched, so later versions can add
@@ -108,6 +113,9 @@ pub(crate) struct Header {
     pub(crate) attrs: Index,
     /// The next creation index, for a group that tracks creation order.
     pub(crate) order: Option<u64>,
+    /// The next attribute creation index, for an object whose attributes
+    /// are listed in creation order.
+    pub(crate) attr_order: Option<u64>,
     pub(crate) dataset: Option<DatasetMeta>,
     /// Messages this version does not know, kept verbatim.
     pub(crate) other: Vec<(u16, u16, Vec<u8>)>,
@@ -120,6 +128,7 @@ impl Header {
             links: Index::default(),
             attrs: Index::default(),
             order: None,
+            attr_order: None,
             dataset: None,
             other: vec![],
         }
@@ -177,6 +186,11 @@ impl Header {
             }
         }
         msgs.push((2, MUST_UNDERSTAND, index(&self.attrs)));
+        if let Some(next) = self.attr_order {
+            let mut w = Writer::new();
+            w.u64(next);
+            msgs.push((MSG_ATTR_ORDER, MUST_UNDERSTAND, w.buf));
+        }
         if let Some(d) = &self.dataset {
             let mut w = Writer::new();
             d.dtype.encode(&mut w);
@@ -283,7 +297,7 @@ impl Header {
                 }
                 seen |= 1 << t;
                 let for_groups = t == 1 || t == MSG_ORDER;
-                let for_both = t == 2;
+                let for_both = t == 2 || t == MSG_ATTR_ORDER;
                 if !for_both && for_groups != (kind == ObjectKind::Group) {
                     return Err(r.corrupt(format!("message {t} in a {kind:?} header")));
                 }
@@ -382,6 +396,9 @@ impl Header {
                 MSG_ORDER => {
                     h.order = Some(m.u64()?);
                 }
+                MSG_ATTR_ORDER => {
+                    h.attr_order = Some(m.u64()?);
+                }
                 _ if flags & MUST_UNDERSTAND != 0 => {
                     return Err(Error::Unsupported(format!(
                         "object header at {addr} has message type {t} this version does not know"
@@ -434,7 +451,8 @@ impl Header {
 
 /// Highest message type this version knows.
 const MSG_ORDER: u16 = 9;
-const MSG_LAST: u16 = 9;
+const MSG_ATTR_ORDER: u16 = 10;
+const MSG_LAST: u16 = 10;
 
 impl DatasetMeta {
     /// Check the dataset's messages against each other and the file.
@@ -452,6 +470,9 @@ impl DatasetMeta {
                 return Err("a null dataspace with storage".into());
             }
             return Ok(());
+        }
+        if Filter::is_hdf5(&self.filters) && self.vlen.is_some() {
+            return Err("HDF5 filters over a byte vector's records".into());
         }
         let in_file =
             |a: u64, n: u64| a >= PAGE_SIZE as u64 && a.checked_add(n).is_some_and(|e| e <= eof);

@@ -82,6 +82,9 @@ impl VecMeta {
         let free_addr = r.u64()?;
         let free_len = r.u64()?;
         let filters = Filter::decode_list(&mut r)?;
+        if Filter::is_hdf5(&filters) {
+            return Err(r.corrupt("a byte vector with HDF5 filters"));
+        }
         if flags & !FLAG_REUSE != 0 {
             return Err(Error::Unsupported(format!(
                 "variable-length vector flags {flags:#x}"

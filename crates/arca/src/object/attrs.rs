@@ -313,7 +313,11 @@ impl Attributes {
         Attributes { shared, owner }
     }
 
-    fn put(&self, name: &str, v: &AttrValue, replace: bool) -> Result<()> {
+    /// Store `v` as attribute `name`: `Create` refuses a name that exists;
+    /// `Replace` takes the next creation index (a replaced attribute moves
+    /// to the end of a creation-ordered list, as HDF5's delete-and-create
+    /// does); `Modify` keeps the index it had.
+    fn put(&self, name: &str, v: &AttrValue, how: Put) -> Result<()> {
         check_name(name)?;
         let null = v.null;
         let v = if null {
@@ -330,8 +334,9 @@ impl Attributes {
         let mut h = Header::load(&mut g.st, self.owner)?;
         // The old record is checked before anything changes, so that a
         // damaged one fails the call with the file as it was.
-        let old = old_record(&mut g.st, h.attrs.root, name, self.owner)?;
-        if !replace && old.is_some() {
+        let ordered = h.attr_order.is_some();
+        let old = old_record(&mut g.st, h.attrs.root, name, self.owner, ordered)?;
+        if how == Put::Create && old.is_some() {
             return Err(Error::AlreadyExists(format!("attribute {name}")));
         }
         let mut bytes = v.data;
@@ -345,6 +350,14 @@ impl Attributes {
         }
         let mut rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
         rec.null = null;
+        rec.order = match (&old, how, h.attr_order.as_mut()) {
+            (Some(o), Put::Modify, Some(_)) => o.order,
+            (_, _, Some(next)) => {
+                *next += 1;
+                Some(*next - 1)
+            }
+            (_, _, None) => None,
+        };
         let (root, _) = btree::insert(
             &mut g.st,
             h.attrs.root,
@@ -365,7 +378,29 @@ impl Attributes {
     /// # Errors
     /// [`Error::ReadOnly`], [`Error::InvalidArgument`] for a bad name or value.
     pub fn set(&self, name: &str, v: &AttrValue) -> Result<()> {
-        self.put(name, v, true)
+        self.put(name, v, Put::Replace)
+    }
+
+    /// Replace an attribute's value where it stands: in a creation-ordered
+    /// list it keeps its place (creates it if it does not exist).
+    ///
+    /// ```
+    /// use arca::{AttrValue, File, GroupOptions};
+    /// let f = File::in_memory().unwrap();
+    /// let g = f.root().create_group_with("g", &GroupOptions::new().track_order(true)).unwrap();
+    /// let a = g.attrs();
+    /// a.set("b", &AttrValue::scalar(1i64)).unwrap();
+    /// a.set("a", &AttrValue::scalar(2i64)).unwrap();
+    /// a.modify("b", &AttrValue::scalar(3i64)).unwrap();
+    /// assert_eq!(a.names().unwrap(), ["b", "a"]);
+    /// a.set("b", &AttrValue::scalar(4i64)).unwrap();
+    /// assert_eq!(a.names().unwrap(), ["a", "b"]);
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Attributes::set`].
+    pub fn modify(&self, name: &str, v: &AttrValue) -> Result<()> {
+        self.put(name, v, Put::Modify)
     }
 
     /// Create an attribute that must not exist yet.
@@ -373,7 +408,7 @@ impl Attributes {
     /// # Errors
     /// [`Error::AlreadyExists`], and as for [`Attributes::set`].
     pub fn create(&self, name: &str, v: &AttrValue) -> Result<()> {
-        self.put(name, v, false)
+        self.put(name, v, Put::Create)
     }
 
     /// Read an attribute.
@@ -385,7 +420,7 @@ impl Attributes {
         let h = Header::load(&mut g.st, self.owner)?;
         let raw = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
             .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
-        let rec = AttrRecord::decode(&raw, self.owner, g.st.space.eof())?;
+        let rec = AttrRecord::decode(&raw, self.owner, g.st.space.eof(), h.attr_order.is_some())?;
         let mut data = rec.bytes(&g.st)?;
         let n = rec.shape.iter().product();
         let damaged =
@@ -425,7 +460,8 @@ impl Attributes {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
-        let old = old_record(&mut g.st, h.attrs.root, name, self.owner)?
+        let ordered = h.attr_order.is_some();
+        let old = old_record(&mut g.st, h.attrs.root, name, self.owner, ordered)?
             .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
         let (root, _) = btree::remove(&mut g.st, h.attrs.root, name.as_bytes())?;
         old.free(&mut g.st)?;
@@ -452,7 +488,9 @@ impl Attributes {
         h.save(&mut g.st, self.owner)
     }
 
-    /// Attribute names in name order.
+    /// Attribute names: in creation order where the object tracks it
+    /// ([`crate::GroupOptions::track_order`],
+    /// [`crate::DatasetOptions::track_order`]), else in name order.
     ///
     /// # Errors
     /// Only for damage.
@@ -460,11 +498,31 @@ impl Attributes {
         let mut g = lock(&self.shared)?;
         let h = Header::load(&mut g.st, self.owner)?;
         let mut out = vec![];
-        btree::scan(&mut g.st, h.attrs.root, b"", &mut |k, _| {
-            out.push(String::from_utf8_lossy(k).into_owned());
+        if h.attr_order.is_none() {
+            btree::scan(&mut g.st, h.attrs.root, b"", &mut |k, _| {
+                out.push(String::from_utf8_lossy(k).into_owned());
+                Ok(true)
+            })?;
+            return Ok(out);
+        }
+        let eof = g.st.space.eof();
+        let mut keyed = vec![];
+        btree::scan(&mut g.st, h.attrs.root, b"", &mut |k, v| {
+            let rec = AttrRecord::decode(v, self.owner, eof, true)?;
+            keyed.push((rec.order, String::from_utf8_lossy(k).into_owned()));
             Ok(true)
         })?;
-        Ok(out)
+        keyed.sort();
+        Ok(keyed.into_iter().map(|(_, n)| n).collect())
+    }
+
+    /// Whether the attributes are listed in creation order.
+    ///
+    /// # Errors
+    /// Only for damage.
+    pub fn track_order(&self) -> Result<bool> {
+        let mut g = lock(&self.shared)?;
+        Ok(Header::load(&mut g.st, self.owner)?.attr_order.is_some())
     }
 
     /// Number of attributes.
@@ -485,6 +543,14 @@ impl Attributes {
     }
 }
 
+/// How [`Attributes::put`] treats an attribute that exists.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Put {
+    Create,
+    Replace,
+    Modify,
+}
+
 fn check_name(name: &str) -> Result<()> {
     if name.is_empty() || name.len() > btree::MAX_KEY {
         return Err(Error::invalid(format!(
@@ -496,11 +562,17 @@ fn check_name(name: &str) -> Result<()> {
 }
 
 /// The record of attribute `name`, decoded and its blob checked live.
-fn old_record(st: &mut Store, root: u64, name: &str, owner: u64) -> Result<Option<AttrRecord>> {
+fn old_record(
+    st: &mut Store,
+    root: u64,
+    name: &str,
+    owner: u64,
+    ordered: bool,
+) -> Result<Option<AttrRecord>> {
     let Some(raw) = btree::get(st, root, name.as_bytes())? else {
         return Ok(None);
     };
-    let rec = AttrRecord::decode(&raw, owner, st.space.eof())?;
+    let rec = AttrRecord::decode(&raw, owner, st.space.eof(), ordered)?;
     if let Some(e) = rec.extent() {
         st.check_live("attribute blob", e.addr, e.size)?;
     }
@@ -509,10 +581,15 @@ fn old_record(st: &mut Store, root: u64, name: &str, owner: u64) -> Result<Optio
 
 /// Every extent the attributes of an object occupy: value blobs and the
 /// attribute tree's pages.
-pub(crate) fn extents(st: &mut Store, root: u64, owner: u64, out: &mut Vec<Section>) -> Result<()> {
-    let eof = st.space.eof();
+pub(crate) fn extents(
+    st: &mut Store,
+    h: &Header,
+    owner: u64,
+    out: &mut Vec<Section>,
+) -> Result<()> {
+    let (eof, root, ordered) = (st.space.eof(), h.attrs.root, h.attr_order.is_some());
     btree::scan(st, root, b"", &mut |_, v| {
-        out.extend(AttrRecord::decode(v, owner, eof)?.extent());
+        out.extend(AttrRecord::decode(v, owner, eof, ordered)?.extent());
         Ok(true)
     })?;
     btree::extents(st, root, out)

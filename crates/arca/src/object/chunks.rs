@@ -6,7 +6,7 @@ use super::dataset::{engine, flush_cache};
 use super::{lock, Dataset, Session};
 use crate::chunk::{Cache, Chunked, Source};
 use crate::error::{Error, Result};
-use crate::filter::MASK_RAW;
+use crate::filter::Filter;
 use crate::format::chunk_index::ChunkRef;
 use crate::format::object_header::{Header, Layout};
 use crate::store::Store;
@@ -35,9 +35,17 @@ pub struct StoredChunk {
     pub mask: u32,
 }
 
-/// The chunk shape and index of the chunked dataset at `addr`, and its
-/// chunk's decoded size and whether it has filters.
-fn chunk_layout(g: &mut Session, addr: u64) -> Result<(Vec<u64>, Vec<u64>, u64, bool)> {
+/// What moving a chunked dataset's stored chunks needs to know of it.
+struct ChunkLayout {
+    chunk: Vec<u64>,
+    dims: Vec<u64>,
+    /// A chunk's decoded size.
+    bytes: u64,
+    filters: Vec<Filter>,
+}
+
+/// The [`ChunkLayout`] of the chunked dataset at `addr`.
+fn chunk_layout(g: &mut Session, addr: u64) -> Result<ChunkLayout> {
     let h = Header::load(&mut g.st, addr)?;
     let m = h
         .dataset
@@ -55,12 +63,12 @@ fn chunk_layout(g: &mut Session, addr: u64) -> Result<(Vec<u64>, Vec<u64>, u64, 
     let bytes = chunk
         .iter()
         .fold(m.dtype.size() as u64, |a, &c| a.saturating_mul(c));
-    Ok((
-        chunk.to_vec(),
-        m.dims.to_vec(),
+    Ok(ChunkLayout {
+        chunk: chunk.to_vec(),
+        dims: m.dims.to_vec(),
         bytes,
-        !m.filters.is_empty(),
-    ))
+        filters: m.filters.to_vec(),
+    })
 }
 
 /// The grid coordinates of the chunk whose first element is `offset`.
@@ -99,7 +107,7 @@ impl Dataset {
         let mut g = lock(&self.shared)?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;
-        let (chunk, _, _, _) = chunk_layout(&mut g, addr)?;
+        let chunk = chunk_layout(&mut g, addr)?.chunk;
         let h = Header::load(&mut g.st, addr)?;
         let m = h
             .dataset
@@ -205,7 +213,7 @@ impl Dataset {
     ) -> Result<(Vec<Option<ChunkRef>>, usize)> {
         let addr = self.addr;
         self.flush_chunks(g)?;
-        let (chunk, dims, _, _) = chunk_layout(g, addr)?;
+        let ChunkLayout { chunk, dims, .. } = chunk_layout(g, addr)?;
         let h = Header::load(&mut g.st, addr)?;
         let m = h
             .dataset
@@ -234,7 +242,9 @@ impl Dataset {
     /// Store `bytes` as the chunk whose first element is `offset`, exactly
     /// as given: already through the dataset's filters (`mask` 0), or the
     /// chunk's elements unfiltered in the dataset's byte order (`mask`
-    /// `u32::MAX`, the only choice without filters). The bytes are
+    /// `u32::MAX`, the only choice without filters). Under an HDF5
+    /// pipeline ([`Filter::Hdf5`]) `mask` may also be HDF5's own: bit `i`
+    /// set when filter `i` was skipped. The bytes are
     /// checksummed as they are; reads decode and check them as any chunk.
     ///
     /// # Errors
@@ -352,16 +362,23 @@ impl Dataset {
         g.st.check_writable()?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;
-        let (chunk, dims, chunk_bytes, filtered) = chunk_layout(&mut g, addr)?;
+        let ChunkLayout {
+            chunk,
+            dims,
+            bytes: chunk_bytes,
+            filters,
+        } = chunk_layout(&mut g, addr)?;
         let mut todo = Vec::with_capacity(chunks.len());
         for (offset, src, mask) in chunks {
             let coords = coords_of(offset, &chunk, &dims)?;
-            if mask != 0 && mask != MASK_RAW {
+            if !Filter::mask_valid(&filters, mask) {
                 return Err(Error::invalid(format!(
-                    "filter mask {mask:#x}: 0 (every filter applied) or 0xffffffff (none)"
+                    "filter mask {mask:#x}: 0 (every filter applied), 0xffffffff (none) or, \
+                     under HDF5 filters, bits for the {} filters skipped",
+                    filters.len()
                 )));
             }
-            let raw = mask == MASK_RAW || !filtered;
+            let raw = Filter::unfiltered(&filters, mask);
             let len = src.len();
             let plausible = if raw {
                 len == chunk_bytes
@@ -375,7 +392,7 @@ impl Dataset {
                 )));
             }
             // Without filters the engine records 0, as it does for its own writes.
-            todo.push((coords, src, if filtered { mask } else { 0 }));
+            todo.push((coords, src, if filters.is_empty() { 0 } else { mask }));
         }
         let mut h = Header::load(&mut g.st, addr)?;
         let m = h

@@ -70,6 +70,7 @@ pub struct DatasetOptions {
     layout: Option<StorageLayout>,
     vlen: super::vlen::VlenOptions,
     null: bool,
+    pub(crate) track_order: bool,
 }
 
 impl DatasetOptions {
@@ -88,7 +89,25 @@ impl DatasetOptions {
             layout: None,
             vlen: super::vlen::VlenOptions::default(),
             null: false,
+            track_order: false,
         }
+    }
+
+    /// List the dataset's attributes in the order they were created (kept
+    /// on reopen), as h5py's `track_order`.
+    ///
+    /// ```
+    /// use arca::{AttrValue, DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::float(8), &[3]).track_order(true);
+    /// let d = f.root().create_dataset("d", &o).unwrap();
+    /// d.attrs().set("z", &AttrValue::scalar(1i64)).unwrap();
+    /// d.attrs().set("a", &AttrValue::scalar(2i64)).unwrap();
+    /// assert_eq!(d.attrs().names().unwrap(), ["z", "a"]);
+    /// ```
+    pub fn track_order(mut self, on: bool) -> Self {
+        self.track_order = on;
+        self
     }
 
     /// A dataset with a type and no elements at all: a null dataspace
@@ -228,6 +247,11 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     }
     let bytes = check_size(&o.shape, elem)?;
     Filter::validate_pipeline(&o.filters)?;
+    if Filter::is_hdf5(&o.filters) && o.dtype.has_vlen() {
+        return Err(Error::invalid(
+            "HDF5 filters apply to fixed-size types; variable-length data takes arca's own",
+        ));
+    }
     let needs_chunks = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
     let chunked = needs_chunks || o.layout == Some(StorageLayout::Chunked);
     if needs_chunks && matches!(o.layout, Some(l) if l != StorageLayout::Chunked) {

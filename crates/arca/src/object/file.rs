@@ -324,6 +324,7 @@ impl OpenOptions {
             let mut root = Header::group();
             if self.track_order {
                 root.order = Some(0);
+                root.attr_order = Some(0);
             }
             root.create(&mut inner.st).and_then(|root| {
                 inner.sb.root = root;

@@ -408,6 +408,9 @@ impl Group {
         if opts.track_order {
             h.order = Some(0);
         }
+        if opts.attr_order.unwrap_or(opts.track_order) {
+            h.attr_order = Some(0);
+        }
         let addr = insert_new(&mut g.st, parent, name, h).map_err(|e| match e {
             Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
             e => e,
@@ -415,7 +418,8 @@ impl Group {
         Ok(Group::new(self.shared.clone(), addr, join(&base, name)))
     }
 
-    /// Whether this group lists its members in creation order.
+    /// Whether this group lists its members in creation order (its
+    /// attributes: [`crate::Attributes::track_order`]).
     ///
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
@@ -452,7 +456,11 @@ impl Group {
         // Storage allocated early must not outlive a failed insert (a name
         // that exists, say): give it back before reporting the error.
         let storage = meta.clone();
-        let addr = match insert_new(&mut g.st, parent, name, Header::dataset(meta)) {
+        let mut h = Header::dataset(meta);
+        if opts.track_order {
+            h.attr_order = Some(0);
+        }
+        let addr = match insert_new(&mut g.st, parent, name, h) {
             Ok(a) => a,
             Err(e) => {
                 dataset::free_storage(&mut g.st, &storage)?;
@@ -958,7 +966,7 @@ fn collect(g: &mut Session, first: u64, dead: &mut Dead) -> Result<()> {
             }
             btree::extents(st, h.links.root, &mut dead.extents)?;
         }
-        super::attrs::extents(st, h.attrs.root, addr, &mut dead.extents)?;
+        super::attrs::extents(st, &h, addr, &mut dead.extents)?;
         if let Some(meta) = &h.dataset {
             dead.datasets.push(addr);
             dataset::storage_extents(st, meta, &mut dead.extents)?;

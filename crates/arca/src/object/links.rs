@@ -66,6 +66,7 @@ impl Link {
 #[derive(Debug, Clone, Default)]
 pub struct GroupOptions {
     pub(crate) track_order: bool,
+    pub(crate) attr_order: Option<bool>,
 }
 
 impl GroupOptions {
@@ -74,9 +75,17 @@ impl GroupOptions {
         Self::default()
     }
 
-    /// List members in the order they were created (kept on reopen).
+    /// List members and attributes in the order they were created (kept
+    /// on reopen), as h5py's `track_order`.
     pub fn track_order(mut self, on: bool) -> Self {
         self.track_order = on;
+        self
+    }
+
+    /// Whether attributes alone are listed in creation order, apart from
+    /// members (HDF5 records the two separately; an import keeps both).
+    pub fn track_attr_order(mut self, on: bool) -> Self {
+        self.attr_order = Some(on);
         self
     }
 }

@@ -192,7 +192,9 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                 }
                 match obj {
                     Object::Group(g) => {
-                        let opts = GroupOptions::new().track_order(g.track_order()?);
+                        let opts = GroupOptions::new()
+                            .track_order(g.track_order()?)
+                            .track_attr_order(g.attrs().track_order()?);
                         let ng = to.create_group_with(&name, &opts)?;
                         c.copied.insert(g.id(), (ng.path().to_string(), ng.id()));
                         copy_attrs(&g.attrs(), &ng.attrs(), c)?;
@@ -226,12 +228,14 @@ fn copy_dataset(
         return super::vlen::copy_dataset(d, to, name, done, total, progress);
     }
     if d.is_null()? {
-        return to.create_dataset(name, &DatasetOptions::empty(dtype));
+        let o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
+        return to.create_dataset(name, &o);
     }
     let shape = d.shape()?;
     let fill = d.fill_value()?;
     // The layout is kept as it was, compact and contiguous included.
     let mut o = DatasetOptions::new(dtype.clone(), &shape)
+        .track_order(d.attrs().track_order()?)
         .fill_value(&fill)
         .layout(d.layout()?);
     let chunks = d.chunks()?;
@@ -241,6 +245,39 @@ fn copy_dataset(
     let nd = to.create_dataset(name, &o)?;
     let elem = dtype.size() as u64;
     if shape.contains(&0) {
+        return Ok(nd);
+    }
+    if let (Some(c), false) = (&chunks, dtype.holds_refs()) {
+        // Stored chunks are copied as they are: nothing is decoded and
+        // encoded again, and chunks through HDF5 filters arca has no codec
+        // for survive too.
+        let chunk_bytes = c.iter().product::<u64>() * elem;
+        let stored = d.stored_chunks()?;
+        // Batches of about STEP_BYTES stored bytes.
+        let mut batches = vec![];
+        let (mut start, mut held) = (0, 0u64);
+        for (i, s) in stored.iter().enumerate() {
+            held += s.size;
+            if held >= STEP_BYTES || i + 1 == stored.len() {
+                batches.push(&stored[start..=i]);
+                (start, held) = (i + 1, 0);
+            }
+        }
+        for batch in batches {
+            let offsets: Vec<Vec<u64>> = batch.iter().map(|s| s.offset.clone()).collect();
+            let (bytes, found) = d.read_chunks_raw(&offsets)?;
+            let mut at = 0;
+            let mut items = Vec::with_capacity(batch.len());
+            for (off, f) in offsets.iter().zip(found) {
+                if let Some((len, mask)) = f {
+                    items.push((&off[..], &bytes[at..at + len], mask));
+                    at += len;
+                }
+            }
+            nd.write_chunks_raw(&items)?;
+            *done += chunk_bytes * batch.len() as u64;
+            progress((*done).min(total), total);
+        }
         return Ok(nd);
     }
     // Copy block by block: chunk by chunk, or slabs along the first axis.

@@ -72,6 +72,11 @@ impl VlenOptions {
             .ok_or_else(|| Error::invalid("vector options need a variable-length type"))?
             as u64;
         Filter::validate_pipeline(&self.filters)?;
+        if Filter::is_hdf5(&self.filters) {
+            return Err(Error::invalid(
+                "a byte vector takes arca's own filters, not HDF5's",
+            ));
+        }
         let chunk = self.chunk_bytes / item * item;
         if chunk == 0 || chunk > super::dataset::MAX_CHUNK_BYTES {
             return Err(Error::invalid(format!(
@@ -967,7 +972,9 @@ pub(crate) fn copy_dataset(
         .chunk_bytes(info.chunk_bytes)
         .filters(&info.filters)
         .reuse_space(info.reuse_space);
-    let mut o = crate::DatasetOptions::new(dtype.clone(), &shape).vlen(v);
+    let mut o = crate::DatasetOptions::new(dtype.clone(), &shape)
+        .vlen(v)
+        .track_order(d.attrs().track_order()?);
     if let Some(c) = d.chunks()? {
         o = o.chunks(&c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use arca::io::{Driver, MemoryDriver};
 use arca::{
-    AttrValue, DatasetOptions, Datatype, Extent, File, Filter, Object, ObjectKind, Selection,
-    VlenOptions,
+    AttrValue, DatasetOptions, Datatype, Extent, File, Filter, Hdf5Filter, Object, ObjectKind,
+    Selection, VlenOptions,
 };
 
 /// Reads larger than this are skipped: a damaged shape may claim terabytes,
@@ -132,6 +132,13 @@ pub fn build() -> Vec<u8> {
         .unwrap();
     for i in 0..5 {
         ordered.create_group(&format!("o{}", 4 - i)).unwrap();
+        // Attributes in creation order too, one large enough for a blob.
+        let v = if i == 2 {
+            AttrValue::array(&[100], &[i as u64; 100]).unwrap()
+        } else {
+            AttrValue::scalar(i as u64)
+        };
+        ordered.attrs().set(&format!("a{}", 4 - i), &v).unwrap();
     }
     ordered.link_soft("soft", "/many/member_0001").unwrap();
     ordered.link_external("ext", "other.arca", "/x").unwrap();
@@ -191,6 +198,14 @@ pub fn build() -> Vec<u8> {
         ("zstd", vec![Filter::Shuffle, Filter::Zstd(3)]),
         ("lz4", vec![Filter::Lz4]),
         ("gzip", vec![Filter::Deflate(6)]),
+        (
+            "hdf5",
+            vec![
+                Filter::Hdf5(Hdf5Filter::new(2, true, "shuffle", &[4])),
+                Filter::Hdf5(Hdf5Filter::new(32000, true, "lzf", &[4, 261, 1024])),
+                Filter::Hdf5(Hdf5Filter::new(3, false, "", &[])),
+            ],
+        ),
     ] {
         let opts = DatasetOptions::new(Datatype::int(4), &[64, 16])
             .chunks(&[16, 16])

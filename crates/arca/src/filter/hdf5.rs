@@ -1,0 +1,445 @@
+//! HDF5 filter pipelines: chunks imported from HDF5 through filters arca
+//! does not share keep HDF5's stored bytes, and this module decodes (and
+//! encodes) those of them whose codecs arca has: deflate, shuffle,
+//! fletcher32, lzf, lz4 (in HDF5's framing) and zstd. Any other filter's
+//! chunks are kept and copied; reading them is a typed error naming it.
+//!
+//! Stages run as HDF5 runs them: forward in order, each optional stage
+//! that fails (does not shrink the data) skipped and its bit set in the
+//! chunk's mask; backward in reverse, skipping the stages the mask names.
+
+use std::io::{Read, Write};
+
+use super::{shuffle_into, unshuffle_into};
+use crate::error::{Error, Result};
+use crate::format::filter_pipeline::{Filter, Hdf5Filter};
+use crate::pool::lists::{CHUNKS, FILTER};
+use crate::pool::PooledBuf;
+
+/// Bytes a stage may add over the chunk's size (a checksum, a frame
+/// header) before its output is implausible.
+const STAGE_SLACK: usize = 64;
+
+fn stages(filters: &[Filter]) -> impl DoubleEndedIterator<Item = (usize, &Hdf5Filter)> {
+    filters.iter().enumerate().filter_map(|(i, f)| match f {
+        Filter::Hdf5(h) => Some((i, h)),
+        _ => None,
+    })
+}
+
+fn unsupported(h: &Hdf5Filter, addr: u64, doing: &str) -> Error {
+    Error::Unsupported(format!(
+        "chunk at {addr}: HDF5 filter {} ({}) cannot be {doing} by arca; its chunks are kept \
+         exactly as stored, and `arca export` gives them back to HDF5, which can",
+        h.id,
+        h.name()
+    ))
+}
+
+/// Undo an HDF5 pipeline into a chunk of `expect` bytes.
+pub(super) fn decode(
+    filters: &[Filter],
+    mask: u32,
+    elem: usize,
+    stored: &[u8],
+    expect: usize,
+    addr: u64,
+) -> Result<PooledBuf> {
+    let limit = expect.saturating_add(STAGE_SLACK * filters.len());
+    let mut buf: Option<PooledBuf> = None;
+    for (i, h) in stages(filters).rev() {
+        if i < 32 && mask & (1 << i) != 0 {
+            continue;
+        }
+        let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
+        let bad = |d: String| Error::corrupt("chunk", addr, format!("{}: {d}", h.name()));
+        let out = match h.id {
+            1 => inflate(input, limit).map_err(bad)?,
+            2 => {
+                let mut out = FILTER.take_zeroed(input.len());
+                let size = h.params.first().map_or(elem, |&s| s as usize);
+                if size > 1 {
+                    unshuffle_into(input, size, &mut out);
+                } else {
+                    out.copy_from_slice(input);
+                }
+                out
+            }
+            3 => fletcher32_check(input).map_err(bad)?,
+            32000 => lzf_decode(input, limit).map_err(bad)?,
+            32004 => lz4_decode(input, limit).map_err(bad)?,
+            32015 => {
+                let mut out = FILTER.take_zeroed(limit);
+                let n = zstd::bulk::Decompressor::new()
+                    .and_then(|mut d| d.decompress_to_buffer(input, &mut *out))
+                    .map_err(|e| bad(e.to_string()))?;
+                out.truncate(n);
+                out
+            }
+            _ => return Err(unsupported(h, addr, "decoded")),
+        };
+        buf = Some(out);
+    }
+    let got = buf.as_deref().map_or(stored, |b| &b[..]);
+    if got.len() != expect {
+        return Err(Error::corrupt(
+            "chunk",
+            addr,
+            format!(
+                "HDF5 filters decode to {} bytes, expected {expect}",
+                got.len()
+            ),
+        ));
+    }
+    Ok(CHUNKS.take_copy(got))
+}
+
+/// Run an HDF5 pipeline forward; returns the stored bytes and HDF5's mask
+/// of skipped stages.
+pub(super) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(PooledBuf, u32)> {
+    let mut buf: Option<PooledBuf> = None;
+    let mut mask = 0u32;
+    for (i, h) in stages(filters) {
+        let input: &[u8] = buf.as_deref().map_or(raw, |b| &b[..]);
+        let out = match h.id {
+            1 => {
+                let level = h.params.first().copied().unwrap_or(6).min(9);
+                let mut out = FILTER.take_empty(input.len() / 2);
+                let mut e =
+                    flate2::write::ZlibEncoder::new(&mut *out, flate2::Compression::new(level));
+                e.write_all(input)
+                    .and_then(|_| e.finish().map(|_| ()))
+                    .map_err(|e| Error::io("deflate", e))?;
+                Some(out)
+            }
+            2 => {
+                let mut out = FILTER.take_zeroed(input.len());
+                let size = h.params.first().map_or(elem, |&s| s as usize);
+                if size > 1 {
+                    shuffle_into(input, size, &mut out);
+                } else {
+                    out.copy_from_slice(input);
+                }
+                Some(out)
+            }
+            3 => {
+                let mut out = FILTER.take_copy(input);
+                out.extend_from_slice(&fletcher32(input).to_le_bytes());
+                Some(out)
+            }
+            32000 => lzf_encode(input),
+            32004 => Some(lz4_encode(input, h.params.first().copied().unwrap_or(0))?),
+            32015 => {
+                let level = h.params.first().map_or(3, |&l| l as i32).clamp(-7, 22);
+                let mut out = FILTER.take_empty(zstd::zstd_safe::compress_bound(input.len()));
+                super::zstd_compress(input, level, &mut out)
+                    .map_err(|e| Error::io("zstd compress", e))?;
+                Some(out)
+            }
+            _ => return Err(unsupported(h, 0, "encoded")),
+        };
+        // An optional compressor that does not shrink the data is skipped,
+        // as HDF5 skips it.
+        let compressor = matches!(h.id, 1 | 32000 | 32004 | 32015);
+        match out {
+            Some(out) if !(h.optional() && compressor && out.len() >= input.len()) => {
+                buf = Some(out)
+            }
+            _ if h.optional() => mask |= 1 << i,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "{}: the data does not compress and the filter is not optional",
+                    h.name()
+                )))
+            }
+        }
+    }
+    Ok((buf.unwrap_or_else(|| FILTER.take_copy(raw)), mask))
+}
+
+fn inflate(input: &[u8], limit: usize) -> std::result::Result<PooledBuf, String> {
+    let mut out = FILTER.take_empty(limit.min(input.len().saturating_mul(4)));
+    let mut d = flate2::read::ZlibDecoder::new(input).take(limit as u64 + 1);
+    d.read_to_end(&mut out).map_err(|e| e.to_string())?;
+    if out.len() > limit {
+        return Err(format!("decodes past {limit} bytes"));
+    }
+    Ok(out)
+}
+
+/// HDF5's Fletcher-32: 16-bit big-endian words summed in blocks of 360,
+/// an odd last byte as the high half of a word.
+fn fletcher32(data: &[u8]) -> u32 {
+    let (mut s1, mut s2) = (0u32, 0u32);
+    let mut words = data.chunks_exact(2);
+    loop {
+        let mut n = 0;
+        for w in words.by_ref().take(360) {
+            s1 += u32::from(w[0]) << 8 | u32::from(w[1]);
+            s2 += s1;
+            n += 1;
+        }
+        if n == 0 {
+            break;
+        }
+        s1 = (s1 & 0xffff) + (s1 >> 16);
+        s2 = (s2 & 0xffff) + (s2 >> 16);
+    }
+    if let [last] = words.remainder() {
+        s1 += u32::from(*last) << 8;
+        s2 += s1;
+        s1 = (s1 & 0xffff) + (s1 >> 16);
+        s2 = (s2 & 0xffff) + (s2 >> 16);
+    }
+    s1 = (s1 & 0xffff) + (s1 >> 16);
+    s2 = (s2 & 0xffff) + (s2 >> 16);
+    s2 << 16 | s1
+}
+
+/// Strip and check the trailing checksum. HDF5 also accepts the sum with
+/// the bytes of each half swapped, which some of its old versions wrote.
+fn fletcher32_check(input: &[u8]) -> std::result::Result<PooledBuf, String> {
+    let Some(n) = input.len().checked_sub(4) else {
+        return Err("shorter than its checksum".into());
+    };
+    let stored = u32::from_le_bytes([input[n], input[n + 1], input[n + 2], input[n + 3]]);
+    let sum = fletcher32(&input[..n]);
+    let b = sum.to_le_bytes();
+    let reversed = u32::from_le_bytes([b[1], b[0], b[3], b[2]]);
+    if stored != sum && stored != reversed {
+        return Err(format!("checksum {stored:#010x}, computed {sum:#010x}"));
+    }
+    Ok(FILTER.take_copy(&input[..n]))
+}
+
+/// LZF: a control byte below 32 starts a run of that many plus one
+/// literals; otherwise its top three bits are a match length (7: more in
+/// the next byte) and the rest with the next byte a distance back.
+fn lzf_decode(input: &[u8], limit: usize) -> std::result::Result<PooledBuf, String> {
+    let mut out = FILTER.take_empty(limit.min(input.len().saturating_mul(8)));
+    let mut i = 0;
+    let next = |i: &mut usize| -> std::result::Result<usize, String> {
+        let b = *input.get(*i).ok_or("stream ends inside a token")?;
+        *i += 1;
+        Ok(usize::from(b))
+    };
+    while i < input.len() {
+        let ctrl = next(&mut i)?;
+        if ctrl < 32 {
+            let run = input
+                .get(i..i + ctrl + 1)
+                .ok_or("literal run past the end of the stream")?;
+            out.extend_from_slice(run);
+            i += ctrl + 1;
+        } else {
+            let mut len = ctrl >> 5;
+            if len == 7 {
+                len += next(&mut i)?;
+            }
+            let back = ((ctrl & 0x1f) << 8) + next(&mut i)? + 1;
+            let from = out
+                .len()
+                .checked_sub(back)
+                .ok_or("match reaches before the start")?;
+            for k in 0..len + 2 {
+                let b = out[from + k];
+                out.push(b);
+            }
+        }
+        if out.len() > limit {
+            return Err(format!("decodes past {limit} bytes"));
+        }
+    }
+    Ok(out)
+}
+
+/// LZF compression (a hash of the next three bytes finds an earlier
+/// occurrence at most 8 KiB back; matches of 3 to 264 bytes). None when
+/// the output would not be smaller than the input.
+fn lzf_encode(input: &[u8]) -> Option<PooledBuf> {
+    const HASH_BITS: u32 = 14;
+    const MAX_BACK: usize = 1 << 13;
+    const MAX_LEN: usize = 264;
+    let mut table = vec![usize::MAX; 1 << HASH_BITS];
+    let mut out = FILTER.take_empty(input.len());
+    let mut lit_start = 0; // the literal run waiting to be written
+    let flush = |out: &mut PooledBuf, lits: &[u8]| {
+        for run in lits.chunks(32) {
+            out.push((run.len() - 1) as u8);
+            out.extend_from_slice(run);
+        }
+    };
+    let mut i = 0;
+    while i + 2 < input.len() {
+        let h =
+            (u32::from(input[i]) << 16 | u32::from(input[i + 1]) << 8 | u32::from(input[i + 2]))
+                .wrapping_mul(2_654_435_761)
+                >> (32 - HASH_BITS);
+        let cand = std::mem::replace(&mut table[h as usize], i);
+        if cand < i && i - cand <= MAX_BACK && input[cand..cand + 3] == input[i..i + 3] {
+            let max = MAX_LEN.min(input.len() - i);
+            let mut len = 3;
+            while len < max && input[cand + len] == input[i + len] {
+                len += 1;
+            }
+            flush(&mut out, &input[lit_start..i]);
+            let (l, off) = (len - 2, i - cand - 1);
+            if l < 7 {
+                out.push((l << 5 | off >> 8) as u8);
+            } else {
+                out.push((7 << 5 | off >> 8) as u8);
+                out.push((l - 7) as u8);
+            }
+            out.push((off & 0xff) as u8);
+            i += len;
+            lit_start = i;
+        } else {
+            i += 1;
+        }
+        if out.len() >= input.len() {
+            return None;
+        }
+    }
+    flush(&mut out, &input[lit_start..]);
+    (out.len() < input.len()).then_some(out)
+}
+
+/// hdf5plugin's lz4 framing: u64 BE size, u32 BE block size, then per
+/// block a u32 BE compressed size and the block (stored as it is when its
+/// compressed size would be the block's size or more).
+fn lz4_decode(input: &[u8], limit: usize) -> std::result::Result<PooledBuf, String> {
+    let head = input.get(..12).ok_or("shorter than its header")?;
+    let total = u64::from_be_bytes(head[..8].try_into().unwrap_or_default());
+    let block = u32::from_be_bytes(head[8..12].try_into().unwrap_or_default()) as usize;
+    if total > limit as u64 {
+        return Err(format!("claims {total} bytes, more than {limit}"));
+    }
+    let total = total as usize;
+    if block == 0 && total > 0 {
+        return Err("block size 0".into());
+    }
+    let mut out = FILTER.take_zeroed(total);
+    let (mut at, mut done) = (12, 0);
+    while done < total {
+        let n = block.min(total - done);
+        let size = input
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .ok_or("block header past the end")?;
+        let data = input
+            .get(at + 4..at + 4 + size)
+            .ok_or("block past the end")?;
+        let dst = &mut out[done..done + n];
+        if size == n {
+            dst.copy_from_slice(data);
+        } else {
+            let got = lz4::block::decompress_to_buffer(data, Some(n as i32), dst)
+                .map_err(|e| e.to_string())?;
+            if got != n {
+                return Err(format!("block decodes to {got} bytes, not {n}"));
+            }
+        }
+        at += 4 + size;
+        done += n;
+    }
+    if at != input.len() {
+        return Err(format!("{} bytes after the last block", input.len() - at));
+    }
+    Ok(out)
+}
+
+fn lz4_encode(input: &[u8], block: u32) -> Result<PooledBuf> {
+    let block = match block as usize {
+        0 => 1 << 30,
+        b => b,
+    }
+    .min(input.len().max(1));
+    let mut out = FILTER.take_empty(input.len() + 16);
+    out.extend_from_slice(&(input.len() as u64).to_be_bytes());
+    out.extend_from_slice(&(block as u32).to_be_bytes());
+    let mut tmp = vec![0u8; lz4::block::compress_bound(block).map_err(|e| Error::io("lz4", e))?];
+    for part in input.chunks(block) {
+        let n = lz4::block::compress_to_buffer(part, None, false, &mut tmp)
+            .map_err(|e| Error::io("lz4 compress", e))?;
+        if n == 0 || n >= part.len() {
+            out.extend_from_slice(&(part.len() as u32).to_be_bytes());
+            out.extend_from_slice(part);
+        } else {
+            out.extend_from_slice(&(n as u32).to_be_bytes());
+            out.extend_from_slice(&tmp[..n]);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(id: u16, params: &[u32]) -> Filter {
+        Filter::Hdf5(Hdf5Filter::new(id, id >= 32000, "", params))
+    }
+
+    #[test]
+    fn every_codec_roundtrips_and_skips_what_does_not_shrink() {
+        let raw: Vec<u8> = (0..20_000u32).flat_map(|i| (i / 9).to_le_bytes()).collect();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..4099)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect();
+        for p in [
+            vec![h(2, &[4]), h(1, &[6]), h(3, &[])],
+            vec![h(32000, &[4, 261, 80_000])],
+            vec![h(2, &[4]), h(32004, &[0])],
+            vec![h(32004, &[1000])],
+            vec![h(32015, &[5]), h(3, &[])],
+        ] {
+            for data in [&raw[..], &noise[..], &[][..]] {
+                let (enc, mask) = encode(&p, 4, data).unwrap();
+                let back = decode(&p, mask, 4, &enc, data.len(), 0).unwrap();
+                assert_eq!(&back[..], data, "{p:?} mask {mask}");
+            }
+            let (enc, mask) = encode(&p, 4, &raw).unwrap();
+            assert!(enc.len() < raw.len() / 3, "{p:?}");
+            let mut cut = enc.to_vec();
+            cut.truncate(enc.len() - 5);
+            assert!(decode(&p, mask, 4, &cut, raw.len(), 9).is_err(), "{p:?}");
+        }
+        let (_, mask) = encode(&[h(32000, &[])], 1, &noise).unwrap();
+        assert_eq!(mask, 1, "incompressible data skips the optional lzf");
+    }
+
+    #[test]
+    fn fletcher32_is_hdf5s() {
+        // Worked by hand from HDF5's definition: one word; two words and
+        // an odd byte.
+        assert_eq!(fletcher32(b"ab"), 0x6162_6162);
+        assert_eq!(fletcher32(b"abcde"), 0x4ff0_29c7);
+        let even = fletcher32(b"abcdef");
+        let mut stored = b"abcdef".to_vec();
+        stored.extend_from_slice(&even.to_le_bytes());
+        assert_eq!(&fletcher32_check(&stored).unwrap()[..], b"abcdef");
+        stored[0] ^= 1;
+        assert!(fletcher32_check(&stored).is_err());
+    }
+
+    #[test]
+    fn filters_arca_lacks_are_named() {
+        let p = [Filter::Hdf5(Hdf5Filter::new(
+            32001,
+            true,
+            "blosc",
+            &[2, 2, 4],
+        ))];
+        let e = decode(&p, 0, 4, b"xxxx", 4, 4096).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)) && e.to_string().contains("32001 (blosc)"));
+        // Skipped by the chunk's mask, it is not needed.
+        assert_eq!(&decode(&p, 1, 4, b"xxxx", 4, 4096).unwrap()[..], b"xxxx");
+        assert!(encode(&p, 4, b"xxxx").is_err());
+    }
+}
