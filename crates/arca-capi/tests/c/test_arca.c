@@ -71,6 +71,19 @@ static void test_files(void) {
     EXPECT_RC(arca_file_open(path_in("missing.arca"), "r+", &f), ARCA_ERR_IO);
     EXPECT_RC(arca_file_open(p, "q", &f), ARCA_ERR_INVALID);
     CHECK(strstr(arca_last_error(), "mode") != NULL);
+    /* An HDF5 (or netCDF-4) file says what it is and how to convert it. */
+    {
+        const char *h5 = path_in("not-arca.h5");
+        FILE *fp = fopen(h5, "wb");
+        CHECK(fp != NULL);
+        static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+        static unsigned char rest[4088];
+        CHECK(fwrite(sig, 1, 8, fp) == 8 && fwrite(rest, 1, sizeof rest, fp) == sizeof rest);
+        CHECK(fclose(fp) == 0);
+        EXPECT_RC(arca_file_open(h5, "r", &f), ARCA_ERR_UNSUPPORTED);
+        CHECK(strstr(arca_last_error(), "HDF5") != NULL);
+        CHECK(strstr(arca_last_error(), "arca import") != NULL);
+    }
     EXPECT_RC(arca_file_open(NULL, "w", &f), ARCA_ERR_NULL);
     EXPECT_RC(arca_file_open(p, NULL, &f), ARCA_ERR_NULL);
     EXPECT_RC(arca_file_open(p, "w", NULL), ARCA_ERR_NULL);
