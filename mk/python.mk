@@ -10,7 +10,7 @@ PY_CRATE := crates/arca-py
 # h5py is the test peer and the HDF5 side of arca.interop; hdf5plugin its
 # plugin filters; netCDF4 writes and reads the netCDF side of the tests.
 PY_REQS := "maturin>=1.5,<2" "numpy>=1.24,<3" "pytest>=7,<10" "h5py>=3.8,<4" \
-	"hdf5plugin>=4" "netCDF4>=1.6"
+	"hdf5plugin>=4" "netCDF4>=1.6" "cloudpickle>=2"
 VENV_STAMP := $(VENV)/.arca-venv.stamp
 PY_BUILD_STAMP := $(VENV)/.arca-py-build.stamp
 # The package is installed editable, so only native sources force a rebuild.

@@ -89,7 +89,8 @@ fn chunks_write_raw(
 }
 
 /// Store a batch of chunks whose stored bytes lie in the file at `path`:
-/// `(offset, position, length, mask)` each (the kernel copies them).
+/// `(offset, position, length, mask)` each, copied file to file without
+/// passing through Python.
 #[pyfunction]
 fn chunks_write_from_file(
     py: Python<'_>,

@@ -12,6 +12,7 @@ use crate::filter::{self, Filter};
 use crate::format::btree::{self, Inserted};
 pub(crate) use crate::format::chunk_index::ChunkRef;
 use crate::format::chunk_index::{decode_key, key, key_into, MAX_KEY};
+use crate::io::ReadAt;
 use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
 use crate::pool::{ArrayList, PooledBuf, PooledVec};
@@ -101,6 +102,27 @@ type BatchItem = (PooledVec<u64>, PooledBuf);
 /// Stored chunks waiting to be decoded: overlap index, entry, stored bytes,
 /// and the byte offset in the output when the chunk is decoded in place.
 type PendingRead = (usize, ChunkRef, PooledBuf, Option<usize>);
+
+/// A read planned under the session (see [`Chunked::plan_read`]): the
+/// selection's overlaps with the chunk grid, and the stored chunks still to
+/// fetch, each with its overlap, its checked index entry and where it lands
+/// whole in the output, if it does.
+pub(crate) struct ReadPlan {
+    ovs: PooledVec<Overlap>,
+    stored: Vec<(usize, ChunkRef, Option<usize>)>,
+    cache_capacity: usize,
+}
+
+impl ReadPlan {
+    /// Whether anything is left to fetch.
+    pub(crate) fn is_done(&self) -> bool {
+        self.stored.is_empty()
+    }
+}
+
+/// A chunk decoded without the session: its coordinates, the index entry
+/// it came from, its bytes.
+pub(crate) type Decoded = (PooledVec<u64>, ChunkRef, PooledBuf);
 
 static OVERLAPS: ArrayList<Overlap> = ArrayList::new("chunk overlaps");
 static DIM_OVERLAPS: ArrayList<DimOverlap> = ArrayList::new("per-dimension overlaps");
@@ -616,6 +638,138 @@ impl Chunked<'_> {
             }
         }
         self.drain_reads(st, cache, &ovs, sel, out, &mut pending)?;
+        Ok(())
+    }
+
+    /// The part of a read that needs the session, for reads that fetch and
+    /// decode their chunks without it ([`Chunked::fetch_planned`]): chunks
+    /// in the cache (dirty ones included) are copied out and unstored ones
+    /// filled here; stored ones are located, checked live and returned.
+    pub(crate) fn plan_read(
+        &self,
+        st: &mut Store,
+        cache: &mut Cache,
+        sel: &Selection,
+        out: &mut [u8],
+    ) -> Result<ReadPlan> {
+        let ones = DIMS.take_filled(self.dims.len(), 1);
+        let ovs = overlaps(self.dims, self.chunk, sel);
+        let mut stored = Vec::new();
+        for (i, o) in ovs.iter().enumerate() {
+            cache.tick += 1;
+            if let Some(c) = cache.map.get_mut(o.coords()) {
+                c.tick = cache.tick;
+                let (src, dst) = self.places(o, sel, &ones);
+                copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
+                continue;
+            }
+            match self.entry(st, o.coords())? {
+                None => {
+                    let (_, dst) = self.places(o, sel, &ones);
+                    fill_box(self.elem, o.sel_n(), self.fill, out, &dst)?;
+                }
+                Some(r) => {
+                    self.check_ref(st, &r)?;
+                    let streaming =
+                        self.chunk_bytes() * 4 > cache.capacity || out.len() > cache.capacity;
+                    let direct = if streaming {
+                        self.direct_offset(o, sel)
+                    } else {
+                        None
+                    };
+                    stored.push((i, r, direct));
+                }
+            }
+        }
+        Ok(ReadPlan {
+            ovs,
+            stored,
+            cache_capacity: cache.capacity,
+        })
+    }
+
+    /// Fetch, check and decode the stored chunks of `plan` through `io`
+    /// into `out`, without the session (the caller holds the writer's
+    /// gate). Returns the decoded chunks small enough to cache, for the
+    /// caller to offer the cache once it has the session again.
+    pub(crate) fn fetch_planned(
+        &self,
+        io: &dyn ReadAt,
+        plan: ReadPlan,
+        sel: &Selection,
+        out: &mut [u8],
+    ) -> Result<Vec<Decoded>> {
+        let ones = DIMS.take_filled(self.dims.len(), 1);
+        let (filters, elem, expect) = (self.filters, self.elem, self.chunk_bytes());
+        let mut keep = Vec::new();
+        let mut batch: Vec<PendingRead> = Vec::new();
+        let mut held = 0;
+        let mut todo = plan.stored.into_iter().peekable();
+        while let Some((i, r, direct)) = todo.next() {
+            if let Some(off) = direct {
+                if filters.is_empty() && r.size == expect as u64 {
+                    // Stored as it is read: no buffer, no copy.
+                    let dst = off
+                        .checked_add(expect)
+                        .and_then(|end| out.get_mut(off..end))
+                        .ok_or_else(|| Error::invalid("chunk place leaves the output"))?;
+                    io.read_at(r.addr, dst)?;
+                    verify(&r, dst)?;
+                    continue;
+                }
+            }
+            let mut bytes = FILTER.take_zeroed(r.size as usize);
+            io.read_at(r.addr, &mut bytes)?;
+            held += expect;
+            batch.push((i, r, bytes, direct));
+            if held < BATCH_BYTES && todo.peek().is_some() {
+                continue;
+            }
+            held = 0;
+            let (direct, rest): (Vec<PendingRead>, Vec<PendingRead>) =
+                batch.drain(..).partition(|p| p.3.is_some());
+            if !direct.is_empty() {
+                decode_in_place(filters, elem, expect, out, direct)?;
+            }
+            let decode = |(i, r, stored, _): PendingRead| {
+                let d = verify(&r, &stored).and_then(|_| {
+                    filter::decode_pooled(filters, r.mask, elem, &stored, expect, r.addr)
+                });
+                (i, r, d)
+            };
+            let decoded: Vec<_> = if rest.len() * expect < PARALLEL_MIN_BYTES || rest.len() < 2 {
+                rest.into_iter().map(decode).collect()
+            } else {
+                par_map(rest, decode)
+            };
+            for (i, r, data) in decoded {
+                let data = data?;
+                let o = &plan.ovs[i];
+                let (src, dst) = self.places(o, sel, &ones);
+                copy_box(elem, o.sel_n(), &data, &src, out, &dst)?;
+                if data.len() * 4 <= plan.cache_capacity {
+                    keep.push((coords_buf(o.coords()), r, data));
+                }
+            }
+        }
+        Ok(keep)
+    }
+
+    /// Offer chunks decoded by [`Chunked::fetch_planned`] to the cache:
+    /// each only if its index entry is still the one it was decoded from
+    /// (a write in between leaves the newer bytes alone) and the cache has
+    /// not had it since.
+    pub(crate) fn cache_decoded(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        decoded: Vec<Decoded>,
+    ) -> Result<()> {
+        for (coords, r, data) in decoded {
+            if !cache.map.contains_key(&coords[..]) && self.entry(st, &coords)? == Some(r) {
+                self.cache_insert(st, cache, &coords, data, false)?;
+            }
+        }
         Ok(())
     }
 

@@ -7,14 +7,29 @@
 mod compressed;
 mod fault;
 mod file;
+mod gate;
 mod memory;
 
 pub use compressed::CompressedMemoryDriver;
 pub use fault::{FaultDisk, FaultDriver};
 pub use file::FileDriver;
+pub(crate) use gate::{Gated, UnlockedReads};
 pub use memory::MemoryDriver;
 
+use std::sync::Arc;
+
 use crate::error::Result;
+
+/// Positional reads of a driver's storage from any thread, without the
+/// file's lock: [`Driver::shared_reader`] hands them out for reads of bytes
+/// the writer keeps still while they run (chunks read in parallel).
+pub trait ReadAt: Send + Sync {
+    /// Fill `buf` from `offset`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Io`], reading past the end included.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+}
 
 /// Positional storage for one arca file.
 ///
@@ -38,6 +53,12 @@ pub trait Driver: Send {
     fn truncate(&mut self, len: u64) -> Result<()>;
     /// Current storage length in bytes.
     fn len(&self) -> Result<u64>;
+    /// A reader of the same storage that other threads can use while this
+    /// driver is borrowed elsewhere, if the driver offers one (files do;
+    /// memory and Python-object drivers read under the file's lock).
+    fn shared_reader(&self) -> Option<Arc<dyn ReadAt>> {
+        None
+    }
     /// Bytes of memory this driver holds, for drivers that keep the file in
     /// memory (`None` for files on disk).
     fn held_bytes(&self) -> Option<u64> {
@@ -49,8 +70,9 @@ pub trait Driver: Send {
     }
     /// Copy `len` bytes of `src` from `src_pos` to `offset`, as
     /// [`Driver::write_at`] of those bytes would. The default reads them
-    /// through a buffer; the file driver has the kernel copy them
-    /// (`copy_file_range`), so they never pass through this process.
+    /// through a buffer of a megabyte, which on this project's machines
+    /// beat the kernel's `copy_file_range` for imports (1 GiB of chunks:
+    /// 0.74-0.84 s against 0.93-1.0 s, page cache warm).
     fn copy_from_file(
         &mut self,
         src: &std::fs::File,

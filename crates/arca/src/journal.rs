@@ -66,10 +66,11 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
 use crate::format::page::PAGE_SIZE;
-use crate::io::{Driver, FileDriver};
+use crate::io::{Driver, FileDriver, Gated, UnlockedReads};
 
 const MAGIC: &[u8; 8] = b"ARCAJNL1";
 const HEADER: u64 = 32;
@@ -127,6 +128,8 @@ pub(crate) struct Journaled {
     /// Journal writes into free space too, so a rollback restores every
     /// byte, not only every reachable one.
     pub(crate) exact: bool,
+    /// Shared with [`Gated`]: held exclusively by every write below.
+    gate: Arc<RwLock<()>>,
 }
 
 fn salt() -> u64 {
@@ -211,6 +214,10 @@ pub(crate) fn discard_sidecar(p: &Path) -> Result<()> {
 impl Journaled {
     pub(crate) fn new(file: Box<dyn Driver>, store: JournalStore) -> Result<Self> {
         let len = file.len()?;
+        // Every write below the journal waits for unlocked chunk reads.
+        let file = Gated::new(file);
+        let gate = file.gate();
+        let file: Box<dyn Driver> = Box::new(file);
         let jfile_len = match &store {
             JournalStore::Driver(d) => d.len()?,
             _ => 0,
@@ -231,7 +238,15 @@ impl Journaled {
             pages_journaled: 0,
             touched: false,
             exact: false,
+            gate,
         })
+    }
+
+    /// What a read without the file's lock needs: a reader of the data
+    /// file, and the gate its writes wait at (see `io::Gated`). None for
+    /// drivers that offer no shared reader.
+    pub(crate) fn unlocked_reads(&self) -> Option<UnlockedReads> {
+        Some((self.file.shared_reader()?, self.gate.clone()))
     }
 
     pub(crate) fn enabled(&self) -> bool {

@@ -83,6 +83,12 @@ impl Pager {
         &mut self.driver
     }
 
+    /// A reader and the writers' gate, for reads without the file's lock
+    /// (see `io::Gated`); None where the driver offers no shared reader.
+    pub(crate) fn unlocked_reads(&self) -> Option<crate::io::UnlockedReads> {
+        self.driver.unlocked_reads()
+    }
+
     pub(crate) fn journal(&mut self) -> &mut Journaled {
         &mut self.driver
     }

@@ -37,8 +37,8 @@ pub(crate) fn par_map<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync
 
 /// Run `a` on another thread and `b` on this one; both results.
 ///
-/// Used where a kernel copy on this thread can overlap computing on the
-/// other core.
+/// Used where a large write or copy on this thread can overlap computing
+/// on the other core.
 pub(crate) fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
     std::thread::scope(|s| {
         let h = s.spawn(a);

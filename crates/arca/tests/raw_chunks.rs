@@ -127,7 +127,7 @@ fn bad_raw_chunk_calls_are_refused() {
 }
 
 #[test]
-fn chunks_copied_from_another_file_by_the_kernel() {
+fn chunks_copied_from_another_file() {
     use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     // A "foreign" file: 8 bytes of header, then stored chunks back to back,

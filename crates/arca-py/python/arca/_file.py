@@ -68,6 +68,9 @@ class File(Group):
         if mode not in _MODES:
             raise ValueError(f"Invalid mode {mode!r}; must be one of r, r+, w, w-, x, a")
         self._backing = None
+        # How to open this file again elsewhere: read-only files on a path
+        # pickle (see _reopen); None for any other.
+        self._reopen_args = None
         if hasattr(name, "read") and hasattr(name, "seek"):
             if driver is not None:
                 raise ValueError("a file-like object takes no driver")
@@ -110,6 +113,10 @@ class File(Group):
                 path, mode, rdcc_nbytes, page_cache_pages, locking, journal, free_list,
                 exact_rollback, bool(track_order),
             )
+            if mode == "r":
+                self._reopen_args = (os.path.abspath(path), {
+                    "rdcc_nbytes": rdcc_nbytes, "page_cache_pages": page_cache_pages,
+                    "locking": locking})
         self._filename = path
         super().__init__(self, self._native.root())
 

@@ -1,6 +1,7 @@
 """What groups and datasets share: identity, place in the file, attributes."""
 
 import posixpath
+import weakref
 
 from ._attrs import AttributeManager
 
@@ -67,6 +68,21 @@ class HLObject:
     def __bool__(self):
         return not self._file._native.closed
 
+    def __reduce__(self):
+        # Objects of files opened read-only from a path pickle as (path,
+        # options, object path): unpickled in another process (a
+        # multiprocessing or dask worker) they open the same file and find
+        # the same object, one open file per process and path.
+        args = self._file._reopen_args
+        if args is None:
+            raise TypeError(
+                f"{type(self).__name__} objects pickle only from files opened read-only "
+                "from a path (arca.File(path, 'r')); this file is writable, in memory or "
+                "in a Python object")
+        if self._file._native.closed:
+            raise ValueError("cannot pickle an object of a closed file")
+        return _reopen, (args[0], args[1], None if self is self._file else self.name)
+
     @classmethod
     def _kind(cls):
         """The public class equality compares within (Group or Dataset)."""
@@ -74,3 +90,21 @@ class HLObject:
             if HLObject in c.__bases__:
                 return c
         return cls
+
+
+# Files opened by unpickling, one per (path, options) in each process; an
+# entry goes when nothing unpickled from it is left.
+_REOPENED = weakref.WeakValueDictionary()
+
+
+def _reopen(path, options, name):
+    """Unpickle: the object at ``name`` (None: the file) of ``path`` opened
+    read-only with ``options``."""
+    from ._file import File
+
+    key = (path, tuple(sorted(options.items())))
+    f = _REOPENED.get(key)
+    if f is None or f._native.closed:
+        f = File(path, "r", **options)
+        _REOPENED[key] = f
+    return f if name is None else f[name]

@@ -577,7 +577,7 @@ class _Importer:
         read = self.chunk_reader(hds, infos)
         if self.direct is not None and not lz4:
             # Chunks whose bytes arca stores as they are: copied file to
-            # file by the kernel, in batches; the rest below.
+            # file by the native layer, in batches; the rest below.
             rest, batch, held = [], [], 0
             for info in infos:
                 offset, mask, at, size = info

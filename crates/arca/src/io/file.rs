@@ -3,8 +3,9 @@
 use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Arc;
 
-use super::Driver;
+use super::{Driver, ReadAt};
 use crate::error::{Error, Result};
 
 /// A driver over an ordinary file.
@@ -16,7 +17,8 @@ use crate::error::{Error, Result};
 /// ```
 #[derive(Debug)]
 pub struct FileDriver {
-    file: fs::File,
+    /// Shared with the readers [`Driver::shared_reader`] hands out.
+    file: Arc<fs::File>,
     /// The lock-holder note this driver wrote and removes on drop.
     note: Option<std::path::PathBuf>,
 }
@@ -33,7 +35,10 @@ impl FileDriver {
             .write(writable)
             .open(path)
             .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        Ok(Self { file, note: None })
+        Ok(Self {
+            file: Arc::new(file),
+            note: None,
+        })
     }
 
     /// Create a file; with `exclusive`, fail if it exists, otherwise truncate it.
@@ -57,7 +62,10 @@ impl FileDriver {
                 Error::io(format!("creating {}", path.display()), e)
             }
         })?;
-        Ok(Self { file, note: None })
+        Ok(Self {
+            file: Arc::new(file),
+            note: None,
+        })
     }
 }
 
@@ -126,7 +134,22 @@ impl Drop for FileDriver {
     }
 }
 
+/// Positional reads of a [`FileDriver`]'s file from any thread.
+struct FileReader(Arc<fs::File>);
+
+impl ReadAt for FileReader {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.0
+            .read_exact_at(buf, offset)
+            .map_err(|e| Error::io(format!("reading {} bytes at {offset}", buf.len()), e))
+    }
+}
+
 impl Driver for FileDriver {
+    fn shared_reader(&self) -> Option<Arc<dyn ReadAt>> {
+        Some(Arc::new(FileReader(self.file.clone())))
+    }
+
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.file
             .read_exact_at(buf, offset)
@@ -156,34 +179,5 @@ impl Driver for FileDriver {
             .metadata()
             .map(|m| m.len())
             .map_err(|e| Error::io("reading the file size", e))
-    }
-
-    fn copy_from_file(
-        &mut self,
-        src: &std::fs::File,
-        src_pos: u64,
-        offset: u64,
-        len: u64,
-    ) -> Result<()> {
-        use std::io::{Read, Seek, SeekFrom};
-        // std copies between files with copy_file_range (the kernel moves
-        // the bytes) from the handles' positions. Every other read and
-        // write here is positional, so moving this handle's position is
-        // free; the source is the caller's to position.
-        let at = |what: &str, e| Error::io(format!("{what} for a copy of {len} bytes"), e);
-        let mut from = src;
-        from.seek(SeekFrom::Start(src_pos))
-            .map_err(|e| at("seeking the source", e))?;
-        let mut to = &self.file;
-        to.seek(SeekFrom::Start(offset))
-            .map_err(|e| at("seeking the file", e))?;
-        let n = std::io::copy(&mut from.take(len), &mut to).map_err(|e| at("copying", e))?;
-        if n != len {
-            return Err(at(
-                "copying",
-                std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the source ended early"),
-            ));
-        }
-        Ok(())
     }
 }

@@ -279,10 +279,11 @@ impl Dataset {
     }
 
     /// [`Dataset::write_chunks_raw`] with each chunk's stored bytes taken
-    /// from `src`: `(offset, position in src, length, mask)`. On Linux the
-    /// kernel copies them (`copy_file_range`) into an arca file; they are
-    /// read once here for their checksum. An import of another format's
-    /// file copies its chunks this way.
+    /// from `src`: `(offset, position in src, length, mask)`: runs of
+    /// chunks adjacent in both files are copied as one, through the
+    /// driver's [`crate::io::Driver::copy_from_file`], while their
+    /// checksums are computed on the other core. An import of another
+    /// format's file copies its chunks this way.
     ///
     /// ```
     /// use arca::{Datatype, DatasetOptions, File};

@@ -733,8 +733,70 @@ impl Dataset {
     /// the wrong size; [`Error::Corrupt`] for damaged storage.
     pub fn read_raw(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
         let mut g = lock(&self.shared)?;
-        reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
+        let m = load_meta(&mut g.st, self.addr)?;
+        reject_vlen(&m.dtype)?;
+        if matches!(m.layout, Layout::Chunked { .. }) && !m.null {
+            if let Some((io, gate)) = g.st.pager.unlocked_reads() {
+                return self.read_chunked_unlocked(g, m, sel, out, &*io, &gate);
+            }
+        }
         read_locked(&mut g, self.addr, sel, out)
+    }
+
+    /// A chunked read that holds the file's lock only to plan: chunks are
+    /// fetched, checked and decoded with the lock released (under the
+    /// writers' gate, see `io::Gated`), so threads reading one file run in
+    /// parallel. Small decoded chunks are offered to the cache afterwards.
+    fn read_chunked_unlocked(
+        &self,
+        mut g: std::sync::MutexGuard<'_, Session>,
+        m: DatasetMeta,
+        sel: &Selection,
+        out: &mut [u8],
+        io: &dyn crate::io::ReadAt,
+        gate: &std::sync::RwLock<()>,
+    ) -> Result<()> {
+        sel.check(&m.dims)?;
+        let elem = m.dtype.size();
+        check_len("buffer", out.len(), sel, elem)?;
+        let fill = m.fill_bytes(&g.st)?;
+        let Layout::Chunked { chunk, index } = &m.layout else {
+            return Err(Error::invalid("dataset is not chunked"));
+        };
+        let c = Chunked {
+            dims: &m.dims,
+            chunk,
+            elem,
+            filters: &m.filters,
+            fill: &fill,
+            index: *index,
+        };
+        let mut cache = g.cache(self.addr);
+        let plan = c.plan_read(&mut g.st, &mut cache, sel, out);
+        g.caches.insert(self.addr, cache);
+        let plan = plan?;
+        if !plan.is_done() {
+            let kept = {
+                let _reading = gate.read().map_err(|_| Error::Poisoned)?;
+                drop(g);
+                c.fetch_planned(io, plan, sel, out)?
+            };
+            if !kept.is_empty() {
+                // Offered to the cache against the dataset as it is now
+                // (caching may evict, and so write, a dirty chunk).
+                let mut g = lock(&self.shared)?;
+                let mut cache = g.cache(self.addr);
+                let r = with_chunked(&mut g, self.addr, &mut cache, |c, st, cache| {
+                    c.cache_decoded(st, cache, kept)
+                });
+                g.caches.insert(self.addr, cache);
+                r?;
+            }
+        }
+        if m.dtype.needs_swap() {
+            m.dtype.swap(out);
+        }
+        Ok(())
     }
 
     /// Write `data` (native byte order, `sel.len()` elements) to `sel`.

@@ -92,8 +92,8 @@ fn put_direct(st: &mut Store, vm: &mut VecMeta, at: u64, data: &[u8]) -> Result<
     let len = data.len() as u64;
     let addr = st.space.alloc(SpaceKind::Raw, len)?;
     let crcs = if data.len() >= OVERLAP_BYTES {
-        // The write is a kernel copy on this thread; the sums take the other
-        // core meanwhile instead of following it.
+        // The write runs on this thread; the sums take the other core
+        // meanwhile instead of following it.
         let (sums, written) = crate::par::join(
             || chunk_crcs_on(data, c as usize, 1),
             || st.write_raw("vlen chunk", (addr, len), addr, data),
