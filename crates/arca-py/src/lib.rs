@@ -358,6 +358,12 @@ impl PyFile {
         stat_dict(py, &s)
     }
 
+    /// What reads of this file fetched from storage: `{"chunks_read",
+    /// "bytes_read"}`.
+    fn io_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        io_stats_dict(py, self.get()?.io_stats())
+    }
+
     /// Start a transaction (see `arca::File::begin_transaction`).
     fn begin_transaction(&self, py: Python<'_>) -> PyResult<()> {
         let f = self.get()?;
@@ -967,6 +973,19 @@ impl PyAttributes {
 }
 
 /// The module `arca._native`.
+fn io_stats_dict(py: Python<'_>, s: arca::IoStats) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("chunks_read", s.chunks_read)?;
+    d.set_item("bytes_read", s.bytes_read)?;
+    Ok(d)
+}
+
+/// What reads of every file fetched from storage in this process.
+#[pyfunction]
+fn io_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    io_stats_dict(py, arca::io_stats())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -982,6 +1001,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NeedsRecoveryError", py.get_type::<NeedsRecoveryError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("MAX_RANK", arca::MAX_RANK)?;
+    m.add_function(wrap_pyfunction!(io_stats, m)?)?;
     vlen::register(m)?;
     chunks::register(m)?;
     pools::register(m)?;

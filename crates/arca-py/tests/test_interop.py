@@ -626,3 +626,20 @@ def test_command_line_import_and_export(corpus, tmp_path):
     assert r.returncode == 0, r.stderr
     r = subprocess.run([exe, "ls", str(corpus / "types.h5")], capture_output=True, text=True)
     assert r.returncode != 0 and "arca import" in r.stderr
+
+
+def test_scales_arca_makes_are_hdf5_scales(tmp_path):
+    """HDF5's dimension-scale API (and so netCDF-4) takes a scale only when
+    its CLASS is a NUL-terminated string: arca's make_scale writes it so."""
+    src = tmp_path / "s.arca"
+    with arca.File(src, "w") as f:
+        f["x"] = np.arange(3.0)
+        f["x"].make_scale("x")
+        d = f.create_dataset("d", data=np.zeros((3, 2)))
+        d.dims[0].attach_scale(f["x"])
+    back = tmp_path / "s.h5"
+    interop.export_hdf5(src, back)
+    with h5py.File(back, "r") as h:
+        assert h5py.h5ds.is_scale(h["x"].id)
+        assert h["d"].dims[0][0] == h["x"]
+        assert h5py.h5ds.get_scale_name(h["x"].id) == b"x"

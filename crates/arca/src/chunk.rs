@@ -12,7 +12,7 @@ use crate::filter::{self, Filter};
 use crate::format::btree::{self, Inserted};
 pub(crate) use crate::format::chunk_index::ChunkRef;
 use crate::format::chunk_index::{decode_key, key, key_into, MAX_KEY};
-use crate::io::ReadAt;
+use crate::io::{Counters, ReadAt};
 use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
 use crate::pool::{ArrayList, PooledBuf, PooledVec};
@@ -349,6 +349,7 @@ impl Chunked<'_> {
         let mut stored = FILTER.take_zeroed(r.size as usize);
         // The caller verifies the checksum (in parallel, for batches).
         st.driver().read_at(r.addr, &mut stored)?;
+        st.stats.chunk(r.size);
         Ok(stored)
     }
 
@@ -367,6 +368,7 @@ impl Chunked<'_> {
             .and_then(|end| out.get_mut(off..end))
             .ok_or_else(|| Error::invalid("chunk place leaves the output"))?;
         st.driver().read_at(r.addr, dst)?;
+        st.stats.chunk(r.size);
         verify(r, dst)
     }
 
@@ -695,6 +697,7 @@ impl Chunked<'_> {
     pub(crate) fn fetch_planned(
         &self,
         io: &dyn ReadAt,
+        stats: &Counters,
         plan: ReadPlan,
         sel: &Selection,
         out: &mut [u8],
@@ -714,12 +717,14 @@ impl Chunked<'_> {
                         .and_then(|end| out.get_mut(off..end))
                         .ok_or_else(|| Error::invalid("chunk place leaves the output"))?;
                     io.read_at(r.addr, dst)?;
+                    stats.chunk(r.size);
                     verify(&r, dst)?;
                     continue;
                 }
             }
             let mut bytes = FILTER.take_zeroed(r.size as usize);
             io.read_at(r.addr, &mut bytes)?;
+            stats.chunk(r.size);
             held += expect;
             batch.push((i, r, bytes, direct));
             if held < BATCH_BYTES && todo.peek().is_some() {

@@ -9,12 +9,15 @@ mod fault;
 mod file;
 mod gate;
 mod memory;
+mod stats;
 
 pub use compressed::CompressedMemoryDriver;
 pub use fault::{FaultDisk, FaultDriver};
 pub use file::FileDriver;
 pub(crate) use gate::{Gated, UnlockedReads};
 pub use memory::MemoryDriver;
+pub(crate) use stats::Counters;
+pub use stats::{process_stats, IoStats};
 
 use std::sync::Arc;
 

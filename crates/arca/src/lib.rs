@@ -56,6 +56,7 @@ pub use format::datatype::{
 pub use format::filter_pipeline::{Filter, Hdf5Filter};
 pub use format::object_header::{ObjectKind, MAX_RANK};
 pub use format::superblock::VERSION as FORMAT_VERSION;
+pub use io::{process_stats as io_stats, IoStats};
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, GroupOptions,

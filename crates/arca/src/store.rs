@@ -21,6 +21,9 @@ pub(crate) struct Store {
     pub(crate) space: FileSpace,
     /// Whether the file was opened for writing.
     pub(crate) writable: bool,
+    /// What reads of this file fetched (shared with reads that run without
+    /// the file's lock).
+    pub(crate) stats: std::sync::Arc<crate::io::Counters>,
 }
 
 impl Store {

@@ -62,6 +62,13 @@ pool_stats = _native.pool_stats
 set_pool_limits = _native.set_pool_limits
 set_pooling = _native.set_pooling
 
+
+def io_stats():
+    """What reads of every file fetched from storage in this process, as
+    ``{"chunks_read": n, "bytes_read": n}`` (``File.io_stats()`` for one
+    file). A chunk served from a chunk cache is not read again."""
+    return _native.io_stats()
+
 __all__ = [
     "ArcaError",
     "AttributeManager",
@@ -92,6 +99,7 @@ __all__ = [
     "special_dtype",
     "string_info",
     "gc",
+    "io_stats",
     "pool_stats",
     "set_pool_limits",
     "set_pooling",

@@ -40,9 +40,10 @@ def make_scale(ds, name=""):
     if "DIMENSION_LIST" in ds.attrs:
         raise RuntimeError("a dataset with dimension scales attached cannot be a scale")
     a = ds._id.attrs()
-    a.set("CLASS", "|S16", [], b"DIMENSION_SCALE\0")
+    # NUL-terminated, as HDF5's H5DSis_scale (and so netCDF-4) requires.
+    a.set("CLASS", "|S16:nullterm", [], b"DIMENSION_SCALE\0")
     b = name.encode("utf-8") if isinstance(name, str) else bytes(name)
-    a.set("NAME", f"|S{len(b) + 1}", [], b + b"\0")
+    a.set("NAME", f"|S{len(b) + 1}:nullterm", [], b + b"\0")
 
 
 def _dim_lists(ds):

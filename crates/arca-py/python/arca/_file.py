@@ -130,6 +130,12 @@ class File(Group):
         """``"r"`` for a read-only file, ``"r+"`` otherwise (as h5py reports)."""
         return "r+" if self._native.writable else "r"
 
+    def io_stats(self):
+        """What reads of this file fetched from storage since it was opened:
+        ``{"chunks_read": n, "bytes_read": n}`` (chunks and contiguous data;
+        ``arca.io_stats()`` for the whole process)."""
+        return self._native.io_stats()
+
     @property
     def memory_bytes(self):
         """Bytes of RAM an in-memory file holds; None for a file on disk."""

@@ -743,6 +743,7 @@ mod tests {
             .unwrap(),
             space: FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed),
             writable: true,
+            stats: Default::default(),
         }
     }
 

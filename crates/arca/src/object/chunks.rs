@@ -514,6 +514,7 @@ fn read_located(
                 let n = r.size as usize;
                 let dst = &mut out[at..at + n];
                 g.st.driver().read_at(r.addr, dst)?;
+                g.st.stats.chunk(r.size);
                 crate::chunk::verify(r, dst)?;
                 found.push(Some((n, r.mask)));
                 at += n;

@@ -776,10 +776,11 @@ impl Dataset {
         g.caches.insert(self.addr, cache);
         let plan = plan?;
         if !plan.is_done() {
+            let stats = g.st.stats.clone();
             let kept = {
                 let _reading = gate.read().map_err(|_| Error::Poisoned)?;
                 drop(g);
-                c.fetch_planned(io, plan, sel, out)?
+                c.fetch_planned(io, &stats, plan, sel, out)?
             };
             if !kept.is_empty() {
                 // Offered to the cache against the dataset as it is now
@@ -890,6 +891,7 @@ pub(crate) fn read_locked(
             selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
                 d.read_at(data + s as u64, &mut out[o..o + n])
             })?;
+            g.st.stats.bytes(out.len() as u64);
         }
         Layout::Compact(ref data) => {
             selection_runs(elem, &m.dims, sel, &mut |s, o, n| {

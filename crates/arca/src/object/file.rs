@@ -304,6 +304,7 @@ impl OpenOptions {
             pager,
             space,
             writable,
+            stats: Default::default(),
         };
         let mut inner = Session {
             st,
@@ -509,6 +510,23 @@ impl File {
     /// Whether the file was opened for writing.
     pub fn is_writable(&self) -> bool {
         self.shared.lock().map(|g| g.st.writable).unwrap_or(false)
+    }
+
+    /// What reads of this file have fetched from storage since it was
+    /// opened: chunks (a chunk served from the cache is not counted again)
+    /// and bytes of chunks and contiguous data. [`crate::io_stats`] gives
+    /// the process's.
+    ///
+    /// ```
+    /// use arca::File;
+    /// let f = File::in_memory().unwrap();
+    /// assert_eq!(f.io_stats().chunks_read, 0);
+    /// ```
+    pub fn io_stats(&self) -> crate::IoStats {
+        match self.shared.lock() {
+            Ok(g) => g.st.stats.snapshot(),
+            Err(p) => p.into_inner().st.stats.snapshot(),
+        }
     }
 
     /// Commit: write every pending change and sync it, atomically and

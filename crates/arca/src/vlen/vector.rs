@@ -348,6 +348,9 @@ fn read_direct(st: &mut Store, vm: &VecMeta, c: u64, at: u64, out: &mut [u8]) ->
         }
         let buf = &mut out[k * c as usize..j * c as usize];
         st.driver().read_at(first.addr, buf)?;
+        for r in refs[k..j].iter().flatten() {
+            st.stats.chunk(r.size);
+        }
         for (m, crc) in chunk_crcs(buf, c as usize).into_iter().enumerate() {
             if let Some(r) = &refs[k + m] {
                 if crc != r.crc {

@@ -1,0 +1,74 @@
+//! Counts of what reads fetched from storage: chunks and their stored
+//! bytes, contiguous data's bytes. Each open file keeps its own
+//! [`Counters`]; every count also goes to the process's.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// What reads have fetched from storage, for one file
+/// ([`crate::File::io_stats`]) or the whole process ([`crate::io_stats`]).
+///
+/// ```
+/// use arca::{DatasetOptions, Datatype, File, Selection};
+/// let f = File::in_memory().unwrap();
+/// let d = f.root().create_dataset("x", &DatasetOptions::new(Datatype::uint(1), &[100])
+///     .chunks(&[10])).unwrap();
+/// d.write_all(&[1u8; 100]).unwrap();
+/// f.flush().unwrap();
+/// let before = f.io_stats();
+/// let _: Vec<u8> = d.read(&Selection::from_ranges(&[(15, 25, 1)]).unwrap()).unwrap();
+/// assert!(f.io_stats().chunks_read - before.chunks_read <= 2);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoStats {
+    /// Chunks read from storage (a chunk served from the chunk cache is
+    /// not read again).
+    pub chunks_read: u64,
+    /// Bytes of data read from storage: chunks as stored, contiguous data.
+    pub bytes_read: u64,
+}
+
+/// Live counters behind an [`IoStats`].
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    chunks: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// The process's counters.
+static PROCESS: Counters = Counters::new();
+
+impl Counters {
+    pub(crate) const fn new() -> Self {
+        Counters {
+            chunks: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// A chunk of `bytes` stored bytes was read.
+    pub(crate) fn chunk(&self, bytes: u64) {
+        for c in [self, &PROCESS] {
+            c.chunks.fetch_add(1, Relaxed);
+            c.bytes.fetch_add(bytes, Relaxed);
+        }
+    }
+
+    /// `bytes` of contiguous data were read.
+    pub(crate) fn bytes(&self, bytes: u64) {
+        for c in [self, &PROCESS] {
+            c.bytes.fetch_add(bytes, Relaxed);
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> IoStats {
+        IoStats {
+            chunks_read: self.chunks.load(Relaxed),
+            bytes_read: self.bytes.load(Relaxed),
+        }
+    }
+}
+
+/// What reads of every file have fetched from storage in this process.
+pub fn process_stats() -> IoStats {
+    PROCESS.snapshot()
+}
