@@ -214,13 +214,26 @@ def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compressio
             raise TypeError("One of data or shape must be specified")
         shape = data.shape
     name = _path(name)
-    filters = _filters(compression, compression_opts, shuffle, "Compression")
-    vfilters = _filters(
-        options.get("vlen_compression"),
-        options.get("vlen_compression_opts"),
-        options.get("vlen_shuffle", False),
-        "vlen_compression",
-    )
+    # `compression` (and `compression_opts`, `shuffle`) compress the whole
+    # dataset, as an h5py user expects: the records and the values. The
+    # records (offset and length, 16 bytes) are shuffled when compressed,
+    # which stores them about as compactly as lengths alone would; so are
+    # the values when their items are wider than a byte. The vlen_*
+    # options, when given, set the values' filters apart.
+    filters = _filters(compression, compression_opts, shuffle or compression is not None,
+                       "Compression")
+    if any(k in options for k in ("vlen_compression", "vlen_compression_opts", "vlen_shuffle")):
+        vfilters = _filters(
+            options.get("vlen_compression"),
+            options.get("vlen_compression_opts"),
+            options.get("vlen_shuffle", False),
+            "vlen_compression",
+        )
+    else:
+        base = _base_of(type_str) if rows is None else None
+        wide = isinstance(base, np.dtype) and base.itemsize > 1
+        vfilters = _filters(compression, compression_opts, compression is not None and
+                            (shuffle or wide), "Compression")
     if maxshape is not None:
         if not isinstance(maxshape, (tuple, list)):
             maxshape = (maxshape,)
