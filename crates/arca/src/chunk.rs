@@ -600,39 +600,17 @@ impl Chunked<'_> {
         let mut pending = PENDING.take(0);
         let mut pending_bytes = 0;
         for (i, o) in ovs.iter().enumerate() {
-            cache.tick += 1;
-            if let Some(c) = cache.map.get_mut(o.coords()) {
-                c.tick = cache.tick;
-                let (src, dst) = self.places(o, sel, &ones);
-                copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
-                continue;
-            }
-            match self.entry(st, o.coords())? {
-                None => {
-                    let (_, dst) = self.places(o, sel, &ones);
-                    fill_box(self.elem, o.sel_n(), self.fill, out, &dst)?;
-                }
-                Some(r) => {
-                    // A chunk that would not stay cached (too big, or the
-                    // read streams through more than the cache holds) goes
-                    // straight into `out` when it lands there in one run.
-                    let direct =
-                        if self.chunk_bytes() * 4 > cache.capacity || out.len() > cache.capacity {
-                            self.direct_offset(o, sel)
-                        } else {
-                            None
-                        };
-                    if let Some(off) = direct {
-                        if self.filters.is_empty() && r.size == self.chunk_bytes() as u64 {
-                            // Stored as it is read: no buffer, no copy.
-                            self.read_unfiltered_into(st, &r, out, off)?;
-                            continue;
-                        }
+            if let Some((r, direct)) = self.serve_or_locate(st, cache, o, sel, out, &ones)? {
+                if let Some(off) = direct {
+                    if self.filters.is_empty() && r.size == self.chunk_bytes() as u64 {
+                        // Stored as it is read: no buffer, no copy.
+                        self.read_unfiltered_into(st, &r, out, off)?;
+                        continue;
                     }
-                    let stored = self.read_stored(st, &r)?;
-                    pending_bytes += self.chunk_bytes();
-                    pending.push((i, r, stored, direct));
                 }
+                let stored = self.read_stored(st, &r)?;
+                pending_bytes += self.chunk_bytes();
+                pending.push((i, r, stored, direct));
             }
             if pending_bytes >= BATCH_BYTES {
                 self.drain_reads(st, cache, &ovs, sel, out, &mut pending)?;
@@ -641,6 +619,43 @@ impl Chunked<'_> {
         }
         self.drain_reads(st, cache, &ovs, sel, out, &mut pending)?;
         Ok(())
+    }
+
+    /// One chunk's share of a read, as far as it needs no stored bytes: a
+    /// cached chunk is copied out and an unstored one filled (None);
+    /// otherwise its index entry, and where it lands whole in `out` if it
+    /// would not stay cached (too big, or the read streams through more
+    /// than the cache holds) and lands there in one run.
+    fn serve_or_locate(
+        &self,
+        st: &mut Store,
+        cache: &mut Cache,
+        o: &Overlap,
+        sel: &Selection,
+        out: &mut [u8],
+        ones: &[u64],
+    ) -> Result<Option<(ChunkRef, Option<usize>)>> {
+        cache.tick += 1;
+        if let Some(c) = cache.map.get_mut(o.coords()) {
+            c.tick = cache.tick;
+            let (src, dst) = self.places(o, sel, ones);
+            copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
+            return Ok(None);
+        }
+        let Some(r) = self.entry(st, o.coords())? else {
+            let (_, dst) = self.places(o, sel, ones);
+            fill_box(self.elem, o.sel_n(), self.fill, out, &dst)?;
+            return Ok(None);
+        };
+        let streaming = self.chunk_bytes() * 4 > cache.capacity || out.len() > cache.capacity;
+        Ok(Some((
+            r,
+            if streaming {
+                self.direct_offset(o, sel)
+            } else {
+                None
+            },
+        )))
     }
 
     /// The part of a read that needs the session, for reads that fetch and
@@ -658,29 +673,9 @@ impl Chunked<'_> {
         let ovs = overlaps(self.dims, self.chunk, sel);
         let mut stored = Vec::new();
         for (i, o) in ovs.iter().enumerate() {
-            cache.tick += 1;
-            if let Some(c) = cache.map.get_mut(o.coords()) {
-                c.tick = cache.tick;
-                let (src, dst) = self.places(o, sel, &ones);
-                copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
-                continue;
-            }
-            match self.entry(st, o.coords())? {
-                None => {
-                    let (_, dst) = self.places(o, sel, &ones);
-                    fill_box(self.elem, o.sel_n(), self.fill, out, &dst)?;
-                }
-                Some(r) => {
-                    self.check_ref(st, &r)?;
-                    let streaming =
-                        self.chunk_bytes() * 4 > cache.capacity || out.len() > cache.capacity;
-                    let direct = if streaming {
-                        self.direct_offset(o, sel)
-                    } else {
-                        None
-                    };
-                    stored.push((i, r, direct));
-                }
+            if let Some((r, direct)) = self.serve_or_locate(st, cache, o, sel, out, &ones)? {
+                self.check_ref(st, &r)?;
+                stored.push((i, r, direct));
             }
         }
         Ok(ReadPlan {

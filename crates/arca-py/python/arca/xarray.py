@@ -127,16 +127,18 @@ class ArcaArrayWrapper(BackendArray):
 class ArcaStore(AbstractDataStore):
     """An arca file's group as xarray's store (read-only)."""
 
-    def __init__(self, manager, group=None):
+    def __init__(self, manager, filename, group=None):
         self._manager = manager
+        self._filename = filename
         self._group = "/" + (group or "").strip("/")
 
     @classmethod
     def open(cls, filename, group=None, **kwargs):
         if isinstance(filename, os.PathLike):
             filename = os.fspath(filename)
+        # Reopens by path wherever the store is unpickled (dask workers).
         manager = CachingFileManager(File, filename, mode="r", kwargs=kwargs)
-        return cls(manager, group)
+        return cls(manager, filename, group)
 
     def group(self):
         f = self._manager.acquire()
@@ -154,7 +156,7 @@ class ArcaStore(AbstractDataStore):
             if ds.shape is None:
                 continue
             data = indexing.LazilyIndexedArray(ArcaArrayWrapper(name, self))
-            enc = {"dtype": ds.dtype, "source": self._manager._args[0]}
+            enc = {"dtype": ds.dtype, "source": self._filename}
             if ds.chunks is not None:
                 enc["chunksizes"] = ds.chunks
                 enc["preferred_chunks"] = dict(zip(_dim_names(ds), ds.chunks))
@@ -198,7 +200,6 @@ class ArcaBackendEntrypoint(BackendEntrypoint):
     ``open_mfdataset``."""
 
     description = "Open arca files (.arca) in xarray"
-    url = "https://github.com/arca-data/arca"
     open_dataset_parameters = ("filename_or_obj", "drop_variables", "group", "mask_and_scale",
                                "decode_times", "concat_characters", "decode_coords",
                                "use_cftime", "decode_timedelta")
