@@ -28,7 +28,7 @@ import numpy as np
 
 import xarray as xr
 from xarray.backends import BackendArray, BackendEntrypoint
-from xarray.backends.common import AbstractDataStore
+from xarray.backends.common import AbstractDataStore, WritableCFDataStore
 from xarray.backends.file_manager import CachingFileManager
 from xarray.backends.store import StoreBackendEntrypoint
 from xarray.core import indexing
@@ -44,10 +44,14 @@ _HIDDEN = {"CLASS", "NAME", "REFERENCE_LIST", "DIMENSION_LIST", "DIMENSION_LABEL
            "_Netcdf4Dimid", "_Netcdf4Coordinates", "_NCProperties", "_nc3_strict"}
 # The NAME a netCDF-4 dimension without a variable of its own carries.
 _PHONY = "This is a netCDF dimension but not a netCDF variable."
-_ENCODINGS = {"chunksizes", "chunks", "zlib", "complevel", "compression", "compression_opts",
-              "shuffle", "fletcher32", "contiguous", "dtype", "_FillValue", "scale_factor",
-              "add_offset", "units", "calendar", "source", "original_shape", "preferred_chunks",
-              "coordinates", "_Unsigned", "_Encoding"}
+# A dimension named as a variable that is not its coordinate keeps its
+# scale under this prefix (netCDF-4's convention).
+_NON_COORD = "_nc4_non_coord_"
+
+
+def _dim_of(scale):
+    name = posixpath.basename(scale.name)
+    return name[len(_NON_COORD):] if name.startswith(_NON_COORD) else name
 
 
 def _text(v):
@@ -79,11 +83,11 @@ def _is_phony(ds):
 def _dim_names(ds):
     """A dataset's dimension names: its scales' names, else phony ones."""
     if _dims.is_scale(ds) and ds.ndim == 1:
-        return (posixpath.basename(ds.name),)
+        return (_dim_of(ds),)
     names = []
     for i, d in enumerate(ds.dims):
         scales = list(d.values()) if len(d) else []
-        names.append(posixpath.basename(scales[0].name) if scales else f"phony_dim_{i}")
+        names.append(_dim_of(scales[0]) if scales else f"phony_dim_{i}")
     return tuple(names)
 
 
@@ -124,25 +128,9 @@ class ArcaArrayWrapper(BackendArray):
         return np.take(np.concatenate(pieces, axis=out_ax), inverse, axis=out_ax)
 
 
-class ArcaStore(AbstractDataStore):
-    """An arca file's group as xarray's store (read-only)."""
-
-    def __init__(self, manager, filename, group=None):
-        self._manager = manager
-        self._filename = filename
-        self._group = "/" + (group or "").strip("/")
-
-    @classmethod
-    def open(cls, filename, group=None, **kwargs):
-        if isinstance(filename, os.PathLike):
-            filename = os.fspath(filename)
-        # Reopens by path wherever the store is unpickled (dask workers).
-        manager = CachingFileManager(File, filename, mode="r", kwargs=kwargs)
-        return cls(manager, filename, group)
-
-    def group(self):
-        f = self._manager.acquire()
-        return f[self._group] if self._group != "/" else f
+class _GroupReader:
+    """Reading one arca group as xarray's store: needs ``group()`` and
+    ``_filename``."""
 
     def _datasets(self):
         g = self.group()
@@ -169,7 +157,12 @@ class ArcaStore(AbstractDataStore):
                 enc["contiguous"] = True
             if ds.dtype.kind == "O":
                 enc["dtype"] = str
-            out[name] = xr.Variable(_dim_names(ds), data, _attrs(ds), enc)
+            attrs = _attrs(ds)
+            if ds.dtype.kind == "S" and "_FillValue" in attrs:
+                # A character variable's fill value is bytes, as its data.
+                fv = attrs["_FillValue"]
+                attrs["_FillValue"] = np.bytes_(fv.encode() if isinstance(fv, str) else fv)
+            out[name] = xr.Variable(_dim_names(ds), data, attrs, enc)
         return FrozenDict(out)
 
     def get_attrs(self):
@@ -188,8 +181,29 @@ class ArcaStore(AbstractDataStore):
         unlimited = set()
         for _, ds in self._datasets():
             if _dims.is_scale(ds) and ds.maxshape and ds.maxshape[0] is None:
-                unlimited.add(posixpath.basename(ds.name))
+                unlimited.add(_dim_of(ds))
         return {"unlimited_dims": unlimited}
+
+
+class ArcaStore(_GroupReader, AbstractDataStore):
+    """An arca file's group as xarray's store (read-only)."""
+
+    def __init__(self, manager, filename, group=None):
+        self._manager = manager
+        self._filename = filename
+        self._group = "/" + (group or "").strip("/")
+
+    @classmethod
+    def open(cls, filename, group=None, **kwargs):
+        if isinstance(filename, os.PathLike):
+            filename = os.fspath(filename)
+        # Reopens by path wherever the store is unpickled (dask workers).
+        manager = CachingFileManager(File, filename, mode="r", kwargs=kwargs)
+        return cls(manager, filename, group)
+
+    def group(self):
+        f = self._manager.acquire()
+        return f[self._group] if self._group != "/" else f
 
     def close(self, **kwargs):
         self._manager.close(**kwargs)
@@ -257,28 +271,50 @@ class ArcaBackendEntrypoint(BackendEntrypoint):
 def to_arca(obj, path, mode="w", group=None, encoding=None, unlimited_dims=None):
     """Write an xarray ``Dataset`` or ``DataTree`` to the arca file ``path``.
 
-    ``mode`` is ``"w"`` (replace the file) or ``"a"`` (add to it);
-    ``group`` the group to write into; ``encoding`` per variable (for a
-    tree, per node path, then per variable): ``chunksizes``, ``zlib``/
-    ``complevel``, ``compression`` (``"gzip"``, ``"zstd"``, ``"lz4"``) and
+    ``mode`` is ``"w"`` (replace the file) or ``"a"`` (add to it, as
+    ``to_netcdf`` appends); ``group`` the group to write into; ``encoding``
+    per variable, as the netCDF4 engine takes it (for a tree, per node
+    path, then per variable): ``chunksizes``, ``zlib``/``complevel``,
+    ``compression`` (``"zlib"``/``"gzip"``, ``"zstd"``, ``"lz4"``) and
     ``compression_opts``, ``shuffle``, ``fletcher32``, ``dtype``,
-    ``_FillValue``, ``contiguous``, and CF's ``units``/``calendar``/
-    ``scale_factor``/``add_offset``. ``unlimited_dims`` (default: the
-    dataset's ``encoding["unlimited_dims"]``) become resizable dimensions.
+    ``_FillValue``, ``contiguous``, and CF's ``units``/``calendar``.
+    ``unlimited_dims`` (default: the dataset's
+    ``encoding["unlimited_dims"]``) become resizable dimensions.
+
+    xarray's own writing path does the work (validation, CF encoding,
+    strings), with arca as its store.
     """
+    from xarray.backends.writers import _validate_attrs, _validate_dataset_names
+
     encoding = encoding or {}
+    if mode not in ("w", "a"):
+        raise ValueError(f"mode {mode!r}: use 'w' or 'a'")
+    nodes = ([(n.path, n.to_dataset(inherit=False)) for n in obj.subtree]
+             if isinstance(obj, xr.DataTree) else [("/", obj)])
+    for _, ds in nodes:
+        _validate_dataset_names(ds)
+        _validate_attrs(ds, engine="netcdf4")
     # Creation order is kept, as netCDF-4 keeps it: variables, groups and
     # attributes list back in the order they were written.
     with File(path, mode, track_order=True) as f:
         base = _require_group(f, group) if group else f
-        if isinstance(obj, xr.DataTree):
-            for node in obj.subtree:
-                p = node.path
-                g = base if p == "/" else _require_group(base, p.strip("/"))
-                _write_dataset(g, node.to_dataset(inherit=False), encoding.get(p, {}),
-                               unlimited_dims)
-        else:
-            _write_dataset(base, obj, encoding, unlimited_dims)
+        for p, ds in nodes:
+            g = base if p == "/" else _require_group(base, p.strip("/"))
+            enc = encoding.get(p, {}) if isinstance(obj, xr.DataTree) else encoding
+            _write_dataset(g, ds, enc, unlimited_dims)
+
+
+def _write_dataset(g, ds, encoding, unlimited_dims):
+    from xarray.backends.common import ArrayWriter
+    from xarray.backends.writers import _sanitize_unlimited_dims, dump_to_store
+
+    # As to_netcdf: unlimited dimensions from the argument or the dataset's
+    # encoding, checked against the dataset.
+    unlimited_dims = _sanitize_unlimited_dims(ds, unlimited_dims)
+    store = ArcaWriteStore(g)
+    writer = ArrayWriter()
+    dump_to_store(ds, store, writer, encoding=encoding, unlimited_dims=unlimited_dims)
+    writer.sync()
 
 
 def _require_group(g, path):
@@ -291,96 +327,131 @@ def _find_scale(g, dim):
     """The scale of dimension ``dim`` visible from group ``g`` (netCDF-4
     looks in the group, then its ancestors)."""
     while True:
-        if dim in g and isinstance(g[dim], Dataset) and _dims.is_scale(g[dim]):
-            return g[dim]
+        for name in (dim, _NON_COORD + dim):
+            if name in g and isinstance(g[name], Dataset) and _dims.is_scale(g[name]):
+                return g[name]
         if g.name == "/":
             return None
         g = g.parent
 
 
-def _write_dataset(g, ds, encoding, unlimited_dims):
-    from xarray import conventions
+class ArcaWriteStore(_GroupReader, WritableCFDataStore):
+    """One arca group as the store xarray's writer fills: dimensions become
+    dimension scales in netCDF-4's layout (a coordinate variable is its
+    dimension's scale; a dimension without one gets a dimension-only scale),
+    attached once every variable exists."""
 
-    for name, enc in encoding.items():
-        bad = set(enc) - _ENCODINGS
-        if bad:
-            raise ValueError(f"unexpected encoding for variable {name!r}: {sorted(bad)}")
-    ds = ds.copy()
-    for name, enc in encoding.items():
-        if name in ds.variables:
-            ds[name].encoding.update(enc)
-    if unlimited_dims is None:
-        unlimited_dims = ds.encoding.get("unlimited_dims", set())
-    unlimited = set([unlimited_dims] if isinstance(unlimited_dims, str) else unlimited_dims)
-    variables, attrs = conventions.encode_dataset_coordinates(ds)
-    variables, attrs = conventions.cf_encoder(variables, attrs)
-    for k, v in attrs.items():
-        g.attrs[k] = v
-    # Dimensions first: a coordinate variable is its dimension's scale; a
-    # dimension an ancestor group already has (a tree's inherited
-    # coordinates) is that one, as netCDF-4 finds dimensions; any other gets
-    # a netCDF-4 dimension-only scale. (No _Netcdf4Dimid: netCDF-4 numbers
-    # dimensions across the whole file itself.)
-    for dim, size in ds.sizes.items():
-        var = variables.get(dim)
-        if var is not None and var.dims == (dim,):
-            _write_variable(g, dim, var, unlimited).make_scale(dim)
-            continue
-        inherited = _find_scale(g, dim)
-        if inherited is not None and inherited.shape[0] == size:
-            continue
-        maxshape = (None,) if dim in unlimited else (size,)
-        sc = g.create_dataset(dim, shape=(size,), dtype="f4", maxshape=maxshape,
-                              chunks=(max(1, min(size, 1024)),) if dim in unlimited else None,
-                              track_order=True)
-        sc.make_scale(f"{_PHONY}{size:10d}")
-    for name, var in variables.items():
-        if name in ds.sizes and var.dims == (name,):
-            continue
-        out = _write_variable(g, name, var, unlimited)
-        for i, dim in enumerate(var.dims):
-            sc = _find_scale(g, dim)
-            if sc is None:
-                raise ValueError(f"no dimension {dim!r} for variable {name!r}")
-            out.dims[i].attach_scale(sc)
+    def __init__(self, group):
+        self.g = group
+        self._filename = group.file.filename
+        self._dims = {}  # set here: name -> (length, unlimited)
+        self._made = []  # (dataset, dims) to attach scales to
 
+    def group(self):
+        return self.g
 
-def _write_variable(g, name, var, unlimited):
-    enc = dict(var.encoding)
-    data = var.values
-    kw = {}
-    chunks = enc.get("chunksizes") or enc.get("chunks")
-    resizable = any(d in unlimited for d in var.dims)
-    if resizable:
-        kw["maxshape"] = tuple(None if d in unlimited else s for d, s in zip(var.dims, var.shape))
-    if not enc.get("contiguous") and (chunks or resizable or enc.get("zlib")
-                                      or enc.get("compression") or enc.get("shuffle")
-                                      or enc.get("fletcher32")):
-        kw["chunks"] = tuple(chunks) if chunks else True
-        if enc.get("zlib") or enc.get("compression") in ("gzip", "zlib"):
-            kw["compression"] = "gzip"
-            kw["compression_opts"] = int(enc.get("complevel", enc.get("compression_opts") or 4))
-        elif enc.get("compression"):
-            kw["compression"] = enc["compression"]
-            if enc.get("compression_opts") is not None:
-                kw["compression_opts"] = enc["compression_opts"]
-        if enc.get("shuffle"):
-            kw["shuffle"] = True
-        if enc.get("fletcher32"):
-            kw["fletcher32"] = True
-    fill = var.attrs.get("_FillValue")
-    if fill is not None and data.dtype.kind not in "OSU":
-        kw["fillvalue"] = np.asarray(fill, dtype=data.dtype)
-    if data.dtype.kind == "O":
-        from ._vlen import string_dtype
-        kw["dtype"] = string_dtype()
-    elif data.dtype.kind == "U":
-        from ._vlen import string_dtype
-        data = data.astype(object)
-        kw["dtype"] = string_dtype()
-    if data.shape == () and "chunks" in kw:
-        kw.pop("chunks")
-    out = g.create_dataset(name, data=data, track_order=True, **kw)
-    for k, v in var.attrs.items():
-        out.attrs[k] = v
-    return out
+    def store(self, *args, **kwargs):
+        super().store(*args, **kwargs)
+        self.finish()
+
+    def set_dimension(self, name, length, is_unlimited=False):
+        if "/" in name:
+            raise ValueError(f"dimension name {name!r} holds a '/'")
+        self._dims[name] = (length, is_unlimited)
+
+    def set_attribute(self, key, value):
+        self.g.attrs[key] = value
+
+    def encode_variable(self, variable, name=None):
+        from xarray.backends.netCDF4_ import _encode_nc4_variable
+
+        return _encode_nc4_variable(variable, name=name)
+
+    def prepare_variable(self, name, variable, check_encoding=False, unlimited_dims=None):
+        from xarray.backends.netCDF4_ import _extract_nc4_variable_encoding, _get_datatype
+
+        if "/" in name:
+            raise ValueError(f"variable name {name!r} holds a '/'")
+        unlimited = set(unlimited_dims or ())
+        attrs = variable.attrs.copy()
+        dtype = _get_datatype(variable, raise_on_invalid_encoding=check_encoding)
+        fill = attrs.pop("_FillValue", None)
+        enc = _extract_nc4_variable_encoding(
+            variable, raise_on_invalid=check_encoding, h5py_okay=True,
+            unlimited_dims=unlimited)
+        kw = {}
+        if variable.shape:
+            resizable = any(d in unlimited for d in variable.dims)
+            if resizable:
+                kw["maxshape"] = tuple(None if d in unlimited else s
+                                       for d, s in zip(variable.dims, variable.shape))
+            comp = enc.get("compression")
+            zlib = enc.get("zlib") or comp in ("zlib", "gzip")
+            filtered = zlib or comp in ("zstd", "lz4") or enc.get("shuffle") \
+                or enc.get("fletcher32")
+            if enc.get("chunksizes") or resizable or (filtered and not enc.get("contiguous")):
+                kw["chunks"] = tuple(enc["chunksizes"]) if enc.get("chunksizes") else True
+            if zlib:
+                kw["compression"] = "gzip"
+                kw["compression_opts"] = int(enc.get("complevel") or
+                                             enc.get("compression_opts") or 4)
+            elif comp in ("zstd", "lz4"):
+                kw["compression"] = comp
+                level = enc.get("complevel") or enc.get("compression_opts")
+                if comp == "zstd" and level:
+                    kw["compression_opts"] = int(level)
+            elif comp is not None and check_encoding:
+                raise ValueError(f"compression {comp!r} for {name!r}: arca offers zlib/gzip, "
+                                 "zstd and lz4")
+            if enc.get("shuffle") and "chunks" in kw:
+                kw["shuffle"] = True
+            if enc.get("fletcher32") and "chunks" in kw:
+                kw["fletcher32"] = True
+        if dtype is str:
+            from ._vlen import string_dtype
+
+            dtype = string_dtype()
+        elif fill is not None:
+            kw["fillvalue"] = np.asarray(fill, dtype=dtype)
+        if name in self.g:
+            out = self.g[name]
+        else:
+            out = self.g.create_dataset(name, shape=variable.shape, dtype=dtype,
+                                        track_order=True, **kw)
+        if fill is not None:
+            # netCDF-4 keeps the fill value as an attribute too.
+            out.attrs["_FillValue"] = np.asarray(fill, dtype=out.dtype) \
+                if out.dtype.kind != "O" else fill
+        for k, v in attrs.items():
+            out.attrs[k] = v
+        if variable.dims == (name,) and not _dims.is_scale(out):
+            out.make_scale(name)
+        self._made.append((out, variable.dims))
+        return out, variable.data
+
+    def finish(self):
+        """Dimension-only scales for what has no coordinate variable, then
+        every variable attached to its dimensions' scales."""
+        for dim, (length, unlimited) in self._dims.items():
+            if _find_scale(self.g, dim) is not None:
+                continue
+            # A variable of the dimension's name that is not its coordinate
+            # leaves the scale the prefixed name.
+            name = _NON_COORD + dim if dim in self.g else dim
+            sc = self.g.create_dataset(name, shape=(length,), dtype="f4",
+                                       maxshape=(None,) if unlimited else (length,),
+                                       chunks=(max(1, min(length, 1024)),) if unlimited else None,
+                                       track_order=True)
+            sc.make_scale(f"{_PHONY}{length:10d}")
+        for ds, dims in self._made:
+            if _dims.is_scale(ds):
+                continue
+            for i, dim in enumerate(dims):
+                if len(ds.dims[i]) == 0:
+                    ds.dims[i].attach_scale(_find_scale(self.g, dim))
+
+    def sync(self):
+        pass
+
+    def close(self, **kwargs):
+        pass
