@@ -10,7 +10,7 @@ ceiling is 2x; the codec alone (Python's zlib, which releases the GIL,
 decompressing the same stored gzip chunks on 1 and 2 threads) is measured
 beside it. Figures are medians of ``--repeat`` runs (default 7).
 
-The aim (issue: readers never wait): arca on 2 threads >= 1.7x arca on one.
+The aim: arca on 2 threads >= 1.7x arca on one.
 
 Usage::
 
