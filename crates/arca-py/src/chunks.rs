@@ -112,7 +112,26 @@ fn chunks_write_from_file(
 }
 
 /// Add this module's functions to `arca._native`.
+/// A chunk's elements through arca's pipeline `filters` (`[(name, level)]`,
+/// as `Dataset.filters()` lists them): `(stored bytes, mask)` for
+/// `chunks_write_raw`. Compression without the file, for ranks of an MPI job.
+#[pyfunction]
+fn chunk_encode<'py>(
+    py: Python<'py>,
+    filters: Vec<(String, Option<i32>)>,
+    elem: usize,
+    raw: &[u8],
+) -> PyResult<(Bound<'py, PyBytes>, u32)> {
+    let fs = filters
+        .iter()
+        .map(|(n, l)| crate::parse_filter(n, *l))
+        .collect::<PyResult<Vec<_>>>()?;
+    let (out, mask) = cvt(py.detach(|| arca::encode_chunk(&fs, elem, raw)))?;
+    Ok((PyBytes::new(py, &out), mask))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(chunk_encode, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_stored, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_read_raw, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_write_raw, m)?)?;

@@ -82,7 +82,7 @@ fn parse_layout(name: &str) -> PyResult<StorageLayout> {
 type H5FilterTuple = (u16, u16, Vec<u32>, String);
 
 /// Parse a filter given as `(name, level)`: `shuffle`, `gzip`, `zstd`, `lz4`.
-fn parse_filter(name: &str, level: Option<i32>) -> PyResult<Filter> {
+pub(crate) fn parse_filter(name: &str, level: Option<i32>) -> PyResult<Filter> {
     let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
     Ok(match name {
         "shuffle" => Filter::Shuffle,

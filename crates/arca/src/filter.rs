@@ -319,6 +319,29 @@ fn zstd_compress(input: &[u8], level: i32, out: &mut Vec<u8>) -> std::io::Result
     Ok(())
 }
 
+/// A chunk's elements (`raw`, `element_size`-byte elements in the dataset's
+/// byte order) through `filters`, as a write would store them: the stored
+/// bytes and the mask to record with
+/// [`crate::Dataset::write_chunk_raw`]. Lets the chunks of one dataset be
+/// compressed elsewhere (other processes, other machines) and stored as
+/// they are.
+///
+/// ```
+/// use arca::{encode_chunk, Filter};
+/// let raw: Vec<u8> = (0..4096u32).flat_map(|i| (i / 8).to_le_bytes()).collect();
+/// let (stored, mask) = encode_chunk(&[Filter::Shuffle, Filter::Zstd(3)], 4, &raw).unwrap();
+/// assert!(stored.len() < raw.len() / 4 && mask == 0);
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a pipeline a dataset could not have;
+/// [`Error::Unsupported`] for an HDF5 filter arca cannot encode.
+pub fn encode_chunk(filters: &[Filter], element_size: usize, raw: &[u8]) -> Result<(Vec<u8>, u32)> {
+    Filter::validate_pipeline(filters)?;
+    let (out, mask) = encode_pooled(filters, element_size.max(1), raw)?;
+    Ok((out.into_vec(), mask))
+}
+
 /// Run the pipeline forward. Returns the stored bytes and the mask to record.
 #[cfg(test)]
 pub(crate) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Vec<u8>, u32)> {

@@ -49,6 +49,7 @@ mod store;
 mod vlen;
 
 pub use error::{Error, Result};
+pub use filter::encode_chunk;
 pub use format::datatype::{
     ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,
     MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,

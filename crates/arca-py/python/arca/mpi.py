@@ -41,7 +41,7 @@ from . import _native, _selection
 from ._file import File as _File
 from ._vlen import _base_of
 
-__all__ = ["CollectiveError", "File", "Dataset"]
+__all__ = ["ArrayDataset", "Attrs", "CollectiveError", "File", "Dataset"]
 
 
 class CollectiveError(RuntimeError):
@@ -118,27 +118,34 @@ class File:
         return self.comm.bcast(out, root=0)
 
     def create_dataset(self, name, shape, dtype, **kwargs):
-        """Create a variable-length dataset (collective); options as in
-        :meth:`arca.Group.create_dataset`."""
+        """Create a dataset (collective); options as in
+        :meth:`arca.Group.create_dataset`. Variable-length types give a
+        :class:`Dataset`, fixed-size ones an :class:`ArrayDataset`."""
 
         def make():
-            ds = self._f.create_dataset(name, shape=shape, dtype=dtype, **kwargs)
-            return ds.shape, ds.id.dtype()
+            self._f.create_dataset(name, shape=shape, dtype=dtype, **kwargs)
+            return _describe(self._f[name])
 
-        shape, ts = self._on_root(make, "create_dataset")
-        return Dataset(self, name, shape, ts)
+        return _dataset(self, name, self._on_root(make, "create_dataset"))
 
     def __getitem__(self, name):
-        """Open a variable-length dataset (collective)."""
+        """Open a dataset (collective)."""
+        return _dataset(self, name, self._on_root(lambda: _describe(self._f[name]),
+                                                  "open dataset"))
 
-        def info():
-            ds = self._f[name]
-            return ds.shape, ds.id.dtype()
+    def create_group(self, name):
+        """Create a group, and missing parents (collective)."""
+        self._on_root(lambda: self._f.create_group(name) and None, "create_group")
 
-        shape, ts = self._on_root(info, "open dataset")
-        if not ts.startswith("vlen:"):
-            raise TypeError(f"{name} is not variable-length; arca.mpi writes variable-length data")
-        return Dataset(self, name, shape, ts)
+    def require_group(self, name):
+        """Open or create a group (collective)."""
+        self._on_root(lambda: self._f.require_group(name) and None, "require_group")
+
+    @property
+    def attrs(self):
+        """The root group's attributes (collective access, see
+        :class:`Attrs`)."""
+        return Attrs(self, "/")
 
     def close(self):
         """Close on every rank (collective); rank 0 commits."""
@@ -376,3 +383,209 @@ def _pwrite_all(fd, data, at):
         n = os.pwrite(fd, mv, at)
         mv = mv[n:]
         at += n
+
+
+# -- fixed-size datasets -----------------------------------------------------------
+_CHUNKS_TAG = 77
+def _describe(ds):
+    """What every rank needs to know of a dataset, from rank 0."""
+    ts = ds.id.dtype()
+    if ts.startswith("vlen:") or ds.dtype.hasobject:
+        return ("vlen", ds.shape, ts)
+    fill = np.asarray(ds.fillvalue, dtype=ds.dtype).tobytes() if ds.shape is not None else b""
+    return ("array", ds.shape, ds.maxshape, ds.chunks, ds.dtype.str if not ds.dtype.names
+            else ds.dtype.descr, ds._id.filters(), bool(ds._id.hdf5_filters()), fill)
+
+
+def _dataset(file, name, info):
+    if info[0] == "vlen":
+        return Dataset(file, name, info[1], info[2])
+    return ArrayDataset(file, name, *info[1:])
+
+
+class Attrs:
+    """Attributes of an object of a collectively opened file: every rank
+    calls, rank 0 reads or writes, and every rank gets the result (or the
+    error)."""
+
+    def __init__(self, file, path):
+        self._file, self._path = file, path
+
+    def _obj(self):
+        f = self._file._f
+        return f if self._path == "/" else f[self._path]
+
+    def __setitem__(self, name, value):
+        def put():
+            self._obj().attrs[name] = value
+
+        self._file._on_root(put, "set attribute")
+
+    def __getitem__(self, name):
+        return self._file._on_root(lambda: self._obj().attrs[name], "get attribute")
+
+    def __contains__(self, name):
+        return self._file._on_root(lambda: name in self._obj().attrs, "attribute lookup")
+
+
+class ArrayDataset:
+    """A fixed-size dataset (any rank, contiguous or chunked) of a
+    collectively opened :class:`File`.
+
+    A collective write (``ds[sel] = block`` or :meth:`write_direct`) takes
+    each rank's own hyperslab. Of a chunked dataset with arca's filters,
+    every chunk a rank's selection covers whole is filtered (compressed) by
+    that rank, in parallel with the others; the stored bytes go to rank 0,
+    which writes them as they are, together with the parts of chunks that
+    several ranks share (merged there, each rank's part written over the
+    chunk as it stands), and commits once. A failure on any rank fails the
+    call on every rank and leaves the file as it was. Ranks' selections
+    must not overlap."""
+
+    def __init__(self, file, name, shape, maxshape, chunks, dtype, filters, hdf5, fill):
+        self.file = file
+        self.name = name
+        self.shape = tuple(shape)
+        self.maxshape = maxshape
+        self.chunks = tuple(chunks) if chunks is not None else None
+        self.dtype = np.dtype(dtype if isinstance(dtype, str) else [tuple(d) for d in dtype])
+        self._filters = [tuple(x) for x in filters]
+        self._hdf5 = hdf5
+        self._fill = fill
+
+    @property
+    def attrs(self):
+        return Attrs(self.file, self.name)
+
+    def _ds(self):
+        return self.file._f[self.name]
+
+    def _box(self, sel):
+        return Dataset._box(self, sel)
+
+    def __setitem__(self, sel, block):
+        self.write_direct(block, sel)
+
+    def write_direct(self, block, sel=None):
+        """Collective write of ``block`` to this rank's ``sel``."""
+        f = self.file
+        comm, rank = f.comm, f.rank
+        err, full, parts = None, [], []
+        try:
+            box = self._box(sel)
+            count = tuple(box[1])
+            arr = np.asarray(block, dtype=self.dtype)
+            if arr.shape != count:
+                arr = np.ascontiguousarray(np.broadcast_to(arr, count))
+            if self.chunks is None or self._hdf5 or any(s != 1 for s in box[2]):
+                parts.append((box, np.ascontiguousarray(arr)))
+            else:
+                full, parts = self._split(box, arr)
+        except Exception as e:  # noqa: BLE001 -- reported on every rank
+            err = e
+        # The filtered chunks travel as one buffer per rank (MPI's own
+        # transfer, not pickled objects); their offsets and sizes beside.
+        payload = b"".join(d for _, d, _ in full)
+        meta = [(c0, len(d), mask) for c0, d, mask in full]
+        gathered = comm.gather((_msg(err), meta, parts, len(payload)), root=0)
+        if rank != 0 and payload:
+            comm.Send(np.frombuffer(payload, np.uint8), dest=0, tag=_CHUNKS_TAG)
+        err = None
+        if rank == 0:
+            bufs = [payload]
+            for r in range(1, comm.Get_size()):
+                buf = np.empty(gathered[r][3], np.uint8)
+                if buf.size:
+                    comm.Recv(buf, source=r, tag=_CHUNKS_TAG)
+                bufs.append(buf.tobytes())
+            try:
+                bad = [(r, g[0]) for r, g in enumerate(gathered) if g[0] is not None]
+                if bad:
+                    raise CollectiveError("; ".join(f"rank {r}: {m}" for r, m in bad))
+                f._f._native.begin_transaction()
+                try:
+                    ds = self._ds()
+                    items = []
+                    for g, buf in zip(gathered, bufs):
+                        at = 0
+                        for c0, n, mask in g[1]:
+                            items.append((c0, buf[at:at + n], mask))
+                            at += n
+                    if items:
+                        _native.chunks_write_raw(ds._id, items)
+                    for g in gathered:
+                        for pbox, data in g[2]:
+                            if data.size:
+                                ds[_slices(pbox)] = data
+                except BaseException:
+                    self._rollback()
+                    raise
+                f._f._native.end_transaction(True)
+            except Exception as e:  # noqa: BLE001 -- reported on every rank
+                err = e
+        _agree(comm, err, "write")
+
+    def _split(self, box, arr):
+        """Chunks the box covers whole, filtered here; the other parts as
+        (box, data) for rank 0 to merge."""
+        start, count, _ = box
+        rank = len(self.shape)
+        lo = [int(s) for s in start]
+        hi = [s + c for s, c in zip(lo, count)]
+        if any(c == 0 for c in count):
+            return [], []
+        ranges = [range(a // c, (b - 1) // c + 1) for a, b, c in zip(lo, hi, self.chunks)]
+        full, parts = [], []
+        elem = self.dtype.itemsize
+        fill = np.frombuffer(self._fill, dtype=self.dtype) if self._fill else np.zeros(1, self.dtype)
+        for idx in np.ndindex(*[len(r) for r in ranges]):
+            cidx = [r[i] for r, i in zip(ranges, idx)]
+            c0 = [i * c for i, c in zip(cidx, self.chunks)]
+            c1 = [min(a + c, d) for a, c, d in zip(c0, self.chunks, self.shape)]
+            s0 = [max(a, b) for a, b in zip(c0, lo)]
+            s1 = [min(a, b) for a, b in zip(c1, hi)]
+            piece = arr[tuple(slice(a - b, e - b) for a, e, b in zip(s0, s1, lo))]
+            if s0 == c0 and s1 == c1:
+                chunk = np.empty(self.chunks, dtype=self.dtype)
+                chunk[...] = fill[0]
+                chunk[tuple(slice(0, e - a) for a, e in zip(c0, c1))] = piece
+                raw = np.ascontiguousarray(chunk).view(np.uint8).reshape(-1)
+                data, mask = _native.chunk_encode(self._filters, elem, raw.tobytes())
+                full.append((c0, data, mask))
+            else:
+                sub = ([*s0], [e - a for a, e in zip(s0, s1)], [1] * rank)
+                parts.append((sub, np.ascontiguousarray(piece)))
+        return full, parts
+
+    def __getitem__(self, sel):
+        return self.read(sel)
+
+    def read(self, sel=None):
+        """Collective read: every rank gets its ``sel``; rank 0 reads them."""
+        f = self.file
+        boxes = f.comm.gather(self._box(sel), root=0)
+        out, err = None, None
+        if f.rank == 0:
+            try:
+                ds = self._ds()
+                out = [ds[_slices(b)] for b in boxes]
+            except Exception as e:  # noqa: BLE001 -- reported on every rank
+                err = e
+        _agree(f.comm, err, "read")
+        return f.comm.scatter(out, root=0)
+
+    def resize(self, size, axis=None):
+        """Collective resize within maxshape."""
+
+        def grow():
+            ds = self._ds()
+            ds.resize(size, axis) if axis is not None else ds.resize(size)
+            return ds.shape
+
+        self.shape = tuple(self.file._on_root(grow, "resize"))
+
+    def _rollback(self):
+        try:
+            self.file._f._native.end_transaction(False)
+        except Exception:  # noqa: BLE001 -- the original error is what matters
+            pass
