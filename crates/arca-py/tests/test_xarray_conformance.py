@@ -7,6 +7,11 @@ pytest plug-in for coroutines that this suite does not install)."""
 
 import contextlib
 
+# h5py and hdf5plugin before the suite's own imports (netCDF4 among them):
+# both wheels carry an HDF5, and plugin filters registered the other way
+# round fail later tests of this process (test_interop's corpus).
+import h5py  # noqa: F401
+import hdf5plugin  # noqa: F401
 import xarray as xr
 from xarray.tests.conftest import time_unit, use_dask  # noqa: F401 -- fixtures the suite uses
 from xarray.tests.test_backends import CFEncodedBase, create_tmp_file

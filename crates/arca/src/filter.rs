@@ -90,9 +90,10 @@ fn transpose<const N: usize>(data: &[u8], out: &mut [u8], forward: bool) {
 /// Two 4x4 byte transposes at once, one in each 32-bit half of the words:
 /// byte `j` of word `k` becomes byte `k` of word `j`. Shuffling 4-byte
 /// elements is this transpose on groups of four elements, and so is
-/// unshuffling; on whole words it runs about twice as fast as moving the
-/// bytes one by one (1 MiB: 170 µs against 330 µs here), and the 4-byte
-/// unshuffle was a third of a zstd float32 read's time (perf).
+/// unshuffling; on whole words it ran about twice as fast as moving the
+/// bytes one by one in a one-off timing (1 MiB: 160 µs against 330 µs),
+/// and the 4-byte unshuffle had been a third of a zstd float32 read's time
+/// (perf); `bench/concurrency` shows the effect on reads.
 fn transpose_4x4x2(x: [u64; 4]) -> [u64; 4] {
     const LO: u64 = 0x00FF_00FF_00FF_00FF;
     const HI: u64 = 0xFF00_FF00_FF00_FF00;
@@ -196,7 +197,8 @@ fn transpose_8x8(x: &mut [u64; 8]) {
 
 /// [`transpose`] for 8-byte elements, eight at a time through
 /// [`transpose_8x8`]: eight bytes of a plane make a word, and so does an
-/// element (float64 data; 1 MiB in about half the time of byte moves).
+/// element (float64 data; 1 MiB in about half the time of byte moves, in
+/// a one-off timing).
 fn transpose8(data: &[u8], out: &mut [u8], forward: bool) {
     let n = data.len() / 8;
     let blocks = n / 8;
@@ -342,6 +344,54 @@ pub fn encode_chunk(filters: &[Filter], element_size: usize, raw: &[u8]) -> Resu
     Ok((out.into_vec(), mask))
 }
 
+/// `input` shuffled for `size`-byte elements, in a filter buffer (the
+/// shuffle of arca's pipelines and of HDF5's).
+fn shuffled(input: &[u8], size: usize) -> PooledBuf {
+    if size <= 1 {
+        return FILTER.take_copy(input);
+    }
+    let mut out = FILTER.take_zeroed(input.len());
+    shuffle_into(input, size, &mut out);
+    out
+}
+
+/// [`shuffled`] undone.
+fn unshuffled(input: &[u8], size: usize) -> PooledBuf {
+    if size <= 1 {
+        return FILTER.take_copy(input);
+    }
+    let mut out = FILTER.take_zeroed(input.len());
+    unshuffle_into(input, size, &mut out);
+    out
+}
+
+/// `input` as a zlib stream at `level` (HDF5's deflate is the same).
+fn deflated(input: &[u8], level: u32) -> Result<PooledBuf> {
+    let mut out = FILTER.take_empty(input.len() / 2);
+    let mut e = flate2::write::ZlibEncoder::new(&mut *out, flate2::Compression::new(level));
+    e.write_all(input)
+        .and_then(|_| e.finish().map(|_| ()))
+        .map_err(|e| Error::io("deflate", e))?;
+    Ok(out)
+}
+
+/// `input` as one zstd frame at `level` (HDF5's zstd filter is the same).
+fn zstd_compressed(input: &[u8], level: i32) -> Result<PooledBuf> {
+    let mut out = FILTER.take_empty(zstd::zstd_safe::compress_bound(input.len()));
+    zstd_compress(input, level, &mut out).map_err(|e| Error::io("zstd compress", e))?;
+    Ok(out)
+}
+
+/// Decode a zstd frame into `out` with a pooled context; the bytes written.
+fn zstd_decompress(input: &[u8], out: &mut [u8]) -> std::io::Result<usize> {
+    let mut ctx = ZSTD_DECODERS.take();
+    let d = match &mut ctx.0 {
+        Some(d) => d,
+        slot => slot.insert(zstd::bulk::Decompressor::new()?),
+    };
+    d.decompress_to_buffer(input, out)
+}
+
 /// Run the pipeline forward. Returns the stored bytes and the mask to record.
 #[cfg(test)]
 pub(crate) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Vec<u8>, u32)> {
@@ -366,31 +416,9 @@ pub(crate) fn encode_pooled(
     for f in filters {
         let input: &[u8] = buf.as_deref().map_or(raw, |b| &b[..]);
         let out = match f {
-            Filter::Shuffle => {
-                if elem > 1 {
-                    let mut out = FILTER.take_zeroed(input.len());
-                    shuffle_into(input, elem, &mut out);
-                    out
-                } else {
-                    FILTER.take_copy(input)
-                }
-            }
-            Filter::Deflate(level) => {
-                let mut out = FILTER.take_empty(input.len() / 2);
-                let mut e =
-                    flate2::write::ZlibEncoder::new(&mut *out, flate2::Compression::new(*level));
-                e.write_all(input)
-                    .and_then(|_| e.finish().map(|_| ()))
-                    .map_err(|e| Error::io("deflate", e))?;
-                out
-            }
-            Filter::Zstd(level) => {
-                let bound = zstd::zstd_safe::compress_bound(input.len());
-                let mut out = FILTER.take_empty(bound);
-                zstd_compress(input, *level, &mut out)
-                    .map_err(|e| Error::io("zstd compress", e))?;
-                out
-            }
+            Filter::Shuffle => shuffled(input, elem),
+            Filter::Deflate(level) => deflated(input, *level)?,
+            Filter::Zstd(level) => zstd_compressed(input, *level)?,
             Filter::Lz4 => {
                 // The block format with a u32 LE size prefix, as stored since
                 // the first version. liblz4 rather than lz4_flex: decoding
@@ -601,17 +629,7 @@ fn decode_stage(f: &Filter, elem: usize, input: &[u8], addr: u64, out: &mut [u8]
             }
             expect
         }
-        Filter::Zstd(_) => {
-            let mut ctx = ZSTD_DECODERS.take();
-            let d = match &mut ctx.0 {
-                Some(d) => d,
-                slot => slot.insert(
-                    zstd::bulk::Decompressor::new().map_err(|e| bad(format!("zstd: {e}")))?,
-                ),
-            };
-            d.decompress_to_buffer(input, out)
-                .map_err(|e| bad(format!("zstd: {e}")))?
-        }
+        Filter::Zstd(_) => zstd_decompress(input, out).map_err(|e| bad(format!("zstd: {e}")))?,
         Filter::Lz4 => lz4_decode(input, out).map_err(bad)?,
         Filter::Hdf5(_) => unreachable_hdf5()?,
     };

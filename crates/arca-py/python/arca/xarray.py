@@ -95,10 +95,9 @@ class ArcaArrayWrapper(BackendArray):
     """One variable, read lazily: a selection reads the chunks it touches.
     Pickles by its store, which reopens the file by path."""
 
-    def __init__(self, name, store):
+    def __init__(self, name, store, ds):
         self.name = name
         self.store = store
-        ds = store.group()[name]
         self.shape = ds.shape
         dtype = ds.dtype
         if dtype.kind == "O":
@@ -143,11 +142,12 @@ class _GroupReader:
                 continue
             if ds.shape is None:
                 continue
-            data = indexing.LazilyIndexedArray(ArcaArrayWrapper(name, self))
+            data = indexing.LazilyIndexedArray(ArcaArrayWrapper(name, self, ds))
+            dims = _dim_names(ds)
             enc = {"dtype": ds.dtype, "source": self._filename}
             if ds.chunks is not None:
                 enc["chunksizes"] = ds.chunks
-                enc["preferred_chunks"] = dict(zip(_dim_names(ds), ds.chunks))
+                enc["preferred_chunks"] = dict(zip(dims, ds.chunks))
                 enc["shuffle"] = ds.shuffle
                 enc["fletcher32"] = ds.fletcher32
                 if ds.compression is not None:
@@ -162,7 +162,7 @@ class _GroupReader:
                 # A character variable's fill value is bytes, as its data.
                 fv = attrs["_FillValue"]
                 attrs["_FillValue"] = np.bytes_(fv.encode() if isinstance(fv, str) else fv)
-            out[name] = xr.Variable(_dim_names(ds), data, attrs, enc)
+            out[name] = xr.Variable(dims, data, attrs, enc)
         return FrozenDict(out)
 
     def get_attrs(self):

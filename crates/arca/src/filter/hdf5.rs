@@ -8,9 +8,9 @@
 //! that fails (does not shrink the data) skipped and its bit set in the
 //! chunk's mask; backward in reverse, skipping the stages the mask names.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
-use super::{shuffle_into, unshuffle_into};
+use super::{deflated, shuffled, unshuffled, zstd_compressed, zstd_decompress};
 use crate::error::{Error, Result};
 use crate::format::filter_pipeline::{Filter, Hdf5Filter};
 use crate::pool::lists::{CHUNKS, FILTER};
@@ -55,24 +55,13 @@ pub(super) fn decode(
         let bad = |d: String| Error::corrupt("chunk", addr, format!("{}: {d}", h.name()));
         let out = match h.id {
             1 => inflate(input, limit).map_err(bad)?,
-            2 => {
-                let mut out = FILTER.take_zeroed(input.len());
-                let size = h.params.first().map_or(elem, |&s| s as usize);
-                if size > 1 {
-                    unshuffle_into(input, size, &mut out);
-                } else {
-                    out.copy_from_slice(input);
-                }
-                out
-            }
+            2 => unshuffled(input, h.params.first().map_or(elem, |&s| s as usize)),
             3 => fletcher32_check(input).map_err(bad)?,
             32000 => lzf_decode(input, limit).map_err(bad)?,
             32004 => lz4_decode(input, limit).map_err(bad)?,
             32015 => {
                 let mut out = FILTER.take_zeroed(limit);
-                let n = zstd::bulk::Decompressor::new()
-                    .and_then(|mut d| d.decompress_to_buffer(input, &mut *out))
-                    .map_err(|e| bad(e.to_string()))?;
+                let n = zstd_decompress(input, &mut out).map_err(|e| bad(e.to_string()))?;
                 out.truncate(n);
                 out
             }
@@ -102,26 +91,14 @@ pub(super) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Poo
     for (i, h) in stages(filters) {
         let input: &[u8] = buf.as_deref().map_or(raw, |b| &b[..]);
         let out = match h.id {
-            1 => {
-                let level = h.params.first().copied().unwrap_or(6).min(9);
-                let mut out = FILTER.take_empty(input.len() / 2);
-                let mut e =
-                    flate2::write::ZlibEncoder::new(&mut *out, flate2::Compression::new(level));
-                e.write_all(input)
-                    .and_then(|_| e.finish().map(|_| ()))
-                    .map_err(|e| Error::io("deflate", e))?;
-                Some(out)
-            }
-            2 => {
-                let mut out = FILTER.take_zeroed(input.len());
-                let size = h.params.first().map_or(elem, |&s| s as usize);
-                if size > 1 {
-                    shuffle_into(input, size, &mut out);
-                } else {
-                    out.copy_from_slice(input);
-                }
-                Some(out)
-            }
+            1 => Some(deflated(
+                input,
+                h.params.first().copied().unwrap_or(6).min(9),
+            )?),
+            2 => Some(shuffled(
+                input,
+                h.params.first().map_or(elem, |&s| s as usize),
+            )),
             3 => {
                 let mut out = FILTER.take_copy(input);
                 out.extend_from_slice(&fletcher32(input).to_le_bytes());
@@ -129,13 +106,10 @@ pub(super) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Poo
             }
             32000 => lzf_encode(input),
             32004 => Some(lz4_encode(input, h.params.first().copied().unwrap_or(0))?),
-            32015 => {
-                let level = h.params.first().map_or(3, |&l| l as i32).clamp(-7, 22);
-                let mut out = FILTER.take_empty(zstd::zstd_safe::compress_bound(input.len()));
-                super::zstd_compress(input, level, &mut out)
-                    .map_err(|e| Error::io("zstd compress", e))?;
-                Some(out)
-            }
+            32015 => Some(zstd_compressed(
+                input,
+                h.params.first().map_or(3, |&l| l as i32).clamp(-7, 22),
+            )?),
             _ => return Err(unsupported(h, 0, "encoded")),
         };
         // An optional compressor that does not shrink the data is skipped,

@@ -740,7 +740,7 @@ impl Dataset {
                 return self.read_chunked_unlocked(g, m, sel, out, &*io, &gate);
             }
         }
-        read_locked(&mut g, self.addr, sel, out)
+        read_with_meta(&mut g, self.addr, m, sel, out)
     }
 
     /// A chunked read that holds the file's lock only to plan: chunks are
@@ -870,6 +870,17 @@ pub(crate) fn read_locked(
     out: &mut [u8],
 ) -> Result<()> {
     let m = load_meta(&mut g.st, header)?;
+    read_with_meta(g, header, m, sel, out)
+}
+
+/// [`read_locked`] with the header's dataset message already loaded.
+fn read_with_meta(
+    g: &mut Session,
+    header: u64,
+    m: DatasetMeta,
+    sel: &Selection,
+    out: &mut [u8],
+) -> Result<()> {
     if m.null {
         return Err(Error::invalid(
             "a dataset with a null dataspace has no elements",
