@@ -251,6 +251,16 @@ int32_t arca_file_close(arca_file_t *f);
 /* Commit every pending change to disk, atomically. */
 int32_t arca_file_flush(arca_file_t *f);
 
+/* Move a file opened read-only to the newest commit of the writer that has
+ * it open (in another process or through another handle); until then it
+ * shows the commit that was newest when it was opened or last refreshed.
+ * *changed (may be NULL) = 1 if it moved, else 0. No-op for writers.
+ *   int32_t changed; arca_file_refresh(f, &changed); */
+int32_t arca_file_refresh(arca_file_t *f, int32_t *changed);
+
+/* The generation (number of commits) of the state the file shows. */
+int32_t arca_file_generation(arca_file_t *f, uint64_t *out);
+
 /* Open the root group; release *out with arca_group_close.
  *   arca_group_t *root; arca_file_root(f, &root); */
 int32_t arca_file_root(arca_file_t *f, arca_group_t **out);

@@ -190,6 +190,51 @@ pub unsafe extern "C" fn arca_file_flush(f: *mut FileHandle) -> i32 {
     })
 }
 
+/// Move a file opened read-only to the newest commit of the writer that
+/// has it open in another process (or another handle): until then it shows
+/// the commit that was newest when it was opened or last refreshed.
+/// `*changed` (may be NULL) is 1 if it moved, else 0; for a writable file
+/// this does nothing. Group and dataset handles stay valid and read the
+/// new state from their next call.
+///
+/// # Safety
+/// `f` is NULL or a live file handle; `changed` is NULL or writable.
+///
+/// ```c
+/// int32_t changed; arca_file_refresh(f, &changed);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_file_refresh(f: *mut FileHandle, changed: *mut i32) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { handle(f, "file")? };
+        let moved = h.file.refresh()?;
+        // SAFETY: per the contract.
+        unsafe { put_opt(changed, i32::from(moved)) };
+        Ok(())
+    })
+}
+
+/// The generation of the state the file shows: the number of commits it
+/// had then.
+///
+/// # Safety
+/// `f` is NULL or a live file handle; `out` is NULL or writable.
+///
+/// ```c
+/// uint64_t g; arca_file_generation(f, &g);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_file_generation(f: *mut FileHandle, out: *mut u64) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { handle(f, "file")? };
+        let g = h.file.generation()?;
+        // SAFETY: per the contract.
+        unsafe { put(out, g, "out") }
+    })
+}
+
 /// Open the root group `/`.
 ///
 /// Ownership: `*out` is a new handle to release with `arca_group_close`.

@@ -338,6 +338,20 @@ impl PyFile {
         cvt(py.detach(|| f.flush()))
     }
 
+    /// Move a read-only file to the newest commit of a writer in another
+    /// process; returns whether anything changed.
+    fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.refresh()))
+    }
+
+    /// The number of commits in the state this file shows.
+    #[getter]
+    fn generation(&self, py: Python<'_>) -> PyResult<u64> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.generation()))
+    }
+
     /// Flush and close; a second call does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let f = self

@@ -9,6 +9,7 @@ mod fault;
 mod file;
 mod gate;
 mod memory;
+mod points;
 mod stats;
 
 pub use compressed::CompressedMemoryDriver;
@@ -16,6 +17,8 @@ pub use fault::{FaultDisk, FaultDriver};
 pub use file::FileDriver;
 pub(crate) use gate::{Gated, UnlockedReads};
 pub use memory::MemoryDriver;
+pub use points::fault_points_passed;
+pub(crate) use points::{point as fault_point, write_point as fault_write_point};
 pub(crate) use stats::Counters;
 pub use stats::{process_stats, IoStats};
 

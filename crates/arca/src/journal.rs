@@ -130,9 +130,27 @@ pub(crate) struct Journaled {
     pub(crate) exact: bool,
     /// Shared with [`Gated`]: held exclusively by every write below.
     gate: Arc<RwLock<()>>,
+    /// Snapshot readers in other processes: the history that keeps what
+    /// this transaction overwrites, and the table commits are published to.
+    pub(crate) sharing: Option<crate::snapshot::Sharing>,
+    /// The generation this transaction commits as (the history's tag).
+    tag: u64,
 }
 
-fn salt() -> u64 {
+/// Whether the journal at `sidecar` is hot: left by a writer that stopped
+/// inside a transaction.
+pub(crate) fn sidecar_is_hot(sidecar: &std::path::Path) -> Result<bool> {
+    if !sidecar.exists() {
+        return Ok(false);
+    }
+    Journaled::new(
+        Box::new(crate::io::MemoryDriver::new()),
+        JournalStore::Path(sidecar.to_path_buf(), None),
+    )?
+    .is_hot()
+}
+
+pub(crate) fn salt() -> u64 {
     let t = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
@@ -239,6 +257,8 @@ impl Journaled {
             touched: false,
             exact: false,
             gate,
+            sharing: None,
+            tag: 0,
         })
     }
 
@@ -247,6 +267,20 @@ impl Journaled {
     /// drivers that offer no shared reader.
     pub(crate) fn unlocked_reads(&self) -> Option<UnlockedReads> {
         Some((self.file.shared_reader()?, self.gate.clone()))
+    }
+
+    /// The gate unlocked reads hold shared (a snapshot reader's refresh
+    /// holds it exclusively).
+    pub(crate) fn gate(&self) -> Arc<RwLock<()>> {
+        self.gate.clone()
+    }
+
+    /// Take the data file's length afresh (a snapshot reader moved on).
+    pub(crate) fn resync_len(&mut self) -> Result<()> {
+        let len = self.file.len()?;
+        self.logical = len;
+        self.physical = len;
+        Ok(())
     }
 
     pub(crate) fn enabled(&self) -> bool {
@@ -291,8 +325,13 @@ impl Journaled {
     /// object handles still share this state. The journal is closed first
     /// (J9).
     pub(crate) fn release(&mut self) -> Result<()> {
-        let r = self.close_journal();
+        let mut r = self.close_journal();
+        // The file's lock goes before the reader table's writer lock (see
+        // `OpenOptions::open`).
         self.file = Box::new(crate::io::MemoryDriver::new());
+        if let Some(s) = self.sharing.take() {
+            r = r.and(s.close());
+        }
         self.store = JournalStore::Off;
         self.open = false;
         r
@@ -374,11 +413,13 @@ impl Journaled {
         })
     }
 
-    /// Start a transaction; `free` lists sections free at its start.
-    pub(crate) fn begin(&mut self, free: impl Iterator<Item = (u64, u64)>) {
+    /// Start a transaction that commits as generation `tag`; `free` lists
+    /// sections free at its start.
+    pub(crate) fn begin(&mut self, free: impl Iterator<Item = (u64, u64)>, tag: u64) {
         if !self.enabled() {
             return;
         }
+        self.tag = tag;
         self.open = true;
         self.orig_len = self.logical;
         self.free = free.map(|(a, s)| (a, a + s)).collect();
@@ -423,6 +464,9 @@ impl Journaled {
                 out.extend_from_slice(&(data.len() as u32).to_le_bytes());
                 out.extend_from_slice(&record_crc(self.salt, start, &data).to_le_bytes());
                 out.extend_from_slice(&data);
+                if let Some(s) = &mut self.sharing {
+                    s.history.stage(self.tag, start, &data);
+                }
                 self.pages_journaled += 1;
             }
         }
@@ -454,6 +498,11 @@ impl Journaled {
             j.write_at(0, &h)?;
         }
         j.sync()?;
+        // R1: the originals reach the readers' history before any page
+        // they preserve is overwritten (no sync: readers share the cache).
+        if let Some(s) = &mut self.sharing {
+            s.history.append(self.tag)?;
+        }
         // This sync also made the last invalidation durable (J6).
         self.stale = None;
         self.jfile_len = self.jfile_len.max(at + n);

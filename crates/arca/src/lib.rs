@@ -44,6 +44,7 @@ mod pager;
 mod par;
 pub mod pool;
 mod selection;
+mod snapshot;
 mod space;
 mod store;
 mod vlen;

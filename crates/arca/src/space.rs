@@ -21,6 +21,9 @@
 //!   handed out before [`FileSpace::commit`] — unless it lies past the end
 //!   of file the transaction began with: allocated and freed within the
 //!   transaction, no committed state ever held it, so it is reused at once.
+//! - S6: with snapshot readers served, space freed by the commit that makes
+//!   generation `g` is *held* — neither reused nor cut off the end — until
+//!   no reader's snapshot is older than `g` ([`FileSpace::release_held`]).
 //! - S5: a free never takes back bytes that are not live: an extent outside
 //!   `[PAGE_SIZE, eof)` or overlapping a free section, a held-back free or
 //!   an aggregator's remainder is refused with `Corrupt` (the caller read
@@ -141,6 +144,11 @@ pub(crate) struct FileSpace {
     /// The end of file when the transaction began: space from here on was
     /// allocated in this transaction and is not held back when freed (S4).
     fresh_from: u64,
+    /// Frees committed while snapshot readers may still see them (S6):
+    /// addr -> (size, kind, generation that freed them).
+    held: BTreeMap<u64, (u64, SpaceKind, u64)>,
+    /// With snapshot readers served: the generation the next commit makes.
+    hold: Option<u64>,
 }
 
 impl FileSpace {
@@ -156,6 +164,8 @@ impl FileSpace {
             defer: false,
             pending: BTreeMap::new(),
             fresh_from: eof,
+            held: BTreeMap::new(),
+            hold: None,
         }
     }
 
@@ -312,6 +322,10 @@ impl FileSpace {
                 (a + n > addr).then_some((a, "space freed in this transaction"))
             })
             .or_else(|| {
+                let (&a, &(n, _, _)) = self.held.range(..end).next_back()?;
+                (a + n > addr).then_some((a, "space held for snapshot readers"))
+            })
+            .or_else(|| {
                 self.aggs
                     .iter()
                     .find(|g| g.room() > 0 && g.pos < end && addr < g.end)
@@ -406,12 +420,64 @@ impl FileSpace {
         self.fresh_from = self.eof;
     }
 
-    /// Release frees held back since the last commit.
+    /// Release frees held back since the last commit, or with snapshot
+    /// readers served, hold them for the readers (S6).
     pub(crate) fn commit(&mut self) {
         for (addr, (size, kind)) in std::mem::take(&mut self.pending) {
-            self.release(Section { addr, size, kind });
+            match self.hold {
+                Some(g) => {
+                    self.held.insert(addr, (size, kind, g));
+                }
+                None => self.release(Section { addr, size, kind }),
+            }
         }
         self.fresh_from = self.eof;
+    }
+
+    /// Hold committed frees for snapshot readers, as freed by generation
+    /// `g` (None: release them at commit).
+    pub(crate) fn set_hold(&mut self, g: Option<u64>) {
+        self.hold = g;
+    }
+
+    /// Release held space no snapshot can see: freed by generations up to
+    /// `oldest`, the oldest snapshot a reader holds (None: no reader).
+    /// Returns whether any was released.
+    pub(crate) fn release_held(&mut self, oldest: Option<u64>) -> bool {
+        let go: Vec<u64> = self
+            .held
+            .iter()
+            .filter(|(_, &(_, _, g))| oldest.is_none_or(|o| g <= o))
+            .map(|(&a, _)| a)
+            .collect();
+        let any = !go.is_empty();
+        for addr in go {
+            if let Some((size, kind, _)) = self.held.remove(&addr) {
+                self.release(Section { addr, size, kind });
+            }
+        }
+        any
+    }
+
+    /// Space held for snapshot readers, in address order.
+    pub(crate) fn held(&self) -> Vec<Section> {
+        self.held
+            .iter()
+            .map(|(&addr, &(size, kind, _))| Section { addr, size, kind })
+            .collect()
+    }
+
+    /// Restore held sections loaded from the file, as freed by generation
+    /// `g`; they must be clear of free space and of each other.
+    ///
+    /// # Errors
+    /// `Corrupt` naming the first that is not.
+    pub(crate) fn load_held(&mut self, sections: &[Section], g: u64) -> Result<()> {
+        for s in sections {
+            self.check_live("held-space record", s.addr, s.size)?;
+            self.held.insert(s.addr, (s.size, s.kind, g));
+        }
+        Ok(())
     }
 
     /// Forget frees held back (the transaction that made them was rolled back).

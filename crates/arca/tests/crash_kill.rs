@@ -20,6 +20,13 @@ mod common;
 use common::Rng;
 
 const CHILD_ENV: &str = "ARCA_KILL_CHILD";
+/// Set in a reader child: the file it reads; it stops when `STOP_ENV`'s
+/// file exists.
+const READER_ENV: &str = "ARCA_KILL_READER";
+const STOP_ENV: &str = "ARCA_KILL_STOP";
+const SEED_ENV: &str = "ARCA_KILL_SEED";
+/// Set in a writer child: commit this many transactions, then exit.
+const ONCE_ENV: &str = "ARCA_KILL_ONCE";
 const ROWS: u64 = 16;
 const REGIONS: u64 = 100;
 /// Elements of the variable-length datasets, written round-robin.
@@ -62,7 +69,16 @@ fn child_workload(path: &str) -> ! {
         .to_vec::<u64>()
         .unwrap()[0];
     println!("ready {i}");
+    // A bounded run, for the fault-point test: that many transactions,
+    // then the number of fault points passed.
+    let once: Option<u64> = std::env::var(ONCE_ENV).ok().map(|s| s.parse().unwrap());
+    let end = once.map_or(u64::MAX, |n| i + n);
     loop {
+        if i == end {
+            f.close().unwrap();
+            println!("points {}", arca::io::fault_points_passed());
+            std::process::exit(0);
+        }
         i += 1;
         f.transaction(|f| {
             println!("begin {i}");
@@ -84,6 +100,41 @@ fn child_workload(path: &str) -> ! {
         .unwrap();
         println!("committed {i}");
     }
+}
+
+/// Run by a reader child beside the killed writers: check its snapshot,
+/// refresh, again, until told to stop; every snapshot must be one whole
+/// commit and never older than the one before. Reports `checked N
+/// states, M distinct` and exits 0, or panics (non-zero exit).
+fn reader_workload(path: &str) -> ! {
+    let stop = std::env::var(STOP_ENV).unwrap();
+    let mut f = File::open(path).unwrap();
+    let (mut checked, mut distinct, mut last) = (0u64, 0u64, 0u64);
+    let seed = std::env::var(SEED_ENV).unwrap().parse().unwrap();
+    let mut rng = Rng(seed);
+    loop {
+        // The stop file is looked at before the check, so the last
+        // state checked is at least as new as the last kill's.
+        let stopping = Path::new(&stop).exists();
+        let c = check_state(&f, &format!("reader at generation {:?}", f.generation()));
+        assert!(c >= last, "reader: the state went back from {last} to {c}");
+        distinct += (c != last) as u64;
+        last = c;
+        checked += 1;
+        if stopping {
+            break;
+        }
+        if rng.next().is_multiple_of(16) {
+            // Start afresh now and then: a new slot, a new snapshot.
+            f.close().unwrap();
+            f = File::open(path).unwrap();
+        } else {
+            f.refresh().unwrap();
+        }
+    }
+    f.close().unwrap();
+    println!("checked {checked} states, {distinct} distinct");
+    std::process::exit(0)
 }
 
 fn create(path: &Path) {
@@ -122,24 +173,30 @@ fn create(path: &Path) {
 /// Check the file after a kill; returns the committed counter.
 fn verify(path: &Path, trial: usize) -> u64 {
     let f = File::open_rw(path).unwrap_or_else(|e| panic!("trial {trial}: reopen failed: {e}"));
+    check_state(&f, &format!("trial {trial}"))
+}
+
+/// Check that `f` shows exactly one committed transaction's state, and
+/// passes `check`; returns its counter.
+fn check_state(f: &File, trial: &str) -> u64 {
     f.check()
-        .unwrap_or_else(|e| panic!("trial {trial}: check failed: {e}"));
+        .unwrap_or_else(|e| panic!("{trial}: check failed: {e}"));
     let r = f.root();
     let c = r.attrs().get("counter").unwrap().to_vec::<u64>().unwrap()[0];
     if c > 0 {
         let v: Vec<i64> = r.dataset("rows").unwrap().read(&row(c)).unwrap();
         assert!(
             v.iter().all(|&x| x == c as i64),
-            "trial {trial}: row of transaction {c} is torn"
+            "{trial}: row of transaction {c} is torn"
         );
         let v: Vec<i64> = r.dataset("flat").unwrap().read(&region(c)).unwrap();
         assert!(
             v.iter().all(|&x| x == c as i64),
-            "trial {trial}: region of transaction {c} is torn"
+            "{trial}: region of transaction {c} is torn"
         );
         assert!(
             r.contains(&format!("g{c}")).unwrap(),
-            "trial {trial}: group of transaction {c} missing"
+            "{trial}: group of transaction {c} missing"
         );
     }
     // Each slot holds the last committed transaction's append to it.
@@ -155,13 +212,13 @@ fn verify(path: &Path, trial: usize) -> u64 {
         let want = last.map(line).unwrap_or_default();
         assert_eq!(
             log[k as usize], want,
-            "trial {trial}: string {k} does not belong to state {c}"
+            "{trial}: string {k} does not belong to state {c}"
         );
         let got = &values[offsets[k as usize] as usize..offsets[k as usize + 1] as usize];
         assert_eq!(
             got,
             last.map(floats).unwrap_or_default(),
-            "trial {trial}: ragged row {k} does not belong to state {c}"
+            "{trial}: ragged row {k} does not belong to state {c}"
         );
     }
     let groups = r.member_names().unwrap();
@@ -169,7 +226,7 @@ fn verify(path: &Path, trial: usize) -> u64 {
         let n: u64 = g[1..].parse().unwrap();
         assert!(
             n <= c && n + 3 > c,
-            "trial {trial}: group {g} does not belong to state {c}"
+            "{trial}: group {g} does not belong to state {c}"
         );
     }
     c
@@ -267,7 +324,7 @@ fn sigkill_loop() {
         let c = verify(&path, trial);
         assert!(
             c >= last,
-            "trial {trial}: committed state went backwards ({last} -> {c})"
+            "{trial}: committed state went backwards ({last} -> {c})"
         );
         progressed += (c > last) as usize;
         last = c;
@@ -279,7 +336,9 @@ fn sigkill_loop() {
 }
 
 /// A reader arriving after a crash never sees the half-written state: it
-/// rolls the journal back first (it may write here) and says so.
+/// reads the last commit the dead writer published (the history holds
+/// what the dead transaction overwrote) and writes nothing; the next
+/// writer rolls the journal back and says so.
 fn reader_recovers_after_kill() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("killed.arca");
@@ -293,25 +352,162 @@ fn reader_recovers_after_kill() {
         w.kill_after(Duration::from_micros((r >> 8) % 200));
         let hot = arca::journal_is_hot(&path).unwrap();
         let f = File::open(&path).unwrap();
-        f.check().unwrap();
-        // Rolled back if hot, tidied if cold: nothing is left either way.
-        assert!(!arca::journal_path(&path).exists());
-        assert_eq!(f.recovered(), hot);
+        let c = check_state(&f, "reader after a kill");
+        assert!(!f.recovered());
+        assert_eq!(
+            arca::journal_is_hot(&path).unwrap(),
+            hot,
+            "the reader wrote"
+        );
+        f.close().unwrap();
         if hot {
+            let w = File::open_rw(&path).unwrap();
+            assert!(w.recovered());
+            assert_eq!(check_state(&w, "writer after a kill"), c);
+            w.close().unwrap();
+            assert!(!arca::journal_path(&path).exists());
             return;
         }
+        verify(&path, 0);
     }
     panic!("no kill ever left a journal behind");
 }
 
+/// The SIGKILL loop with snapshot readers in three other processes, which
+/// check, refresh and reopen all the while: every snapshot any of them
+/// sees is one whole commit, through every kill and recovery, and once
+/// they close the file is clean. Trials: a quarter of `ARCA_KILL_TRIALS`.
+fn sigkill_loop_with_readers() {
+    let trials = (trials() / 4).max(1);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("read.arca");
+    let stop = dir.path().join("stop");
+    create(&path);
+    let readers = spawn_readers(&path, &stop, 3);
+    let mut rng = Rng(0x0005_eed0_f4ea_de45);
+    let mut last = 0;
+    for trial in 0..trials {
+        let r = rng.next();
+        let mut w = Worker::spawn(&path);
+        w.wait_for(&["begin", "wrote", "committed"], r % 10);
+        w.kill_after(Duration::from_micros((r >> 8) % 500));
+        let c = verify(&path, trial);
+        assert!(c >= last, "trial {trial}: committed state went backwards");
+        last = c;
+    }
+    stop_readers(readers, &stop);
+    let f = File::open(&path).unwrap();
+    assert_eq!(check_state(&f, "after the readers"), last);
+    f.close().unwrap();
+    assert!(!arca::journal_path(&path).exists());
+}
+
+/// `n` reader children checking `path` until `stop` exists.
+fn spawn_readers(path: &Path, stop: &Path, n: usize) -> Vec<Child> {
+    let exe = std::env::current_exe().unwrap();
+    (0..n)
+        .map(|i| {
+            Command::new(&exe)
+                .env(READER_ENV, path)
+                .env(SEED_ENV, (1000 + i).to_string())
+                .env(STOP_ENV, stop)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .spawn()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// Tell the readers to stop; each must exit cleanly after a last check.
+fn stop_readers(readers: Vec<Child>, stop: &Path) {
+    std::fs::write(stop, b"").unwrap();
+    for r in readers {
+        let out = r.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "a reader failed: {}: {text}",
+            out.status
+        );
+        assert!(text.starts_with("checked "), "{text}");
+        println!("reader: {}", text.trim());
+    }
+}
+
+/// Run a writer child for `once` transactions, aborting at fault point
+/// `at` (0: never), its write there torn if `torn`; returns the points it
+/// passed when it finished, or None if it died.
+fn run_writer(path: &Path, once: u64, at: u64, torn: bool) -> Option<u64> {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .env(CHILD_ENV, path)
+        .env(ONCE_ENV, once.to_string())
+        .env("ARCA_ABORT_AT_IO", at.to_string())
+        .env("ARCA_ABORT_TORN", if torn { "1" } else { "0" })
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    match out.status.code() {
+        Some(0) => text
+            .lines()
+            .find_map(|l| l.strip_prefix("points "))
+            .map(|n| n.parse().unwrap()),
+        // Killed by its abort (SIGABRT): no exit code.
+        None => None,
+        Some(c) => panic!("the writer failed with {c} before point {at}: {text}"),
+    }
+}
+
+/// A writer process dies at every one of its fault points in turn (every
+/// write, sync and truncation of the file, its journal, the readers'
+/// history and table; every other write torn), while two reader processes
+/// check, refresh and reopen: every snapshot they see is one whole
+/// commit, and after each death the file recovers to the last commit.
+fn crash_at_every_point_with_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("points.arca");
+    let stop = dir.path().join("stop");
+    create(&path);
+    let readers = spawn_readers(&path, &stop, 2);
+    // One clean run counts the points of three transactions.
+    let points = run_writer(&path, 3, 0, false).expect("the counting run finished");
+    assert!(points > 20, "only {points} fault points");
+    let mut last = verify(&path, 0);
+    let mut died = 0;
+    for at in 1..=points {
+        let done = run_writer(&path, 3, at, at % 2 == 0);
+        died += done.is_none() as u64;
+        let c = verify(&path, at as usize);
+        assert!(c >= last, "point {at}: committed state went backwards");
+        last = c;
+    }
+    assert!(
+        died * 10 >= points * 9,
+        "the writer died at {died} of {points} points"
+    );
+    stop_readers(readers, &stop);
+    println!("{points} fault points, the writer died at {died}; state {last}");
+}
+
 const TESTS: &[(&str, fn())] = &[
     ("sigkill_loop", sigkill_loop),
+    ("sigkill_loop_with_readers", sigkill_loop_with_readers),
+    (
+        "crash_at_every_point_with_readers",
+        crash_at_every_point_with_readers,
+    ),
     ("reader_recovers_after_kill", reader_recovers_after_kill),
 ];
 
 fn main() {
     if let Ok(path) = std::env::var(CHILD_ENV) {
         child_workload(&path);
+    }
+    if let Ok(path) = std::env::var(READER_ENV) {
+        reader_workload(&path);
     }
     let (mut filters, mut skips) = (vec![], vec![]);
     let (mut exact, mut list) = (false, false);

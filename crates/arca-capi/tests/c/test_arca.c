@@ -1251,6 +1251,44 @@ static void test_read_only_and_stat(void) {
     OK(arca_group_close(root));
 }
 
+/* A reader beside a writer keeps its snapshot until it refreshes (each
+ * handle has its own locks, as another process would). */
+static void test_reader_beside_writer(void) {
+    const char *p = path_in("live.arca");
+    arca_file_t *w, *r;
+    arca_group_t *wroot, *rroot, *g;
+    OK(arca_file_create(p, &w));
+    OK(arca_file_flush(w));
+    OK(arca_file_open(p, "r", &r));
+    uint64_t g0 = 0, g1 = 0, n = 9;
+    OK(arca_file_generation(r, &g0));
+    OK(arca_file_root(w, &wroot));
+    OK(arca_file_root(r, &rroot));
+    OK(arca_group_create(wroot, "step1", &g));
+    OK(arca_group_close(g));
+    OK(arca_file_flush(w));
+    OK(arca_group_count(rroot, &n));
+    CHECK(n == 0); /* the snapshot as of the open */
+    int32_t changed = -1;
+    OK(arca_file_refresh(r, &changed));
+    CHECK(changed == 1);
+    OK(arca_group_count(rroot, &n));
+    CHECK(n == 1);
+    OK(arca_file_refresh(r, &changed));
+    CHECK(changed == 0);
+    OK(arca_file_refresh(r, NULL));
+    OK(arca_file_generation(r, &g1));
+    CHECK(g1 > g0);
+    OK(arca_file_refresh(w, &changed)); /* writers: nothing to do */
+    CHECK(changed == 0);
+    EXPECT_RC(arca_file_refresh(NULL, &changed), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_generation(r, NULL), ARCA_ERR_NULL);
+    OK(arca_group_close(rroot));
+    OK(arca_group_close(wroot));
+    OK(arca_file_close(r));
+    OK(arca_file_close(w));
+}
+
 /* ---- NULL handles and out-pointers ----------------------------------- */
 
 static int32_t never(const char *name, int32_t kind, void *user) {
@@ -1439,6 +1477,7 @@ int main(void) {
     test_rows();
     test_attributes();
     test_read_only_and_stat();
+    test_reader_beside_writer();
     test_null_handles();
     test_threads();
 

@@ -151,6 +151,21 @@ class File(Group):
         """The root group is its own parent."""
         return self
 
+    def refresh(self):
+        """Move a read-only file to the newest commit of the writer that has
+        it open in another process. Until then the file shows the commit
+        that was newest when it was opened (or last refreshed), unchanged,
+        whatever the writer does. Returns whether anything changed; for a
+        writable file, a no-op. Objects from this file read the new state
+        from their next call (h5py's SWMR readers call ``ds.refresh()``
+        per dataset; here one call moves the whole file)."""
+        return self._native.refresh()
+
+    @property
+    def generation(self):
+        """How many commits the state this file shows has had."""
+        return self._native.generation
+
     def flush(self):
         """Write every pending change to storage and sync it."""
         self._native.flush()

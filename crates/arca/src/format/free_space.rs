@@ -18,8 +18,19 @@ pub(crate) fn encoded_len(n: usize) -> u64 {
 }
 
 pub(crate) fn encode(sections: &[Section]) -> Vec<u8> {
+    encode_tagged(b"AFSR", sections)
+}
+
+/// The held-space record (superblock space slots 2 and 3, format version
+/// 4): sections freed while snapshot readers could still see them, in the
+/// same layout under the tag "AHSR"; they may touch (they are not merged).
+pub(crate) fn encode_held(sections: &[Section]) -> Vec<u8> {
+    encode_tagged(b"AHSR", sections)
+}
+
+fn encode_tagged(tag: &[u8; 4], sections: &[Section]) -> Vec<u8> {
     let mut w = Writer::new();
-    w.bytes(b"AFSR").u32(sections.len() as u32);
+    w.bytes(tag).u32(sections.len() as u32);
     for s in sections {
         w.u8(s.kind as u8).u64(s.addr).u64(s.size);
     }
@@ -36,9 +47,32 @@ pub(crate) fn decode(
     eof: u64,
     live: &[(u64, u64)],
 ) -> Result<Vec<Section>> {
-    let what = "free-space record";
+    decode_tagged("free-space record", b"AFSR", bytes, at, own_len, eof, live)
+}
+
+/// Decode a held-space record ([`encode_held`]), checked as [`decode`]
+/// checks, except that sections may touch.
+pub(crate) fn decode_held(
+    bytes: &[u8],
+    at: u64,
+    own_len: u64,
+    eof: u64,
+    live: &[(u64, u64)],
+) -> Result<Vec<Section>> {
+    decode_tagged("held-space record", b"AHSR", bytes, at, own_len, eof, live)
+}
+
+fn decode_tagged(
+    what: &'static str,
+    tag: &[u8; 4],
+    bytes: &[u8],
+    at: u64,
+    own_len: u64,
+    eof: u64,
+    live: &[(u64, u64)],
+) -> Result<Vec<Section>> {
     let mut r = Reader::new(bytes, what, at);
-    if r.bytes(4)? != b"AFSR" {
+    if r.bytes(4)? != tag {
         return Err(r.corrupt("bad tag"));
     }
     let n = r.u32()? as usize;
@@ -61,7 +95,8 @@ pub(crate) fn decode(
                 format!("section {i} ({addr}+{size}) lies outside the file"),
             ));
         };
-        if addr < prev_end || (i > 0 && addr == prev_end) {
+        let touches = i > 0 && addr == prev_end && tag == b"AFSR";
+        if addr < prev_end || touches {
             return Err(Error::corrupt(
                 what,
                 at,

@@ -3,13 +3,14 @@
 //! ```text
 //! +0   [u8; 8] magic      89 'A' 'R' 'C' 'A' 0D 0A 1A
 //! +8   u32     crc32c     of bytes [12, SUPERBLOCK_LEN)
-//! +12  u32     version    format version (3; 1 and 2 are read and
-//!                         upgraded to 3 at the first commit)
+//! +12  u32     version    format version (4; 1 to 3 are read and
+//!                         upgraded to 4 at the first commit)
 //! +16  u32     page size  4096
 //! +20  u32     flags      0
 //! +24  u64     root       address of the root group's object header
 //! +32  u64     eof        logical end of file: every allocated byte lies below it
-//! +40  u64 × 4 space      free-space records per kind of space (0 = none)
+//! +40  u64 × 4 space      free-space record address and length; held-space
+//!                         record address and length (version 4; 0 = none)
 //! +72  u64     generation incremented by every commit
 //! +80  u64     links      root of the link-count B-tree: objects with more
 //!                         than one hard link (0 = none; version 3)
@@ -26,8 +27,9 @@ use crate::pager::PAGE_SIZE;
 pub const MAGIC: [u8; 8] = [0x89, b'A', b'R', b'C', b'A', 0x0D, 0x0A, 0x1A];
 /// The format version this library writes. Version 2 added pages of any
 /// multiple of 32 bytes and compact datasets; version 3 soft, external and
-/// second hard links and creation order. Older files are read as they are.
-pub const VERSION: u32 = 3;
+/// second hard links and creation order; version 4 space held for snapshot
+/// readers (and it keeps libraries that do not serve them from writing). Older files are read as they are.
+pub const VERSION: u32 = 4;
 /// The oldest format version this library reads.
 pub const OLDEST_VERSION: u32 = 1;
 /// Bytes the superblock covers with its checksum.
@@ -136,6 +138,16 @@ fn is_hdf5(bytes: &[u8]) -> bool {
     [0usize, 512, 1024, 2048]
         .iter()
         .any(|&at| bytes.get(at..at + 8) == Some(&HDF5_MAGIC[..]))
+}
+
+/// The generation in a superblock's bytes, if they verify.
+pub(crate) fn generation_in(b: &[u8]) -> Option<u64> {
+    if b.len() < SUPERBLOCK_LEN || b[..8] != MAGIC {
+        return None;
+    }
+    let crc = u32::from_le_bytes(b[8..12].try_into().ok()?);
+    (crc == crc32c::crc32c(&b[12..SUPERBLOCK_LEN]))
+        .then(|| u64::from_le_bytes(b[72..80].try_into().unwrap_or_default()))
 }
 
 #[cfg(test)]

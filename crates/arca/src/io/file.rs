@@ -69,6 +69,28 @@ impl FileDriver {
     }
 }
 
+impl FileDriver {
+    /// Open a file for writing, creating it if missing, without truncating
+    /// (a caller replaces its contents once it holds the lock).
+    ///
+    /// # Errors
+    /// [`Error::Io`] when the file cannot be opened or created.
+    pub fn open_or_create(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let file = fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
+        Ok(Self {
+            file: Arc::new(file),
+            note: None,
+        })
+    }
+}
+
 /// Where a writer notes who it is, so others can be told who holds the lock.
 fn note_path(path: &Path) -> std::path::PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -126,6 +148,30 @@ impl FileDriver {
     }
 }
 
+impl FileDriver {
+    /// Whether another process holds this file's exclusive lock (a
+    /// writer), tested without keeping any lock.
+    pub(crate) fn writer_holds(&self) -> Result<bool> {
+        match self.file.try_lock_shared() {
+            Ok(()) => {
+                self.file
+                    .unlock()
+                    .map_err(|e| Error::io("unlocking the file", e))?;
+                Ok(false)
+            }
+            Err(fs::TryLockError::WouldBlock) => Ok(true),
+            Err(fs::TryLockError::Error(e)) => Err(Error::io("testing the file's lock", e)),
+        }
+    }
+
+    /// Who holds the writer's lock, as its note says.
+    pub(crate) fn holder(path: &Path) -> Option<String> {
+        fs::read_to_string(note_path(path))
+            .ok()
+            .filter(|s| !s.is_empty())
+    }
+}
+
 impl Drop for FileDriver {
     fn drop(&mut self) {
         if let Some(n) = self.note.take() {
@@ -157,18 +203,23 @@ impl Driver for FileDriver {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        super::fault_write_point(data, |part| {
+            let _ = self.file.write_all_at(part, offset);
+        });
         self.file
             .write_all_at(data, offset)
             .map_err(|e| Error::io(format!("writing {} bytes at {offset}", data.len()), e))
     }
 
     fn sync(&mut self) -> Result<()> {
+        super::fault_point();
         self.file
             .sync_data()
             .map_err(|e| Error::io("syncing the file", e))
     }
 
     fn truncate(&mut self, len: u64) -> Result<()> {
+        super::fault_point();
         self.file
             .set_len(len)
             .map_err(|e| Error::io(format!("truncating to {len}"), e))

@@ -160,11 +160,19 @@ impl OpenOptions {
     /// journal that this process may not write.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<File> {
         let path = path.as_ref();
+        if self.lock && self.mode == Mode::Read {
+            if let Some(table) =
+                crate::snapshot::ReaderTable::open(path, crate::snapshot::Role::Reader)?
+            {
+                return self.open_snapshot(path, table);
+            }
+        }
         let sidecar = journal_path(path);
         let (mut data, create, writable) = match self.mode {
             Mode::Read => (FileDriver::open(path, false)?, false, false),
             Mode::ReadWrite => (FileDriver::open(path, true)?, false, true),
-            Mode::Create => (FileDriver::create(path, false)?, true, true),
+            // Truncated only once locked and known to have no readers.
+            Mode::Create => (FileDriver::open_or_create(path)?, true, true),
             Mode::CreateNew => (FileDriver::create(path, true)?, true, true),
             Mode::Append => {
                 if path.exists() {
@@ -174,10 +182,68 @@ impl OpenOptions {
                 }
             }
         };
+        // A writer serves snapshot readers in other processes when it
+        // journals and the reader table can be made; one that does not
+        // must find no reader. The table's writer lock is taken before the
+        // file's, and let go after it, so a reader that finds the file's
+        // lock held without the table's knows the writer does not serve.
+        let table = if writable && self.lock {
+            use crate::snapshot::Role;
+            let role = if self.journal {
+                Role::Writer
+            } else {
+                Role::Plain
+            };
+            crate::snapshot::ReaderTable::open(path, role).map_err(|e| match e {
+                Error::Locked(_) => Error::Locked(format!(
+                    "{} is being written{}",
+                    path.display(),
+                    FileDriver::holder(path)
+                        .map(|h| format!(" by {h}"))
+                        .unwrap_or_default()
+                )),
+                e => e,
+            })?
+        } else {
+            None
+        };
+        let serve = table.is_some() && self.journal;
         if self.lock {
-            data.lock(path, writable)?;
+            let mut tries = 0;
+            // Snapshot readers take the file's lock shared for a moment,
+            // to see whether a writer without the journal holds it.
+            while let Err(e) = data.lock(path, writable) {
+                tries += 1;
+                if !(serve && matches!(e, Error::Locked(_))) || tries == 2000 {
+                    return Err(match (e, crate::snapshot::network_fs(path)) {
+                        (Error::Locked(m), Some(fs)) => Error::Locked(format!(
+                            "{m}; reading beside a writer needs a local file system, and this file is on {fs}"
+                        )),
+                        (e, _) => e,
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            }
+        }
+        if let Some(t) = &table {
+            if (create || !serve) && t.oldest()?.is_some() {
+                return Err(Error::Locked(format!(
+                    "{} is being read by snapshot readers in other processes; {} once they close",
+                    path.display(),
+                    if create {
+                        "it can be replaced"
+                    } else {
+                        "it can be written without the journal"
+                    }
+                )));
+            }
+            if create || !serve {
+                // Readers that open from now on read the file itself.
+                t.publish(None)?;
+            }
         }
         if create {
+            data.truncate(0)?;
             // A stale journal must not be applied to a new file.
             crate::journal::discard_sidecar(&sidecar)?;
         }
@@ -190,17 +256,7 @@ impl OpenOptions {
             if probe.is_hot()? {
                 // Never read a half-written state: recover through a writable handle.
                 drop(data);
-                let mut rw = FileDriver::open(path, true).map_err(|e| {
-                    Error::NeedsRecovery(format!(
-                        "{} has a journal left by an interrupted writer, and cannot be opened for writing to roll it back: {e}",
-                        path.display()
-                    ))
-                })?;
-                if self.lock {
-                    rw.lock(path, true)?;
-                }
-                Journaled::new(Box::new(rw), JournalStore::Path(sidecar.clone(), None))?
-                    .recover()?;
+                recover_as_reader(path, &sidecar, self.lock)?;
                 recovered = true;
                 data = FileDriver::open(path, false)?;
                 if self.lock {
@@ -225,13 +281,88 @@ impl OpenOptions {
             driver.disable();
         }
         let mut f = self.open_journaled(driver, create, writable)?;
-        if recovered {
-            if let Ok(mut g) = f.shared.lock() {
-                g.recovered = true;
+        if let Ok(mut g) = f.shared.lock() {
+            g.recovered = recovered;
+            g.path = Some(path.to_path_buf());
+            if let (true, Some(t)) = (serve, table) {
+                let s = crate::snapshot::Sharing::start(path, t, g.sb.generation)?;
+                g.st.pager.journal().sharing = Some(s);
+                // The first transaction began before there was anyone to
+                // serve: begin it again, holding frees and keeping history.
+                g.begin();
             }
         }
+        f.path = Some(path.to_path_buf());
+        Ok(f)
+    }
+
+    /// Open read-only as a snapshot reader: beside a writer in another
+    /// process, this file sees the last commit as of now until
+    /// [`File::refresh`].
+    fn open_snapshot(&self, path: &Path, table: crate::snapshot::ReaderTable) -> Result<File> {
+        use crate::snapshot::{history_path, Reader, SnapshotView};
+        let sidecar = journal_path(path);
+        // R3: the slot was claimed (opening the table) before anything is read.
+        let data = FileDriver::open(path, false)?;
+        // A serving writer holds the table's lock whenever it holds the
+        // file's (it takes it first and lets it go last); the file's alone,
+        // held for more than a moment, is a writer without the journal.
+        let mut tries = 0;
+        let serving = loop {
+            if table.writer_present()? {
+                break true;
+            }
+            if !data.writer_holds()? {
+                break false;
+            }
+            tries += 1;
+            if tries == 2000 {
+                let who = FileDriver::holder(path)
+                    .map(|h| format!(" by {h}"))
+                    .unwrap_or_default();
+                return Err(Error::Locked(format!(
+                    "{} is being written{who} without the journal, so it cannot be read until that writer closes",
+                    path.display()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        };
+        let mut recovered = false;
+        // A writer that died inside a transaction left a hot journal. If
+        // it served readers, its last published commit is readable as it
+        // is (the history holds the originals of what it overwrote), and
+        // the next writer rolls it back. With nothing published (a table
+        // from before a reboot), roll it back first: this may write.
+        if !serving && table.published()?.is_none() && crate::journal::sidecar_is_hot(&sidecar)? {
+            recover_as_reader(path, &sidecar, true)?;
+            recovered = true;
+        }
+        drop(data);
+        let main = std::fs::File::open(path)
+            .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        let view = SnapshotView::new(main, history_path(path));
+        let superblock = (
+            crate::format::superblock::SUPERBLOCK_LEN,
+            crate::format::superblock::generation_in as fn(&[u8]) -> Option<u64>,
+        );
+        let reader = Reader::start(table, &view, path, sidecar.clone(), superblock)?;
+        let snap = reader.snap;
+        let driver = Journaled::new(Box::new(view), JournalStore::Off)?;
+        let mut f = self.open_journaled(driver, false, false)?;
         if let Ok(mut g) = f.shared.lock() {
+            if g.sb.generation != snap {
+                return Err(Error::corrupt(
+                    "superblock",
+                    0,
+                    format!(
+                        "snapshot {snap} was published, but the file shows generation {}",
+                        g.sb.generation
+                    ),
+                ));
+            }
+            g.recovered = recovered;
             g.path = Some(path.to_path_buf());
+            g.reader = Some(reader);
         }
         f.path = Some(path.to_path_buf());
         Ok(f)
@@ -320,6 +451,7 @@ impl OpenOptions {
             path: None,
             externals: HashMap::new(),
             names: None,
+            reader: None,
         };
         let r = if create {
             let mut root = Header::group();
@@ -348,6 +480,26 @@ impl OpenOptions {
     }
 }
 
+/// Roll back the hot journal of `path` through a writable handle, for a
+/// reader that must not read a half-written state.
+fn recover_as_reader(path: &Path, sidecar: &Path, lock: bool) -> Result<()> {
+    let mut rw = FileDriver::open(path, true).map_err(|e| {
+        Error::NeedsRecovery(format!(
+            "{} has a journal left by an interrupted writer, and cannot be opened for writing to roll it back: {e}",
+            path.display()
+        ))
+    })?;
+    if lock {
+        rw.lock(path, true)?;
+    }
+    Journaled::new(
+        Box::new(rw),
+        JournalStore::Path(sidecar.to_path_buf(), None),
+    )?
+    .recover()?;
+    Ok(())
+}
+
 /// The sidecar journal of the file at `path`.
 ///
 /// ```
@@ -374,15 +526,7 @@ pub fn journal_path(path: &Path) -> PathBuf {
 /// # Errors
 /// [`Error::Io`] if the journal exists but cannot be read.
 pub fn journal_is_hot(path: &Path) -> Result<bool> {
-    let sidecar = journal_path(path);
-    if !sidecar.exists() {
-        return Ok(false);
-    }
-    Journaled::new(
-        Box::new(crate::io::MemoryDriver::new()),
-        JournalStore::Path(sidecar, None),
-    )?
-    .is_hot()
+    crate::journal::sidecar_is_hot(&journal_path(path))
 }
 
 /// An open arca file.
@@ -609,6 +753,39 @@ impl File {
     /// The path the file was opened from, if it is on disk.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// Move a read-only file to the newest commit of the writer that has
+    /// it open in another process (until then it sees the commit that was
+    /// newest when it was opened or last refreshed). Returns whether
+    /// anything changed; for writers, a no-op. Object handles stay valid:
+    /// they read the new state from their next call (an object the writer
+    /// deleted reports an error).
+    ///
+    /// ```
+    /// use arca::{AttrValue, File};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("live.arca");
+    /// let w = File::create(&path).unwrap();
+    /// let r = File::open(&path).unwrap(); // beside the writer
+    /// w.root().attrs().set("step", &AttrValue::scalar(1i64)).unwrap();
+    /// w.flush().unwrap();
+    /// assert!(!r.root().attrs().contains("step").unwrap());
+    /// assert!(r.refresh().unwrap());
+    /// assert!(r.root().attrs().contains("step").unwrap());
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Io`] on a failed read; [`Error::Corrupt`] if the new state
+    /// does not verify.
+    pub fn refresh(&self) -> Result<bool> {
+        lock(&self.shared)?.refresh()
+    }
+
+    /// The generation of the state this file shows: the number of commits
+    /// the file has had.
+    pub fn generation(&self) -> Result<u64> {
+        Ok(lock(&self.shared)?.sb.generation)
     }
 
     /// Flush and close. Handles to objects in this file stop working.

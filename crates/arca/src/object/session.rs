@@ -72,6 +72,8 @@ pub(crate) struct Session {
     /// A path for each object id, built when a reference is first followed
     /// and dropped by any change to links.
     pub(crate) names: Option<HashMap<u64, String>>,
+    /// A snapshot reader's slot and view (read-only opens beside a writer).
+    pub(crate) reader: Option<crate::snapshot::Reader>,
 }
 
 impl Session {
@@ -107,22 +109,38 @@ impl Session {
 
     fn commit_inner(&mut self) -> Result<()> {
         self.write_back()?;
+        // S6: held space every snapshot has moved past is given back now,
+        // so that this commit records (and may cut) it.
+        let tag = self.sb.generation + 1;
+        let releasable = match &self.st.pager.journal().sharing {
+            Some(s) => {
+                let oldest = s.committing(tag)?;
+                // With no reader, this commit's frees need no holding (R3).
+                self.st.space.set_hold(oldest.map(|_| tag));
+                self.st.space.release_held(oldest)
+            }
+            None => false,
+        };
         if !self.st.pager.has_dirty()
             && !self.st.pager.journal().touched
             && !self.st.space.has_pending()
+            && !releasable
         {
+            if let Some(s) = &self.st.pager.journal().sharing {
+                s.not_committing()?;
+            }
             // Nothing changed: committing would only rewrite the superblock.
             return Ok(());
         }
-        let record = self.save_space()?;
-        // Journal the superblock and the record's place with the dirty pages:
-        // one journal sync for the whole commit.
+        let records = self.save_space()?;
+        // Journal the superblock and the records' places with the dirty
+        // pages: one journal sync for the whole commit.
         let mut extra = vec![(0, SUPERBLOCK_LEN as u64)];
-        if let Some((addr, bytes)) = &record {
+        for (addr, bytes) in &records {
             extra.push((*addr, BLOB_HEADER + bytes.len() as u64));
         }
         self.st.pager.flush_with(&extra)?;
-        if let Some((addr, bytes)) = record {
+        for (addr, bytes) in records {
             self.st.write_blob_at(addr, &bytes)?;
         }
         self.sb.eof = self.st.space.eof();
@@ -137,7 +155,19 @@ impl Session {
         d.sync()?;
         self.st.pager.journal().commit()?;
         self.st.pager.set_limit(eof);
+        self.after_commit()?;
         self.begin();
+        Ok(())
+    }
+
+    /// With snapshot readers served: publish the commit, then give back
+    /// the held space no snapshot still shows (S6, R3).
+    fn after_commit(&mut self) -> Result<()> {
+        let generation = self.sb.generation;
+        if let Some(s) = &mut self.st.pager.journal().sharing {
+            let oldest = s.committed(generation)?;
+            self.st.space.release_held(oldest);
+        }
         Ok(())
     }
 
@@ -218,7 +248,44 @@ impl Session {
         self.caches.clear();
         self.st.pager.discard();
         let closed = self.st.pager.journal().release();
-        r.and(closed)
+        let reader = match self.reader.take() {
+            Some(rd) => rd.close(),
+            None => Ok(()),
+        };
+        r.and(closed).and(reader)
+    }
+
+    /// A snapshot reader moves to the writer's newest commit; returns
+    /// whether anything changed. Caches are dropped and the superblock and
+    /// free space reloaded. For writers and files without a writer in
+    /// another process, a no-op.
+    pub(crate) fn refresh(&mut self) -> Result<bool> {
+        let gate = self.st.pager.journal().gate();
+        // No chunk read runs without the file's lock while the view moves.
+        let _g = gate.write().map_err(|_| Error::Poisoned)?;
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(false);
+        };
+        if !reader.refresh()? {
+            return Ok(false);
+        }
+        let snap = reader.snap;
+        self.caches.clear();
+        self.st.pager.discard();
+        self.names = None;
+        self.st.pager.journal().resync_len()?;
+        self.reload()?;
+        if self.sb.generation != snap {
+            return Err(Error::corrupt(
+                "superblock",
+                0,
+                format!(
+                    "snapshot {snap} was published, but the file shows generation {}",
+                    self.sb.generation
+                ),
+            ));
+        }
+        Ok(true)
     }
 
     /// Start the next transaction: frees are held back and overwrites journaled.
@@ -230,10 +297,13 @@ impl Session {
             .iter()
             .map(|s| (s.addr, s.size))
             .collect();
+        let tag = self.sb.generation + 1;
         let j = self.st.pager.journal();
         let on = j.enabled();
-        j.begin(free.into_iter());
+        let sharing = j.sharing.is_some();
+        j.begin(free.into_iter(), tag);
         self.st.space.set_defer(on);
+        self.st.space.set_hold(sharing.then_some(tag));
     }
 
     /// Refuse every further call: the state since the last commit cannot
@@ -289,44 +359,58 @@ impl Session {
     }
 
     /// Commit held-back frees, return aggregator space, and write the free
-    /// sections at the end of the file so the file never ends in free space.
-    /// Returns where the record goes and its bytes; the caller writes it
-    /// once its place is journaled.
-    fn save_space(&mut self) -> Result<Option<(u64, Vec<u8>)>> {
+    /// sections (and the sections held for snapshot readers) at the end of
+    /// the file so the file never ends in free space. Returns where the
+    /// records go and their bytes; the caller writes them once their places
+    /// are journaled.
+    fn save_space(&mut self) -> Result<Vec<(u64, Vec<u8>)>> {
         let sp = &mut self.st.space;
         sp.commit();
         sp.release_aggregators();
-        let old = self.sb.space[0];
-        if old != 0 {
-            let len = self.sb.space[1];
-            self.st.free_blob(old, len)?;
+        let old = [
+            (self.sb.space[0], self.sb.space[1]),
+            (self.sb.space[2], self.sb.space[3]),
+        ];
+        if old.iter().any(|&(a, _)| a != 0) {
+            for (addr, len) in old.into_iter().filter(|&(a, _)| a != 0) {
+                self.st.free_blob(addr, len)?;
+            }
             self.st.space.commit();
             self.sb.space = [0; 4];
         }
+        let mut out = vec![];
         let sections = self.st.space.sections();
-        if sections.is_empty() {
-            return Ok(None);
+        if !sections.is_empty() {
+            let bytes = record::encode(&sections);
+            let addr = self.st.space.alloc_eof(BLOB_HEADER + bytes.len() as u64)?;
+            self.sb.space[0] = addr;
+            self.sb.space[1] = bytes.len() as u64;
+            out.push((addr, bytes));
         }
-        let bytes = record::encode(&sections);
-        let addr = self.st.space.alloc_eof(BLOB_HEADER + bytes.len() as u64)?;
-        self.sb.space[0] = addr;
-        self.sb.space[1] = bytes.len() as u64;
-        Ok(Some((addr, bytes)))
+        let held = self.st.space.held();
+        if !held.is_empty() {
+            let bytes = record::encode_held(&held);
+            let addr = self.st.space.alloc_eof(BLOB_HEADER + bytes.len() as u64)?;
+            self.sb.space[2] = addr;
+            self.sb.space[3] = bytes.len() as u64;
+            out.push((addr, bytes));
+        }
+        Ok(out)
     }
 
     /// Load the free-space record written by [`Session::save_space`].
     fn load_space(&mut self) -> Result<()> {
-        let addr = self.sb.space[0];
-        if addr == 0 {
-            return Ok(());
-        }
-        let bytes = self.st.read_blob(addr)?;
         // The root header is live in every file: a section over it is
         // damage found before the space could be handed out.
         let live = [
             (self.sb.root, crate::pager::MIN_PAGE as u64),
             (0, crate::pager::PAGE_SIZE as u64),
         ];
+        let addr = self.sb.space[0];
+        if addr == 0 {
+            return self.load_held(&live);
+        }
+        let bytes = self.st.read_blob(addr)?;
         let sections = record::decode(
             &bytes,
             addr,
@@ -342,7 +426,33 @@ impl Session {
             ));
         }
         self.st.space.load(&sections);
-        Ok(())
+        self.load_held(&live)
+    }
+
+    /// Load the held-space record, if the last writer left readers behind.
+    fn load_held(&mut self, live: &[(u64, u64)]) -> Result<()> {
+        let addr = self.sb.space[2];
+        if addr == 0 {
+            return Ok(());
+        }
+        let bytes = self.st.read_blob(addr)?;
+        if bytes.len() as u64 != self.sb.space[3] {
+            return Err(Error::corrupt(
+                "held-space record",
+                addr,
+                "length differs from the superblock's",
+            ));
+        }
+        let held = record::decode_held(
+            &bytes,
+            addr,
+            BLOB_HEADER + bytes.len() as u64,
+            self.sb.eof,
+            live,
+        )?;
+        // Readers of older snapshots may be alive: held as freed by the
+        // committed generation, the newest any of them can have.
+        self.st.space.load_held(&held, self.sb.generation)
     }
 }
 

@@ -275,6 +275,17 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
         s.metadata_bytes += len;
         extents.push((g.sb.space[0], len, "free-space record"));
     }
+    if g.sb.space[2] != 0 {
+        let len = BLOB_HEADER + g.sb.space[3];
+        s.metadata_bytes += len;
+        extents.push((g.sb.space[2], len, "held-space record"));
+    }
+    extents.extend(
+        g.st.space
+            .held()
+            .iter()
+            .map(|h| (h.addr, h.size, "space held for snapshot readers")),
+    );
     let sections = g.st.space.sections();
     s.free_sections = sections.len() as u64;
     s.free_bytes = sections.iter().map(|x| x.size).sum();

@@ -1,0 +1,394 @@
+//! Snapshot readers: other processes read a file while one writer commits.
+//!
+//! The writer keeps its undo journal (every crash guarantee stays) and
+//! adds two sidecars:
+//! - `PATH-history` ([`history`]): before it overwrites a byte that any
+//!   snapshot may show, the writer appends the original page, tagged with
+//!   the generation its transaction will commit as. A reader of snapshot
+//!   `s` sees, for each page, the oldest original tagged after `s`, or the
+//!   data file's page if there is none ([`view`]).
+//! - `PATH-readers` ([`table`]): the last committed generation, published
+//!   after each commit point, and one slot per reader holding its
+//!   snapshot, each under a lock the kernel drops when its holder dies.
+//!
+//! The writer never waits for readers. After each commit it reads the
+//! oldest snapshot still held; space freed by a commit stays *held* (not
+//! reused, not truncated) until every snapshot is at or past that commit,
+//! and history records are dropped on the same rule.
+//!
+//! Invariants:
+//! - R1: a page live in any snapshot is overwritten only after its
+//!   original is in the history (the undo journal's J1 criterion: bytes
+//!   below the transaction's original length, outside space free at its
+//!   start, which with held space excludes every snapshot's live space).
+//! - R2: a reader reads the data file first and the history after (see
+//!   [`view`]), so a page changed under its read is always replaced.
+//! - R3: a reader's slot is claimed (counted as the oldest snapshot of
+//!   all) before it reads the published generation, and a writer reads
+//!   the slots only after publishing: whichever comes first, space the
+//!   reader's snapshot shows is never handed out. A commit that finds no
+//!   reader gives its own frees back at once; it announces itself before
+//!   looking, and a reader that sees the announcement waits for that
+//!   commit to be published (one commit's time) rather than start below it.
+//! - R4: within one history epoch a record's bytes are written once, and
+//!   a reader indexes a record only whole (its checksum verifies); a torn
+//!   tail left by a killed writer is cut by the next writer before it
+//!   appends.
+//! - R5: the history restarts (new epoch) only when no live reader's
+//!   snapshot is older than any record in it.
+//!
+//! Same machine only: the readers' view of the writer's bytes is the
+//! kernel's page cache, and the slot locks are open-file-description
+//! locks, which network file systems do not all honour.
+
+pub(crate) mod history;
+pub(crate) mod table;
+pub(crate) mod view;
+
+use std::fs;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+pub(crate) use history::{history_path, History};
+pub(crate) use table::{network_fs, ReaderTable, Role};
+pub(crate) use view::{SnapshotView, ViewShared};
+
+use crate::error::{Error, Result};
+use crate::format::page::PAGE_SIZE;
+
+/// Waiting for a writer's moment (a commit's publication, a recovery):
+/// spins first, then sleeps briefly, for at most [`Backoff::LIMIT`].
+pub(crate) struct Backoff {
+    tries: u32,
+    start: std::time::Instant,
+}
+
+impl Backoff {
+    /// Longer than any one commit takes, short enough to report a stuck
+    /// writer rather than hang.
+    pub(crate) const LIMIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    pub(crate) fn new() -> Self {
+        Backoff {
+            tries: 0,
+            start: std::time::Instant::now(),
+        }
+    }
+
+    /// Wait a little (not before the first try); false once out of time.
+    pub(crate) fn more(&mut self) -> bool {
+        self.tries += 1;
+        match self.tries {
+            1 => true,
+            2..=64 => {
+                std::thread::yield_now();
+                true
+            }
+            _ => {
+                std::thread::sleep(std::time::Duration::from_micros(100));
+                self.start.elapsed() < Self::LIMIT
+            }
+        }
+    }
+}
+
+/// A value and its complement: a torn read of the 16 bytes shows.
+pub(crate) fn pair(v: u64) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&v.to_le_bytes());
+    b[8..].copy_from_slice(&(!v).to_le_bytes());
+    b
+}
+
+/// Decode [`pair`]; None if torn.
+pub(crate) fn unpair(b: &[u8]) -> Option<u64> {
+    let v = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
+    let c = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?);
+    (v == !c).then_some(v)
+}
+
+/// The history's (epoch, live_from), or None while it is being created.
+pub(crate) fn read_history_header(hist: &fs::File) -> Result<Option<(u64, u64)>> {
+    for _ in 0..10_000 {
+        let mut head = [0u8; 48];
+        if hist.read_exact_at(&mut head, 0).is_err() || &head[..8] != history::MAGIC {
+            return Ok(None);
+        }
+        let (e, l) = (history::EPOCH as usize, history::LIVE_FROM as usize);
+        if let (Some(e), Some(l)) = (unpair(&head[e..e + 16]), unpair(&head[l..l + 16])) {
+            return Ok(Some((e, l)));
+        }
+        std::thread::yield_now();
+    }
+    Err(Error::corrupt(
+        "snapshot history",
+        0,
+        "the header never reads whole",
+    ))
+}
+
+/// Walk the whole records of `epoch` from `from`, calling `f(pos, tag,
+/// offset, len)` for each; returns where the walk stopped (the end, a
+/// record still being written, or a torn one).
+pub(crate) fn scan(
+    hist: &fs::File,
+    from: u64,
+    epoch: u64,
+    mut f: impl FnMut(u64, u64, u64, u32),
+) -> Result<u64> {
+    let rh = history::REC_HEAD as u64;
+    let len = hist
+        .metadata()
+        .map_err(|e| Error::io("reading the history's size", e))?
+        .len();
+    let mut pos = from;
+    let mut buf = vec![0u8; (1 << 20).min(len.saturating_sub(from)) as usize];
+    while pos + rh <= len {
+        let n = ((len - pos) as usize).min(buf.len());
+        if hist.read_exact_at(&mut buf[..n], pos).is_err() {
+            return Ok(pos); // cut short by a restart
+        }
+        let mut i = 0usize;
+        while i + rh as usize <= n {
+            let (ep, tag, off, rlen, crc) = history::parse_head(&buf[i..i + rh as usize]);
+            if ep != epoch || rlen == 0 || rlen as usize > PAGE_SIZE {
+                return Ok(pos + i as u64);
+            }
+            let end = i + rh as usize + rlen as usize;
+            if end > n {
+                break;
+            }
+            if history::rec_crc(&buf[i..i + rh as usize], &buf[i + rh as usize..end]) != crc {
+                return Ok(pos + i as u64);
+            }
+            f(pos + i as u64, tag, off, rlen);
+            i = end;
+        }
+        if i == 0 {
+            return Ok(pos);
+        }
+        pos += i as u64;
+    }
+    Ok(pos)
+}
+
+/// The writer's side: the table it publishes to and the history it keeps.
+pub(crate) struct Sharing {
+    table: ReaderTable,
+    pub(crate) history: History,
+    data: PathBuf,
+    tidied: bool,
+}
+
+impl Sharing {
+    /// Serve snapshot readers of `data`, whose committed generation is
+    /// `generation`. `table` is already locked as the writer's.
+    pub(crate) fn start(data: &Path, table: ReaderTable, generation: u64) -> Result<Sharing> {
+        let mut history = History::open(data, generation)?;
+        table.publish(Some(generation))?;
+        table.announce(None)?;
+        // With no reader left, the history of earlier sessions goes (a
+        // file created anew restarts its generations: it must).
+        history.collect(table.oldest()?)?;
+        Ok(Sharing {
+            table,
+            history,
+            data: data.to_path_buf(),
+            tidied: false,
+        })
+    }
+
+    /// After a commit point: publish `generation`, then (R3) read the
+    /// oldest snapshot still held and drop the history no one needs.
+    /// Returns that oldest snapshot (None: no reader).
+    pub(crate) fn committed(&mut self, generation: u64) -> Result<Option<u64>> {
+        self.table.publish(Some(generation))?;
+        let oldest = self.table.oldest()?;
+        self.history.collect(oldest)?;
+        Ok(oldest)
+    }
+
+    /// Before the commit making `generation`: announce it, then return
+    /// the oldest snapshot a live reader holds (None: no reader, and none
+    /// can start below `generation`, so its frees need not be held).
+    pub(crate) fn committing(&self, generation: u64) -> Result<Option<u64>> {
+        self.table.announce(Some(generation))?;
+        self.table.oldest()
+    }
+
+    /// The announced commit did not happen (nothing to commit).
+    pub(crate) fn not_committing(&self) -> Result<()> {
+        self.table.announce(None)
+    }
+
+    /// The writer closes: with no reader left, the sidecars go too.
+    pub(crate) fn close(mut self) -> Result<()> {
+        self.tidy()
+    }
+
+    fn tidy(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.tidied, true) {
+            return Ok(());
+        }
+        let journal = {
+            let mut s = self.data.as_os_str().to_owned();
+            s.push("-journal");
+            PathBuf::from(s)
+        };
+        self.table
+            .remove_if_idle(&history_path(&self.data), &journal)
+    }
+}
+
+impl Drop for Sharing {
+    /// A writer dropped without closing tidies up as well (errors cannot
+    /// be reported here; leftover sidecars are harmless).
+    fn drop(&mut self) {
+        let _ = self.tidy();
+    }
+}
+
+/// How long a superblock is, and how to find the generation in its bytes
+/// (None: they do not verify).
+pub(crate) type Superblock = (usize, fn(&[u8]) -> Option<u64>);
+
+/// A reader's side: its slot and its view.
+pub(crate) struct Reader {
+    table: ReaderTable,
+    view: std::sync::Arc<ViewShared>,
+    /// The data file and its undo journal (hot when a writer died
+    /// mid-transaction).
+    data: PathBuf,
+    journal: PathBuf,
+    tidied: bool,
+    /// The generation in the data file's first bytes, if they verify (the
+    /// superblock's layout is the format layer's).
+    superblock: Superblock,
+    /// The generation this reader sees.
+    pub(crate) snap: u64,
+}
+
+impl Reader {
+    /// Claim a slot (R3) and choose the newest committed snapshot.
+    /// `journal` is the data file's undo journal.
+    pub(crate) fn start(
+        mut table: ReaderTable,
+        view: &SnapshotView,
+        data: &Path,
+        journal: PathBuf,
+        superblock: Superblock,
+    ) -> Result<Reader> {
+        table.claim()?;
+        let view = view.shared();
+        let mut r = Reader {
+            table,
+            view,
+            data: data.to_path_buf(),
+            journal,
+            tidied: false,
+            superblock,
+            snap: 0,
+        };
+        r.snap = r.newest()?;
+        r.view.set_snapshot(r.snap)?;
+        r.table.set(r.snap)?;
+        Ok(r)
+    }
+
+    /// The newest committed generation. With a writer serving readers,
+    /// the one it published. With none, the data file's own, unless a
+    /// writer died inside a transaction (its journal is hot): then the
+    /// file may hold part of that transaction, even its superblock, and
+    /// the last generation published is the committed one (the history
+    /// holds the originals of everything the dead transaction wrote).
+    fn newest(&self) -> Result<u64> {
+        // The journal is read while a recovering writer may cut or remove
+        // it: a failed read is a moment's change, unless it persists.
+        let mut failed = None;
+        let mut wait = Backoff::new();
+        while wait.more() {
+            let published = self.table.published()?;
+            let committing = self.table.committing()?;
+            if self.table.writer_present()? {
+                match published {
+                    // R3: a commit that found no reader gives back space
+                    // the snapshot before it shows; start at that commit,
+                    // published in a moment.
+                    Some(g) if committing.is_none_or(|c| c <= g) => return Ok(g),
+                    // A writer publishes right after it opens: a moment.
+                    _ => continue,
+                }
+            }
+            let hot = match crate::journal::sidecar_is_hot(&self.journal) {
+                Ok(h) => h,
+                Err(e) => {
+                    failed = Some(e);
+                    continue;
+                }
+            };
+            let g = if hot {
+                published
+            } else {
+                let mut b = vec![0u8; self.superblock.0];
+                match self.view.read_main(0, &mut b) {
+                    Ok(()) => (self.superblock.1)(&b),
+                    Err(_) => None,
+                }
+            };
+            // Nothing changed while we looked: no writer came (it would
+            // publish or announce) and no recovery moved the file.
+            let same = !self.table.writer_present()?
+                && self.table.published()? == published
+                && self.table.committing()? == committing
+                && crate::journal::sidecar_is_hot(&self.journal).ok() == Some(hot);
+            match g {
+                Some(g) if same => return Ok(g),
+                // Not a whole superblock, with nothing moving: let the
+                // superblock's own decoder say what is wrong.
+                None if same && !hot => return Ok(0),
+                _ => {}
+            }
+        }
+        Err(failed.unwrap_or_else(|| {
+            Error::Locked(format!(
+                "no commit was published for {} s: the writer is stuck between two commits",
+                Backoff::LIMIT.as_secs()
+            ))
+        }))
+    }
+
+    /// Move to the newest commit; returns whether the snapshot changed.
+    /// The caller holds off every read of this view while it runs.
+    pub(crate) fn refresh(&mut self) -> Result<bool> {
+        let g = self.newest()?;
+        if g == self.snap {
+            return Ok(false);
+        }
+        // The view moves first: until the slot says so too, the writer
+        // keeps the older snapshot's space, which is only more cautious.
+        self.view.set_snapshot(g)?;
+        self.table.set(g)?;
+        self.snap = g;
+        Ok(true)
+    }
+
+    /// The reader closes: its slot goes, and with no one left, the sidecars.
+    pub(crate) fn close(mut self) -> Result<()> {
+        self.tidy()
+    }
+
+    fn tidy(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.tidied, true) {
+            return Ok(());
+        }
+        self.table
+            .remove_if_idle(&history_path(&self.data), &self.journal)
+    }
+}
+
+impl Drop for Reader {
+    /// A reader dropped without closing tidies up as well.
+    fn drop(&mut self) {
+        let _ = self.tidy();
+    }
+}

@@ -1,0 +1,212 @@
+//! Snapshot readers beside a writer. Each `File` has its own lock handles,
+//! so a reader and a writer in one process behave as two processes would.
+
+use arca::{AttrValue, DatasetOptions, Datatype, Error, File, Filter, Mode, Selection};
+
+fn vals(n: usize, seed: u64) -> Vec<f64> {
+    (0..n).map(|i| (i as u64 * 31 + seed) as f64).collect()
+}
+
+#[test]
+fn a_reader_keeps_its_snapshot_until_refresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.arca");
+    let w = File::create(&path).unwrap();
+    let root = w.root();
+    let contiguous = root
+        .create_dataset("c", &DatasetOptions::new(Datatype::float(8), &[5000]))
+        .unwrap();
+    contiguous.write_all(&vals(5000, 1)).unwrap();
+    let chunked = root
+        .create_dataset(
+            "z",
+            &DatasetOptions::new(Datatype::float(8), &[4000])
+                .chunks(&[500])
+                .filters(&[Filter::Zstd(1)]),
+        )
+        .unwrap();
+    chunked.write_all(&vals(4000, 2)).unwrap();
+    root.attrs().set("step", &AttrValue::scalar(1i64)).unwrap();
+    w.flush().unwrap();
+
+    let r = File::open(&path).unwrap();
+    let g0 = r.generation().unwrap();
+    let check_old = |r: &File| {
+        let c: Vec<f64> = r.root().dataset("c").unwrap().read_all().unwrap();
+        assert_eq!(c, vals(5000, 1));
+        let z: Vec<f64> = r.root().dataset("z").unwrap().read_all().unwrap();
+        assert_eq!(z, vals(4000, 2));
+        assert!(!r.root().contains("g").unwrap());
+        r.check().unwrap();
+    };
+    check_old(&r);
+
+    // Overwrite in place, change chunks, add and delete objects.
+    for step in 0..5u64 {
+        contiguous.write_all(&vals(5000, 100 + step)).unwrap();
+        chunked.write_all(&vals(4000, 200 + step)).unwrap();
+        root.require_group("g")
+            .unwrap()
+            .create_group(&format!("s{step}"))
+            .unwrap();
+        root.attrs()
+            .set("step", &AttrValue::scalar(step as i64 + 2))
+            .unwrap();
+        w.flush().unwrap();
+        check_old(&r);
+    }
+    assert_eq!(r.generation().unwrap(), g0);
+    assert!(r.refresh().unwrap());
+    assert!(r.generation().unwrap() > g0);
+    let c: Vec<f64> = r.root().dataset("c").unwrap().read_all().unwrap();
+    assert_eq!(c, vals(5000, 104));
+    let z: Vec<f64> = r.root().dataset("z").unwrap().read_all().unwrap();
+    assert_eq!(z, vals(4000, 204));
+    assert_eq!(r.root().group("g").unwrap().len().unwrap(), 5);
+    r.check().unwrap();
+    assert!(!r.refresh().unwrap(), "nothing newer");
+    r.close().unwrap();
+    w.close().unwrap();
+    assert!(!path.with_file_name("live.arca-readers").exists());
+    assert!(!path.with_file_name("live.arca-history").exists());
+    File::open(&path).unwrap().check().unwrap();
+}
+
+#[test]
+fn freed_space_waits_for_the_snapshots_that_see_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("churn.arca");
+    let w = File::create(&path).unwrap();
+    let opts = DatasetOptions::new(Datatype::float(8), &[100_000]);
+    w.root()
+        .create_dataset("a", &opts)
+        .unwrap()
+        .write_all(&vals(100_000, 7))
+        .unwrap();
+    w.flush().unwrap();
+    let r = File::open(&path).unwrap();
+    let a = r.root().dataset("a").unwrap();
+    // Delete and replace it, many times: the old bytes must stay intact
+    // for the reader, so the file grows while it holds its snapshot.
+    for i in 0..6u64 {
+        w.root().delete(if i == 0 { "a" } else { "b" }).unwrap();
+        w.root()
+            .create_dataset("b", &opts)
+            .unwrap()
+            .write_all(&vals(100_000, i))
+            .unwrap();
+        w.flush().unwrap();
+        let back: Vec<f64> = a.read_all().unwrap();
+        assert_eq!(back, vals(100_000, 7));
+    }
+    let grown = std::fs::metadata(&path).unwrap().len();
+    assert!(grown > 6 * 800_000, "held space is not reused: {grown}");
+    r.check().unwrap();
+    // Once the reader moves on, the space comes back.
+    assert!(r.refresh().unwrap());
+    for i in 0..3u64 {
+        w.root().delete("b").unwrap();
+        w.root()
+            .create_dataset("b", &opts)
+            .unwrap()
+            .write_all(&vals(100_000, i))
+            .unwrap();
+        w.flush().unwrap();
+        r.refresh().unwrap();
+    }
+    // A reader that goes without closing frees its slot too (its last
+    // handle gone).
+    drop(a);
+    drop(r);
+    w.root().attrs().set("x", &AttrValue::scalar(1i64)).unwrap();
+    w.flush().unwrap();
+    let free = w.space_info().unwrap().free_bytes;
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        len - free < 800_000 + 100_000,
+        "held space is free again (or cut off): {len} bytes, {free} free"
+    );
+    // and is reused: more churn does not grow the file.
+    for i in 0..5u64 {
+        w.root().delete("b").unwrap();
+        w.root()
+            .create_dataset("b", &opts)
+            .unwrap()
+            .write_all(&vals(100_000, i))
+            .unwrap();
+        w.flush().unwrap();
+    }
+    w.close().unwrap();
+    let end = std::fs::metadata(&path).unwrap().len();
+    assert!(end <= len, "space is reused: {end} > {len}");
+    File::open(&path).unwrap().check().unwrap();
+}
+
+#[test]
+fn writers_that_cannot_serve_readers_are_kept_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.arca");
+    File::create(&path).unwrap().close().unwrap();
+    let r = File::open(&path).unwrap();
+    // Replacing the file or writing without the journal would pull it
+    // from under the reader.
+    let e = File::create(&path).unwrap_err();
+    assert!(matches!(e, Error::Locked(_)), "{e}");
+    let e = File::options()
+        .mode(Mode::ReadWrite)
+        .journal(false)
+        .open(&path)
+        .unwrap_err();
+    assert!(matches!(e, Error::Locked(_)), "{e}");
+    r.close().unwrap();
+    let w = File::options()
+        .mode(Mode::ReadWrite)
+        .journal(false)
+        .open(&path)
+        .unwrap();
+    let e = File::open(&path).unwrap_err();
+    assert!(matches!(e, Error::Locked(_)), "{e}");
+    w.close().unwrap();
+    // Two writers still exclude each other.
+    let w = File::options().mode(Mode::ReadWrite).open(&path).unwrap();
+    let e = File::options()
+        .mode(Mode::ReadWrite)
+        .open(&path)
+        .unwrap_err();
+    assert!(matches!(e, Error::Locked(_)), "{e}");
+    let r = File::open(&path).unwrap();
+    r.check().unwrap();
+    drop(w);
+    drop(r);
+}
+
+#[test]
+fn a_reader_opened_mid_transaction_sees_the_last_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tx.arca");
+    let w = File::create(&path).unwrap();
+    let ds = w
+        .root()
+        .create_dataset("d", &DatasetOptions::new(Datatype::int(4), &[10_000]))
+        .unwrap();
+    ds.write_all(&vec![1i32; 10_000]).unwrap();
+    w.flush().unwrap();
+    w.transaction(|_| {
+        ds.write_all(&vec![2i32; 10_000])?;
+        w.root().create_group("inside")?;
+        ds.write_all(&vec![3i32; 10_000])?;
+        // The pages are overwritten in the file already; a new reader
+        // must see the last commit.
+        let r = File::open(&path)?;
+        let back: Vec<i32> = r.root().dataset("d")?.read_all()?;
+        assert_eq!(back, vec![1i32; 10_000]);
+        assert!(!r.root().contains("inside")?);
+        r.check()?;
+        Ok(())
+    })
+    .unwrap();
+    let sel = Selection::all(&[10_000]);
+    let r = File::open(&path).unwrap();
+    let back: Vec<i32> = r.root().dataset("d").unwrap().read(&sel).unwrap();
+    assert_eq!(back, vec![3i32; 10_000]);
+}
