@@ -690,3 +690,36 @@ fn ls_and_dump_show_vector_size_and_compression() {
     let ratio = v["object"]["members"][0]["vlen"]["compression_ratio"].as_f64();
     assert!(ratio.is_some_and(|r| r > 10.0), "{v}");
 }
+
+/// `ls` and `check` read beside a writer that keeps the file open: they
+/// see its last commit, never its uncommitted changes.
+#[test]
+fn ls_and_check_beside_a_writer() {
+    let _serial = serial();
+    let (_d, path) = example();
+    let w = arca::File::open_rw(&path).unwrap();
+    w.root().create_group("committed").unwrap();
+    w.flush().unwrap();
+    w.root().create_group("pending").unwrap();
+    arca()
+        .arg("ls")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("committed"))
+        .stdout(predicate::str::contains("pending").not());
+    arca()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("ok:"));
+    w.flush().unwrap();
+    arca()
+        .arg("ls")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("pending"));
+    w.close().unwrap();
+}

@@ -362,11 +362,19 @@ impl ReaderTable {
             .map_err(|e| io_err("reading", &self.path, e))?;
         let mut oldest: Option<u64> = None;
         for i in 0..SLOTS {
-            if self.slot == Some(i) || !self.held_elsewhere(Self::slot_at(i), SLOT_LEN)? {
+            let at = i * SLOT_LEN as usize;
+            let value = unpair(&all[at..at + 16]);
+            // A slot that reads free is free, or claimed so recently that
+            // its reader has yet to read the announcement made before this
+            // look (a claim locks, then marks, then reads): only the others
+            // are asked whether a live reader holds them.
+            if self.slot == Some(i)
+                || value == Some(FREE)
+                || !self.held_elsewhere(Self::slot_at(i), SLOT_LEN)?
+            {
                 continue;
             }
-            let at = i * SLOT_LEN as usize;
-            let snap = match unpair(&all[at..at + 16]) {
+            let snap = match value {
                 Some(v) if v != FREE && v != CLAIMED => v - 1,
                 _ => 0,
             };
