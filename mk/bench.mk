@@ -8,7 +8,7 @@
 .PHONY: bench-deps bench-io bench-io-quick bench-objects bench-objects-quick
 
 # zarr v3 needs Python >= 3.11; hdf5plugin supplies HDF5's zstd/lz4 filters.
-BENCH_PIP_PKGS ?= h5py hdf5plugin 'zarr>=3' numcodecs
+BENCH_PIP_PKGS ?= h5py hdf5plugin 'zarr>=3' numcodecs pyarrow
 BENCH_IO_ARGS ?=
 BENCH_OBJECTS_ARGS ?=
 

@@ -40,6 +40,8 @@ struct Cached {
     data: PooledBuf,
     dirty: bool,
     tick: u64,
+    /// The transaction that last appended to it in place (0: none).
+    placed: u64,
 }
 
 impl Cache {
@@ -54,6 +56,28 @@ impl Cache {
 
     pub(crate) fn is_dirty(&self) -> bool {
         self.map.values().any(|c| c.dirty)
+    }
+
+    /// Whether the chunk at `coords` is cached: `Some((dirty, the
+    /// transaction that last appended to it in place))`.
+    pub(crate) fn state(&self, coords: &[u64]) -> Option<(bool, u64)> {
+        self.map.get(coords).map(|c| (c.dirty, c.placed))
+    }
+
+    /// Write `part` at byte `at` of the clean cached chunk at `coords`
+    /// (the caller writes the same bytes to the file) and note `tx` as the
+    /// transaction that did; returns the chunk's new checksum.
+    pub(crate) fn patch_clean(
+        &mut self,
+        coords: &[u64],
+        at: usize,
+        part: &[u8],
+        tx: u64,
+    ) -> Option<u32> {
+        let c = self.map.get_mut(coords).filter(|c| !c.dirty)?;
+        c.data.get_mut(at..at + part.len())?.copy_from_slice(part);
+        c.placed = tx;
+        Some(crc32c::crc32c(&c.data))
     }
 }
 
@@ -344,6 +368,38 @@ impl Chunked<'_> {
         }
     }
 
+    /// The index entry and verified stored bytes of the chunk at
+    /// `coords`, if it is stored.
+    pub(crate) fn load_stored(
+        &self,
+        st: &mut Store,
+        coords: &[u64],
+    ) -> Result<Option<(ChunkRef, PooledBuf)>> {
+        let Some(r) = self.entry(st, coords)? else {
+            return Ok(None);
+        };
+        let stored = self.read_stored(st, &r)?;
+        verify(&r, &stored)?;
+        Ok(Some((r, stored)))
+    }
+
+    /// Cache `data`, which matches what is stored, for the chunk at
+    /// `coords`, as appended to in place by transaction `tx`.
+    pub(crate) fn cache_placed(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        coords: &[u64],
+        data: PooledBuf,
+        tx: u64,
+    ) -> Result<()> {
+        self.cache_insert(st, cache, coords, data, false)?;
+        if let Some(c) = cache.map.get_mut(coords) {
+            c.placed = tx;
+        }
+        Ok(())
+    }
+
     fn read_stored(&self, st: &Store, r: &ChunkRef) -> Result<PooledBuf> {
         self.check_ref(st, r)?;
         let mut stored = FILTER.take_zeroed(r.size as usize);
@@ -541,6 +597,7 @@ impl Chunked<'_> {
             data,
             dirty,
             tick: cache.tick,
+            placed: 0,
         };
         // Replace in place when the chunk is already cached: no new key.
         let old = match cache.map.get_mut(coords) {

@@ -269,6 +269,12 @@ impl Journaled {
         Some((self.file.shared_reader()?, self.gate.clone()))
     }
 
+    /// The generation the current transaction commits as: a stamp that
+    /// tells one transaction from the next.
+    pub(crate) fn transaction(&self) -> u64 {
+        self.tag
+    }
+
     /// The gate unlocked reads hold shared (a snapshot reader's refresh
     /// holds it exclusively).
     pub(crate) fn gate(&self) -> Arc<RwLock<()>> {

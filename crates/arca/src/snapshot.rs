@@ -112,7 +112,17 @@ pub(crate) fn read_history_header(hist: &fs::File) -> Result<Option<(u64, u64)>>
     for _ in 0..10_000 {
         let mut head = [0u8; 48];
         if hist.read_exact_at(&mut head, 0).is_err() || &head[..8] != history::MAGIC {
-            return Ok(None);
+            // Shorter than its header: being created. Longer, without the
+            // magic: not a history (a reader must not go on without it).
+            let len = hist.metadata().map(|m| m.len()).unwrap_or(0);
+            if len < history::FIRST {
+                return Ok(None);
+            }
+            return Err(Error::corrupt(
+                "snapshot history",
+                0,
+                "the readers' history file does not start with its magic",
+            ));
         }
         let (e, l) = (history::EPOCH as usize, history::LIVE_FROM as usize);
         if let (Some(e), Some(l)) = (unpair(&head[e..e + 16]), unpair(&head[l..l + 16])) {

@@ -210,3 +210,47 @@ fn a_reader_opened_mid_transaction_sees_the_last_commit() {
     let back: Vec<i32> = r.root().dataset("d").unwrap().read(&sel).unwrap();
     assert_eq!(back, vec![3i32; 10_000]);
 }
+
+#[test]
+fn a_damaged_history_is_an_error_not_a_wrong_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.arca");
+    let w = File::create(&path).unwrap();
+    let ds = w
+        .root()
+        .create_dataset("d", &DatasetOptions::new(Datatype::int(8), &[4096]))
+        .unwrap();
+    ds.write_all(&vec![1i64; 4096]).unwrap();
+    w.flush().unwrap();
+    let r = File::open(&path).unwrap();
+    // Overwritten in place: the originals go to the history.
+    ds.write_all(&vec![2i64; 4096]).unwrap();
+    w.flush().unwrap();
+    // Damage the history's header (before the reader first reads the
+    // dataset, so that nothing of it is cached): the reader says so rather than read
+    // the writer's newer bytes as its snapshot.
+    let hist = path.with_file_name("h.arca-history");
+    let mut bytes = std::fs::read(&hist).unwrap();
+    bytes[..8].copy_from_slice(b"garbage!");
+    std::fs::write(&hist, &bytes).unwrap();
+    let e = r
+        .root()
+        .dataset("d")
+        .and_then(|d| d.read_all::<i64>())
+        .unwrap_err();
+    assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+    assert!(e.to_string().contains("history"), "{e}");
+    // A new reader cannot know it needs nothing from the history: it
+    // refuses as well. Once everyone closes, the file itself is whole.
+    assert!(matches!(File::open(&path), Err(Error::Corrupt { .. })));
+    drop(r);
+    w.close().unwrap();
+    let back: Vec<i64> = File::open(&path)
+        .unwrap()
+        .root()
+        .dataset("d")
+        .unwrap()
+        .read_all()
+        .unwrap();
+    assert_eq!(back, vec![2i64; 4096]);
+}

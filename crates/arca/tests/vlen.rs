@@ -825,3 +825,52 @@ fn large_string_writes_validate_and_sum_in_parallel() {
     assert_eq!(o, offsets);
     assert!(v == values);
 }
+
+/// Small appends to an unfiltered vector, one commit each, land in its
+/// last chunk in place: the file grows by what is appended, not by a
+/// chunk per commit, and every state reads back whole.
+#[test]
+fn small_appends_land_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.arca");
+    let f = File::create(&path).unwrap();
+    let chunk = 1u64 << 20;
+    let ds = f
+        .root()
+        .create_dataset(
+            "log",
+            &DatasetOptions::new(Datatype::VlenStr, &[0])
+                .maxshape(&[None])
+                .vlen(VlenOptions::default().chunk_bytes(chunk)),
+        )
+        .unwrap();
+    f.flush().unwrap();
+    let line = |i: u64| format!("line {i} {}", "x".repeat((i % 50) as usize));
+    let mut written = 0u64;
+    for i in 0..300u64 {
+        ds.resize(&[i + 1]).unwrap();
+        let sel = Selection::from_ranges(&[(i, i + 1, 1)]).unwrap();
+        ds.write_strings(&sel, &[line(i)]).unwrap();
+        written += line(i).len() as u64;
+        f.flush().unwrap();
+    }
+    // One chunk, written once and then appended to, plus metadata.
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(len < 2 * chunk, "{len} bytes for {written} appended");
+    assert!(f.space_info().unwrap().free_bytes < chunk / 2);
+    let back = ds.read_strings(&Selection::all(&[300])).unwrap();
+    for (i, s) in back.iter().enumerate() {
+        assert_eq!(s, &line(i as u64));
+    }
+    f.check().unwrap();
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+    let back = f
+        .root()
+        .dataset("log")
+        .unwrap()
+        .read_strings(&Selection::all(&[300]))
+        .unwrap();
+    assert_eq!(back[299], line(299));
+}

@@ -48,9 +48,28 @@ pub(crate) fn write(
     if data.is_empty() {
         return Ok(());
     }
+    let c = vm.chunk_bytes;
+    // An append into the stored last chunk of an unfiltered vector lands
+    // in place: rewriting the whole chunk elsewhere would cost a chunk's
+    // bytes (and, beside snapshot readers, hold a chunk's space) for every
+    // small append.
+    let (off, data) = if vm.filters.is_empty() && off >= vm.len && !vm.len.is_multiple_of(c) {
+        let k = vm.len / c;
+        let part = ((k + 1) * c).saturating_sub(off).min(data.len() as u64) as usize;
+        if part > 0 && append_in_place(st, cache, vm, item, k, off, &data[..part])? {
+            vm.len = vm.len.max(off + part as u64);
+            (off + part as u64, &data[part..])
+        } else {
+            (off, data)
+        }
+    } else {
+        (off, data)
+    };
+    if data.is_empty() {
+        return Ok(());
+    }
     let end = off + data.len() as u64;
     let new_len = vm.len.max(end);
-    let c = vm.chunk_bytes;
     // Whole chunks past the old end of an unfiltered vector were never
     // stored or cached: they go straight from `data` to the file.
     let lo = off.max(vm.len).div_ceil(c) * c;
@@ -65,6 +84,67 @@ pub(crate) fn write(
     }
     vm.len = new_len;
     Ok(())
+}
+
+/// Write `part` at byte `off` of the unfiltered vector, inside its stored
+/// chunk `k`, in place: the bytes are written where they go (journaled as
+/// any overwrite of committed bytes is) and the chunk's checksum updated.
+/// Once per chunk and transaction: a second append in one transaction
+/// goes through the cache like any write (the chunk is then stored whole
+/// at commit, as often as before), so appends in a loop cost no more than
+/// they did. Returns false, writing nothing, when the engine should write.
+fn append_in_place(
+    st: &mut Store,
+    cache: &mut Cache,
+    vm: &mut VecMeta,
+    item: usize,
+    k: u64,
+    off: u64,
+    part: &[u8],
+) -> Result<bool> {
+    let tx = st.pager.journal().transaction();
+    let cached = cache.state(&[k]);
+    if matches!(cached, Some((true, _))) || matches!(cached, Some((false, p)) if p == tx) {
+        return Ok(false);
+    }
+    let c = vm.chunk_bytes;
+    let items = vm.len.max((k + 1) * c) / item as u64;
+    let Some(entry) = with_engine(vm, item, items, |e| e.entry(st, &[k]))? else {
+        return Ok(false);
+    };
+    if entry.size != c || entry.mask != 0 {
+        return Ok(false);
+    }
+    let at = (off - k * c) as usize;
+    let dst = (entry.addr, c);
+    // The file first, then the cache: a failed write leaves the cache as
+    // the file is.
+    let crc = if cached.is_some() {
+        st.write_raw("vlen chunk", dst, entry.addr + at as u64, part)?;
+        match cache.patch_clean(&[k], at, part, tx) {
+            Some(crc) => crc,
+            None => {
+                return Err(Error::invalid(
+                    "a cached vector chunk changed under an append",
+                ))
+            }
+        }
+    } else {
+        let Some((_, mut bytes)) = with_engine(vm, item, items, |e| e.load_stored(st, &[k]))?
+        else {
+            return Ok(false);
+        };
+        bytes[at..at + part.len()].copy_from_slice(part);
+        let crc = crc32c::crc32c(&bytes);
+        st.write_raw("vlen chunk", dst, entry.addr + at as u64, part)?;
+        with_engine(vm, item, items, |e| {
+            e.cache_placed(st, cache, &[k], bytes, tx)
+        })?;
+        crc
+    };
+    let updated = ChunkRef { crc, ..entry };
+    vm.index = btree::insert(st, vm.index, &key(&[k]), &updated.encode(), true)?.0;
+    Ok(true)
 }
 
 fn engine_write(
