@@ -254,3 +254,61 @@ fn a_damaged_history_is_an_error_not_a_wrong_snapshot() {
         .unwrap();
     assert_eq!(back, vec![2i64; 4096]);
 }
+
+/// Threads reading one snapshot file while another thread refreshes it and
+/// a writer commits: every read shows one commit whole.
+#[test]
+fn threads_read_while_another_refreshes() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.arca");
+    let n = 64 * 1024;
+    let w = File::create(&path).unwrap();
+    let ds = w
+        .root()
+        .create_dataset(
+            "d",
+            &DatasetOptions::new(Datatype::int(8), &[n])
+                .chunks(&[4096])
+                .filters(&[Filter::Shuffle, Filter::Zstd(1)]),
+        )
+        .unwrap();
+    ds.write_all(&vec![0i64; n as usize]).unwrap();
+    w.flush().unwrap();
+    let r = File::open(&path).unwrap();
+    let stop = AtomicBool::new(false);
+    let (reads, moves) = (AtomicU64::new(0), AtomicU64::new(0));
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let mut last = 0i64;
+                while !stop.load(Ordering::Relaxed) {
+                    let v: Vec<i64> = r.root().dataset("d").unwrap().read_all().unwrap();
+                    assert!(v.iter().all(|&x| x == v[0]), "a read mixed two commits");
+                    assert!(v[0] >= last, "went back from {last} to {}", v[0]);
+                    last = v[0];
+                    reads.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        s.spawn(|| {
+            while !stop.load(Ordering::Relaxed) {
+                if r.refresh().unwrap() {
+                    moves.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        for i in 1..=100i64 {
+            ds.write_all(&vec![i; n as usize]).unwrap();
+            w.flush().unwrap();
+        }
+        // Let the readers see the last commit before stopping them.
+        while r.root().dataset("d").unwrap().read_all::<i64>().unwrap()[0] != 100 {
+            r.refresh().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+    });
+    assert!(reads.load(Ordering::Relaxed) > 0);
+    assert!(moves.load(Ordering::Relaxed) > 0);
+    r.check().unwrap();
+}
