@@ -1,6 +1,7 @@
 """A tour of arca from Python: groups, typed and compressed datasets,
-partial I/O, attributes, an atomic transaction, space that comes back, and
-a file that survives damage checks.
+partial I/O, attributes, an atomic transaction, space that comes back, a
+file that survives damage checks, and a reader in another process beside
+the writer.
 
     python examples/demo.py out/demo_py.arca
 """
@@ -52,10 +53,42 @@ def main(path):
         print(f"check: {s['groups']} groups, {s['datasets']} datasets, {s['attributes']} attributes, "
               f"{s['unused_bytes']} bytes unused")
 
+    # A reader in another process beside a writer: it keeps the commit it
+    # opened at, whatever the writer does, until it refreshes.
+    import multiprocessing as mp
+    ctx = mp.get_context("spawn")
+    opened, committed, out = ctx.Event(), ctx.Event(), ctx.Queue()
+    with arca.File(path, "r+") as w:
+        w.attrs["step"] = 1
+        w.flush()
+        p = ctx.Process(target=read_beside_writer, args=(path, opened, committed, out))
+        p.start()
+        if not opened.wait(60):
+            raise RuntimeError("the reader did not open the file")
+        w.attrs["step"] = 2
+        w.create_group("runs/2026-11-24")
+        w.flush()
+        committed.set()
+        print("a reader in another process, beside the writer:", out.get(timeout=60))
+        p.join(60)
+
     with arca.File("scratch", "w", driver="memory", compress=True) as m:
         m["x"] = np.repeat(np.arange(1 << 16, dtype="f8"), 32)
         m.flush()
         print(f"compressed in-memory file: {m['x'].nbytes:,} bytes of data held in {m.memory_bytes:,} bytes of RAM")
+
+
+def read_beside_writer(path, opened, committed, out):
+    """Open beside the writer, wait for its next commit, then refresh."""
+    with arca.File(path, "r") as r:
+        before = int(r.attrs["step"])
+        opened.set()
+        committed.wait(60)
+        still = int(r.attrs["step"])
+        moved = r.refresh()
+        after = (int(r.attrs["step"]), "runs/2026-11-24" in r)
+    out.put(f"step {before}, still {still} after the writer's commit, refresh() -> {moved}, "
+            f"then step {after[0]} and the new group {'there' if after[1] else 'missing'}")
 
 
 if __name__ == "__main__":
