@@ -169,7 +169,7 @@ impl ViewShared {
                 ))));
             }
             let data = &rec[REC_HEAD..n];
-            let (a, b) = (at.max(offset), (at + r.len as u64).min(end));
+            let (a, b) = (at.max(offset), at.saturating_add(r.len as u64).min(end));
             if a < b {
                 buf[(a - offset) as usize..(b - offset) as usize]
                     .copy_from_slice(&data[(a - at) as usize..(b - at) as usize]);
