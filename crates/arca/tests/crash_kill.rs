@@ -25,6 +25,8 @@ const CHILD_ENV: &str = "ARCA_KILL_CHILD";
 const READER_ENV: &str = "ARCA_KILL_READER";
 const STOP_ENV: &str = "ARCA_KILL_STOP";
 const SEED_ENV: &str = "ARCA_KILL_SEED";
+/// Set in a holder child: the file whose snapshot it holds until killed.
+const HOLDER_ENV: &str = "ARCA_KILL_HOLDER";
 /// Set in a writer child: commit this many transactions, then exit.
 const ONCE_ENV: &str = "ARCA_KILL_ONCE";
 const ROWS: u64 = 16;
@@ -492,6 +494,70 @@ fn crash_at_every_point_with_readers() {
     println!("{points} fault points, the writer died at {died}; state {last}");
 }
 
+/// Run by a holder child: open `path` as a snapshot reader, say so, and
+/// hold the snapshot until killed (it waits on its stdin, which the parent
+/// never closes before the kill).
+fn holder_workload(path: &str) -> ! {
+    let f = File::open(path).unwrap();
+    println!("holding {}", f.generation().unwrap());
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    std::process::exit(0)
+}
+
+/// A reader killed with SIGKILL pins nothing: the space its snapshot held
+/// is freed by the writer's next commit after the kill (its slot's lock
+/// died with it).
+fn killed_reader_releases_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("held.arca");
+    let n = 100_000u64;
+    let opts = DatasetOptions::new(Datatype::float(8), &[n]);
+    let w = File::create(&path).unwrap();
+    w.root()
+        .create_dataset("a", &opts)
+        .unwrap()
+        .write_all(&vec![1.0f64; n as usize])
+        .unwrap();
+    w.flush().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(HOLDER_ENV, &path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert!(line.starts_with("holding"), "{line}");
+    // Replaced while the reader holds the old data: its space is held.
+    w.root().delete("a").unwrap();
+    w.root()
+        .create_dataset("b", &opts)
+        .unwrap()
+        .write_all(&vec![2.0f64; n as usize])
+        .unwrap();
+    w.flush().unwrap();
+    let held = w.space_info().unwrap().free_bytes;
+    assert!(held < n * 8, "freed while a reader sees it: {held} free");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    w.root()
+        .attrs()
+        .set("after", &AttrValue::scalar(1u8))
+        .unwrap();
+    w.flush().unwrap();
+    let free = w.space_info().unwrap().free_bytes;
+    let len = std::fs::metadata(&path).unwrap().len();
+    assert!(
+        free >= n * 8 || len < 2 * n * 8,
+        "the dead reader's snapshot still holds space: {free} free of {len}"
+    );
+    w.close().unwrap();
+    File::open(&path).unwrap().check().unwrap();
+}
+
 const TESTS: &[(&str, fn())] = &[
     ("sigkill_loop", sigkill_loop),
     ("sigkill_loop_with_readers", sigkill_loop_with_readers),
@@ -499,6 +565,7 @@ const TESTS: &[(&str, fn())] = &[
         "crash_at_every_point_with_readers",
         crash_at_every_point_with_readers,
     ),
+    ("killed_reader_releases_space", killed_reader_releases_space),
     ("reader_recovers_after_kill", reader_recovers_after_kill),
 ];
 
@@ -508,6 +575,9 @@ fn main() {
     }
     if let Ok(path) = std::env::var(READER_ENV) {
         reader_workload(&path);
+    }
+    if let Ok(path) = std::env::var(HOLDER_ENV) {
+        holder_workload(&path);
     }
     let (mut filters, mut skips) = (vec![], vec![]);
     let (mut exact, mut list) = (false, false);
