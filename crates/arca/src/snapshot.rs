@@ -187,13 +187,21 @@ pub(crate) struct Sharing {
     table: ReaderTable,
     pub(crate) history: History,
     data: PathBuf,
+    /// The writer's undo journal (a hot one keeps the sidecars).
+    journal: PathBuf,
     tidied: bool,
 }
 
 impl Sharing {
-    /// Serve snapshot readers of `data`, whose committed generation is
-    /// `generation`. `table` is already locked as the writer's.
-    pub(crate) fn start(data: &Path, table: ReaderTable, generation: u64) -> Result<Sharing> {
+    /// Serve snapshot readers of `data` (undo journal `journal`), whose
+    /// committed generation is `generation`. `table` is already locked as
+    /// the writer's.
+    pub(crate) fn start(
+        data: &Path,
+        journal: PathBuf,
+        table: ReaderTable,
+        generation: u64,
+    ) -> Result<Sharing> {
         let mut history = History::open(data, generation)?;
         table.publish(Some(generation))?;
         table.announce(None)?;
@@ -204,6 +212,7 @@ impl Sharing {
             table,
             history,
             data: data.to_path_buf(),
+            journal,
             tidied: false,
         })
     }
@@ -240,13 +249,8 @@ impl Sharing {
         if std::mem::replace(&mut self.tidied, true) {
             return Ok(());
         }
-        let journal = {
-            let mut s = self.data.as_os_str().to_owned();
-            s.push("-journal");
-            PathBuf::from(s)
-        };
         self.table
-            .remove_if_idle(&history_path(&self.data), &journal)
+            .remove_if_idle(&history_path(&self.data), &self.journal)
     }
 }
 

@@ -285,7 +285,8 @@ impl OpenOptions {
             g.recovered = recovered;
             g.path = Some(path.to_path_buf());
             if let (true, Some(t)) = (serve, table) {
-                let s = crate::snapshot::Sharing::start(path, t, g.sb.generation)?;
+                let s =
+                    crate::snapshot::Sharing::start(path, journal_path(path), t, g.sb.generation)?;
                 g.st.pager.journal().sharing = Some(s);
                 // The first transaction began before there was anyone to
                 // serve: begin it again, holding frees and keeping history.
@@ -350,16 +351,7 @@ impl OpenOptions {
         let driver = Journaled::new(Box::new(view), JournalStore::Off)?;
         let mut f = self.open_journaled(driver, false, false)?;
         if let Ok(mut g) = f.shared.lock() {
-            if g.sb.generation != snap {
-                return Err(Error::corrupt(
-                    "superblock",
-                    0,
-                    format!(
-                        "snapshot {snap} was published, but the file shows generation {}",
-                        g.sb.generation
-                    ),
-                ));
-            }
+            g.check_snapshot(snap)?;
             g.recovered = recovered;
             g.path = Some(path.to_path_buf());
             g.reader = Some(reader);

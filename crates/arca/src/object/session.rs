@@ -275,6 +275,13 @@ impl Session {
         self.names = None;
         self.st.pager.journal().resync_len()?;
         self.reload()?;
+        self.check_snapshot(snap)?;
+        Ok(true)
+    }
+
+    /// The state loaded is the snapshot `snap` the reader chose: a view
+    /// that shows another generation is damage, never read as the snapshot.
+    pub(crate) fn check_snapshot(&self, snap: u64) -> Result<()> {
         if self.sb.generation != snap {
             return Err(Error::corrupt(
                 "superblock",
@@ -285,7 +292,7 @@ impl Session {
                 ),
             ));
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Start the next transaction: frees are held back and overwrites journaled.

@@ -274,21 +274,26 @@ impl ReaderTable {
             .map_err(|e| io_err("writing", &self.path, e))
     }
 
-    /// The generation of the writer's last commit, if a writer serving
-    /// readers published one in this boot.
-    pub(crate) fn published(&self) -> Result<Option<u64>> {
-        // A torn pair is a write in progress: it settles at once.
+    /// A generation stored at `at` as value + 1 (0: none). A torn pair is
+    /// a write in progress: it settles at once.
+    fn settled(&self, at: u64, what: &str) -> Result<Option<u64>> {
         for _ in 0..10_000 {
-            if let Some(v) = self.read_pair(PUBLISHED)? {
+            if let Some(v) = self.read_pair(at)? {
                 return Ok(v.checked_sub(1));
             }
             std::thread::yield_now();
         }
         Err(Error::corrupt(
             "reader table",
-            PUBLISHED,
-            "the published generation never reads whole",
+            at,
+            format!("the {what} generation never reads whole"),
         ))
+    }
+
+    /// The generation of the writer's last commit, if a writer serving
+    /// readers published one in this boot.
+    pub(crate) fn published(&self) -> Result<Option<u64>> {
+        self.settled(PUBLISHED, "published")
     }
 
     /// Announce that the commit making `generation` may give its frees
@@ -300,17 +305,7 @@ impl ReaderTable {
     /// The generation a reader must not start below: a commit announced
     /// but not yet published.
     pub(crate) fn committing(&self) -> Result<Option<u64>> {
-        for _ in 0..10_000 {
-            if let Some(v) = self.read_pair(COMMITTING)? {
-                return Ok(v.checked_sub(1));
-            }
-            std::thread::yield_now();
-        }
-        Err(Error::corrupt(
-            "reader table",
-            COMMITTING,
-            "the committing generation never reads whole",
-        ))
+        self.settled(COMMITTING, "committing")
     }
 
     /// Publish the last committed generation (None: unknown, for a writer

@@ -145,6 +145,9 @@ impl ViewShared {
         let (Some(hist), Some(epoch)) = (hist, epoch) else {
             return Ok(Some(Ok(())));
         };
+        if recs.is_empty() {
+            return Ok(Some(Ok(())));
+        }
         let mut rec = vec![0u8; REC_HEAD + PAGE_SIZE];
         for (at, r) in recs {
             let n = REC_HEAD + r.len as usize;
