@@ -110,14 +110,16 @@ pub(crate) fn unpair(b: &[u8]) -> Option<u64> {
 /// The history's (epoch, live_from), or None while it is being created.
 pub(crate) fn read_history_header(hist: &fs::File) -> Result<Option<(u64, u64)>> {
     for _ in 0..10_000 {
+        // The length first: a file shorter than its header is being
+        // created (its header is written whole, then it grows).
+        let len = hist.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < history::FIRST {
+            return Ok(None);
+        }
         let mut head = [0u8; 48];
         if hist.read_exact_at(&mut head, 0).is_err() || &head[..8] != history::MAGIC {
-            // Shorter than its header: being created. Longer, without the
-            // magic: not a history (a reader must not go on without it).
-            let len = hist.metadata().map(|m| m.len()).unwrap_or(0);
-            if len < history::FIRST {
-                return Ok(None);
-            }
+            // Long enough, without the magic: not a history (a reader must
+            // not go on without it).
             return Err(Error::corrupt(
                 "snapshot history",
                 0,
@@ -321,8 +323,14 @@ impl Reader {
         let mut failed = None;
         let mut wait = Backoff::new();
         while wait.more() {
-            let published = self.table.published()?;
+            // The announcement first: a writer announces before it
+            // publishes a commit, and publishes its state before it
+            // withdraws an announcement, so a published generation read
+            // after an announcement at or below it is never older than
+            // that announcement's commit (read the other way round, a
+            // stale publication could pair with a fresh withdrawal).
             let committing = self.table.committing()?;
+            let published = self.table.published()?;
             if self.table.writer_present()? {
                 match published {
                     // R3: a commit that found no reader gives back space
@@ -352,8 +360,8 @@ impl Reader {
             // Nothing changed while we looked: no writer came (it would
             // publish or announce) and no recovery moved the file.
             let same = !self.table.writer_present()?
-                && self.table.published()? == published
                 && self.table.committing()? == committing
+                && self.table.published()? == published
                 && crate::journal::sidecar_is_hot(&self.journal).ok() == Some(hot);
             match g {
                 Some(g) if same => return Ok(g),
@@ -375,7 +383,8 @@ impl Reader {
     /// The caller holds off every read of this view while it runs.
     pub(crate) fn refresh(&mut self) -> Result<bool> {
         let g = self.newest()?;
-        if g == self.snap {
+        // Never back: a commit this reader saw stays committed.
+        if g <= self.snap {
             return Ok(false);
         }
         // The view moves first: until the slot says so too, the writer

@@ -112,6 +112,7 @@ fn reader_workload(path: &str) -> ! {
     let stop = std::env::var(STOP_ENV).unwrap();
     let mut f = File::open(path).unwrap();
     let (mut checked, mut distinct, mut last) = (0u64, 0u64, 0u64);
+    let (mut last_gen, mut how) = (0u64, "opened");
     let seed = std::env::var(SEED_ENV).unwrap().parse().unwrap();
     let mut rng = Rng(seed);
     loop {
@@ -119,7 +120,13 @@ fn reader_workload(path: &str) -> ! {
         // state checked is at least as new as the last kill's.
         let stopping = Path::new(&stop).exists();
         let c = check_state(&f, &format!("reader at generation {:?}", f.generation()));
-        assert!(c >= last, "reader: the state went back from {last} to {c}");
+        let gen = f.generation().unwrap();
+        assert!(
+            c >= last,
+            "reader: the state went back from {last} (generation {last_gen}) to {c} \
+             (generation {gen}, {how})"
+        );
+        last_gen = gen;
         distinct += (c != last) as u64;
         last = c;
         checked += 1;
@@ -130,8 +137,13 @@ fn reader_workload(path: &str) -> ! {
             // Start afresh now and then: a new slot, a new snapshot.
             f.close().unwrap();
             f = File::open(path).unwrap();
+            how = "reopened";
         } else {
-            f.refresh().unwrap();
+            how = if f.refresh().unwrap() {
+                "refreshed"
+            } else {
+                "unchanged"
+            };
         }
     }
     f.close().unwrap();
