@@ -36,6 +36,11 @@
 //!   appends.
 //! - R5: the history restarts (new epoch) only when no live reader's
 //!   snapshot is older than any record in it.
+//! - R6: readers never go back. A writer announces a commit before it
+//!   publishes it, and publishes its state at start before it withdraws
+//!   a dead writer's announcement; a reader reads the announcement first,
+//!   so the publication it pairs it with is never older than a commit
+//!   already visible. `refresh` moves only forward.
 //!
 //! Same machine only: the readers' view of the writer's bytes is the
 //! kernel's page cache, and the slot locks are open-file-description
