@@ -97,6 +97,13 @@ impl Backoff {
     }
 }
 
+/// The sidecar of the file at `path` named by `suffix` ("-readers").
+pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
 /// A value and its complement: a torn read of the 16 bytes shows.
 pub(crate) fn pair(v: u64) -> [u8; 16] {
     let mut b = [0u8; 16];
@@ -193,35 +200,19 @@ pub(crate) fn scan(
 pub(crate) struct Sharing {
     table: ReaderTable,
     pub(crate) history: History,
-    data: PathBuf,
-    /// The writer's undo journal (a hot one keeps the sidecars).
-    journal: PathBuf,
-    tidied: bool,
 }
 
 impl Sharing {
-    /// Serve snapshot readers of `data` (undo journal `journal`), whose
-    /// committed generation is `generation`. `table` is already locked as
-    /// the writer's.
-    pub(crate) fn start(
-        data: &Path,
-        journal: PathBuf,
-        table: ReaderTable,
-        generation: u64,
-    ) -> Result<Sharing> {
+    /// Serve snapshot readers of `data`, whose committed generation is
+    /// `generation`. `table` is already locked as the writer's.
+    pub(crate) fn start(data: &Path, table: ReaderTable, generation: u64) -> Result<Sharing> {
         let mut history = History::open(data, generation)?;
         table.publish(Some(generation))?;
         table.announce(None)?;
         // With no reader left, the history of earlier sessions goes (a
         // file created anew restarts its generations: it must).
         history.collect(table.oldest()?)?;
-        Ok(Sharing {
-            table,
-            history,
-            data: data.to_path_buf(),
-            journal,
-            tidied: false,
-        })
+        Ok(Sharing { table, history })
     }
 
     /// After a commit point: publish `generation`, then (R3) read the
@@ -248,24 +239,8 @@ impl Sharing {
     }
 
     /// The writer closes: with no reader left, the sidecars go too.
-    pub(crate) fn close(mut self) -> Result<()> {
-        self.tidy()
-    }
-
-    fn tidy(&mut self) -> Result<()> {
-        if std::mem::replace(&mut self.tidied, true) {
-            return Ok(());
-        }
-        self.table
-            .remove_if_idle(&history_path(&self.data), &self.journal)
-    }
-}
-
-impl Drop for Sharing {
-    /// A writer dropped without closing tidies up as well (errors cannot
-    /// be reported here; leftover sidecars are harmless).
-    fn drop(&mut self) {
-        let _ = self.tidy();
+    pub(crate) fn close(self) -> Result<()> {
+        self.table.close()
     }
 }
 
@@ -277,11 +252,7 @@ pub(crate) type Superblock = (usize, fn(&[u8]) -> Option<u64>);
 pub(crate) struct Reader {
     table: ReaderTable,
     view: std::sync::Arc<ViewShared>,
-    /// The data file and its undo journal (hot when a writer died
-    /// mid-transaction).
-    data: PathBuf,
-    journal: PathBuf,
-    tidied: bool,
+
     /// The generation in the data file's first bytes, if they verify (the
     /// superblock's layout is the format layer's).
     superblock: Superblock,
@@ -290,23 +261,17 @@ pub(crate) struct Reader {
 }
 
 impl Reader {
-    /// Claim a slot (R3) and choose the newest committed snapshot.
-    /// `journal` is the data file's undo journal.
+    /// Choose the newest committed snapshot for `table`, opened as a
+    /// reader (its slot claimed before anything is read: R3).
     pub(crate) fn start(
-        mut table: ReaderTable,
+        table: ReaderTable,
         view: &SnapshotView,
-        data: &Path,
-        journal: PathBuf,
         superblock: Superblock,
     ) -> Result<Reader> {
-        table.claim()?;
         let view = view.shared();
         let mut r = Reader {
             table,
             view,
-            data: data.to_path_buf(),
-            journal,
-            tidied: false,
             superblock,
             snap: 0,
         };
@@ -346,7 +311,7 @@ impl Reader {
                     _ => continue,
                 }
             }
-            let hot = match crate::journal::sidecar_is_hot(&self.journal) {
+            let hot = match crate::journal::sidecar_is_hot(self.table.journal()) {
                 Ok(h) => h,
                 Err(e) => {
                     failed = Some(e);
@@ -367,7 +332,7 @@ impl Reader {
             let same = !self.table.writer_present()?
                 && self.table.committing()? == committing
                 && self.table.published()? == published
-                && crate::journal::sidecar_is_hot(&self.journal).ok() == Some(hot);
+                && crate::journal::sidecar_is_hot(self.table.journal()).ok() == Some(hot);
             match g {
                 Some(g) if same => return Ok(g),
                 // Not a whole superblock, with nothing moving: let the
@@ -401,22 +366,7 @@ impl Reader {
     }
 
     /// The reader closes: its slot goes, and with no one left, the sidecars.
-    pub(crate) fn close(mut self) -> Result<()> {
-        self.tidy()
-    }
-
-    fn tidy(&mut self) -> Result<()> {
-        if std::mem::replace(&mut self.tidied, true) {
-            return Ok(());
-        }
-        self.table
-            .remove_if_idle(&history_path(&self.data), &self.journal)
-    }
-}
-
-impl Drop for Reader {
-    /// A reader dropped without closing tidies up as well.
-    fn drop(&mut self) {
-        let _ = self.tidy();
+    pub(crate) fn close(self) -> Result<()> {
+        self.table.close()
     }
 }

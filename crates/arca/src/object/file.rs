@@ -285,8 +285,7 @@ impl OpenOptions {
             g.recovered = recovered;
             g.path = Some(path.to_path_buf());
             if let (true, Some(t)) = (serve, table) {
-                let s =
-                    crate::snapshot::Sharing::start(path, journal_path(path), t, g.sb.generation)?;
+                let s = crate::snapshot::Sharing::start(path, t, g.sb.generation)?;
                 g.st.pager.journal().sharing = Some(s);
                 // The first transaction began before there was anyone to
                 // serve: begin it again, holding frees and keeping history.
@@ -346,7 +345,7 @@ impl OpenOptions {
             crate::format::superblock::SUPERBLOCK_LEN,
             crate::format::superblock::generation_in as fn(&[u8]) -> Option<u64>,
         );
-        let reader = Reader::start(table, &view, path, sidecar.clone(), superblock)?;
+        let reader = Reader::start(table, &view, superblock)?;
         let snap = reader.snap;
         let driver = Journaled::new(Box::new(view), JournalStore::Off)?;
         let mut f = self.open_journaled(driver, false, false)?;

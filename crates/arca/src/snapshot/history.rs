@@ -34,9 +34,7 @@ const RESTART: u64 = 1 << 20;
 
 /// The history of the file at `path`.
 pub(crate) fn history_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push("-history");
-    PathBuf::from(s)
+    super::sidecar(path, "-history")
 }
 
 pub(crate) fn rec_crc(head: &[u8], data: &[u8]) -> u32 {

@@ -41,9 +41,7 @@ const CLAIMED: u64 = u64::MAX;
 
 /// The sidecar reader table of the file at `path`.
 pub(crate) fn table_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push("-readers");
-    PathBuf::from(s)
+    super::sidecar(path, "-readers")
 }
 
 fn boot_id() -> [u8; 40] {
@@ -85,6 +83,12 @@ pub(crate) struct ReaderTable {
     file: fs::File,
     path: PathBuf,
     slot: Option<usize>,
+    /// The data file's history and undo journal: removed with the table
+    /// by the last to close (see [`ReaderTable::close`]).
+    history: PathBuf,
+    journal: PathBuf,
+    /// Closed already (or never registered): nothing to tidy at drop.
+    closed: bool,
 }
 
 fn io_err(what: &str, path: &Path, e: impl Into<std::io::Error>) -> Error {
@@ -141,24 +145,22 @@ impl ReaderTable {
                 Ok(f) => f,
                 Err(_) => return Ok(None),
             };
-            let t = ReaderTable {
+            let mut t = ReaderTable {
                 file,
                 path: path.clone(),
                 slot: None,
+                history: super::history_path(data),
+                journal: super::sidecar(data, "-journal"),
+                closed: true,
             };
             t.lock(INIT_BYTE, 1, true)?;
             // Another process may have removed the table between our open
-            // and our lock (see `remove_if_idle`): then open afresh.
-            let same = match (fs::metadata(&path), t.file.metadata()) {
-                (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
-                _ => false,
-            };
-            if !same {
+            // and our lock (see `close`): then open afresh.
+            if !t.is_current() {
                 continue;
             }
-            // Registered under the init lock, so `remove_if_idle` (which
-            // takes it too) sees this handle's writer or reader.
-            let mut t = t;
+            // Registered under the init lock, so `close` (which takes it
+            // too) sees this handle's writer or reader.
             let r = t.init().and_then(|()| match role {
                 Role::Writer if !t.lock_writer()? => Err(Error::Locked(format!(
                     "{} is being written by another process",
@@ -169,6 +171,7 @@ impl ReaderTable {
             });
             t.unlock(INIT_BYTE, 1)?;
             r?;
+            t.closed = false;
             return Ok(Some(t));
         }
     }
@@ -387,30 +390,54 @@ impl ReaderTable {
         Ok(())
     }
 
-    /// Remove the table and `history` when nobody else uses them: no
-    /// writer, no reader, nobody opening (all under the init lock).
-    /// A dead writer's hot `journal` keeps them: the published generation
-    /// is what lets readers read before anyone recovers.
-    pub(crate) fn remove_if_idle(&mut self, history: &Path, journal: &Path) -> Result<()> {
-        self.release()?;
-        self.lock(INIT_BYTE, 1, true)?;
-        // Unreadable (being cut by a recovering writer) counts as hot.
-        // Only the table at the path speaks for its readers: a handle
-        // whose table was replaced removes nothing.
-        let current = match (fs::metadata(&self.path), self.file.metadata()) {
+    /// Whether the table at the path is this handle's (not one removed
+    /// and made anew since it was opened).
+    fn is_current(&self) -> bool {
+        match (fs::metadata(&self.path), self.file.metadata()) {
             (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
             _ => false,
-        };
-        let idle = current
+        }
+    }
+
+    /// The data file's undo journal.
+    pub(crate) fn journal(&self) -> &Path {
+        &self.journal
+    }
+
+    /// Let the slot go, and remove the table and the history when nobody
+    /// else uses them: no writer, no reader, nobody opening (all under the
+    /// init lock). A dead writer's hot journal keeps them: the published
+    /// generation is what lets readers read before anyone recovers. Done
+    /// at drop too, errors unreported (leftover sidecars are harmless).
+    pub(crate) fn close(mut self) -> Result<()> {
+        self.tidy()
+    }
+
+    fn tidy(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.closed, true) {
+            return Ok(());
+        }
+        self.release()?;
+        self.lock(INIT_BYTE, 1, true)?;
+        // Only the table at the path speaks for its readers: a handle whose
+        // table was replaced removes nothing. An unreadable journal (being
+        // cut by a recovering writer) counts as hot.
+        let idle = self.is_current()
             && !self.writer_present()?
             && self.oldest()?.is_none()
-            && !crate::journal::sidecar_is_hot(journal).unwrap_or(true);
+            && !crate::journal::sidecar_is_hot(&self.journal).unwrap_or(true);
         if idle {
             // Removal failures leave harmless files behind.
-            let _ = fs::remove_file(history);
+            let _ = fs::remove_file(&self.history);
             let _ = fs::remove_file(&self.path);
         }
         self.unlock(INIT_BYTE, 1)
+    }
+}
+
+impl Drop for ReaderTable {
+    fn drop(&mut self) {
+        let _ = self.tidy();
     }
 }
 
@@ -446,8 +473,7 @@ mod tests {
         r2.release().unwrap();
         assert_eq!(w.oldest().unwrap(), None);
         drop(w);
-        r2.remove_if_idle(&dir.path().join("h"), &dir.path().join("j"))
-            .unwrap();
+        r2.close().unwrap();
         assert!(!table_path(&data).exists());
     }
 }
