@@ -33,6 +33,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod block;
 mod chunk;
 mod error;
 mod filter;
@@ -49,6 +50,7 @@ mod space;
 mod store;
 mod vlen;
 
+pub use block::{encode_block, EncodedBlock, EncodedChunk};
 pub use error::{Error, Result};
 pub use filter::encode_chunk;
 pub use format::datatype::{

@@ -6,6 +6,7 @@ mod dataset;
 mod file;
 mod group;
 mod links;
+mod placement;
 mod repack;
 mod rows;
 mod session;

@@ -261,3 +261,234 @@ fn hdf5_pipelines_keep_their_chunks_and_decode_what_arca_can() {
         }
     }
 }
+
+/// Encode chunk `offset` of `data` (a 50 x 30 float32 array) for `opts`.
+fn encoded(filters: &[Filter], data: &[f32], offset: &[u64]) -> (Vec<u8>, u32) {
+    let mut raw = vec![0u8; 16 * 16 * 4];
+    for i in 0..16 {
+        for j in 0..16 {
+            let (r, c) = (offset[0] as usize + i, offset[1] as usize + j);
+            if r < 50 && c < 30 {
+                raw[(i * 16 + j) * 4..][..4].copy_from_slice(&data[r * 30 + c].to_le_bytes());
+            }
+        }
+    }
+    arca::encode_chunk(filters, 4, &raw).unwrap()
+}
+
+/// Place, write through another descriptor, seal: as a serial write.
+fn place_and_write(
+    path: &std::path::Path,
+    ds: &arca::Dataset,
+    filters: &[Filter],
+    data: &[f32],
+    offsets: &[[u64; 2]],
+) -> Vec<u32> {
+    use std::os::unix::fs::FileExt;
+    let enc: Vec<(Vec<u8>, u32)> = offsets.iter().map(|o| encoded(filters, data, o)).collect();
+    let items: Vec<(&[u64], u64, u32)> = offsets
+        .iter()
+        .zip(&enc)
+        .map(|(o, (b, m))| (&o[..], b.len() as u64, *m))
+        .collect();
+    let at = ds.place_chunks(&items).unwrap();
+    let other = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    for ((b, _), a) in enc.iter().zip(&at) {
+        other.write_all_at(b, *a).unwrap();
+    }
+    enc.iter().map(|(b, _)| crc32c::crc32c(b)).collect()
+}
+
+#[test]
+fn chunks_placed_and_written_elsewhere_read_as_a_serial_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Rng(11);
+    let filters = [Filter::Shuffle, Filter::Zstd(3)];
+    let offsets: Vec<[u64; 2]> = (0..4).flat_map(|i| [[16 * i, 0], [16 * i, 16]]).collect();
+    let path = dir.path().join("p.arca");
+    let f = File::create(&path).unwrap();
+    let ds = f.root().create_dataset("x", &opts(&filters)).unwrap();
+    let mut size_after_first = 0;
+    for round in 0..6 {
+        let data: Vec<f32> = (0..1500)
+            .map(|i| (i % 89) as f32 + (r.next() % 5) as f32 + round as f32)
+            .collect();
+        f.begin_transaction().unwrap();
+        let crcs = place_and_write(&path, &ds, &filters, &data, &offsets);
+        ds.seal_chunks(&crcs).unwrap();
+        f.end_transaction(true).unwrap();
+        assert_eq!(ds.read_all::<f32>().unwrap(), data, "round {round}");
+        let serial = File::in_memory().unwrap();
+        let s = serial.root().create_dataset("x", &opts(&filters)).unwrap();
+        s.write(&Selection::all(&[50, 30]), &data).unwrap();
+        assert_eq!(s.stored_chunks().unwrap(), ds.stored_chunks().unwrap());
+        f.check().unwrap();
+        // Replaced chunks give their space back: the file does not grow.
+        let len = std::fs::metadata(&path).unwrap().len();
+        if round == 1 {
+            size_after_first = len;
+        } else if round > 1 {
+            assert!(
+                len <= size_after_first + 16 * 4096,
+                "round {round}: {len} bytes"
+            );
+        }
+    }
+    drop(ds);
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+}
+
+#[test]
+fn placed_chunks_not_sealed_roll_the_transaction_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let filters = [Filter::Zstd(1)];
+    let path = dir.path().join("p.arca");
+    let f = File::create(&path).unwrap();
+    let ds = f.root().create_dataset("x", &opts(&filters)).unwrap();
+    let data: Vec<f32> = (0..1500).map(|i| i as f32).collect();
+    ds.write(&Selection::all(&[50, 30]), &data).unwrap();
+    f.flush().unwrap();
+    let other: Vec<f32> = data.iter().map(|v| v + 1.0).collect();
+    // Outside a transaction: refused.
+    let (b, m) = encoded(&filters, &other, &[0, 0]);
+    let e = ds
+        .place_chunks(&[(&[0, 0], b.len() as u64, m)])
+        .unwrap_err();
+    assert!(e.to_string().contains("transaction"), "{e}");
+    // Placed, written, never sealed: the end refuses and rolls back.
+    f.begin_transaction().unwrap();
+    f.root().create_group("made_inside").unwrap();
+    place_and_write(&path, &ds, &filters, &other, &[[0, 0], [16, 16]]);
+    let e = ds.place_chunks(&[(&[32, 0], 8, 0)]).unwrap_err();
+    assert!(e.to_string().contains("not sealed"), "{e}");
+    let e = ds.seal_chunks(&[1]).unwrap_err();
+    assert!(e.to_string().contains("2 placed"), "{e}");
+    let e = f.end_transaction(true).unwrap_err();
+    assert!(e.to_string().contains("not sealed"), "{e}");
+    assert_eq!(ds.read_all::<f32>().unwrap(), data);
+    assert!(f.root().group("made_inside").is_err());
+    f.check().unwrap();
+    // Bad calls inside a transaction: typed errors, then a rollback.
+    f.begin_transaction().unwrap();
+    let e = ds
+        .place_chunks(&[(&[0, 0], 10, 0), (&[0, 0], 10, 0)])
+        .unwrap_err();
+    assert!(e.to_string().contains("twice"), "{e}");
+    assert!(ds.place_chunks(&[(&[3, 0], 10, 0)]).is_err());
+    assert!(ds.place_chunks(&[(&[0, 0], 0, 0)]).is_err());
+    assert!(ds.seal_chunks(&[]).is_err(), "nothing placed");
+    f.end_transaction(false).unwrap();
+    // A wrong checksum is caught by the read, named as damage.
+    f.begin_transaction().unwrap();
+    let crcs = place_and_write(&path, &ds, &filters, &other, &[[0, 0]]);
+    ds.seal_chunks(&[crcs[0] ^ 1]).unwrap();
+    f.end_transaction(true).unwrap();
+    let e = ds.read_all::<f32>().unwrap_err();
+    assert!(matches!(e, arca::Error::Corrupt { .. }), "{e:?}");
+}
+
+#[test]
+fn blocks_cut_into_chunks_store_as_a_serial_write() {
+    // Seeded boxes of a 3-D int16 dataset whose edge chunks run past the
+    // extent, with a fill value: whole chunks encoded by encode_block and
+    // placed, the partial ones written, against a serial write.
+    let dims = [13u64, 10, 7];
+    let chunk = [4u64, 3, 7];
+    let filters = [Filter::Shuffle, Filter::Deflate(3)];
+    let fill = 9i16.to_le_bytes();
+    let o = DatasetOptions::new(Datatype::int(2), &dims)
+        .chunks(&chunk)
+        .filters(&filters)
+        .fill_value(&fill);
+    let mut r = Rng(5);
+    let dir = tempfile::tempdir().unwrap();
+    for case in 0..40 {
+        let start: Vec<u64> = dims.iter().map(|&d| r.next() % d).collect();
+        let count: Vec<u64> = start
+            .iter()
+            .zip(&dims)
+            .map(|(&s, &d)| 1 + r.next() % (d - s))
+            .collect();
+        let n: u64 = count.iter().product();
+        let vals: Vec<i16> = (0..n).map(|_| (r.next() % 1000) as i16).collect();
+        let block: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let e =
+            arca::encode_block(&filters, 2, &dims, &chunk, &start, &count, &block, &fill).unwrap();
+        let whole: u64 = e.chunks.iter().map(|c| c.len).sum();
+        assert_eq!(whole, e.bytes.len() as u64);
+        let path = dir.path().join(format!("b{case}.arca"));
+        let f = File::create(&path).unwrap();
+        let ds = f.root().create_dataset("x", &o).unwrap();
+        f.begin_transaction().unwrap();
+        let items: Vec<(&[u64], u64, u32)> = e
+            .chunks
+            .iter()
+            .map(|c| (&c.offset[..], c.len, c.mask))
+            .collect();
+        let at = ds.place_chunks(&items).unwrap();
+        let other = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let mut from = 0usize;
+        for (c, a) in e.chunks.iter().zip(&at) {
+            use std::os::unix::fs::FileExt;
+            other
+                .write_all_at(&e.bytes[from..][..c.len as usize], *a)
+                .unwrap();
+            from += c.len as usize;
+        }
+        let crcs: Vec<u32> = e.chunks.iter().map(|c| c.crc).collect();
+        ds.seal_chunks(&crcs).unwrap();
+        for (s0, cnt) in &e.partial {
+            let rel: Vec<(u64, u64, u64)> = s0
+                .iter()
+                .zip(&start)
+                .zip(cnt)
+                .map(|((a, b), c)| (a - b, a - b + c, 1))
+                .collect();
+            let part: Vec<i16> = common::indices(&count, &Selection::from_ranges(&rel).unwrap())
+                .into_iter()
+                .map(|i| vals[i])
+                .collect();
+            let at: Vec<(u64, u64, u64)> =
+                s0.iter().zip(cnt).map(|(a, c)| (*a, a + c, 1)).collect();
+            ds.write(&Selection::from_ranges(&at).unwrap(), &part)
+                .unwrap();
+        }
+        f.end_transaction(true).unwrap();
+        let serial = File::in_memory().unwrap();
+        let s = serial.root().create_dataset("x", &o).unwrap();
+        let sel: Vec<(u64, u64, u64)> = start
+            .iter()
+            .zip(&count)
+            .map(|(a, c)| (*a, a + c, 1))
+            .collect();
+        s.write(&Selection::from_ranges(&sel).unwrap(), &vals)
+            .unwrap();
+        assert_eq!(
+            ds.read_all::<i16>().unwrap(),
+            s.read_all::<i16>().unwrap(),
+            "case {case}: {start:?} {count:?}"
+        );
+        f.check().unwrap();
+    }
+    // Bad arguments are typed errors.
+    let b = [0u8; 8];
+    for (d, c, s, n, bl, fl) in [
+        (
+            &[4u64][..],
+            &[2u64][..],
+            &[0u64][..],
+            &[4u64][..],
+            &b[..7],
+            &[][..],
+        ),
+        (&[4], &[2], &[1], &[4], &b[..], &[]),
+        (&[4], &[0], &[0], &[4], &b[..], &[]),
+        (&[4, 1], &[2], &[0], &[4], &b[..], &[]),
+        (&[4], &[2], &[0], &[4], &b[..], &[1u8][..]),
+    ] {
+        let e = arca::encode_block(&filters, 2, d, c, s, n, bl, fl).unwrap_err();
+        assert!(matches!(e, arca::Error::InvalidArgument(_)), "{e:?}");
+    }
+}

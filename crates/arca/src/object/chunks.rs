@@ -36,16 +36,16 @@ pub struct StoredChunk {
 }
 
 /// What moving a chunked dataset's stored chunks needs to know of it.
-struct ChunkLayout {
-    chunk: Vec<u64>,
-    dims: Vec<u64>,
+pub(super) struct ChunkLayout {
+    pub(super) chunk: Vec<u64>,
+    pub(super) dims: Vec<u64>,
     /// A chunk's decoded size.
-    bytes: u64,
-    filters: Vec<Filter>,
+    pub(super) bytes: u64,
+    pub(super) filters: Vec<Filter>,
 }
 
 /// The [`ChunkLayout`] of the chunked dataset at `addr`.
-fn chunk_layout(g: &mut Session, addr: u64) -> Result<ChunkLayout> {
+pub(super) fn chunk_layout(g: &mut Session, addr: u64) -> Result<ChunkLayout> {
     let h = Header::load(&mut g.st, addr)?;
     let m = h
         .dataset
@@ -72,7 +72,7 @@ fn chunk_layout(g: &mut Session, addr: u64) -> Result<ChunkLayout> {
 }
 
 /// The grid coordinates of the chunk whose first element is `offset`.
-fn coords_of(offset: &[u64], chunk: &[u64], dims: &[u64]) -> Result<Vec<u64>> {
+pub(super) fn coords_of(offset: &[u64], chunk: &[u64], dims: &[u64]) -> Result<Vec<u64>> {
     if offset.len() != chunk.len() {
         return Err(Error::invalid(format!(
             "a chunk offset of rank {} for a dataset of rank {}",
@@ -363,38 +363,14 @@ impl Dataset {
         g.st.check_writable()?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;
-        let ChunkLayout {
-            chunk,
-            dims,
-            bytes: chunk_bytes,
-            filters,
-        } = chunk_layout(&mut g, addr)?;
+        let layout = chunk_layout(&mut g, addr)?;
         let mut todo = Vec::with_capacity(chunks.len());
         for (offset, src, mask) in chunks {
-            let coords = coords_of(offset, &chunk, &dims)?;
-            if !Filter::mask_valid(&filters, mask) {
-                return Err(Error::invalid(format!(
-                    "filter mask {mask:#x}: 0 (every filter applied), 0xffffffff (none) or, \
-                     under HDF5 filters, bits for the {} filters skipped",
-                    filters.len()
-                )));
-            }
-            let raw = Filter::unfiltered(&filters, mask);
-            let len = src.len();
-            let plausible = if raw {
-                len == chunk_bytes
-            } else {
-                len > 0 && len <= chunk_bytes.saturating_mul(2).saturating_add(1 << 16)
-            };
-            if !plausible {
-                return Err(Error::invalid(format!(
-                    "{len} bytes for a chunk of {chunk_bytes} bytes{} at {offset:?}",
-                    if raw { " stored unfiltered" } else { "" }
-                )));
-            }
-            // Without filters the engine records 0, as it does for its own writes.
-            todo.push((coords, src, if filters.is_empty() { 0 } else { mask }));
+            let coords = coords_of(offset, &layout.chunk, &layout.dims)?;
+            let mask = check_raw(&layout, offset, src.len(), mask)?;
+            todo.push((coords, src, mask));
         }
+        let chunk = layout.chunk;
         let mut h = Header::load(&mut g.st, addr)?;
         let m = h
             .dataset
@@ -447,7 +423,7 @@ impl Dataset {
 
     /// Write this dataset's cached chunks and drop them: raw chunk calls
     /// read and replace what is in the file.
-    fn flush_chunks(&self, g: &mut Session) -> Result<()> {
+    pub(super) fn flush_chunks(&self, g: &mut Session) -> Result<()> {
         let mut cache = g.cache(self.addr);
         let r = if cache.is_dirty() {
             flush_cache(g, self.addr, &mut cache)
@@ -459,9 +435,37 @@ impl Dataset {
     }
 }
 
+/// Check a chunk's stored length and filter mask against the dataset's
+/// layout; the mask to record (0 without filters, as the engine's own
+/// writes record).
+pub(super) fn check_raw(layout: &ChunkLayout, offset: &[u64], len: u64, mask: u32) -> Result<u32> {
+    let filters = &layout.filters;
+    if !Filter::mask_valid(filters, mask) {
+        return Err(Error::invalid(format!(
+            "filter mask {mask:#x}: 0 (every filter applied), 0xffffffff (none) or, \
+             under HDF5 filters, bits for the {} filters skipped",
+            filters.len()
+        )));
+    }
+    let chunk_bytes = layout.bytes;
+    let raw = Filter::unfiltered(filters, mask);
+    let plausible = if raw {
+        len == chunk_bytes
+    } else {
+        len > 0 && len <= chunk_bytes.saturating_mul(2).saturating_add(1 << 16)
+    };
+    if !plausible {
+        return Err(Error::invalid(format!(
+            "{len} bytes for a chunk of {chunk_bytes} bytes{} at {offset:?}",
+            if raw { " stored unfiltered" } else { "" }
+        )));
+    }
+    Ok(if filters.is_empty() { 0 } else { mask })
+}
+
 /// A chunk placed and copied, waiting for its index entry: coordinates,
 /// address, size, mask, and the entry it replaces.
-type Placed = (Vec<u64>, u64, u64, u32, Option<ChunkRef>);
+pub(super) type Placed = (Vec<u64>, u64, u64, u32, Option<ChunkRef>);
 
 /// Place and copy chunks whose bytes come from one file, copying each run
 /// of chunks that follow each other in both files with one call.

@@ -443,6 +443,7 @@ impl OpenOptions {
             externals: HashMap::new(),
             names: None,
             reader: None,
+            pending: Vec::new(),
         };
         let r = if create {
             let mut root = Header::group();

@@ -74,6 +74,8 @@ pub(crate) struct Session {
     pub(crate) names: Option<HashMap<u64, String>>,
     /// A snapshot reader's slot and view (read-only opens beside a writer).
     pub(crate) reader: Option<crate::snapshot::Reader>,
+    /// Chunks placed for other processes to write and not sealed yet.
+    pub(crate) pending: Vec<super::placement::Pending>,
 }
 
 impl Session {
@@ -219,6 +221,14 @@ impl Session {
         if self.tx_depth > 0 {
             return Ok(());
         }
+        if commit && self.chunks_pending() {
+            // Their old space is freed and their new space not indexed.
+            self.tx_doomed = false;
+            self.rollback()?;
+            return Err(Error::invalid(
+                "chunks were placed and not sealed; everything was rolled back",
+            ));
+        }
         if self.tx_doomed {
             self.tx_doomed = false;
             self.rollback()?;
@@ -322,6 +332,7 @@ impl Session {
     /// Undo everything since the last commit and reload the committed state.
     pub(crate) fn rollback(&mut self) -> Result<()> {
         self.caches.clear();
+        self.pending.clear();
         self.st.pager.discard();
         let r = self
             .st
