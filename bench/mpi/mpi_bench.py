@@ -36,6 +36,16 @@ def data_for(rank, rows):
     return out
 
 
+def busy_cpu_seconds():
+    """CPU time the whole machine has spent busy (every core, user,
+    system and interrupts: the kernel's page-cache copies and writeback
+    count, though no process is charged for the writeback)."""
+    with open("/proc/stat") as fh:
+        f = [int(x) for x in fh.readline().split()[1:]]
+    idle = f[3] + f[4]
+    return (sum(f[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def worker(args):
     from mpi4py import MPI
 
@@ -47,7 +57,14 @@ def worker(args):
     mine = rows // size // ROWS * ROWS
     block = data_for(rank, mine)
     path = os.path.join(args.dir, "mpi.arca")
+    if rank == 0:
+        # The last run's file goes before the clock starts: freeing its
+        # pages is not part of this write.
+        for p in (path, path + "-journal"):
+            if os.path.exists(p):
+                os.unlink(p)
     comm.Barrier()
+    cpu0 = busy_cpu_seconds()
     t0 = time.perf_counter()
     with arca.mpi.File(path, "w", comm=comm) as f:
         ds = f.create_dataset("x", shape=(mine * size, COLS), dtype="f4", chunks=(ROWS, COLS),
@@ -55,8 +72,11 @@ def worker(args):
         ds[rank * mine:(rank + 1) * mine] = block
     comm.Barrier()
     dt = time.perf_counter() - t0
+    cpu = busy_cpu_seconds() - cpu0
     if rank == 0:
-        print(json.dumps({"ranks": size, "seconds": dt, "bytes": block.nbytes * size}), flush=True)
+        print(json.dumps({"ranks": size, "seconds": dt, "cpu_seconds": cpu,
+                          "bytes": block.nbytes * size,
+                          "stored": os.path.getsize(path)}), flush=True)
 
 
 def codec_alone(mib):
@@ -88,27 +108,43 @@ def main():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_btl_vader_single_copy_mechanism="none", OPENBLAS_NUM_THREADS="1")
     mpirun = shutil.which("mpirun")
-    results = {}
-    for n in (1, 2):
-        secs = []
-        for _ in range(args.repeats):
+    runs = {1: [], 2: []}
+    # Repeats are the outer loop, so that drift in the machine's load
+    # spreads over both counts of ranks.
+    for _ in range(args.repeats):
+        for n in (1, 2):
             cmd = [mpirun, "-n", str(n), "--oversubscribe", sys.executable, __file__, "--worker",
                    "--mib", str(args.mib), "--dir", scratch]
             r = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-            rec = json.loads(r.stdout.strip().splitlines()[-1])
-            secs.append(rec["seconds"])
+            runs[n].append(json.loads(r.stdout.strip().splitlines()[-1]))
+    results = {}
+    for n, recs in runs.items():
+        secs = [r["seconds"] for r in recs]
+        cpus = [r["cpu_seconds"] for r in recs]
         med = statistics.median(secs)
-        results[n] = {"seconds": secs, "median_s": med, "bytes": rec["bytes"]}
-        print(f"{n} rank(s): median {med:.3f} s, {rec['bytes'] / med / 2**20:.0f} MiB/s "
+        nbytes = recs[0]["bytes"]
+        results[n] = {"seconds": secs, "median_s": med, "bytes": nbytes,
+                      "cpu_seconds": cpus, "median_cpu_s": statistics.median(cpus),
+                      "stored_bytes": recs[-1]["stored"]}
+        print(f"{n} rank(s): median {med:.3f} s, {nbytes / med / 2**20:.0f} MiB/s, "
+              f"machine busy {statistics.median(cpus):.3f} CPU s "
               f"({len(secs)} runs: {', '.join(f'{s:.3f}' for s in secs)})", flush=True)
     t, nbytes = codec_alone(args.mib)
     print(f"codec alone (shuffle + zstd 3, one process): {nbytes / t / 2**20:.0f} MiB/s")
     speed = results[1]["median_s"] / results[2]["median_s"]
+    # The most 2 ranks can gain on 2 cores: the 1-rank run's busy CPU
+    # time (its compression, plus the kernel's copies and writeback that
+    # ran on the idle core) spread over both cores.
+    cores = os.cpu_count() or 2
+    ceiling = results[1]["median_s"] / max(results[1]["median_cpu_s"] / min(2, cores), 1e-9)
+    print(f"stored {results[1]['stored_bytes'] / 2**20:.0f} MiB "
+          f"(ratio {results[1]['bytes'] / results[1]['stored_bytes']:.2f})")
+    print(f"ceiling of 2 ranks on this machine (1-rank busy CPU over 2 cores): {ceiling:.2f}x")
     print(f"2 ranks vs 1: {speed:.2f}x  [{'met' if speed >= AIM else 'MISSED'}: aim >= {AIM}x]")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"runs": results, "codec_alone_mibs": nbytes / t / 2**20,
-                       "speedup": speed}, fh, indent=1)
+                       "ceiling": ceiling, "speedup": speed}, fh, indent=1)
     if not args.dir:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -130,8 +130,105 @@ fn chunk_encode<'py>(
     Ok((PyBytes::new(py, &out), mask))
 }
 
+/// Reserve `nbytes` of the file for chunks of `ds` that other processes
+/// write (see `Dataset::reserve_chunks`), inside a transaction: the
+/// region's address.
+#[pyfunction]
+fn chunks_reserve(py: Python<'_>, ds: &PyDataset, nbytes: u64) -> PyResult<u64> {
+    cvt(py.detach(|| ds.d.reserve_chunks(nbytes)))
+}
+
+/// Index the chunks written into the space reserved for `ds`:
+/// `(offset, addr, length, mask, crc)` each (see `Dataset::seal_chunks`).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn chunks_seal(
+    py: Python<'_>,
+    ds: &PyDataset,
+    chunks: Vec<(Vec<u64>, u64, u64, u32, u32)>,
+) -> PyResult<()> {
+    let w: Vec<arca::WrittenChunk> = chunks
+        .into_iter()
+        .map(|(offset, addr, len, mask, crc)| arca::WrittenChunk {
+            offset,
+            addr,
+            len,
+            mask,
+            crc,
+        })
+        .collect();
+    cvt(py.detach(|| ds.d.seal_chunks(&w)))
+}
+
+/// A block of an array cut along a chunk grid (see `arca::encode_block`):
+/// `(stored bytes of the whole chunks back to back, [(offset, length,
+/// mask, crc)], [(start, count)] of the parts of other chunks)`. `block`
+/// is the box's elements as contiguous bytes; the GIL is released while
+/// it is cut and compressed.
+#[pyfunction]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn chunks_encode_block<'py>(
+    py: Python<'py>,
+    filters: Vec<(String, Option<i32>)>,
+    elem: usize,
+    dims: Vec<u64>,
+    chunk: Vec<u64>,
+    start: Vec<u64>,
+    count: Vec<u64>,
+    block: numpy::PyReadonlyArray1<'py, u8>,
+    fill: &[u8],
+) -> PyResult<(
+    Bound<'py, PyArray1<u8>>,
+    Vec<(Vec<u64>, u64, u32, u32)>,
+    Vec<(Vec<u64>, Vec<u64>)>,
+)> {
+    let fs = filters
+        .iter()
+        .map(|(n, l)| crate::parse_filter(n, *l))
+        .collect::<PyResult<Vec<_>>>()?;
+    let raw = block
+        .as_slice()
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    let e =
+        cvt(py.detach(|| arca::encode_block(&fs, elem, &dims, &chunk, &start, &count, raw, fill)))?;
+    let chunks = e
+        .chunks
+        .into_iter()
+        .map(|c| (c.offset, c.len, c.mask, c.crc))
+        .collect();
+    Ok((PyArray1::from_vec(py, e.bytes), chunks, e.partial))
+}
+
+/// Write `data` at `at` through the open descriptor `fd` and start its
+/// writeback (see `arca::io::write_out`), without the GIL.
+#[pyfunction]
+fn write_out(
+    py: Python<'_>,
+    fd: i32,
+    data: numpy::PyReadonlyArray1<'_, u8>,
+    at: u64,
+) -> PyResult<()> {
+    use std::os::fd::FromRawFd;
+    let bytes = data
+        .as_slice()
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+    if fd < 0 {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "a negative descriptor",
+        ));
+    }
+    // SAFETY: the caller's descriptor, borrowed for this call and never
+    // closed here (ManuallyDrop).
+    let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    cvt(py.detach(|| arca::io::write_out(&file, bytes, at)))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chunk_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_reserve, m)?)?;
+    m.add_function(wrap_pyfunction!(write_out, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_seal, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_encode_block, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_stored, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_read_raw, m)?)?;
     m.add_function(wrap_pyfunction!(chunk_write_raw, m)?)?;

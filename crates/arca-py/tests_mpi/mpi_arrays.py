@@ -7,7 +7,10 @@ Scenarios: ``chunked`` (zstd, each rank its own block of rows: whole chunks
 compressed per rank, and row blocks that split chunks between ranks),
 ``contiguous``, ``grow`` (a time series resized collectively step by step,
 with groups and attributes), ``fail`` (one rank's block has the wrong
-shape: nothing changes). Rank 0 prints ``OK`` when every check passed.
+shape: nothing changes), ``fail-late`` (the last rank's second slab write
+fails after every rank has written some chunks into the reserved room:
+nothing changes and the room is given back), ``slabs`` (blocks written
+in many small slabs, so that ranks' chunks interleave in the file). Rank 0 prints ``OK`` when every check passed.
 """
 
 import os
@@ -88,6 +91,54 @@ elif scenario == "fail":
         except arca.mpi.CollectiveError as e:
             assert f"rank {size - 1}" in str(e), e
         assert np.array_equal(ds[rank * ROWS:(rank + 1) * ROWS], block(rank))
+elif scenario in ("fail-late", "slabs"):
+    arca.mpi._SLAB_BYTES = 16 * 8 * 4  # one chunk row a slab
+    kwargs = {"chunks": (16, 8), "compression": "zstd", "shuffle": True}
+    if scenario == "fail-late" and rank == size - 1:
+        real = arca.mpi._native
+
+        class Failing:
+            """The native module, but for a write that fails the second time."""
+
+            writes = None  # counting once armed
+
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def write_out(self, fd, data, at):
+                if Failing.writes is not None:
+                    Failing.writes += 1
+                if Failing.writes == 2:
+                    raise OSError(28, "No space left on device (injected)")
+                return real.write_out(fd, data, at)
+
+        arca.mpi._native = Failing()
+    with arca.mpi.File(path, "w", comm=comm) as f:
+        ds = f.create_dataset("x", shape=(ROWS * size, COLS), dtype="<f4", **kwargs)
+        if scenario == "fail-late":
+            ds[rank * ROWS:(rank + 1) * ROWS] = block(rank)
+            comm.Barrier()
+            size_before = os.path.getsize(path)
+            if rank == size - 1:
+                arca.mpi._native.__class__.writes = 0
+            try:
+                ds[rank * ROWS:(rank + 1) * ROWS] = block(rank) * 2
+                raise SystemExit("a failed write was reported as done")
+            except arca.mpi.CollectiveError as e:
+                assert "injected" in str(e) and f"rank {size - 1}" in str(e), e
+            assert np.array_equal(ds[rank * ROWS:(rank + 1) * ROWS], block(rank))
+        else:
+            ds[rank * ROWS:(rank + 1) * ROWS] = block(rank)
+    if rank == 0:
+        with arca.File(path) as f:
+            f.check()
+            if scenario == "fail-late":
+                # The room reserved for the failed write is free again.
+                assert os.path.getsize(path) <= size_before + 64 * 1024, \
+                    (os.path.getsize(path), size_before)
+    if scenario == "slabs":
+        ref = serial(kwargs) if rank == 0 else None
+        check_same(comm.bcast(ref, root=0))
 else:
     raise SystemExit(f"unknown scenario {scenario}")
 comm.Barrier()

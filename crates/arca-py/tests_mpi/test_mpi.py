@@ -12,7 +12,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCENARIOS = ["strings", "ragged", "fail-validate", "fail-write", "filtered"]
-ARRAY_SCENARIOS = ["chunked", "contiguous", "grow", "fail"]
+ARRAY_SCENARIOS = ["chunked", "contiguous", "grow", "fail", "fail-late", "slabs"]
 
 
 def mpirun():

@@ -2,8 +2,8 @@
 //! block covers whole are filtered here, in the caller's process, and the
 //! parts of the chunks it covers only in part are named for a merge by
 //! whoever holds the file. Each rank of an MPI job compresses its own
-//! block this way, in parallel with the others, then stores the bytes at
-//! addresses from [`crate::Dataset::place_chunks`].
+//! block this way, in parallel with the others, then writes the bytes
+//! into space from [`crate::Dataset::reserve_chunks`].
 
 use crate::error::{Error, Result};
 use crate::filter::{encode_pooled, Filter};
@@ -150,11 +150,37 @@ pub fn encode_block(
             .collect();
         let n: Vec<u64> = s1.iter().zip(&s0).map(|(e, b)| e - b).collect();
         if s0 == c0 && s1 == c1 {
-            if c1.iter().zip(&c0).zip(chunk).any(|((e, b), c)| e - b != *c) {
-                fill_box(
+            let from: Vec<u64> = s0.iter().zip(start).map(|(a, b)| a - b).collect();
+            // A chunk that is whole rows of the block lies in it as one
+            // run: filtered from there, without a copy.
+            let unclipped = n.iter().zip(chunk).all(|(a, b)| a == b);
+            let rows = n.iter().zip(count).skip(1).all(|(a, b)| a == b);
+            let elements = if unclipped && rows {
+                let at = (from[0] * count[1..].iter().product::<u64>()) as usize * elem;
+                &block[at..at + chunk_elems]
+            } else {
+                if !unclipped {
+                    fill_box(
+                        elem,
+                        chunk,
+                        fill,
+                        &mut raw,
+                        &Place {
+                            dims: chunk,
+                            start: &zeros,
+                            step: &ones,
+                        },
+                    )?;
+                }
+                copy_box(
                     elem,
-                    chunk,
-                    fill,
+                    &n,
+                    block,
+                    &Place {
+                        dims: count,
+                        start: &from,
+                        step: &ones,
+                    },
                     &mut raw,
                     &Place {
                         dims: chunk,
@@ -162,25 +188,9 @@ pub fn encode_block(
                         step: &ones,
                     },
                 )?;
-            }
-            let from: Vec<u64> = s0.iter().zip(start).map(|(a, b)| a - b).collect();
-            copy_box(
-                elem,
-                &n,
-                block,
-                &Place {
-                    dims: count,
-                    start: &from,
-                    step: &ones,
-                },
-                &mut raw,
-                &Place {
-                    dims: chunk,
-                    start: &zeros,
-                    step: &ones,
-                },
-            )?;
-            let (enc, mask) = encode_pooled(filters, elem, &raw)?;
+                &raw[..]
+            };
+            let (enc, mask) = encode_pooled(filters, elem, elements)?;
             out.chunks.push(EncodedChunk {
                 offset: c0,
                 len: enc.len() as u64,

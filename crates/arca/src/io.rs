@@ -14,7 +14,7 @@ mod stats;
 
 pub use compressed::CompressedMemoryDriver;
 pub use fault::{FaultDisk, FaultDriver};
-pub use file::FileDriver;
+pub use file::{write_out, FileDriver};
 pub(crate) use gate::{Gated, UnlockedReads};
 pub use memory::MemoryDriver;
 pub use points::fault_points_passed;

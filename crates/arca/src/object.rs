@@ -19,6 +19,7 @@ pub use dataset::{Dataset, DatasetOptions, Element, StorageLayout, COMPACT_AUTO_
 pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
 pub use group::{Group, Object, MAX_SOFT_LINK_HOPS};
 pub use links::{GroupOptions, Link};
+pub use placement::WrittenChunk;
 pub use repack::{repack, Progress};
 pub use stat::{Extent, Stat};
 pub use vlen::{VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK};

@@ -276,31 +276,39 @@ fn encoded(filters: &[Filter], data: &[f32], offset: &[u64]) -> (Vec<u8>, u32) {
     arca::encode_chunk(filters, 4, &raw).unwrap()
 }
 
-/// Place, write through another descriptor, seal: as a serial write.
-fn place_and_write(
+/// Reserve, write through another descriptor packed from the region's
+/// start: the chunks to seal.
+fn reserve_and_write(
     path: &std::path::Path,
     ds: &arca::Dataset,
     filters: &[Filter],
     data: &[f32],
     offsets: &[[u64; 2]],
-) -> Vec<u32> {
+) -> Vec<arca::WrittenChunk> {
     use std::os::unix::fs::FileExt;
-    let enc: Vec<(Vec<u8>, u32)> = offsets.iter().map(|o| encoded(filters, data, o)).collect();
-    let items: Vec<(&[u64], u64, u32)> = offsets
-        .iter()
-        .zip(&enc)
-        .map(|(o, (b, m))| (&o[..], b.len() as u64, *m))
-        .collect();
-    let at = ds.place_chunks(&items).unwrap();
+    let at = ds
+        .reserve_chunks(offsets.len() as u64 * 16 * 16 * 4)
+        .unwrap();
     let other = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-    for ((b, _), a) in enc.iter().zip(&at) {
-        other.write_all_at(b, *a).unwrap();
+    let mut addr = at;
+    let mut out = vec![];
+    for o in offsets {
+        let (b, mask) = encoded(filters, data, o);
+        other.write_all_at(&b, addr).unwrap();
+        out.push(arca::WrittenChunk {
+            offset: o.to_vec(),
+            addr,
+            len: b.len() as u64,
+            mask,
+            crc: crc32c::crc32c(&b),
+        });
+        addr += b.len() as u64;
     }
-    enc.iter().map(|(b, _)| crc32c::crc32c(b)).collect()
+    out
 }
 
 #[test]
-fn chunks_placed_and_written_elsewhere_read_as_a_serial_write() {
+fn chunks_written_elsewhere_read_as_a_serial_write() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = Rng(11);
     let filters = [Filter::Shuffle, Filter::Zstd(3)];
@@ -314,8 +322,9 @@ fn chunks_placed_and_written_elsewhere_read_as_a_serial_write() {
             .map(|i| (i % 89) as f32 + (r.next() % 5) as f32 + round as f32)
             .collect();
         f.begin_transaction().unwrap();
-        let crcs = place_and_write(&path, &ds, &filters, &data, &offsets);
-        ds.seal_chunks(&crcs).unwrap();
+        let mut written = reserve_and_write(&path, &ds, &filters, &data, &offsets);
+        written.reverse(); // any order
+        ds.seal_chunks(&written).unwrap();
         f.end_transaction(true).unwrap();
         assert_eq!(ds.read_all::<f32>().unwrap(), data, "round {round}");
         let serial = File::in_memory().unwrap();
@@ -341,7 +350,7 @@ fn chunks_placed_and_written_elsewhere_read_as_a_serial_write() {
 }
 
 #[test]
-fn placed_chunks_not_sealed_roll_the_transaction_back() {
+fn reserved_space_not_sealed_rolls_the_transaction_back() {
     let dir = tempfile::tempdir().unwrap();
     let filters = [Filter::Zstd(1)];
     let path = dir.path().join("p.arca");
@@ -352,38 +361,58 @@ fn placed_chunks_not_sealed_roll_the_transaction_back() {
     f.flush().unwrap();
     let other: Vec<f32> = data.iter().map(|v| v + 1.0).collect();
     // Outside a transaction: refused.
-    let (b, m) = encoded(&filters, &other, &[0, 0]);
-    let e = ds
-        .place_chunks(&[(&[0, 0], b.len() as u64, m)])
-        .unwrap_err();
+    let e = ds.reserve_chunks(1024).unwrap_err();
     assert!(e.to_string().contains("transaction"), "{e}");
-    // Placed, written, never sealed: the end refuses and rolls back.
+    // Reserved, written, never sealed: the end refuses and rolls back.
     f.begin_transaction().unwrap();
     f.root().create_group("made_inside").unwrap();
-    place_and_write(&path, &ds, &filters, &other, &[[0, 0], [16, 16]]);
-    let e = ds.place_chunks(&[(&[32, 0], 8, 0)]).unwrap_err();
-    assert!(e.to_string().contains("not sealed"), "{e}");
-    let e = ds.seal_chunks(&[1]).unwrap_err();
-    assert!(e.to_string().contains("2 placed"), "{e}");
+    reserve_and_write(&path, &ds, &filters, &other, &[[0, 0], [16, 16]]);
     let e = f.end_transaction(true).unwrap_err();
     assert!(e.to_string().contains("not sealed"), "{e}");
     assert_eq!(ds.read_all::<f32>().unwrap(), data);
     assert!(f.root().group("made_inside").is_err());
     f.check().unwrap();
-    // Bad calls inside a transaction: typed errors, then a rollback.
+    // Bad seals are typed errors that index nothing; a good one follows.
     f.begin_transaction().unwrap();
-    let e = ds
-        .place_chunks(&[(&[0, 0], 10, 0), (&[0, 0], 10, 0)])
-        .unwrap_err();
+    assert!(ds.seal_chunks(&[]).is_err(), "nothing reserved");
+    let w = reserve_and_write(&path, &ds, &filters, &other, &[[0, 0], [16, 16]]);
+    let mut twice = w.clone();
+    twice[1].offset = vec![0, 0];
+    let e = ds.seal_chunks(&twice).unwrap_err();
     assert!(e.to_string().contains("twice"), "{e}");
-    assert!(ds.place_chunks(&[(&[3, 0], 10, 0)]).is_err());
-    assert!(ds.place_chunks(&[(&[0, 0], 0, 0)]).is_err());
-    assert!(ds.seal_chunks(&[]).is_err(), "nothing placed");
-    f.end_transaction(false).unwrap();
+    let mut overlap = w.clone();
+    overlap[1].addr -= 1;
+    let e = ds.seal_chunks(&overlap).unwrap_err();
+    assert!(e.to_string().contains("overlap"), "{e}");
+    let mut outside = w.clone();
+    outside[0].addr = 0;
+    let e = ds.seal_chunks(&outside).unwrap_err();
+    assert!(e.to_string().contains("outside"), "{e}");
+    let mut bad_offset = w.clone();
+    bad_offset[0].offset = vec![3, 0];
+    assert!(ds.seal_chunks(&bad_offset).is_err());
+    assert!(ds.read_all::<f32>().unwrap() == data, "nothing indexed");
+    ds.seal_chunks(&w).unwrap();
+    f.end_transaction(true).unwrap();
+    let mut want = data.clone();
+    for r in 0..16 {
+        for c in 0..16 {
+            want[r * 30 + c] += 1.0;
+            if 16 + r < 50 && 16 + c < 30 {
+                want[(16 + r) * 30 + 16 + c] += 1.0;
+            }
+        }
+    }
+    assert!(
+        ds.read_all::<f32>().unwrap() == want,
+        "sealed chunks read back"
+    );
+    f.check().unwrap();
     // A wrong checksum is caught by the read, named as damage.
     f.begin_transaction().unwrap();
-    let crcs = place_and_write(&path, &ds, &filters, &other, &[[0, 0]]);
-    ds.seal_chunks(&[crcs[0] ^ 1]).unwrap();
+    let mut w = reserve_and_write(&path, &ds, &filters, &other, &[[0, 0]]);
+    w[0].crc ^= 1;
+    ds.seal_chunks(&w).unwrap();
     f.end_transaction(true).unwrap();
     let e = ds.read_all::<f32>().unwrap_err();
     assert!(matches!(e, arca::Error::Corrupt { .. }), "{e:?}");
@@ -406,11 +435,18 @@ fn blocks_cut_into_chunks_store_as_a_serial_write() {
     let dir = tempfile::tempdir().unwrap();
     for case in 0..40 {
         let start: Vec<u64> = dims.iter().map(|&d| r.next() % d).collect();
-        let count: Vec<u64> = start
+        let mut count: Vec<u64> = start
             .iter()
             .zip(&dims)
             .map(|(&s, &d)| 1 + r.next() % (d - s))
             .collect();
+        // Blocks of whole chunk rows (filtered in place) and one whose
+        // last chunk runs past the extent.
+        let (start, count) = match case {
+            0 => (vec![0, 3, 0], vec![8, 3, 7]),
+            1 => (vec![4, 3, 0], vec![9, 3, 7]),
+            _ => (start, std::mem::take(&mut count)),
+        };
         let n: u64 = count.iter().product();
         let vals: Vec<i16> = (0..n).map(|_| (r.next() % 1000) as i16).collect();
         let block: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -422,23 +458,27 @@ fn blocks_cut_into_chunks_store_as_a_serial_write() {
         let f = File::create(&path).unwrap();
         let ds = f.root().create_dataset("x", &o).unwrap();
         f.begin_transaction().unwrap();
-        let items: Vec<(&[u64], u64, u32)> = e
-            .chunks
-            .iter()
-            .map(|c| (&c.offset[..], c.len, c.mask))
-            .collect();
-        let at = ds.place_chunks(&items).unwrap();
-        let other = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
-        let mut from = 0usize;
-        for (c, a) in e.chunks.iter().zip(&at) {
+        // Room for every chunk unfiltered, the most any can take.
+        let room = e.chunks.len() as u64 * 4 * 3 * 7 * 2;
+        if room > 0 {
             use std::os::unix::fs::FileExt;
-            other
-                .write_all_at(&e.bytes[from..][..c.len as usize], *a)
-                .unwrap();
-            from += c.len as usize;
+            let at = ds.reserve_chunks(room).unwrap();
+            let other = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            other.write_all_at(&e.bytes, at).unwrap();
+            let mut addr = at;
+            let mut written = vec![];
+            for c in &e.chunks {
+                written.push(arca::WrittenChunk {
+                    offset: c.offset.clone(),
+                    addr,
+                    len: c.len,
+                    mask: c.mask,
+                    crc: c.crc,
+                });
+                addr += c.len;
+            }
+            ds.seal_chunks(&written).unwrap();
         }
-        let crcs: Vec<u32> = e.chunks.iter().map(|c| c.crc).collect();
-        ds.seal_chunks(&crcs).unwrap();
         for (s0, cnt) in &e.partial {
             let rel: Vec<(u64, u64, u64)> = s0
                 .iter()

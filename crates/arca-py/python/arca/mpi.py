@@ -84,6 +84,7 @@ class File:
         self.path = os.fspath(path)
         self._f = None
         self._fd = None
+        self._win = None
         err = None
         if self.rank == 0:
             try:
@@ -99,6 +100,28 @@ class File:
             except OSError as e:
                 err = e
         _agree(comm, err, "open")
+        if self.writable:
+            # A counter on rank 0 that ranks add to atomically (MPI one-sided):
+            # where each rank's next compressed slab goes in reserved room.
+            from mpi4py import MPI
+
+            self._win = MPI.Win.Allocate(8 if self.rank == 0 else 0, 8, comm=comm)
+            self._one = np.zeros(1, np.int64)
+            self._got = np.zeros(1, np.int64)
+
+    def _counter_add(self, n):
+        """Add ``n`` to the shared counter; the value before."""
+        from mpi4py import MPI
+
+        self._one[0] = n
+        self._win.Lock(0, MPI.LOCK_SHARED)
+        self._win.Fetch_and_op(self._one, self._got, 0, 0, MPI.SUM)
+        self._win.Unlock(0)
+        return int(self._got[0])
+
+    def _counter_base(self):
+        """The counter's value now (rank 0, before any rank adds)."""
+        return self._counter_add(0)
 
     def __enter__(self):
         return self
@@ -159,6 +182,9 @@ class File:
         except OSError as e:
             err = e
         self.comm.Barrier()
+        if self._win is not None:
+            self._win.Free()  # collective
+            self._win = None
         if self.rank == 0 and self._f is not None:
             try:
                 self._f.close()
@@ -386,7 +412,26 @@ def _pwrite_all(fd, data, at):
 
 
 # -- fixed-size datasets -----------------------------------------------------------
-_CHUNKS_TAG = 77
+# Raw bytes a rank compresses before it writes them out: big enough that a
+# write is one large syscall, small enough to overlap the other ranks.
+_SLAB_BYTES = 8 << 20
+
+def _whole_chunks(box, shape, chunks):
+    """How many chunks of the grid the box covers whole (a chunk running
+    past the extent counts when its part inside is covered)."""
+    start, count, _ = box
+    n = 1
+    for a, c, d, k in zip(start, count, shape, chunks):
+        if c == 0:
+            return 0
+        first = -(-a // k)  # the first chunk starting inside the box
+        end = a + c
+        # Chunks ending inside the box, or at the extent's end.
+        last = end // k if end < d else -(-d // k)
+        n *= max(0, last - first)
+    return n
+
+
 def _describe(ds):
     """What every rank needs to know of a dataset, from rank 0."""
     ts = ds.id.dtype()
@@ -435,11 +480,11 @@ class ArrayDataset:
     A collective write (``ds[sel] = block`` or :meth:`write_direct`) takes
     each rank's own hyperslab. Of a chunked dataset with arca's filters,
     every chunk a rank's selection covers whole is filtered (compressed) by
-    that rank, in parallel with the others; the stored bytes go to rank 0,
-    which writes them as they are, together with the parts of chunks that
-    several ranks share (merged there, each rank's part written over the
-    chunk as it stands), and commits once. A failure on any rank fails the
-    call on every rank and leaves the file as it was. Ranks' selections
+    that rank and written by it into the file, at a place rank 0 gives it,
+    in parallel with the others; rank 0 indexes those chunks, merges the
+    parts of chunks that several ranks share (each rank's part written over
+    the chunk as it stands), and commits once. A failure on any rank fails
+    the call on every rank and leaves the file as it was. Ranks' selections
     must not overlap."""
 
     def __init__(self, file, name, shape, maxshape, chunks, dtype, filters, hdf5, fill):
@@ -467,54 +512,79 @@ class ArrayDataset:
         self.write_direct(block, sel)
 
     def write_direct(self, block, sel=None):
-        """Collective write of ``block`` to this rank's ``sel``."""
+        """Collective write of ``block`` to this rank's ``sel``.
+
+        Four steps: every rank counts the chunks its block covers whole;
+        rank 0 reserves room for all of them unfiltered (the most they can
+        take) inside a transaction; each rank compresses its chunks a slab
+        at a time and writes each slab at once into the room, at a place it
+        takes from a shared counter (one MPI atomic add), so that ranks
+        pack their chunks tightly without waiting for each other; rank 0
+        indexes every chunk, gives back the room left over, merges the
+        parts of chunks no rank covers whole, and commits."""
         f = self.file
         comm, rank = f.comm, f.rank
-        err, full, parts = None, [], []
+        # Step 1: check locally; count the whole chunks.
+        err, box, arr, whole = None, None, None, 0
         try:
             box = self._box(sel)
             count = tuple(box[1])
             arr = np.asarray(block, dtype=self.dtype)
             if arr.shape != count:
-                arr = np.ascontiguousarray(np.broadcast_to(arr, count))
-            if self.chunks is None or self._hdf5 or any(s != 1 for s in box[2]):
-                parts.append((box, np.ascontiguousarray(arr)))
-            else:
-                full, parts = self._split(box, arr)
+                arr = np.broadcast_to(arr, count)
+            arr = np.ascontiguousarray(arr)
+            if self._direct(box):
+                whole = _whole_chunks(box, self.shape, self.chunks)
         except Exception as e:  # noqa: BLE001 -- reported on every rank
             err = e
-        # The filtered chunks travel as one buffer per rank (MPI's own
-        # transfer, not pickled objects); their offsets and sizes beside.
-        payload = b"".join(d for _, d, _ in full)
-        meta = [(c0, len(d), mask) for c0, d, mask in full]
-        gathered = comm.gather((_msg(err), meta, parts, len(payload)), root=0)
-        if rank != 0 and payload:
-            comm.Send(np.frombuffer(payload, np.uint8), dest=0, tag=_CHUNKS_TAG)
-        err = None
+        counts = comm.gather((_msg(err), whole), root=0)
+        # Step 2: rank 0 reserves room for every rank's chunks.
+        err, room = None, None
         if rank == 0:
-            bufs = [payload]
-            for r in range(1, comm.Get_size()):
-                buf = np.empty(gathered[r][3], np.uint8)
-                if buf.size:
-                    comm.Recv(buf, source=r, tag=_CHUNKS_TAG)
-                bufs.append(buf.tobytes())
             try:
-                bad = [(r, g[0]) for r, g in enumerate(gathered) if g[0] is not None]
+                bad = [(r, c[0]) for r, c in enumerate(counts) if c[0] is not None]
                 if bad:
                     raise CollectiveError("; ".join(f"rank {r}: {m}" for r, m in bad))
                 f._f._native.begin_transaction()
+                n = sum(c[1] for c in counts)
+                total = n * _prod(self.chunks) * self.dtype.itemsize if n else 0
                 try:
+                    if total:
+                        room = (_native.chunks_reserve(self._ds()._id, total), f._counter_base())
+                except BaseException:
+                    self._rollback()
+                    raise
+            except Exception as e:  # noqa: BLE001 -- reported on every rank
+                err = e
+        room = comm.bcast(room, root=0)
+        _agree(comm, err, "write")
+        # Step 3: compress and write a slab at a time.
+        err, written, parts = None, [], []
+        try:
+            if self._direct(box):
+                written, partial = self._write_slabs(box, arr, room)
+                lo = box[0]
+                for s0, n in partial:
+                    piece = arr[tuple(slice(a - b, a - b + c) for a, b, c in zip(s0, lo, n))]
+                    parts.append(((list(s0), list(n), [1] * len(n)), np.ascontiguousarray(piece)))
+            else:
+                parts.append((box, arr))
+        except Exception as e:  # noqa: BLE001 -- reported on every rank
+            err = e
+        done = comm.gather((_msg(err), written, parts), root=0)
+        # Step 4: rank 0 indexes the chunks, merges the rest and commits.
+        err = None
+        if rank == 0:
+            try:
+                try:
+                    bad = [(r, d[0]) for r, d in enumerate(done) if d[0] is not None]
+                    if bad:
+                        raise CollectiveError("; ".join(f"rank {r}: {m}" for r, m in bad))
                     ds = self._ds()
-                    items = []
-                    for g, buf in zip(gathered, bufs):
-                        at = 0
-                        for c0, n, mask in g[1]:
-                            items.append((c0, buf[at:at + n], mask))
-                            at += n
-                    if items:
-                        _native.chunks_write_raw(ds._id, items)
-                    for g in gathered:
-                        for pbox, data in g[2]:
+                    if room is not None:
+                        _native.chunks_seal(ds._id, [w for d in done for w in d[1]])
+                    for d in done:
+                        for pbox, data in d[2]:
                             if data.size:
                                 ds[_slices(pbox)] = data
                 except BaseException:
@@ -525,37 +595,40 @@ class ArrayDataset:
                 err = e
         _agree(comm, err, "write")
 
-    def _split(self, box, arr):
-        """Chunks the box covers whole, filtered here; the other parts as
-        (box, data) for rank 0 to merge."""
+    def _direct(self, box):
+        """Whether ranks compress and write their whole chunks themselves."""
+        return self.chunks is not None and not self._hdf5 and all(s == 1 for s in box[2])
+
+    def _write_slabs(self, box, arr, room):
+        """Cut the block into slabs of whole chunk rows, compress each and
+        write it into the room at once; the chunks written and the parts
+        of chunks the block covers only in part."""
+        f = self.file
         start, count, _ = box
-        rank = len(self.shape)
-        lo = [int(s) for s in start]
-        hi = [s + c for s, c in zip(lo, count)]
+        written, partial = [], []
         if any(c == 0 for c in count):
-            return [], []
-        ranges = [range(a // c, (b - 1) // c + 1) for a, b, c in zip(lo, hi, self.chunks)]
-        full, parts = [], []
-        elem = self.dtype.itemsize
-        fill = np.frombuffer(self._fill, dtype=self.dtype) if self._fill else np.zeros(1, self.dtype)
-        for idx in np.ndindex(*[len(r) for r in ranges]):
-            cidx = [r[i] for r, i in zip(ranges, idx)]
-            c0 = [i * c for i, c in zip(cidx, self.chunks)]
-            c1 = [min(a + c, d) for a, c, d in zip(c0, self.chunks, self.shape)]
-            s0 = [max(a, b) for a, b in zip(c0, lo)]
-            s1 = [min(a, b) for a, b in zip(c1, hi)]
-            piece = arr[tuple(slice(a - b, e - b) for a, e, b in zip(s0, s1, lo))]
-            if s0 == c0 and s1 == c1:
-                chunk = np.empty(self.chunks, dtype=self.dtype)
-                chunk[...] = fill[0]
-                chunk[tuple(slice(0, e - a) for a, e in zip(c0, c1))] = piece
-                raw = np.ascontiguousarray(chunk).view(np.uint8).reshape(-1)
-                data, mask = _native.chunk_encode(self._filters, elem, raw.tobytes())
-                full.append((c0, data, mask))
-            else:
-                sub = ([*s0], [e - a for a, e in zip(s0, s1)], [1] * rank)
-                parts.append((sub, np.ascontiguousarray(piece)))
-        return full, parts
+            return written, partial
+        c0 = self.chunks[0]
+        row_bytes = arr[0].nbytes if arr.shape[0] else 0
+        rows_per_slab = max(1, _SLAB_BYTES // max(1, row_bytes * c0)) * c0
+        lo, hi = start[0], start[0] + count[0]
+        a = lo
+        while a < hi:
+            b = min(hi, (a // rows_per_slab + 1) * rows_per_slab)
+            slab = arr[a - lo:b - lo]
+            enc, meta, part = _native.chunks_encode_block(
+                self._filters, self.dtype.itemsize, list(self.shape), list(self.chunks),
+                [a, *start[1:]], [b - a, *count[1:]], slab.reshape(-1).view(np.uint8),
+                self._fill)
+            partial.extend(part)
+            if meta:
+                at = room[0] + f._counter_add(enc.size) - room[1]
+                _native.write_out(f._fd, enc, at)
+                for offset, n, mask, crc in meta:
+                    written.append((offset, at, n, mask, crc))
+                    at += n
+            a = b
+        return written, partial
 
     def __getitem__(self, sel):
         return self.read(sel)

@@ -465,7 +465,7 @@ pub(super) fn check_raw(layout: &ChunkLayout, offset: &[u64], len: u64, mask: u3
 
 /// A chunk placed and copied, waiting for its index entry: coordinates,
 /// address, size, mask, and the entry it replaces.
-pub(super) type Placed = (Vec<u64>, u64, u64, u32, Option<ChunkRef>);
+type Placed = (Vec<u64>, u64, u64, u32, Option<ChunkRef>);
 
 /// Place and copy chunks whose bytes come from one file, copying each run
 /// of chunks that follow each other in both files with one call.

@@ -1,50 +1,67 @@
-//! Chunks written by other processes: space placed for filtered chunks
-//! inside a transaction, written by whoever holds the bytes (the ranks of
-//! an MPI job, each with its own file descriptor), then sealed into the
-//! dataset's index with their checksums. Compression and the bulk writes
-//! then run in every process at once; only the index is written by the
-//! process that holds the file.
+//! Chunks written by other processes: space reserved for filtered chunks
+//! inside a transaction, filled by whoever holds the bytes (the ranks of
+//! an MPI job, each with its own file descriptor, packing their chunks
+//! into one region as they compress them), then sealed into the dataset's
+//! index with the chunks' places and checksums. Compression and the bulk
+//! writes then run in every process at once; only the index is written
+//! by the process that holds the file.
 //!
-//! The chunks of one placement stay pending in the session until
-//! [`Dataset::seal_chunks`]: a transaction that ends with chunks pending
-//! is rolled back, since their old space is already freed and their new
-//! space not yet indexed.
+//! Reserved regions stay pending in the session until
+//! [`Dataset::seal_chunks`]: a transaction that ends with space pending
+//! is rolled back, since that space is owned by nothing yet.
 
-use super::chunks::{check_raw, chunk_layout, coords_of, Placed};
+use super::chunks::{check_raw, chunk_layout, coords_of};
 use super::dataset::engine;
 use super::{lock, Dataset, Session};
 use crate::error::{Error, Result};
 use crate::format::chunk_index::ChunkRef;
 use crate::format::object_header::{Header, Layout};
+use crate::space::SpaceKind;
 
-/// Chunks placed for one dataset and not sealed yet.
+/// Space reserved for one dataset's chunks and not sealed yet.
 #[derive(Debug)]
 pub(crate) struct Pending {
     /// The dataset's header address.
     dataset: u64,
-    /// Grid coordinates, address, size, mask and the entry each replaces.
-    chunks: Vec<Placed>,
+    /// The regions reserved, `(addr, len)`.
+    regions: Vec<(u64, u64)>,
+}
+
+/// One chunk written into reserved space, for [`Dataset::seal_chunks`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenChunk {
+    /// The chunk's first element, per dimension.
+    pub offset: Vec<u64>,
+    /// Where its stored bytes begin in the file.
+    pub addr: u64,
+    /// Stored bytes.
+    pub len: u64,
+    /// Its filter mask (see [`Dataset::write_chunk_raw`]).
+    pub mask: u32,
+    /// CRC32C (Castagnoli) of its stored bytes.
+    pub crc: u32,
 }
 
 impl Session {
-    /// Whether chunks were placed and not sealed (a commit must not
-    /// happen: see the module comment).
+    /// Whether space was reserved for chunks and not sealed (a commit must
+    /// not happen: see the module comment).
     pub(crate) fn chunks_pending(&self) -> bool {
         !self.pending.is_empty()
     }
 }
 
 impl Dataset {
-    /// Place chunks whose stored bytes another process will write: for
-    /// each `(offset, stored length, mask)` (as for
-    /// [`Dataset::write_chunks_raw`]) the file address where its bytes
-    /// go. Needs an open transaction; the caller writes every chunk's
-    /// bytes at its address, makes sure they reached the file (a write,
-    /// not necessarily a sync: the commit syncs the file), then calls
-    /// [`Dataset::seal_chunks`] before the transaction ends.
+    /// Reserve `len` bytes of the file for this dataset's chunks, which
+    /// other processes will write: the region's address. Needs an open
+    /// transaction. The writers put each chunk's stored bytes (from
+    /// [`crate::encode_chunk`] or [`crate::encode_block`]) anywhere inside
+    /// the region, without overlaps, make sure they reached the file (a
+    /// write, not a sync: the commit syncs the file), then
+    /// [`Dataset::seal_chunks`] indexes them and gives back what they left
+    /// unused, before the transaction ends.
     ///
     /// ```
-    /// use arca::{Datatype, DatasetOptions, File, Filter};
+    /// use arca::{Datatype, DatasetOptions, File, Filter, WrittenChunk};
     /// use std::os::unix::fs::FileExt;
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("p.arca");
@@ -53,91 +70,60 @@ impl Dataset {
     /// let ds = f.root().create_dataset("x", &o).unwrap();
     /// let (bytes, mask) = arca::encode_chunk(&[Filter::Zstd(1)], 1, &[7; 8]).unwrap();
     /// f.begin_transaction().unwrap();
-    /// let at = ds.place_chunks(&[(&[0], bytes.len() as u64, mask)]).unwrap();
+    /// let at = ds.reserve_chunks(8).unwrap(); // a chunk never stores more than its elements
     /// // Another process would do this with its own descriptor.
     /// std::fs::OpenOptions::new().write(true).open(&path).unwrap()
-    ///     .write_all_at(&bytes, at[0]).unwrap();
-    /// ds.seal_chunks(&[crc32c::crc32c(&bytes)]).unwrap();
+    ///     .write_all_at(&bytes, at).unwrap();
+    /// let crc = crc32c::crc32c(&bytes);
+    /// ds.seal_chunks(&[WrittenChunk { offset: vec![0], addr: at, len: bytes.len() as u64, mask, crc }])
+    ///     .unwrap();
     /// f.end_transaction(true).unwrap();
     /// assert_eq!(ds.read_all::<u8>().unwrap(), [7; 8]);
     /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] outside a transaction, for chunks of this
-    /// dataset already pending, a chunk named twice, or a chunk
-    /// [`Dataset::write_chunks_raw`] would refuse; [`Error::ReadOnly`].
-    pub fn place_chunks(&self, chunks: &[(&[u64], u64, u32)]) -> Result<Vec<u64>> {
+    /// [`Error::InvalidArgument`] outside a transaction, for a dataset that
+    /// is not chunked or an empty region; [`Error::ReadOnly`].
+    pub fn reserve_chunks(&self, len: u64) -> Result<u64> {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let addr = self.addr;
         if g.tx_depth == 0 {
             return Err(Error::invalid(
-                "chunks are placed inside a transaction, which their seal must end before",
+                "chunk space is reserved inside a transaction, which their seal must end before",
             ));
         }
-        if g.pending.iter().any(|p| p.dataset == addr) {
-            return Err(Error::invalid(
-                "chunks of this dataset are placed and not sealed yet",
-            ));
+        if len == 0 {
+            return Err(Error::invalid("an empty region reserved for chunks"));
         }
         self.flush_chunks(&mut g)?;
-        let layout = chunk_layout(&mut g, addr)?;
-        let mut todo = Vec::with_capacity(chunks.len());
-        let mut seen = std::collections::HashSet::with_capacity(chunks.len());
-        for &(offset, len, mask) in chunks {
-            let coords = coords_of(offset, &layout.chunk, &layout.dims)?;
-            let mask = check_raw(&layout, offset, len, mask)?;
-            if !seen.insert(coords.clone()) {
-                return Err(Error::invalid(format!(
-                    "the chunk at {offset:?} is placed twice"
-                )));
-            }
-            todo.push((coords, len, mask));
-        }
-        let h = Header::load(&mut g.st, addr)?;
-        let m = h
-            .dataset
-            .as_ref()
-            .ok_or_else(|| Error::invalid("not a dataset"))?;
-        let Layout::Chunked { index, .. } = &m.layout else {
-            return Err(Error::invalid("the dataset is not chunked"));
-        };
-        let mut e = engine(m, &layout.chunk, *index, &[]);
-        let mut placed = Vec::with_capacity(todo.len());
-        for (coords, len, mask) in todo {
-            // Inside a transaction the journal is on, so place() never
-            // hands back the old extent: nothing live is written over.
-            match e.place(&mut g.st, &coords, len) {
-                Ok((at, old)) => placed.push((coords, at, len, mask, old)),
-                Err(err) => {
-                    // Old chunks may already be freed: nothing of this
-                    // transaction may commit.
-                    g.tx_doomed = true;
-                    return Err(err);
-                }
-            }
-        }
-        // J7: the caller writes at once, maybe into space the last commit
+        chunk_layout(&mut g, addr)?;
+        let at = g.st.space.alloc(SpaceKind::Raw, len)?;
+        // J7: the writers write at once, maybe into space the last commit
         // freed, whose invalidation must be durable first.
         g.st.pager.journal().settle()?;
-        let out = placed.iter().map(|p| p.1).collect();
-        g.pending.push(Pending {
-            dataset: addr,
-            chunks: placed,
-        });
-        Ok(out)
+        match g.pending.iter_mut().find(|p| p.dataset == addr) {
+            Some(p) => p.regions.push((at, len)),
+            None => g.pending.push(Pending {
+                dataset: addr,
+                regions: vec![(at, len)],
+            }),
+        }
+        Ok(at)
     }
 
-    /// Index the chunks [`Dataset::place_chunks`] placed for this dataset,
-    /// now that their bytes are written: `crcs` holds each one's CRC32C
-    /// (Castagnoli), in the order they were placed. Reads check every
-    /// chunk against it.
+    /// Index the chunks written into the space [`Dataset::reserve_chunks`]
+    /// reserved for this dataset, replacing any stored before, and give
+    /// back the reserved bytes no chunk holds. Every region this dataset
+    /// reserved is sealed at once. Reads check each chunk against `crc`.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when no chunks of this dataset are
-    /// pending or `crcs` has the wrong length; a failure while indexing
-    /// dooms the transaction.
-    pub fn seal_chunks(&self, crcs: &[u32]) -> Result<()> {
+    /// [`Error::InvalidArgument`] when nothing is reserved, or for a chunk
+    /// outside the reserved regions, overlapping another, named twice, or
+    /// one [`Dataset::write_chunks_raw`] would refuse; nothing is indexed
+    /// then and the space stays reserved. A failure while indexing dooms
+    /// the transaction.
+    pub fn seal_chunks(&self, chunks: &[WrittenChunk]) -> Result<()> {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         let addr = self.addr;
@@ -145,16 +131,13 @@ impl Dataset {
             .pending
             .iter()
             .position(|p| p.dataset == addr)
-            .ok_or_else(|| Error::invalid("no chunks of this dataset are placed"))?;
-        if g.pending[i].chunks.len() != crcs.len() {
-            return Err(Error::invalid(format!(
-                "{} checksums for {} placed chunks",
-                crcs.len(),
-                g.pending[i].chunks.len()
-            )));
-        }
+            .ok_or_else(|| Error::invalid("no chunk space of this dataset is reserved"))?;
+        // Cached chunks would hide the sealed ones from reads.
+        self.flush_chunks(&mut g)?;
+        let layout = chunk_layout(&mut g, addr)?;
+        let todo = check_written(&layout, &g.pending[i].regions, chunks)?;
         let p = g.pending.swap_remove(i);
-        let r = seal(&mut g, addr, p, crcs);
+        let r = seal(&mut g, addr, &layout.chunk, p, todo);
         if r.is_err() {
             g.tx_doomed = true;
         }
@@ -162,9 +145,77 @@ impl Dataset {
     }
 }
 
-/// Record every pending chunk in the index and save its root.
-fn seal(g: &mut Session, addr: u64, p: Pending, crcs: &[u32]) -> Result<()> {
-    let layout = chunk_layout(g, addr)?;
+/// Check every written chunk against the layout and the regions; their
+/// grid coordinates, and the chunks in address order.
+fn check_written<'a>(
+    layout: &super::chunks::ChunkLayout,
+    regions: &[(u64, u64)],
+    chunks: &'a [WrittenChunk],
+) -> Result<Vec<(Vec<u64>, &'a WrittenChunk, u32)>> {
+    let mut todo = Vec::with_capacity(chunks.len());
+    let mut seen = std::collections::HashSet::with_capacity(chunks.len());
+    for c in chunks {
+        let coords = coords_of(&c.offset, &layout.chunk, &layout.dims)?;
+        let mask = check_raw(layout, &c.offset, c.len, c.mask)?;
+        let inside = c
+            .addr
+            .checked_add(c.len)
+            .is_some_and(|end| regions.iter().any(|&(a, l)| c.addr >= a && end <= a + l));
+        if !inside {
+            return Err(Error::invalid(format!(
+                "the chunk at {:?} ({} bytes at {}) lies outside the space reserved",
+                c.offset, c.len, c.addr
+            )));
+        }
+        if !seen.insert(coords.clone()) {
+            return Err(Error::invalid(format!(
+                "the chunk at {:?} is written twice",
+                c.offset
+            )));
+        }
+        todo.push((coords, c, mask));
+    }
+    todo.sort_by_key(|t| t.1.addr);
+    for w in todo.windows(2) {
+        if w[0].1.addr + w[0].1.len > w[1].1.addr {
+            return Err(Error::invalid(format!(
+                "the chunks at {:?} and {:?} overlap in the file",
+                w[0].1.offset, w[1].1.offset
+            )));
+        }
+    }
+    Ok(todo)
+}
+
+/// Free the reserved bytes no chunk holds, then record every written
+/// chunk in the index (freeing what each replaces) and save its root.
+fn seal(
+    g: &mut Session,
+    addr: u64,
+    chunk: &[u64],
+    p: Pending,
+    todo: Vec<(Vec<u64>, &WrittenChunk, u32)>,
+) -> Result<()> {
+    // The regions' unused bytes first, between and after the chunks, so
+    // that the index's new pages can take them and the room's end, at the
+    // end of the file, is cut there at the commit.
+    let mut regions = p.regions;
+    regions.sort_unstable();
+    let mut k = 0;
+    for (a, l) in regions {
+        let mut at = a;
+        while k < todo.len() && todo[k].1.addr < a + l {
+            let c = todo[k].1;
+            if c.addr > at {
+                g.st.space.free(SpaceKind::Raw, at, c.addr - at)?;
+            }
+            at = c.addr + c.len;
+            k += 1;
+        }
+        if a + l > at {
+            g.st.space.free(SpaceKind::Raw, at, a + l - at)?;
+        }
+    }
     let mut h = Header::load(&mut g.st, addr)?;
     let m = h
         .dataset
@@ -174,15 +225,20 @@ fn seal(g: &mut Session, addr: u64, p: Pending, crcs: &[u32]) -> Result<()> {
         return Err(Error::invalid("the dataset is not chunked"));
     };
     let root = *index;
-    let mut e = engine(m, &layout.chunk, root, &[]);
-    for ((coords, at, size, mask, old), &crc) in p.chunks.into_iter().zip(crcs) {
+    let mut e = engine(m, chunk, root, &[]);
+    for (coords, c, mask) in &todo {
+        let old = e.entry(&mut g.st, coords)?;
+        if let Some(o) = old {
+            g.st.check_live("chunk", o.addr, o.size)?;
+            g.st.space.free(SpaceKind::Raw, o.addr, o.size)?;
+        }
         let entry = ChunkRef {
-            addr: at,
-            size,
-            mask,
-            crc,
+            addr: c.addr,
+            size: c.len,
+            mask: *mask,
+            crc: c.crc,
         };
-        e.record(&mut g.st, &coords, entry, old)?;
+        e.record(&mut g.st, coords, entry, old)?;
     }
     let new_root = e.index;
     if new_root != root {
