@@ -91,14 +91,17 @@ TABLE_DTYPE = np.dtype([
     ("time", "<f8"), ("channel", "<u2"), ("flags", "u1"), ("quality", "u1"),
     ("energy", "<f4"), ("pos", "<f4", (3,)), ("id", "<i8"),
 ])
-DATA_KINDS = ("signal", "table", "complex")
-# The element type of this run (numpy's raw read needs it).
+DATA_KINDS = ("signal", "table", "complex", "volume")
+# --data volume: float32 planes of PLANE x PLANE, chunked by whole planes.
+PLANE = 512
+# The element type and shape of this run (numpy's raw read needs them).
 DATA_DTYPE = [np.dtype("<f8")]
+DATA_SHAPE = [(-1,)]
 
 
 def dtype_of(kind: str) -> np.dtype:
     return {"signal": np.dtype("<f8"), "table": TABLE_DTYPE,
-            "complex": np.dtype("<c16")}[kind]
+            "complex": np.dtype("<c16"), "volume": np.dtype("<f4")}[kind]
 
 
 def make_kind(kind: str, n: int) -> np.ndarray:
@@ -106,6 +109,14 @@ def make_kind(kind: str, n: int) -> np.ndarray:
     complex numbers whose parts are two phases of it."""
     if kind == "signal":
         return make_data(n)
+    if kind == "volume":
+        # The signal as float32 planes (its quantisation survives the cast).
+        planes = max(1, n // (PLANE * PLANE))
+        out = np.empty(planes * PLANE * PLANE, dtype="<f4")
+        step = 1 << 22
+        for i in range(0, out.size, step):
+            out[i:i + step] = make_data(min(step, out.size - i), seed=12345 + i // step)
+        return out.reshape(planes, PLANE, PLANE)
     if kind == "complex":
         out = np.empty(n, dtype="<c16")
         s = make_data(n)
@@ -263,6 +274,15 @@ def prefault_pool(nbytes: int) -> int:
 # --------------------------------------------------------------------------
 
 
+def chunk_shape(data: np.ndarray, chunk: int) -> tuple:
+    """The chunk shape for `chunk` elements: a run of a 1-D array, or
+    whole planes of a volume."""
+    if data.ndim == 1:
+        return (chunk,)
+    plane = int(np.prod(data.shape[1:]))
+    return (max(1, chunk // plane), *data.shape[1:])
+
+
 @dataclass
 class Lib:
     name: str
@@ -280,7 +300,7 @@ def numpy_lib() -> Lib:
         data.tofile(path)
 
     def read(path):
-        return np.fromfile(path, dtype=DATA_DTYPE[0])
+        return np.fromfile(path, dtype=DATA_DTYPE[0]).reshape(DATA_SHAPE[0])
 
     return Lib(
         "numpy",
@@ -304,7 +324,7 @@ def arca_lib() -> Lib:
     def write(path, data, case, chunk):
         opts = dict(kw[case])
         if case != "contiguous":
-            opts["chunks"] = (chunk,)
+            opts["chunks"] = chunk_shape(data, chunk)
         f = arca.File(path, "w")
         try:
             ds = f.create_dataset(DATASET, shape=data.shape, dtype=data.dtype, **opts)
@@ -347,7 +367,7 @@ def h5py_lib() -> Lib:
     def write(path, data, case, chunk):
         opts = filters(case)
         if case != "contiguous":
-            opts["chunks"] = (chunk,)
+            opts["chunks"] = chunk_shape(data, chunk)
         with h5py.File(path, "w") as f:
             ds = f.create_dataset(DATASET, shape=data.shape, dtype=data.dtype, **opts)
             ds[...] = data
@@ -386,24 +406,24 @@ def zarr_lib() -> Lib:
     except AttributeError:
         from numcodecs.zarr3 import LZ4, Shuffle
 
-    def compressors(case):
+    def compressors(case, itemsize):
         if case == "zstd":
-            return [Shuffle(elementsize=8), zc.ZstdCodec(level=ZSTD_LEVEL)]
+            return [Shuffle(elementsize=itemsize), zc.ZstdCodec(level=ZSTD_LEVEL)]
         if case == "lz4":
-            return [Shuffle(elementsize=8), LZ4(acceleration=1)]
+            return [Shuffle(elementsize=itemsize), LZ4(acceleration=1)]
         return None
 
     def write(path, data, case, chunk):
         # zarr has no contiguous layout: one chunk spanning the array without
         # codecs is the nearest equivalent.
-        chunks = data.shape if case == "contiguous" else (chunk,)
+        chunks = data.shape if case == "contiguous" else chunk_shape(data, chunk)
         z = zarr.create_array(
             store=path,
             shape=data.shape,
             chunks=chunks,
             dtype=data.dtype,
             filters=None,
-            compressors=compressors(case),
+            compressors=compressors(case, data.dtype.itemsize),
             zarr_format=3,
             overwrite=True,
         )
@@ -451,6 +471,46 @@ def load_libs(names: list[str]) -> tuple[list[Lib], dict[str, str]]:
 # --------------------------------------------------------------------------
 # Measurement
 # --------------------------------------------------------------------------
+
+
+CODEC_PIPELINES = {"zstd": [("shuffle", None), ("zstd", ZSTD_LEVEL)],
+                   "lz4": [("shuffle", None), ("lz4", None)]}
+
+
+def codec_ceiling(data: np.ndarray, chunk: int, case: str, repeat: int) -> dict | None:
+    """The codec alone on this data's chunks (arca's shuffle + codec, no
+    file): MB/s encoding and decoding on 1 and on 2 threads (the calls
+    release the GIL). What a compressed write or read could reach if the
+    file cost nothing; medians of `repeat`."""
+    if case not in CODEC_PIPELINES:
+        return None
+    try:
+        from arca import _native
+    except ImportError:
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    fs = CODEC_PIPELINES[case]
+    elem = data.dtype.itemsize
+    rows = chunk_shape(data, chunk)[0]
+    raws = [np.ascontiguousarray(data[i:i + rows]).tobytes() for i in range(0, len(data), rows)]
+    enc = [_native.chunk_encode(fs, elem, r) for r in raws]
+    sizes = [len(r) for r in raws]
+    out = {}
+    for threads in (1, 2):
+        with ThreadPoolExecutor(threads) as pool:
+            te, td = [], []
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                list(pool.map(lambda r: _native.chunk_encode(fs, elem, r), raws))
+                te.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                list(pool.map(lambda e: _native.chunk_decode(fs, elem, e[1][0], e[1][1], e[0]),
+                              zip(sizes, enc)))
+                td.append(time.perf_counter() - t0)
+        out[f"encode_{threads}t_mb_s"] = data.nbytes / statistics.median(te) / 1e6
+        out[f"decode_{threads}t_mb_s"] = data.nbytes / statistics.median(td) / 1e6
+    return out
 
 
 def remove(path: str) -> None:
@@ -588,8 +648,8 @@ def fmt(x, spec=".0f", none="n/a"):
 def print_report(summary, ratios, aims, libs, missing, meta, out=sys.stdout):
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p()
-    p(f"Data: {meta['size_mib']} MiB {meta.get('data', 'float64')} ({meta['elements']:,} elements, 1-D), "
-      f"chunks of {meta['chunk_elements']:,} elements ({meta['chunk_kib']} KiB), "
+    p(f"Data: {meta['size_mib']} MiB {meta.get('data', 'float64')} ({meta['elements']:,} elements, "
+      f"shape {meta.get('shape')}), chunks {meta.get('chunk_shape')} ({meta['chunk_kib']} KiB), "
       f"{meta['repeat']} repeat(s), medians")
     p(f"Directory: {meta['dir']}   cache before reads: {meta['cache_state']}")
     p(f"Memory: {meta['memory']}")
@@ -611,6 +671,11 @@ def print_report(summary, ratios, aims, libs, missing, meta, out=sys.stdout):
             p(f"{lib.name:8s} {s['write_mb_s']:10.0f} {s['read_mb_s']:10.0f} "
               f"{s['file_bytes'] / 2**20:9.1f} {s['compression_ratio']:6.2f}  "
               f"{lib.notes.get(case, '')}{flag}")
+        c = meta.get("ceilings", {}).get(case)
+        if c:
+            p(f"  ceiling, codec alone (no file): encode {c['encode_1t_mb_s']:.0f} MB/s on 1 "
+              f"thread, {c['encode_2t_mb_s']:.0f} on 2; decode {c['decode_1t_mb_s']:.0f} on 1, "
+              f"{c['decode_2t_mb_s']:.0f} on 2")
         r = ratios.get(case, {})
         parts = []
         for other in ("numpy", "h5py", "zarr"):
@@ -637,8 +702,8 @@ def markdown_report(summary, ratios, aims, libs, missing, meta, samples) -> str:
     lines = [
         f"Command: `{meta['command']}`",
         "",
-        f"- Data: {meta['size_mib']} MiB float64, 1-D, {meta['elements']:,} elements; "
-        f"chunks of {meta['chunk_elements']:,} elements ({meta['chunk_kib']} KiB); "
+        f"- Data: {meta['size_mib']} MiB {meta.get('data')}, shape {meta.get('shape')}; "
+        f"chunks {meta.get('chunk_shape')} ({meta['chunk_kib']} KiB); "
         f"{meta['repeat']} repeats, medians; MB/s = 10^6 bytes of uncompressed data per second",
         f"- Reads: {meta['cache_state']}",
         f"- Memory: {meta['memory']}",
@@ -690,7 +755,8 @@ def parse_args(argv=None):
                     help="dataset size in MiB (default 1024; 64 with --quick)")
     ap.add_argument("--repeat", type=int, default=3, help="repeats per measurement (default 3)")
     ap.add_argument("--quick", action="store_true", help="64 MiB, 1 repeat: a run of seconds")
-    ap.add_argument("--chunk-kib", type=int, default=1024, help="chunk size (default 1024 KiB)")
+    ap.add_argument("--chunk-kib", type=int, default=None,
+                    help="chunk size (default 1024 KiB; 2048 with --data volume: 2 planes)")
     ap.add_argument("--json", metavar="FILE", help="write every figure to FILE")
     ap.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown to FILE")
     ap.add_argument("--dir", metavar="DIR", help="parent of the scratch directory (default /tmp)")
@@ -708,7 +774,7 @@ def parse_args(argv=None):
                          "system: glibc defaults, every big array is fresh memory")
     ap.add_argument("--data", choices=DATA_KINDS, default="signal",
                     help="signal: float64 (default); table: PyTables-like compound rows; "
-                         "complex: complex128")
+                         "complex: complex128; volume: float32 planes of 512 x 512")
     ap.add_argument("--strict", action="store_true",
                     help="fail if a library cannot be imported")
     args = ap.parse_args(argv)
@@ -716,6 +782,8 @@ def parse_args(argv=None):
         args.repeat = 1
     if args.size_mib is None:
         args.size_mib = 64 if args.quick else 1024
+    if args.chunk_kib is None:
+        args.chunk_kib = 2048 if args.data == "volume" else 1024
     for name in ("size_mib", "repeat", "chunk_kib"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -763,6 +831,16 @@ def main(argv=None) -> int:
         memory = "glibc defaults (fresh pages for every large array)"
     print(f"Generating {args.size_mib} MiB of test data ...", flush=True)
     data = make_kind(args.data, n)
+    DATA_SHAPE[0] = data.shape
+    n = data.size
+    nbytes = data.nbytes
+    ceilings = {}
+    for case in args.cases:
+        c = codec_ceiling(data, chunk, case, args.repeat)
+        if c:
+            ceilings[case] = c
+            print(f"codec alone, {case}: " + ", ".join(f"{k} {v:.0f}" for k, v in c.items()),
+                  flush=True)
 
     samples: dict[str, dict[str, list[dict]]] = {
         c: {lib.name: [] for lib in libs} for c in args.cases
@@ -779,7 +857,7 @@ def main(argv=None) -> int:
         # One full-size raw write and read as well: the first use of a
         # gigabyte of page cache after boot is much slower on some VMs.
         measure_once(numpy_lib(), "contiguous", data, chunk, workdir, args.cache)
-        warm = data[: min(n, 8 * chunk)]
+        warm = data[: 8 * chunk_shape(data, chunk)[0]]
         for case in args.cases:
             for lib in libs:
                 try:
@@ -831,11 +909,14 @@ def main(argv=None) -> int:
         "command": " ".join([os.path.basename(sys.executable)] + sys.argv),
         "size_mib": args.size_mib,
         "data": {"signal": "float64", "table": "compound rows (" + ", ".join(TABLE_DTYPE.names) + ")",
-                 "complex": "complex128"}[args.data],
+                 "complex": "complex128", "volume": "float32 planes"}[args.data],
         "dtype": str(dtype_of(args.data)),
         "elements": n,
         "chunk_kib": args.chunk_kib,
         "chunk_elements": chunk,
+        "shape": list(data.shape),
+        "chunk_shape": list(chunk_shape(data, chunk)),
+        "ceilings": ceilings,
         "repeat": args.repeat,
         "dir": workdir,
         "cache_mode": args.cache,

@@ -223,8 +223,28 @@ fn write_out(
     cvt(py.detach(|| arca::io::write_out(&file, bytes, at)))
 }
 
+/// A chunk's elements (`nbytes` bytes) from its stored bytes and mask:
+/// `chunk_encode` undone, without the GIL.
+#[pyfunction]
+fn chunk_decode<'py>(
+    py: Python<'py>,
+    filters: Vec<(String, Option<i32>)>,
+    elem: usize,
+    stored: &[u8],
+    mask: u32,
+    nbytes: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let fs = filters
+        .iter()
+        .map(|(n, l)| crate::parse_filter(n, *l))
+        .collect::<PyResult<Vec<_>>>()?;
+    let out = cvt(py.detach(|| arca::decode_chunk(&fs, elem, stored, mask, nbytes)))?;
+    Ok(PyBytes::new(py, &out))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chunk_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_decode, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_reserve, m)?)?;
     m.add_function(wrap_pyfunction!(write_out, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_seal, m)?)?;

@@ -289,6 +289,8 @@ impl Source<'_> {
 
 /// Bytes buffered before a batch of chunks is filtered in parallel.
 const BATCH_BYTES: usize = 64 << 20;
+/// Filtered chunks a write may hold ahead of its file writes.
+const WINDOW_BYTES: usize = 16 << 20;
 /// Batches smaller than this are filtered on the calling thread: starting
 /// threads costs more than filtering a few small chunks.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
@@ -926,9 +928,19 @@ impl Chunked<'_> {
         data: &[u8],
     ) -> Result<()> {
         let ones = DIMS.take_filled(self.dims.len(), 1);
-        let mut batch = BATCHES.take(0);
-        let mut batch_bytes = 0;
-        for o in overlaps(self.dims, self.chunk, sel).iter() {
+        let ovs = overlaps(self.dims, self.chunk, sel);
+        // Indexes of the overlaps that are whole chunks (a pooled list: a
+        // rewrite allocates nothing).
+        let mut whole = DIMS.take(0);
+        for (k, o) in ovs.iter().enumerate() {
+            if o.full {
+                // Whole chunk replaced: no need to read what was there.
+                if let Some(old) = cache.map.remove(o.coords()) {
+                    cache.bytes -= old.data.len();
+                }
+                whole.push(k as u64);
+                continue;
+            }
             let src = Place {
                 dims: &sel.count,
                 start: o.sel_lo(),
@@ -939,21 +951,6 @@ impl Chunked<'_> {
                 start: o.in_chunk(),
                 step: &sel.step,
             };
-            if o.full {
-                // Whole chunk replaced: no need to read what was there.
-                if let Some(old) = cache.map.remove(o.coords()) {
-                    cache.bytes -= old.data.len();
-                }
-                let mut buf = self.filled_chunk();
-                copy_box(self.elem, o.sel_n(), data, &src, &mut buf, &dst)?;
-                batch_bytes += buf.len();
-                batch.push((coords_buf(o.coords()), buf));
-                if batch_bytes >= BATCH_BYTES {
-                    self.store_batch(st, &mut batch)?;
-                    batch_bytes = 0;
-                }
-                continue;
-            }
             cache.tick += 1;
             if let Some(c) = cache.map.get_mut(o.coords()) {
                 c.tick = cache.tick;
@@ -965,7 +962,80 @@ impl Chunked<'_> {
             copy_box(self.elem, o.sel_n(), data, &src, &mut buf, &dst)?;
             self.cache_insert(st, cache, o.coords(), buf, true)?;
         }
-        self.store_batch(st, &mut batch)
+        self.store_whole(st, &ovs, &whole, sel, data)
+    }
+
+    /// Filter and store the chunks `sel` covers whole: filtered on every
+    /// core and stored in grid order as each is done, so that the file
+    /// writes overlap the filtering of the chunks after them.
+    fn store_whole(
+        &mut self,
+        st: &mut Store,
+        ovs: &[Overlap],
+        whole: &[u64],
+        sel: &Selection,
+        data: &[u8],
+    ) -> Result<()> {
+        if whole.len() * self.chunk_bytes() < PARALLEL_MIN_BYTES || whole.len() < 2 {
+            for &k in whole {
+                let o = &ovs[k as usize];
+                let (enc, mask) = self.encode_whole(o, sel, data)?;
+                self.put(st, o.coords(), &enc, mask)?;
+            }
+            return Ok(());
+        }
+        // The workers read the dataset's description; only this thread
+        // stores.
+        let ro = Chunked {
+            dims: self.dims,
+            chunk: self.chunk,
+            elem: self.elem,
+            filters: self.filters,
+            fill: self.fill,
+            index: self.index,
+        };
+        let window = (WINDOW_BYTES / self.chunk_bytes().max(1)).max(8);
+        crate::par::ordered(
+            whole,
+            window,
+            |&k| ro.encode_whole(&ovs[k as usize], sel, data),
+            |i, r| {
+                let (enc, mask) = r?;
+                self.put(st, ovs[whole[i] as usize].coords(), &enc, mask)
+            },
+        )
+    }
+
+    /// One chunk `sel` covers whole, filtered: straight from `data` when the
+    /// chunk lies there as one run (whole rows of the selection), else
+    /// gathered into a chunk buffer first.
+    fn encode_whole(&self, o: &Overlap, sel: &Selection, data: &[u8]) -> Result<(PooledBuf, u32)> {
+        let n = o.sel_n();
+        let run = sel.step.iter().all(|&s| s == 1)
+            && n == self.chunk
+            && n.iter().zip(&sel.count).skip(1).all(|(a, b)| a == b);
+        if run {
+            let row: u64 = sel.count[1..].iter().product();
+            let at = (o.sel_lo()[0] * row) as usize * self.elem;
+            let bytes = data
+                .get(at..at + self.chunk_bytes())
+                .ok_or_else(|| Error::invalid("source buffer too small for the selection"))?;
+            return filter::encode_pooled(self.filters, self.elem, bytes);
+        }
+        let ones = DIMS.take_filled(self.dims.len(), 1);
+        let src = Place {
+            dims: &sel.count,
+            start: o.sel_lo(),
+            step: &ones,
+        };
+        let dst = Place {
+            dims: self.chunk,
+            start: o.in_chunk(),
+            step: &sel.step,
+        };
+        let mut buf = self.filled_chunk();
+        copy_box(self.elem, n, data, &src, &mut buf, &dst)?;
+        filter::encode_pooled(self.filters, self.elem, &buf)
     }
 
     /// After `dims` shrank to `new_dims`: drop chunks wholly outside, and

@@ -344,6 +344,38 @@ pub fn encode_chunk(filters: &[Filter], element_size: usize, raw: &[u8]) -> Resu
     Ok((out.into_vec(), mask))
 }
 
+/// [`encode_chunk`] undone: the `nbytes` bytes of a chunk's elements from
+/// its stored bytes and filter mask, checked as a read checks them.
+///
+/// ```
+/// use arca::{decode_chunk, encode_chunk, Filter};
+/// let raw: Vec<u8> = (0..4096u32).flat_map(|i| (i / 8).to_le_bytes()).collect();
+/// let fs = [Filter::Shuffle, Filter::Zstd(3)];
+/// let (stored, mask) = encode_chunk(&fs, 4, &raw).unwrap();
+/// assert_eq!(decode_chunk(&fs, 4, &stored, mask, raw.len()).unwrap(), raw);
+/// ```
+///
+/// # Errors
+/// [`Error::Corrupt`] for bytes that do not decode to `nbytes`;
+/// [`Error::InvalidArgument`] for a pipeline a dataset could not have.
+pub fn decode_chunk(
+    filters: &[Filter],
+    element_size: usize,
+    stored: &[u8],
+    mask: u32,
+    nbytes: usize,
+) -> Result<Vec<u8>> {
+    Filter::validate_pipeline(filters)?;
+    decode(
+        filters,
+        mask,
+        element_size.max(1),
+        stored.to_vec(),
+        nbytes,
+        0,
+    )
+}
+
 /// `input` shuffled for `size`-byte elements, in a filter buffer (the
 /// shuffle of arca's pipelines and of HDF5's).
 fn shuffled(input: &[u8], size: usize) -> PooledBuf {

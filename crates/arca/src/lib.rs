@@ -54,7 +54,7 @@ mod vlen;
 
 pub use block::{encode_block, EncodedBlock, EncodedChunk};
 pub use error::{Error, Result};
-pub use filter::encode_chunk;
+pub use filter::{decode_chunk, encode_chunk};
 pub use format::datatype::{
     ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,
     MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,

@@ -532,3 +532,49 @@ fn blocks_cut_into_chunks_store_as_a_serial_write() {
         assert!(matches!(e, arca::Error::InvalidArgument(_)), "{e:?}");
     }
 }
+
+#[test]
+fn large_writes_stream_whole_chunks_from_both_cores() {
+    // Over a MiB of whole chunks: filtered on every core, stored in grid
+    // order while later ones are filtered. Chunks that are whole rows of
+    // the selection are filtered from the caller's buffer, others gathered;
+    // edge chunks run past the extent. Every layout reads back, and stores
+    // the same chunks as a write made a chunk at a time.
+    let dims = [70u64, 64, 60];
+    let n: usize = dims.iter().product::<u64>() as usize;
+    let data: Vec<f32> = (0..n).map(|i| ((i * 7) % 1013) as f32 * 0.25).collect();
+    for chunk in [[2u64, 64, 60], [4, 32, 64], [3, 64, 60]] {
+        let o = DatasetOptions::new(Datatype::float(4), &dims)
+            .chunks(&chunk)
+            .filters(&[Filter::Shuffle, Filter::Zstd(3)]);
+        let f = File::in_memory().unwrap();
+        let ds = f.root().create_dataset("x", &o).unwrap();
+        ds.write(&Selection::all(&dims), &data).unwrap();
+        assert!(ds.read_all::<f32>().unwrap() == data, "{chunk:?}");
+        // A chunk at a time: the serial path.
+        let g = File::in_memory().unwrap();
+        let one = g.root().create_dataset("x", &o).unwrap();
+        let mut at = 0;
+        while at < dims[0] {
+            let end = (at + chunk[0]).min(dims[0]);
+            let sel = Selection::from_ranges(&[(at, end, 1), (0, 64, 1), (0, 60, 1)]).unwrap();
+            let lo = (at * 64 * 60) as usize;
+            one.write(&sel, &data[lo..lo + ((end - at) * 64 * 60) as usize])
+                .unwrap();
+            at = end;
+        }
+        assert_eq!(one.stored_chunks().unwrap(), ds.stored_chunks().unwrap());
+        // A box that cuts chunks: whole ones streamed, the rest merged.
+        let sel = Selection::from_ranges(&[(5, 66, 1), (0, 64, 1), (0, 60, 1)]).unwrap();
+        let part: Vec<f32> = data[5 * 64 * 60..66 * 64 * 60]
+            .iter()
+            .map(|v| v + 1.0)
+            .collect();
+        ds.write(&sel, &part).unwrap();
+        let back = ds.read_all::<f32>().unwrap();
+        let mut want = data.clone();
+        want[5 * 64 * 60..66 * 64 * 60].copy_from_slice(&part);
+        assert!(back == want, "{chunk:?} after a partial write");
+        f.check().unwrap();
+    }
+}
