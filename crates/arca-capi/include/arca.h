@@ -151,6 +151,9 @@ typedef struct arca_file arca_file_t;
 typedef struct arca_group arca_group_t;
 typedef struct arca_dataset arca_dataset_t;
 typedef struct arca_attrs arca_attrs_t;
+/* A block of an array cut into filtered chunks (arca_encode_block); free
+ * it with arca_block_free. */
+typedef struct arca_block arca_block_t;
 
 /* One filter stage. */
 typedef struct arca_filter {
@@ -178,6 +181,33 @@ typedef struct arca_dataset_opts {
                                     dtype, order and str_len */
     int32_t track_order;         /* nonzero: attributes listed in creation order */
 } arca_dataset_opts_t;
+
+/* One chunk written into reserved space, for arca_dataset_seal_chunks. */
+typedef struct arca_written_chunk {
+    const uint64_t *offset; /* the chunk's first element: rank entries */
+    uint64_t addr;          /* where its stored bytes begin in the file */
+    uint64_t len;           /* stored bytes */
+    uint32_t mask;          /* filter mask, from arca_block_chunk */
+    uint32_t crc;           /* CRC32C of the stored bytes, from arca_block_chunk */
+} arca_written_chunk_t;
+
+/* A chunked dataset as arca_encode_block_desc needs it, for a process
+ * that does not have the file open. The arrays are only read during the
+ * call. */
+typedef struct arca_block_desc {
+    const char *type_str;         /* NULL, or the element type as
+                                     arca_dataset_dtype_str gives it: block and
+                                     fill value in native byte order. NULL: taken
+                                     as stored, elem_size bytes each */
+    size_t elem_size;             /* bytes per element (with type_str: 0 or its size) */
+    int32_t rank;                 /* 1 .. ARCA_MAX_RANK */
+    const uint64_t *dims;         /* rank extents */
+    const uint64_t *chunks;       /* rank chunk extents */
+    const arca_filter_t *filters; /* NULL or nfilters stages: the dataset's pipeline */
+    size_t nfilters;
+    const void *fill_value;       /* NULL (zeros) or one element */
+    size_t fill_size;             /* bytes at fill_value */
+} arca_block_desc_t;
 
 /* Figures from arca_stat / arca_file_check. */
 typedef struct arca_stat {
@@ -278,6 +308,19 @@ int32_t arca_stat(arca_file_t *f, arca_stat_t *out);
 /* Verify every structure and chunk (ARCA_ERR_CORRUPT on damage); `out`
  * may be NULL, else it receives the arca_stat figures. */
 int32_t arca_file_check(arca_file_t *f, arca_stat_t *out);
+
+/* Transactions: the changes between begin and end are committed together
+ * or not at all. Work done before begin is committed first; transactions
+ * nest, and the outermost end decides. end_transaction with commit 0 rolls
+ * everything back to the state before the outermost begin; a commit of a
+ * transaction a failure doomed rolls back and is ARCA_ERR_INVALID, and so
+ * is one that ends with chunk space reserved and not sealed. A read-only
+ * file is ARCA_ERR_READ_ONLY.
+ *   arca_file_begin_transaction(f);
+ *   int32_t rc = arca_dataset_write(ds, start, count, NULL, buf, size);
+ *   arca_file_end_transaction(f, rc == ARCA_OK); */
+int32_t arca_file_begin_transaction(arca_file_t *f);
+int32_t arca_file_end_transaction(arca_file_t *f, int32_t commit);
 
 /* ---- groups ---------------------------------------------------------- */
 /* Paths are relative to `loc`, or absolute when they start with '/'. */
@@ -501,6 +544,96 @@ int32_t arca_dataset_resize(arca_dataset_t *ds, const uint64_t *dims);
 
 /* The absolute path `ds` was opened by (caller buffer, required length). */
 int32_t arca_dataset_path(arca_dataset_t *ds, char *buf, size_t cap, size_t *needed);
+
+/* ---- chunks written by other processes -------------------------------- */
+/* The pieces of a parallel write (see arca_mpi.h): processes compress
+ * their blocks of a chunked dataset themselves and write the chunks'
+ * bytes through their own descriptors into space that the process holding
+ * the file reserved; it then seals them into the dataset's index. In
+ * short, on the holder:
+ *   arca_file_begin_transaction(f);
+ *   arca_dataset_reserve_chunks(ds, nchunks * chunk_bytes, &at);
+ *   ... writers: arca_encode_block[_desc], arca_write_out at `at` + ...
+ *   arca_dataset_seal_chunks(ds, written, n);
+ *   ... arca_dataset_write of the parts of chunks no writer had whole ...
+ *   arca_file_end_transaction(f, 1); */
+
+/* Reserve nbytes of the file for chunks of `ds` that others write, inside
+ * a transaction: *addr is where the region begins. Writers put each chunk's
+ * stored bytes anywhere inside without overlaps; a filtered chunk never
+ * stores more than its raw size. Outside a transaction, a dataset that is
+ * not chunked or 0 bytes: ARCA_ERR_INVALID.
+ *   uint64_t at; arca_dataset_reserve_chunks(ds, 4 * 16 * 8 * sizeof(float), &at); */
+int32_t arca_dataset_reserve_chunks(arca_dataset_t *ds, uint64_t nbytes, uint64_t *addr);
+
+/* Index the n chunks written into the space reserved for `ds`, replacing
+ * any stored before, and free the reserved bytes no chunk holds; call it
+ * once, with every chunk, before the transaction ends. A chunk outside the
+ * reserved space, overlapping another, named twice or off the chunk grid
+ * is ARCA_ERR_INVALID, and nothing is indexed.
+ *   uint64_t off[2] = {0, 0};
+ *   arca_written_chunk_t w = {off, at, len, mask, crc};
+ *   arca_dataset_seal_chunks(ds, &w, 1); */
+int32_t arca_dataset_seal_chunks(arca_dataset_t *ds, const arca_written_chunk_t *chunks,
+                                 size_t n);
+
+/* Cut `block`, the elements of the box start..start+count of the chunked
+ * dataset `ds` (native order, row-major, exactly block_size bytes), into
+ * the chunks it covers whole, each through the dataset's filters, and name
+ * the parts of chunks it covers only in part. A chunk running past the
+ * extent is whole when the block covers its part inside (the rest is the
+ * fill value). Nothing is written. A box outside the extent, a wrong
+ * block_size or a contiguous dataset is ARCA_ERR_INVALID. Free *out with
+ * arca_block_free; it is NULL on failure.
+ *   uint64_t start[2] = {16, 0}, count[2] = {32, 24};
+ *   arca_block_t *b; arca_encode_block(ds, start, count, rows, sizeof rows, &b); */
+int32_t arca_encode_block(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
+                          const void *block, size_t block_size, arca_block_t **out);
+
+/* arca_encode_block for a process without the file: the dataset is
+ * described by `desc`, as the holder reads it (arca_dataset_dtype_str,
+ * _dims, _chunks, _filters, _fill_value).
+ *   uint64_t dims[2] = {100, 24}, ch[2] = {16, 8}; float fill = -1;
+ *   arca_filter_t fl[2] = {{ARCA_FILTER_SHUFFLE, 0}, {ARCA_FILTER_ZSTD, 3}};
+ *   arca_block_desc_t d = {"<f4", 4, 2, dims, ch, fl, 2, &fill, sizeof fill};
+ *   arca_block_t *b; arca_encode_block_desc(&d, start, count, rows, sizeof rows, &b); */
+int32_t arca_encode_block_desc(const arca_block_desc_t *desc, const uint64_t *start,
+                               const uint64_t *count, const void *block, size_t block_size,
+                               arca_block_t **out);
+
+/* The whole chunks' stored bytes, back to back in chunk order: *bytes
+ * (NULL when none; owned by the block) and *len (may be NULL).
+ *   const void *p; size_t n; arca_block_bytes(b, &p, &n); */
+int32_t arca_block_bytes(const arca_block_t *b, const void **bytes, size_t *len);
+
+/* Number of whole chunks in the block. */
+int32_t arca_block_nchunks(const arca_block_t *b, size_t *n);
+
+/* Whole chunk i (grid order; its bytes follow chunk i-1's): first element
+ * into offset (rank entries), stored length, filter mask and CRC32C; each
+ * out-pointer may be NULL. Past the end: ARCA_ERR_INVALID.
+ *   uint64_t off[2], len; uint32_t mask, crc;
+ *   arca_block_chunk(b, 0, off, &len, &mask, &crc); */
+int32_t arca_block_chunk(const arca_block_t *b, size_t i, uint64_t *offset, uint64_t *len,
+                         uint32_t *mask, uint32_t *crc);
+
+/* Number of parts of chunks the block covers only in part. */
+int32_t arca_block_npartial(const arca_block_t *b, size_t *n);
+
+/* Part i as a box in the dataset's coordinates (rank entries each; either
+ * may be NULL); its elements are those of the block there.
+ *   uint64_t s[2], c[2]; arca_block_partial(b, 0, s, c); */
+int32_t arca_block_partial(const arca_block_t *b, size_t i, uint64_t *start, uint64_t *count);
+
+/* Free a block; NULL is a no-op. Pointers from arca_block_bytes die with it. */
+void arca_block_free(arca_block_t *b);
+
+/* Write len bytes at byte `at` of the file open as `fd` (all of them) and
+ * start their writeback without waiting; the descriptor stays yours. A
+ * failed write is ARCA_ERR_IO.
+ *   int fd = open("run.arca", O_WRONLY);
+ *   arca_write_out(fd, p, n, at); */
+int32_t arca_write_out(int fd, const void *buf, size_t len, uint64_t at);
 
 /* ---- attributes ------------------------------------------------------ */
 

@@ -264,7 +264,7 @@ pub(crate) fn check_fixed(t: &Datatype) -> R<()> {
     Ok(())
 }
 
-fn filter_from(f: &FilterC) -> R<Filter> {
+pub(crate) fn filter_from(f: &FilterC) -> R<Filter> {
     Ok(match f.id {
         ARCA_FILTER_SHUFFLE => Filter::Shuffle,
         ARCA_FILTER_GZIP => Filter::Deflate(
@@ -302,7 +302,7 @@ fn filter_to(f: &Filter) -> FilterC {
     }
 }
 
-fn rank_arg(rank: i32) -> R<usize> {
+pub(crate) fn rank_arg(rank: i32) -> R<usize> {
     usize::try_from(rank)
         .ok()
         .filter(|&r| r <= MAX_RANK)

@@ -357,3 +357,48 @@ pub unsafe extern "C" fn arca_file_check(f: *mut FileHandle, out: *mut StatC) ->
         Ok(())
     })
 }
+
+/// Start a transaction: the changes made until the matching
+/// [`arca_file_end_transaction`] are committed together or not at all.
+/// Work done before is committed first. Transactions nest; the outermost
+/// one decides. A read-only file is `ARCA_ERR_READ_ONLY`.
+///
+/// # Safety
+/// `f` is NULL or a live file handle.
+///
+/// ```c
+/// arca_file_begin_transaction(f);
+/// int32_t rc = arca_dataset_write(ds, start, count, NULL, buf, size);
+/// arca_file_end_transaction(f, rc == ARCA_OK);
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_file_begin_transaction(f: *mut FileHandle) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { handle(f, "file")? };
+        Ok(h.file.begin_transaction()?)
+    })
+}
+
+/// End the innermost transaction: `commit` nonzero commits it, 0 rolls
+/// everything back to the state before the outermost one (an inner
+/// rollback makes the outer commit roll back and report it). No
+/// transaction open, or a commit of one a failure doomed (it is rolled
+/// back), is `ARCA_ERR_INVALID`; a transaction that ends with chunk space
+/// reserved and not sealed (`arca_dataset_reserve_chunks`) is rolled back
+/// with `ARCA_ERR_INVALID`.
+///
+/// # Safety
+/// `f` is NULL or a live file handle.
+///
+/// ```c
+/// arca_file_end_transaction(f, 1); /* commit */
+/// ```
+#[no_mangle]
+pub unsafe extern "C" fn arca_file_end_transaction(f: *mut FileHandle, commit: i32) -> i32 {
+    guard(|| {
+        // SAFETY: per the contract.
+        let h = unsafe { handle(f, "file")? };
+        Ok(h.file.end_transaction(commit != 0)?)
+    })
+}

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod attr;
+mod chunks;
 mod dataset;
 mod error;
 mod ffi;
@@ -33,6 +34,7 @@ mod group;
 mod tests;
 
 pub use attr::*;
+pub use chunks::*;
 pub use dataset::*;
 pub use error::*;
 pub use file::*;

@@ -484,12 +484,76 @@ fn header_struct_layouts_match() {
         ("arca_attr_info_t", "shape", offset_of!(AttrInfoC, shape)),
         ("arca_attr_info_t", "nelems", offset_of!(AttrInfoC, nelems)),
         ("arca_attr_info_t", "nbytes", offset_of!(AttrInfoC, nbytes)),
+        (
+            "arca_written_chunk_t",
+            "offset",
+            offset_of!(WrittenChunkC, offset),
+        ),
+        (
+            "arca_written_chunk_t",
+            "addr",
+            offset_of!(WrittenChunkC, addr),
+        ),
+        (
+            "arca_written_chunk_t",
+            "len",
+            offset_of!(WrittenChunkC, len),
+        ),
+        (
+            "arca_written_chunk_t",
+            "mask",
+            offset_of!(WrittenChunkC, mask),
+        ),
+        (
+            "arca_written_chunk_t",
+            "crc",
+            offset_of!(WrittenChunkC, crc),
+        ),
+        (
+            "arca_block_desc_t",
+            "type_str",
+            offset_of!(BlockDescC, type_str),
+        ),
+        (
+            "arca_block_desc_t",
+            "elem_size",
+            offset_of!(BlockDescC, elem_size),
+        ),
+        ("arca_block_desc_t", "rank", offset_of!(BlockDescC, rank)),
+        ("arca_block_desc_t", "dims", offset_of!(BlockDescC, dims)),
+        (
+            "arca_block_desc_t",
+            "chunks",
+            offset_of!(BlockDescC, chunks),
+        ),
+        (
+            "arca_block_desc_t",
+            "filters",
+            offset_of!(BlockDescC, filters),
+        ),
+        (
+            "arca_block_desc_t",
+            "nfilters",
+            offset_of!(BlockDescC, nfilters),
+        ),
+        (
+            "arca_block_desc_t",
+            "fill_value",
+            offset_of!(BlockDescC, fill_value),
+        ),
+        (
+            "arca_block_desc_t",
+            "fill_size",
+            offset_of!(BlockDescC, fill_size),
+        ),
     ];
     let sizes: &[(&str, usize)] = &[
         ("arca_filter_t", size_of::<FilterC>()),
         ("arca_dataset_opts_t", size_of::<DatasetOptsC>()),
         ("arca_stat_t", size_of::<StatC>()),
         ("arca_attr_info_t", size_of::<AttrInfoC>()),
+        ("arca_written_chunk_t", size_of::<WrittenChunkC>()),
+        ("arca_block_desc_t", size_of::<BlockDescC>()),
     ];
     let mut src = String::from(
         "#include <stddef.h>\n#include <stdio.h>\n#include \"arca.h\"\nint main(void) {\n",
@@ -565,4 +629,538 @@ fn variable_length_datasets_are_reported_not_read() {
         assert!(last_error().contains("variable-length"));
         assert_eq!(arca_dataset_close(h), ARCA_OK);
     }
+}
+
+// ---- chunks written by other processes -----------------------------------
+
+const ROWS: u64 = 50;
+const COLS: u64 = 24;
+
+fn block_rows(r0: u64, r1: u64) -> Vec<f32> {
+    (r0 * COLS..r1 * COLS)
+        .map(|i| ((i * 7919) % 2001) as f32 / 8.0 - 125.0)
+        .collect()
+}
+
+/// The elements of the box `start`..`start + count` of a row block that
+/// begins at row `r0` (all columns).
+fn sub_box(block: &[f32], r0: u64, start: &[u64], count: &[u64]) -> Vec<f32> {
+    let mut out = vec![];
+    for r in start[0]..start[0] + count[0] {
+        let at = ((r - r0) * COLS + start[1]) as usize;
+        out.extend_from_slice(&block[at..at + count[1] as usize]);
+    }
+    out
+}
+
+fn parallel_opts(order: arca_core::ByteOrder) -> arca_core::DatasetOptions {
+    use arca_core::{DatasetOptions, Datatype, Filter};
+    let t = Datatype::Float { size: 4, order };
+    DatasetOptions::new(t, &[ROWS, COLS])
+        .chunks(&[16, 8])
+        .filters(&[Filter::Shuffle, Filter::Zstd(3)])
+        .fill_value(&(-1.0f32).to_ne_bytes())
+}
+
+/// What one block of the parallel write gave: chunks as written, and
+/// its parts of shared chunks with their elements.
+type Encoded = (
+    Vec<(Vec<u64>, u64, u64, u32, u32)>,
+    Vec<(Vec<u64>, Vec<u64>, Vec<f32>)>,
+);
+
+/// Write a block's whole chunks at `*at` through `fd`, as another process
+/// would; its chunks and partial parts.
+unsafe fn write_block(
+    b: *mut BlockHandle,
+    fd: i32,
+    at: &mut u64,
+    rows: &[f32],
+    r0: u64,
+) -> Encoded {
+    // SAFETY: `b` is a live block; the out-pointers are locals.
+    unsafe {
+        let mut p: *const c_void = ptr::null();
+        let mut len = 0usize;
+        assert_eq!(arca_block_bytes(b, &mut p, &mut len), ARCA_OK);
+        assert_eq!(arca_write_out(fd, p, len, *at), ARCA_OK);
+        let mut n = 0usize;
+        assert_eq!(arca_block_nchunks(b, &mut n), ARCA_OK);
+        let mut chunks = vec![];
+        let mut pos = *at;
+        for i in 0..n {
+            let mut off = [0u64; 2];
+            let (mut l, mut m, mut c) = (0u64, 0u32, 0u32);
+            assert_eq!(
+                arca_block_chunk(b, i, off.as_mut_ptr(), &mut l, &mut m, &mut c),
+                ARCA_OK
+            );
+            chunks.push((off.to_vec(), pos, l, m, c));
+            pos += l;
+        }
+        assert_eq!(pos - *at, len as u64);
+        *at = pos;
+        let mut np = 0usize;
+        assert_eq!(arca_block_npartial(b, &mut np), ARCA_OK);
+        let mut parts = vec![];
+        for i in 0..np {
+            let (mut s, mut c) = ([0u64; 2], [0u64; 2]);
+            assert_eq!(
+                arca_block_partial(b, i, s.as_mut_ptr(), c.as_mut_ptr()),
+                ARCA_OK
+            );
+            parts.push((s.to_vec(), c.to_vec(), sub_box(rows, r0, &s, &c)));
+        }
+        (chunks, parts)
+    }
+}
+
+#[test]
+fn blocks_written_through_descriptors_read_as_a_serial_write() {
+    use arca_core::ByteOrder;
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.arca");
+    let f = arca_core::File::create(&path).unwrap();
+    for (name, order, type_str) in [
+        ("little", ByteOrder::Little, c"<f4"),
+        ("big", ByteOrder::Big, c">f4"),
+    ] {
+        let serial = f
+            .root()
+            .create_dataset(&format!("{name}-serial"), &parallel_opts(order))
+            .unwrap();
+        // Two blocks that split the chunk row 16..32 between them.
+        let (a, b) = (block_rows(0, 21), block_rows(21, ROWS));
+        serial.write_all(&[a.clone(), b.clone()].concat()).unwrap();
+        let ds = f
+            .root()
+            .create_dataset(name, &parallel_opts(order))
+            .unwrap();
+        let fh = crate::ffi::into_handle(FileHandle { file: f.clone() });
+        let dh = crate::ffi::into_handle(DatasetHandle { ds: ds.clone() });
+        let writer = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        let fd = writer.as_raw_fd();
+        // SAFETY: live handles; the arrays are locals that outlive the calls.
+        unsafe {
+            // Block a as the holder cuts it, block b as a process without
+            // the file does, from a description.
+            let (sa, ca) = ([0u64, 0], [21u64, COLS]);
+            let (sb, cb) = ([21u64, 0], [ROWS - 21, COLS]);
+            let mut ba: *mut BlockHandle = ptr::null_mut();
+            assert_eq!(
+                arca_encode_block(
+                    dh,
+                    sa.as_ptr(),
+                    ca.as_ptr(),
+                    a.as_ptr().cast(),
+                    a.len() * 4,
+                    &mut ba
+                ),
+                ARCA_OK,
+                "{}",
+                last_error()
+            );
+            let dims = [ROWS, COLS];
+            let chunks = [16u64, 8];
+            let fl = [
+                FilterC {
+                    id: ARCA_FILTER_SHUFFLE,
+                    level: 0,
+                },
+                FilterC {
+                    id: ARCA_FILTER_ZSTD,
+                    level: 3,
+                },
+            ];
+            let fill = -1.0f32;
+            let desc = BlockDescC {
+                type_str: type_str.as_ptr(),
+                elem_size: 4,
+                rank: 2,
+                dims: dims.as_ptr(),
+                chunks: chunks.as_ptr(),
+                filters: fl.as_ptr(),
+                nfilters: 2,
+                fill_value: (&fill as *const f32).cast(),
+                fill_size: 4,
+            };
+            let mut bb: *mut BlockHandle = ptr::null_mut();
+            assert_eq!(
+                arca_encode_block_desc(
+                    &desc,
+                    sb.as_ptr(),
+                    cb.as_ptr(),
+                    b.as_ptr().cast(),
+                    b.len() * 4,
+                    &mut bb
+                ),
+                ARCA_OK,
+                "{}",
+                last_error()
+            );
+            // The same block cut both ways gives the same bytes.
+            let mut same: *mut BlockHandle = ptr::null_mut();
+            assert_eq!(
+                arca_encode_block(
+                    dh,
+                    sb.as_ptr(),
+                    cb.as_ptr(),
+                    b.as_ptr().cast(),
+                    b.len() * 4,
+                    &mut same
+                ),
+                ARCA_OK
+            );
+            assert_eq!((*same).block.bytes, (*bb).block.bytes);
+            assert_eq!((*same).block.chunks, (*bb).block.chunks);
+            assert_eq!((*same).block.partial, (*bb).block.partial);
+            arca_block_free(same);
+            // Rows 0..16 of a: 3 chunks; rows 32..50 of b: 3 chunks of rows
+            // 32..48 and 3 running past the extent at 48..64.
+            let (mut na, mut nb) = (0usize, 0usize);
+            assert_eq!(arca_block_nchunks(ba, &mut na), ARCA_OK);
+            assert_eq!(arca_block_nchunks(bb, &mut nb), ARCA_OK);
+            assert_eq!((na, nb), (3, 6));
+
+            assert_eq!(arca_file_begin_transaction(fh), ARCA_OK);
+            let mut at = 0u64;
+            let room = (na + nb) as u64 * 16 * 8 * 4;
+            assert_eq!(arca_dataset_reserve_chunks(dh, room, &mut at), ARCA_OK);
+            let mut pos = at;
+            let (wa, pa) = write_block(ba, fd, &mut pos, &a, 0);
+            let (wb, pb) = write_block(bb, fd, &mut pos, &b, 21);
+            assert!(pos - at <= room);
+            arca_block_free(ba);
+            arca_block_free(bb);
+            let written: Vec<_> = wa.iter().chain(&wb).cloned().collect();
+            let w: Vec<WrittenChunkC> = written
+                .iter()
+                .map(|(o, addr, len, mask, crc)| WrittenChunkC {
+                    offset: o.as_ptr(),
+                    addr: *addr,
+                    len: *len,
+                    mask: *mask,
+                    crc: *crc,
+                })
+                .collect();
+            assert_eq!(
+                arca_dataset_seal_chunks(dh, w.as_ptr(), w.len()),
+                ARCA_OK,
+                "{}",
+                last_error()
+            );
+            for (s, c, data) in pa.iter().chain(&pb) {
+                assert_eq!(
+                    arca_dataset_write(
+                        dh,
+                        s.as_ptr(),
+                        c.as_ptr(),
+                        ptr::null(),
+                        data.as_ptr().cast(),
+                        data.len() * 4
+                    ),
+                    ARCA_OK
+                );
+            }
+            assert_eq!(
+                arca_file_end_transaction(fh, 1),
+                ARCA_OK,
+                "{}",
+                last_error()
+            );
+            assert_eq!(arca_dataset_close(dh), ARCA_OK);
+            // The core handle stays open: free the C handle alone.
+            drop(crate::ffi::take_handle(fh));
+        }
+        assert_eq!(
+            ds.read_all::<f32>().unwrap(),
+            serial.read_all::<f32>().unwrap()
+        );
+        // The same chunks, compressed alike.
+        assert_eq!(ds.stored_chunks().unwrap(), serial.stored_chunks().unwrap());
+    }
+    f.check().unwrap();
+    drop(f);
+    let f = arca_core::File::open(&path).unwrap();
+    let a = f.root().dataset("big").unwrap().read_all::<f32>().unwrap();
+    assert_eq!(a, [block_rows(0, 21), block_rows(21, ROWS)].concat());
+    f.check().unwrap();
+}
+
+#[test]
+fn reserved_space_and_blocks_refuse_bad_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.arca");
+    let f = arca_core::File::create(&path).unwrap();
+    let ds = f
+        .root()
+        .create_dataset("x", &parallel_opts(arca_core::ByteOrder::NATIVE))
+        .unwrap();
+    ds.write_all(&block_rows(0, ROWS)).unwrap();
+    let plain = arca_core::DatasetOptions::new(arca_core::Datatype::float(4), &[4]);
+    let contiguous = f.root().create_dataset("c", &plain).unwrap();
+    let fh = crate::ffi::into_handle(FileHandle { file: f.clone() });
+    let dh = crate::ffi::into_handle(DatasetHandle { ds: ds.clone() });
+    let ch = crate::ffi::into_handle(DatasetHandle { ds: contiguous });
+    let rows = block_rows(0, 16);
+    // SAFETY: live handles and locals; NULLs where the test says so.
+    unsafe {
+        let mut at = 0u64;
+        // Outside a transaction.
+        assert_eq!(
+            arca_dataset_reserve_chunks(dh, 512, &mut at),
+            ARCA_ERR_INVALID
+        );
+        assert!(last_error().contains("transaction"), "{}", last_error());
+        assert_eq!(arca_file_end_transaction(fh, 1), ARCA_ERR_INVALID);
+        assert_eq!(arca_file_begin_transaction(ptr::null_mut()), ARCA_ERR_NULL);
+        assert_eq!(
+            arca_dataset_reserve_chunks(dh, 512, ptr::null_mut()),
+            ARCA_ERR_NULL
+        );
+        // Reserved and not sealed: the commit rolls back and says so.
+        assert_eq!(arca_file_begin_transaction(fh), ARCA_OK);
+        assert_eq!(arca_dataset_reserve_chunks(dh, 512, &mut at), ARCA_OK);
+        assert_eq!(
+            arca_dataset_reserve_chunks(ch, 512, &mut at),
+            ARCA_ERR_INVALID
+        );
+        // A chunk outside the reserved space, and one off the grid.
+        let off = [0u64, 0];
+        let w = WrittenChunkC {
+            offset: off.as_ptr(),
+            addr: at + 512,
+            len: 8,
+            mask: 0,
+            crc: 0,
+        };
+        assert_eq!(arca_dataset_seal_chunks(dh, &w, 1), ARCA_ERR_INVALID);
+        assert!(last_error().contains("outside"), "{}", last_error());
+        let odd = [3u64, 0];
+        let w = WrittenChunkC {
+            offset: odd.as_ptr(),
+            addr: at,
+            len: 8,
+            mask: 0,
+            crc: 0,
+        };
+        assert_eq!(arca_dataset_seal_chunks(dh, &w, 1), ARCA_ERR_INVALID);
+        let w = WrittenChunkC {
+            offset: ptr::null(),
+            addr: at,
+            len: 8,
+            mask: 0,
+            crc: 0,
+        };
+        assert_eq!(arca_dataset_seal_chunks(dh, &w, 1), ARCA_ERR_NULL);
+        assert_eq!(arca_dataset_seal_chunks(dh, ptr::null(), 1), ARCA_ERR_NULL);
+        assert_eq!(arca_file_end_transaction(fh, 1), ARCA_ERR_INVALID);
+        assert!(last_error().contains("rolled back"), "{}", last_error());
+        assert_eq!(ds.read_all::<f32>().unwrap(), block_rows(0, ROWS));
+        // A rollback by hand leaves the data too.
+        assert_eq!(arca_file_begin_transaction(fh), ARCA_OK);
+        let zeros = vec![0f32; (ROWS * COLS) as usize];
+        assert_eq!(
+            arca_dataset_write(
+                dh,
+                ptr::null(),
+                ptr::null(),
+                ptr::null(),
+                zeros.as_ptr().cast(),
+                zeros.len() * 4
+            ),
+            ARCA_OK
+        );
+        assert_eq!(arca_file_end_transaction(fh, 0), ARCA_OK);
+        assert_eq!(ds.read_all::<f32>().unwrap(), block_rows(0, ROWS));
+
+        // Blocks: wrong size, outside the extent, contiguous, NULLs.
+        let mut b: *mut BlockHandle = 1usize as *mut BlockHandle;
+        let (s, c) = ([0u64, 0], [16u64, COLS]);
+        assert_eq!(
+            arca_encode_block(dh, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), 4, &mut b),
+            ARCA_ERR_INVALID
+        );
+        assert!(b.is_null());
+        let far = [40u64, 0];
+        assert_eq!(
+            arca_encode_block(
+                dh,
+                far.as_ptr(),
+                c.as_ptr(),
+                rows.as_ptr().cast(),
+                rows.len() * 4,
+                &mut b
+            ),
+            ARCA_ERR_INVALID
+        );
+        assert!(last_error().contains("extent"), "{}", last_error());
+        let (s1, c1) = ([0u64], [4u64]);
+        assert_eq!(
+            arca_encode_block(
+                ch,
+                s1.as_ptr(),
+                c1.as_ptr(),
+                rows.as_ptr().cast(),
+                16,
+                &mut b
+            ),
+            ARCA_ERR_INVALID
+        );
+        assert!(last_error().contains("not chunked"), "{}", last_error());
+        assert_eq!(
+            arca_encode_block(
+                dh,
+                ptr::null(),
+                c.as_ptr(),
+                rows.as_ptr().cast(),
+                rows.len() * 4,
+                &mut b
+            ),
+            ARCA_ERR_NULL
+        );
+        assert_eq!(
+            arca_encode_block(
+                dh,
+                s.as_ptr(),
+                c.as_ptr(),
+                ptr::null(),
+                rows.len() * 4,
+                &mut b
+            ),
+            ARCA_ERR_NULL
+        );
+        assert_eq!(
+            arca_encode_block(
+                dh,
+                s.as_ptr(),
+                c.as_ptr(),
+                rows.as_ptr().cast(),
+                rows.len() * 4,
+                ptr::null_mut()
+            ),
+            ARCA_ERR_NULL
+        );
+        // Descriptions: a size that is not the type's, no dims, a scalar,
+        // a filter no dataset could have, a fill of the wrong size.
+        let dims = [ROWS, COLS];
+        let chunks = [16u64, 8];
+        let mut d = BlockDescC {
+            type_str: c"<f4".as_ptr(),
+            elem_size: 8,
+            rank: 2,
+            dims: dims.as_ptr(),
+            chunks: chunks.as_ptr(),
+            filters: ptr::null(),
+            nfilters: 0,
+            fill_value: ptr::null(),
+            fill_size: 0,
+        };
+        let n = rows.len() * 4;
+        let go = |d: &BlockDescC, b: &mut *mut BlockHandle| {
+            arca_encode_block_desc(d, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), n, b)
+        };
+        assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
+        d.elem_size = 0;
+        assert_eq!(go(&d, &mut b), ARCA_OK);
+        arca_block_free(b);
+        d.type_str = ptr::null();
+        assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
+        d.elem_size = 4;
+        assert_eq!(go(&d, &mut b), ARCA_OK);
+        arca_block_free(b);
+        d.dims = ptr::null();
+        assert_eq!(go(&d, &mut b), ARCA_ERR_NULL);
+        d.dims = dims.as_ptr();
+        d.rank = 0;
+        assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
+        d.rank = 2;
+        let bad = FilterC { id: 99, level: 0 };
+        d.filters = &bad;
+        d.nfilters = 1;
+        assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
+        d.nfilters = 0;
+        let fill = 1u16;
+        d.fill_value = (&fill as *const u16).cast();
+        d.fill_size = 2;
+        assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
+        assert_eq!(
+            arca_encode_block_desc(
+                ptr::null(),
+                s.as_ptr(),
+                c.as_ptr(),
+                rows.as_ptr().cast(),
+                n,
+                &mut b
+            ),
+            ARCA_ERR_NULL
+        );
+
+        // Accessors: past the end, NULLs.
+        assert_eq!(
+            arca_encode_block(dh, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), n, &mut b),
+            ARCA_OK
+        );
+        let mut k = 0usize;
+        assert_eq!(arca_block_nchunks(b, &mut k), ARCA_OK);
+        assert_eq!(k, 3);
+        assert_eq!(arca_block_npartial(b, &mut k), ARCA_OK);
+        assert_eq!(k, 0);
+        assert_eq!(
+            arca_block_chunk(
+                b,
+                3,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut()
+            ),
+            ARCA_ERR_INVALID
+        );
+        assert_eq!(
+            arca_block_chunk(
+                b,
+                2,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut()
+            ),
+            ARCA_OK
+        );
+        assert_eq!(
+            arca_block_partial(b, 0, ptr::null_mut(), ptr::null_mut()),
+            ARCA_ERR_INVALID
+        );
+        assert_eq!(arca_block_nchunks(ptr::null(), &mut k), ARCA_ERR_NULL);
+        assert_eq!(arca_block_nchunks(b, ptr::null_mut()), ARCA_ERR_NULL);
+        assert_eq!(
+            arca_block_bytes(b, ptr::null_mut(), ptr::null_mut()),
+            ARCA_ERR_NULL
+        );
+        arca_block_free(b);
+        arca_block_free(ptr::null_mut());
+
+        // Writes: a bad descriptor, one open read-only.
+        let bytes = [1u8; 4];
+        assert_eq!(
+            arca_write_out(-1, bytes.as_ptr().cast(), 4, 0),
+            ARCA_ERR_INVALID
+        );
+        assert_eq!(arca_write_out(0, ptr::null(), 4, 0), ARCA_ERR_NULL);
+        use std::os::fd::AsRawFd;
+        let ro = std::fs::File::open(&path).unwrap();
+        assert_eq!(
+            arca_write_out(ro.as_raw_fd(), bytes.as_ptr().cast(), 4, 0),
+            ARCA_ERR_IO
+        );
+        // Nothing written is nothing to do.
+        assert_eq!(arca_write_out(ro.as_raw_fd(), ptr::null(), 0, 0), ARCA_OK);
+
+        assert_eq!(arca_dataset_close(dh), ARCA_OK);
+        assert_eq!(arca_dataset_close(ch), ARCA_OK);
+        drop(crate::ffi::take_handle(fh));
+    }
+    f.check().unwrap();
 }
