@@ -5,10 +5,12 @@
 #define _GNU_SOURCE
 #include "arca.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures = 0;
 static int checks = 0;
@@ -1462,6 +1464,168 @@ static void test_threads(void) {
     OK(arca_file_close(f));
 }
 
+/* ---- chunks written by other processes -------------------------------- */
+
+enum { PROWS = 50, PCOLS = 24 };
+
+static float pvalue(uint64_t i) { return (float)((i * 7919) % 2001) / 8.0f - 125.0f; }
+
+/* Cut rows r0..r1 into chunks (from the dataset or from a description),
+ * write the whole ones through `fd` at *at, record them in w[*nw] (their
+ * offsets in offs), and write the parts of shared chunks through `ds`
+ * inside the open transaction. */
+static void put_block(arca_dataset_t *ds, const arca_block_desc_t *desc, int fd, uint64_t r0,
+                      uint64_t r1, uint64_t *at, arca_written_chunk_t *w, uint64_t (*offs)[2],
+                      size_t *nw, const float *all) {
+    uint64_t start[2] = {r0, 0}, count[2] = {r1 - r0, PCOLS};
+    const float *rows = all + r0 * PCOLS;
+    size_t size = (size_t)(r1 - r0) * PCOLS * sizeof(float);
+    arca_block_t *b = NULL;
+    if (desc)
+        OK(arca_encode_block_desc(desc, start, count, rows, size, &b));
+    else
+        OK(arca_encode_block(ds, start, count, rows, size, &b));
+    if (!b) return;
+    const void *bytes = NULL;
+    size_t len = 0, n = 0, np = 0;
+    OK(arca_block_bytes(b, &bytes, &len));
+    OK(arca_write_out(fd, bytes, len, *at));
+    OK(arca_block_nchunks(b, &n));
+    uint64_t pos = *at;
+    for (size_t i = 0; i < n; i++) {
+        arca_written_chunk_t *c = &w[*nw];
+        OK(arca_block_chunk(b, i, offs[*nw], &c->len, &c->mask, &c->crc));
+        c->offset = offs[*nw];
+        c->addr = pos;
+        pos += c->len;
+        (*nw)++;
+    }
+    CHECK(pos - *at == len);
+    *at = pos;
+    OK(arca_block_npartial(b, &np));
+    for (size_t i = 0; i < np; i++) {
+        uint64_t s[2], c[2];
+        OK(arca_block_partial(b, i, s, c));
+        float *part = malloc(c[0] * c[1] * sizeof(float));
+        for (uint64_t r = 0; r < c[0]; r++)
+            memcpy(part + r * c[1], all + (s[0] + r) * PCOLS + s[1], c[1] * sizeof(float));
+        OK(arca_dataset_write(ds, s, c, NULL, part, c[0] * c[1] * sizeof(float)));
+        free(part);
+    }
+    arca_block_free(b);
+}
+
+static void test_parallel_chunks(void) {
+    const char *p = path_in("parallel.arca");
+    arca_file_t *f;
+    arca_group_t *root;
+    OK(arca_file_open(p, "w", &f));
+    OK(arca_file_root(f, &root));
+    uint64_t dims[2] = {PROWS, PCOLS}, chunks[2] = {16, 8};
+    arca_filter_t fl[2] = {{ARCA_FILTER_SHUFFLE, 0}, {ARCA_FILTER_ZSTD, 3}};
+    float fill = -1.0f;
+    arca_dataset_opts_t o;
+    OK(arca_dataset_opts_init(&o, ARCA_DTYPE_FLOAT32, 2, dims));
+    o.chunks = chunks;
+    o.filters = fl;
+    o.nfilters = 2;
+    o.fill_value = &fill;
+    o.fill_size = sizeof fill;
+    o.order = ARCA_ORDER_BIG;
+    static float all[PROWS * PCOLS];
+    for (uint64_t i = 0; i < PROWS * PCOLS; i++) all[i] = pvalue(i);
+    arca_dataset_t *serial, *ds;
+    OK(arca_dataset_create(root, "serial", &o, &serial));
+    OK(arca_dataset_write(serial, NULL, NULL, NULL, all, sizeof all));
+    OK(arca_dataset_create(root, "parallel", &o, &ds));
+    int fd = open(p, O_WRONLY);
+    CHECK(fd >= 0);
+
+    /* Rows 0..21 cut by the dataset, rows 21..50 from a description:
+     * 3 + 6 whole chunks (rows 48..50 run past the extent). */
+    arca_block_desc_t d = {">f4", 0, 2, dims, chunks, fl, 2, &fill, sizeof fill};
+    arca_written_chunk_t w[16];
+    uint64_t offs[16][2];
+    size_t nw = 0;
+    uint64_t at = 0;
+    OK(arca_file_begin_transaction(f));
+    OK(arca_dataset_reserve_chunks(ds, 9 * 16 * 8 * sizeof(float), &at));
+    uint64_t room = at;
+    put_block(ds, NULL, fd, 0, 21, &at, w, offs, &nw, all);
+    put_block(ds, &d, fd, 21, PROWS, &at, w, offs, &nw, all);
+    CHECK(nw == 9);
+    CHECK(at - room <= 9 * 16 * 8 * sizeof(float));
+    OK(arca_dataset_seal_chunks(ds, w, nw));
+    OK(arca_file_end_transaction(f, 1));
+    static float a[PROWS * PCOLS], b[PROWS * PCOLS];
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, a, sizeof a));
+    OK(arca_dataset_read(serial, NULL, NULL, NULL, b, sizeof b));
+    CHECK(memcmp(a, all, sizeof a) == 0);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    uint64_t sa, sb;
+    OK(arca_dataset_storage_size(ds, &sa));
+    OK(arca_dataset_storage_size(serial, &sb));
+    CHECK(sa == sb);
+
+    /* Reserved and not sealed: the commit rolls back, the data stays. */
+    OK(arca_file_begin_transaction(f));
+    OK(arca_dataset_reserve_chunks(ds, 4096, &at));
+    EXPECT_RC(arca_file_end_transaction(f, 1), ARCA_ERR_INVALID);
+    CHECK(strstr(arca_last_error(), "rolled back") != NULL);
+    /* Outside a transaction; a chunk outside the space; bad arguments. */
+    EXPECT_RC(arca_dataset_reserve_chunks(ds, 4096, &at), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_seal_chunks(ds, w, 1), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_file_end_transaction(f, 0), ARCA_ERR_INVALID);
+    OK(arca_file_begin_transaction(f));
+    OK(arca_dataset_reserve_chunks(ds, 4096, &at));
+    arca_written_chunk_t far = {offs[0], at + 4096, 16, 0, 0};
+    EXPECT_RC(arca_dataset_seal_chunks(ds, &far, 1), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_seal_chunks(ds, NULL, 1), ARCA_ERR_NULL);
+    OK(arca_file_end_transaction(f, 0));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, a, sizeof a));
+    CHECK(memcmp(a, all, sizeof a) == 0);
+    arca_block_t *blk = (arca_block_t *)1;
+    uint64_t s0[2] = {0, 0}, c0[2] = {16, PCOLS}, bad[2] = {40, 0};
+    EXPECT_RC(arca_encode_block(ds, bad, c0, all, 16 * PCOLS * sizeof(float), &blk),
+              ARCA_ERR_INVALID);
+    CHECK(blk == NULL);
+    EXPECT_RC(arca_encode_block(ds, s0, c0, all, 4, &blk), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_encode_block(NULL, s0, c0, all, 4, &blk), ARCA_ERR_NULL);
+    EXPECT_RC(arca_encode_block_desc(NULL, s0, c0, all, 4, &blk), ARCA_ERR_NULL);
+    d.elem_size = 8;
+    EXPECT_RC(arca_encode_block_desc(&d, s0, c0, all, 16 * PCOLS * sizeof(float), &blk),
+              ARCA_ERR_INVALID);
+    EXPECT_RC(arca_dataset_reserve_chunks(NULL, 1, &at), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_begin_transaction(NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_file_end_transaction(NULL, 1), ARCA_ERR_NULL);
+    size_t n;
+    EXPECT_RC(arca_block_nchunks(NULL, &n), ARCA_ERR_NULL);
+    EXPECT_RC(arca_block_npartial(NULL, &n), ARCA_ERR_NULL);
+    EXPECT_RC(arca_block_chunk(NULL, 0, NULL, NULL, NULL, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_block_partial(NULL, 0, NULL, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_block_bytes(NULL, NULL, NULL), ARCA_ERR_NULL);
+    arca_block_free(NULL);
+    EXPECT_RC(arca_write_out(-1, all, 4, 0), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_write_out(fd, NULL, 4, 0), ARCA_ERR_NULL);
+    CHECK(close(fd) == 0);
+
+    OK(arca_file_check(f, NULL));
+    OK(arca_dataset_close(ds));
+    OK(arca_dataset_close(serial));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+    /* Reopened, the chunks written through the descriptor read back. */
+    OK(arca_file_open(p, "r", &f));
+    OK(arca_file_root(f, &root));
+    OK(arca_dataset_open(root, "parallel", &ds));
+    OK(arca_dataset_read(ds, NULL, NULL, NULL, a, sizeof a));
+    CHECK(memcmp(a, all, sizeof a) == 0);
+    OK(arca_file_check(f, NULL));
+    OK(arca_dataset_close(ds));
+    OK(arca_group_close(root));
+    OK(arca_file_close(f));
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/arca-capi-test-XXXXXX");
     if (!mkdtemp(dir)) {
@@ -1480,6 +1644,7 @@ int main(void) {
     test_reader_beside_writer();
     test_null_handles();
     test_threads();
+    test_parallel_chunks();
 
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
