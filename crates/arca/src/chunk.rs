@@ -265,6 +265,57 @@ fn decode_in_place(
     par_map(jobs, run).into_iter().collect()
 }
 
+/// Read, check and decode whole chunks straight into their runs of `out`,
+/// each thread its own share: the reads run on every core as the decoding
+/// does. Each item carries its byte offset in `out`.
+fn fetch_in_place(
+    io: &dyn ReadAt,
+    stats: &Counters,
+    filters: &[Filter],
+    elem: usize,
+    expect: usize,
+    out: &mut [u8],
+    mut items: Vec<(usize, ChunkRef, Option<usize>)>,
+) -> Result<()> {
+    items.sort_by_key(|p| p.2);
+    let mut jobs: Vec<(ChunkRef, &mut [u8])> = Vec::with_capacity(items.len());
+    let mut rest: &mut [u8] = out;
+    let mut base = 0usize;
+    for (_, r, off) in items {
+        let off = off.unwrap_or(base);
+        let tail = std::mem::take(&mut rest);
+        // Runs are disjoint and inside `out` by construction; checked anyway.
+        let Some(tail) = off
+            .checked_sub(base)
+            .and_then(|skip| tail.get_mut(skip..))
+            .filter(|t| t.len() >= expect)
+        else {
+            return Err(Error::invalid("chunk places overlap or leave the output"));
+        };
+        let (mine, tail) = tail.split_at_mut(expect);
+        jobs.push((r, mine));
+        rest = tail;
+        base = off + expect;
+    }
+    let run = |(r, dst): (ChunkRef, &mut [u8])| -> Result<()> {
+        if filters.is_empty() && r.size == expect as u64 {
+            // Stored as it is read: no buffer, no copy.
+            io.read_at(r.addr, dst)?;
+            stats.chunk(r.size);
+            return verify(&r, dst);
+        }
+        let mut bytes = FILTER.take_zeroed(r.size as usize);
+        io.read_at(r.addr, &mut bytes)?;
+        stats.chunk(r.size);
+        verify(&r, &bytes)?;
+        filter::decode_into(filters, r.mask, elem, &bytes, r.addr, dst)
+    };
+    if jobs.len() * expect < PARALLEL_MIN_BYTES || jobs.len() < 2 {
+        return jobs.into_iter().try_for_each(run);
+    }
+    par_map(jobs, run).into_iter().collect()
+}
+
 /// Where the stored bytes of a chunk being written come from.
 pub(crate) enum Source<'a> {
     /// Bytes in memory.
@@ -758,48 +809,27 @@ impl Chunked<'_> {
     ) -> Result<Vec<Decoded>> {
         let ones = DIMS.take_filled(self.dims.len(), 1);
         let (filters, elem, expect) = (self.filters, self.elem, self.chunk_bytes());
+        let (direct, rest): (Vec<_>, Vec<_>) = plan.stored.into_iter().partition(|p| p.2.is_some());
+        fetch_in_place(io, stats, filters, elem, expect, out, direct)?;
+        // The rest: each read, checked and decoded on a core, a batch at a
+        // time, then copied out here.
         let mut keep = Vec::new();
-        let mut batch: Vec<PendingRead> = Vec::new();
-        let mut held = 0;
-        let mut todo = plan.stored.into_iter().peekable();
-        while let Some((i, r, direct)) = todo.next() {
-            if let Some(off) = direct {
-                if filters.is_empty() && r.size == expect as u64 {
-                    // Stored as it is read: no buffer, no copy.
-                    let dst = off
-                        .checked_add(expect)
-                        .and_then(|end| out.get_mut(off..end))
-                        .ok_or_else(|| Error::invalid("chunk place leaves the output"))?;
-                    io.read_at(r.addr, dst)?;
-                    stats.chunk(r.size);
-                    verify(&r, dst)?;
-                    continue;
-                }
-            }
+        let fetch = |&(i, r, _): &(usize, ChunkRef, Option<usize>)| {
             let mut bytes = FILTER.take_zeroed(r.size as usize);
-            io.read_at(r.addr, &mut bytes)?;
-            stats.chunk(r.size);
-            held += expect;
-            batch.push((i, r, bytes, direct));
-            if held < BATCH_BYTES && todo.peek().is_some() {
-                continue;
-            }
-            held = 0;
-            let (direct, rest): (Vec<PendingRead>, Vec<PendingRead>) =
-                batch.drain(..).partition(|p| p.3.is_some());
-            if !direct.is_empty() {
-                decode_in_place(filters, elem, expect, out, direct)?;
-            }
-            let decode = |(i, r, stored, _): PendingRead| {
-                let d = verify(&r, &stored).and_then(|_| {
-                    filter::decode_pooled(filters, r.mask, elem, &stored, expect, r.addr)
-                });
-                (i, r, d)
-            };
-            let decoded: Vec<_> = if rest.len() * expect < PARALLEL_MIN_BYTES || rest.len() < 2 {
-                rest.into_iter().map(decode).collect()
+            let d = io
+                .read_at(r.addr, &mut bytes)
+                .and_then(|_| {
+                    stats.chunk(r.size);
+                    verify(&r, &bytes)
+                })
+                .and_then(|_| filter::decode_pooled(filters, r.mask, elem, &bytes, expect, r.addr));
+            (i, r, d)
+        };
+        for group in rest.chunks((BATCH_BYTES / expect.max(1)).max(1)) {
+            let decoded: Vec<_> = if group.len() * expect < PARALLEL_MIN_BYTES || group.len() < 2 {
+                group.iter().map(fetch).collect()
             } else {
-                par_map(rest, decode)
+                par_map(group.iter().collect(), fetch)
             };
             for (i, r, data) in decoded {
                 let data = data?;
