@@ -511,6 +511,7 @@ impl Chunked<'_> {
         let crc = match src {
             Source::Bytes(bytes) => {
                 st.write_raw("chunk", (addr, size), addr, bytes)?;
+                st.chunk_written(size);
                 crc32c::crc32c(bytes)
             }
             Source::File {

@@ -55,6 +55,10 @@ pub trait Driver: Send {
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()>;
     /// Make every completed write durable.
     fn sync(&mut self) -> Result<()>;
+    /// Start writing completed writes to stable storage without waiting
+    /// for them (a hint; files ask the kernel, other drivers do nothing),
+    /// so that the next [`Driver::sync`] has less to wait for.
+    fn start_writeback(&self) {}
     /// Set the storage length, dropping or zero-extending the tail.
     fn truncate(&mut self, len: u64) -> Result<()>;
     /// Current storage length in bytes.

@@ -24,9 +24,28 @@ pub(crate) struct Store {
     /// What reads of this file fetched (shared with reads that run without
     /// the file's lock).
     pub(crate) stats: std::sync::Arc<crate::io::Counters>,
+    /// Chunk bytes written since the driver was last asked to start
+    /// writing them back.
+    pub(crate) unstarted: u64,
 }
 
+/// After this many bytes of chunks stored, the driver is asked to start
+/// writing them to disk: a large chunked write's commit then finds most of
+/// them written while the next ones were being filtered. (Asked for one
+/// large contiguous write, the kernel only made the writer wait.)
+const WRITEBACK_BYTES: u64 = 8 << 20;
+
 impl Store {
+    /// Note `n` bytes of chunks written; every [`WRITEBACK_BYTES`], start
+    /// their writeback.
+    pub(crate) fn chunk_written(&mut self, n: u64) {
+        self.unstarted += n;
+        if self.unstarted >= WRITEBACK_BYTES {
+            self.unstarted = 0;
+            self.pager.driver().start_writeback();
+        }
+    }
+
     pub(crate) fn driver(&self) -> &dyn Driver {
         self.pager.driver()
     }

@@ -744,6 +744,7 @@ mod tests {
             space: FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed),
             writable: true,
             stats: Default::default(),
+            unstarted: 0,
         }
     }
 

@@ -211,6 +211,10 @@ impl Driver for FileDriver {
             .map_err(|e| Error::io(format!("writing {} bytes at {offset}", data.len()), e))
     }
 
+    fn start_writeback(&self) {
+        start_writeback(&self.file, 0, 0);
+    }
+
     fn sync(&mut self) -> Result<()> {
         super::fault_point();
         self.file
@@ -252,10 +256,18 @@ impl Driver for FileDriver {
 /// # Errors
 /// [`Error::Io`] when the write fails (a failure to start the writeback
 /// is not one: the later sync does the work).
-#[allow(unsafe_code)]
 pub fn write_out(file: &fs::File, bytes: &[u8], at: u64) -> Result<()> {
     file.write_all_at(bytes, at)
         .map_err(|e| Error::io(format!("writing {} bytes at {at}", bytes.len()), e))?;
+    start_writeback(file, at, bytes.len() as u64);
+    Ok(())
+}
+
+/// Ask the kernel to start writing `len` bytes of `file` at `at` (0: to
+/// its end) to disk, without waiting. Only a hint: a failure leaves the
+/// work to the next sync.
+#[allow(unsafe_code)]
+fn start_writeback(file: &fs::File, at: u64, len: u64) {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
@@ -265,10 +277,11 @@ pub fn write_out(file: &fs::File, bytes: &[u8], at: u64) -> Result<()> {
             libc::sync_file_range(
                 file.as_raw_fd(),
                 at as libc::off64_t,
-                bytes.len() as libc::off64_t,
+                len as libc::off64_t,
                 libc::SYNC_FILE_RANGE_WRITE,
             );
         }
     }
-    Ok(())
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, at, len);
 }

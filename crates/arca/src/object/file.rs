@@ -427,6 +427,7 @@ impl OpenOptions {
             space,
             writable,
             stats: Default::default(),
+            unstarted: 0,
         };
         let mut inner = Session {
             st,
