@@ -7,7 +7,7 @@
 
 use std::ffi::{c_char, c_void};
 
-use arca_core::{encode_block, ByteOrder, Datatype, EncodedBlock, Filter, WrittenChunk};
+use arca_core::{encode_block, Datatype, EncodedBlock, Filter, WrittenChunk};
 
 use crate::dataset::{check_fixed, filter_from, rank_arg, DatasetHandle, FilterC};
 use crate::error::{guard, Fail, R};
@@ -79,58 +79,14 @@ pub struct BlockHandle {
     rank: usize,
 }
 
-/// The places of the numbers of an element of `t` whose byte order is not
-/// native: `(offset, size)` each, complex numbers as two parts.
-fn swaps(t: &Datatype, at: usize, out: &mut Vec<(usize, usize)>) {
-    match t {
-        Datatype::Int { size, order }
-        | Datatype::UInt { size, order }
-        | Datatype::Float { size, order }
-            if *order != ByteOrder::NATIVE && *size > 1 =>
-        {
-            out.push((at, usize::from(*size)));
-        }
-        Datatype::Complex { size, order } if *order != ByteOrder::NATIVE => {
-            let h = usize::from(*size) / 2;
-            if h > 1 {
-                out.push((at, h));
-                out.push((at + h, h));
-            }
-        }
-        // References are stored little-endian.
-        Datatype::Reference if ByteOrder::Little != ByteOrder::NATIVE => out.push((at, 8)),
-        Datatype::Enum(e) => swaps(&e.base, at, out),
-        Datatype::Array(a) => {
-            let s = a.base.size();
-            let n: usize = a.dims.iter().map(|&d| d as usize).product();
-            for i in 0..n {
-                swaps(&a.base, at + i * s, out);
-            }
-        }
-        Datatype::Compound(c) => {
-            for m in &c.fields {
-                swaps(&m.dtype, at + m.offset as usize, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// Elements in native byte order as `t` stores them: a copy when they
 /// differ, else the same bytes.
 fn as_stored<'a>(t: &Datatype, native: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
-    let mut plan = vec![];
-    swaps(t, 0, &mut plan);
-    let size = t.size();
-    if plan.is_empty() || size == 0 {
+    if !t.needs_swap() {
         return std::borrow::Cow::Borrowed(native);
     }
     let mut v = native.to_vec();
-    for e in v.chunks_exact_mut(size) {
-        for &(o, s) in &plan {
-            e[o..o + s].reverse();
-        }
-    }
+    t.swap(&mut v);
     std::borrow::Cow::Owned(v)
 }
 

@@ -675,7 +675,17 @@ impl Datatype {
 
     /// Converts whole elements in `buf` between this type's byte order and
     /// native order (the same swap both ways); a no-op when none is needed.
-    pub(crate) fn swap(&self, buf: &mut [u8]) {
+    /// Elements prepared outside a dataset (for [`crate::encode_block`],
+    /// which takes them as stored) are converted this way.
+    ///
+    /// ```
+    /// use arca::Datatype;
+    /// let t = Datatype::parse(">u2").unwrap();
+    /// let mut b = 0x0102u16.to_ne_bytes();
+    /// t.swap(&mut b);
+    /// assert_eq!(b, [1, 2]);
+    /// ```
+    pub fn swap(&self, buf: &mut [u8]) {
         if self.is_vlen() {
             return;
         }
