@@ -265,3 +265,25 @@ fn large_chunks_read_back_in_place_and_not() {
         }
     }
 }
+
+#[test]
+fn long_contiguous_runs_read_whole_from_both_cores() {
+    // Runs of 8 MiB and more are read in two halves at once.
+    let dir = tempfile::tempdir().unwrap();
+    let dims = [3000u64, 1024];
+    let n = (dims[0] * dims[1]) as usize;
+    let data: Vec<f32> = (0..n).map(|i| (i % 65_521) as f32).collect();
+    let f = arca::File::create(dir.path().join("c.arca")).unwrap();
+    let o = arca::DatasetOptions::new(arca::Datatype::float(4), &dims)
+        .layout(arca::StorageLayout::Contiguous);
+    let ds = f.root().create_dataset("c", &o).unwrap();
+    ds.write(&Selection::all(&dims), &data).unwrap();
+    f.close().unwrap();
+    let f = arca::OpenOptions::default()
+        .open(dir.path().join("c.arca"))
+        .unwrap();
+    let ds = f.root().dataset("c").unwrap();
+    assert!(ds.read_all::<f32>().unwrap() == data);
+    let rows = Selection::from_ranges(&[(7, 2999, 1), (0, 1024, 1)]).unwrap();
+    assert!(ds.read::<f32>(&rows).unwrap()[..] == data[7 * 1024..2999 * 1024]);
+}
