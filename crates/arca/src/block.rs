@@ -159,35 +159,21 @@ pub fn encode_block(
                 let at = (from[0] * count[1..].iter().product::<u64>()) as usize * elem;
                 &block[at..at + chunk_elems]
             } else {
+                // The chunk's own frame: the whole chunk from its corner.
+                let whole = Place {
+                    dims: chunk,
+                    start: &zeros,
+                    step: &ones,
+                };
                 if !unclipped {
-                    fill_box(
-                        elem,
-                        chunk,
-                        fill,
-                        &mut raw,
-                        &Place {
-                            dims: chunk,
-                            start: &zeros,
-                            step: &ones,
-                        },
-                    )?;
+                    fill_box(elem, chunk, fill, &mut raw, &whole)?;
                 }
-                copy_box(
-                    elem,
-                    &n,
-                    block,
-                    &Place {
-                        dims: count,
-                        start: &from,
-                        step: &ones,
-                    },
-                    &mut raw,
-                    &Place {
-                        dims: chunk,
-                        start: &zeros,
-                        step: &ones,
-                    },
-                )?;
+                let src = Place {
+                    dims: count,
+                    start: &from,
+                    step: &ones,
+                };
+                copy_box(elem, &n, block, &src, &mut raw, &whole)?;
                 &raw[..]
             };
             let (enc, mask) = encode_pooled(filters, elem, elements)?;

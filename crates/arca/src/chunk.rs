@@ -226,21 +226,19 @@ fn overlaps(dims: &[u64], chunk: &[u64], sel: &Selection) -> PooledVec<Overlap> 
     }
 }
 
-/// Decode whole chunks straight into their runs of `out` (in parallel when
-/// the batch is big enough); each item carries its byte offset there.
-fn decode_in_place(
-    filters: &[Filter],
-    elem: usize,
-    expect: usize,
+/// Pair each item (sorted by its place) with its `expect`-byte run of
+/// `out`, at the byte offset `at(item)` gives.
+fn split_runs<T>(
     out: &mut [u8],
-    mut items: Vec<PendingRead>,
-) -> Result<()> {
-    items.sort_by_key(|p| p.3);
-    let mut jobs: Vec<(PendingRead, &mut [u8])> = Vec::with_capacity(items.len());
+    expect: usize,
+    items: Vec<T>,
+    at: impl Fn(&T) -> Option<usize>,
+) -> Result<Vec<(T, &mut [u8])>> {
+    let mut jobs = Vec::with_capacity(items.len());
     let mut rest: &mut [u8] = out;
     let mut base = 0usize;
     for p in items {
-        let off = p.3.unwrap_or(base);
+        let off = at(&p).unwrap_or(base);
         let tail = std::mem::take(&mut rest);
         // Runs are disjoint and inside `out` by construction; checked anyway.
         let Some(tail) = off
@@ -255,6 +253,20 @@ fn decode_in_place(
         rest = tail;
         base = off + expect;
     }
+    Ok(jobs)
+}
+
+/// Decode whole chunks straight into their runs of `out` (in parallel when
+/// the batch is big enough); each item carries its byte offset there.
+fn decode_in_place(
+    filters: &[Filter],
+    elem: usize,
+    expect: usize,
+    out: &mut [u8],
+    mut items: Vec<PendingRead>,
+) -> Result<()> {
+    items.sort_by_key(|p| p.3);
+    let jobs = split_runs(out, expect, items, |p| p.3)?;
     let run = |((_, r, stored, _), dst): (PendingRead, &mut [u8])| {
         verify(&r, &stored)
             .and_then(|_| filter::decode_into(filters, r.mask, elem, &stored, r.addr, dst))
@@ -278,26 +290,8 @@ fn fetch_in_place(
     mut items: Vec<(usize, ChunkRef, Option<usize>)>,
 ) -> Result<()> {
     items.sort_by_key(|p| p.2);
-    let mut jobs: Vec<(ChunkRef, &mut [u8])> = Vec::with_capacity(items.len());
-    let mut rest: &mut [u8] = out;
-    let mut base = 0usize;
-    for (_, r, off) in items {
-        let off = off.unwrap_or(base);
-        let tail = std::mem::take(&mut rest);
-        // Runs are disjoint and inside `out` by construction; checked anyway.
-        let Some(tail) = off
-            .checked_sub(base)
-            .and_then(|skip| tail.get_mut(skip..))
-            .filter(|t| t.len() >= expect)
-        else {
-            return Err(Error::invalid("chunk places overlap or leave the output"));
-        };
-        let (mine, tail) = tail.split_at_mut(expect);
-        jobs.push((r, mine));
-        rest = tail;
-        base = off + expect;
-    }
-    let run = |(r, dst): (ChunkRef, &mut [u8])| -> Result<()> {
+    let jobs = split_runs(out, expect, items, |p| p.2)?;
+    let run = |((_, r, _), dst): ((usize, ChunkRef, Option<usize>), &mut [u8])| -> Result<()> {
         if filters.is_empty() && r.size == expect as u64 {
             // Stored as it is read: no buffer, no copy.
             io.read_at(r.addr, dst)?;

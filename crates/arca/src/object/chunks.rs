@@ -370,25 +370,14 @@ impl Dataset {
             let mask = check_raw(&layout, offset, src.len(), mask)?;
             todo.push((coords, src, mask));
         }
-        let chunk = layout.chunk;
-        let mut h = Header::load(&mut g.st, addr)?;
-        let m = h
-            .dataset
-            .as_mut()
-            .ok_or_else(|| Error::invalid("not a dataset"))?;
-        let Layout::Chunked { index, .. } = &m.layout else {
-            return Err(Error::invalid("the dataset is not chunked"));
-        };
-        let root = *index;
-        let mut e = engine(m, &chunk, root, &[]);
-        let r = match crcs {
+        let placed_from_file = crcs.is_some();
+        let r = with_index(&mut g, addr, &layout.chunk, |e, st| match crcs {
             None => todo
                 .into_iter()
-                .try_for_each(|(coords, src, mask)| e.put_from(&mut g.st, &coords, src, mask)),
+                .try_for_each(|(coords, src, mask)| e.put_from(st, &coords, src, mask)),
             Some(crcs) => {
-                let st = &mut g.st;
-                let (sums, placed) = crate::par::join(crcs, || copy_runs(&mut e, st, &todo));
-                let r = placed.and_then(|placed| {
+                let (sums, placed) = crate::par::join(crcs, || copy_runs(e, st, &todo));
+                placed.and_then(|placed| {
                     let sums = sums?;
                     for ((coords, addr, size, mask, old), crc) in placed.into_iter().zip(sums) {
                         let entry = ChunkRef {
@@ -400,23 +389,13 @@ impl Dataset {
                         e.record(st, &coords, entry, old)?;
                     }
                     Ok(())
-                });
-                if r.is_err() {
-                    // Chunks were placed (old ones freed) but not all are
-                    // indexed: nothing of this may reach a commit.
-                    g.poison();
-                }
-                r
+                })
             }
-        };
-        // The index root is saved even after a failure, so that chunks
-        // already stored stay owned.
-        let new_root = e.index;
-        if new_root != root {
-            if let Some(Layout::Chunked { index, .. }) = h.dataset.as_mut().map(|m| &mut m.layout) {
-                *index = new_root;
-            }
-            h.save(&mut g.st, addr)?;
+        });
+        if r.is_err() && placed_from_file {
+            // Chunks were placed (old ones freed) but not all are indexed:
+            // nothing of this may reach a commit.
+            g.poison();
         }
         r
     }
@@ -433,6 +412,36 @@ impl Dataset {
         g.caches.insert(self.addr, Cache::new(cache.capacity));
         r
     }
+}
+
+/// Run `f` on the chunk engine of the chunked dataset whose header is at
+/// `addr`, then save the index's new root, even after a failure, so that
+/// chunks already recorded stay owned.
+pub(super) fn with_index<T>(
+    g: &mut Session,
+    addr: u64,
+    chunk: &[u64],
+    f: impl FnOnce(&mut Chunked<'_>, &mut Store) -> Result<T>,
+) -> Result<T> {
+    let mut h = Header::load(&mut g.st, addr)?;
+    let m = h
+        .dataset
+        .as_mut()
+        .ok_or_else(|| Error::invalid("not a dataset"))?;
+    let Layout::Chunked { index, .. } = &m.layout else {
+        return Err(Error::invalid("the dataset is not chunked"));
+    };
+    let root = *index;
+    let mut e = engine(m, chunk, root, &[]);
+    let r = f(&mut e, &mut g.st);
+    let new_root = e.index;
+    if new_root != root {
+        if let Some(Layout::Chunked { index, .. }) = h.dataset.as_mut().map(|m| &mut m.layout) {
+            *index = new_root;
+        }
+        h.save(&mut g.st, addr)?;
+    }
+    r
 }
 
 /// Check a chunk's stored length and filter mask against the dataset's

@@ -10,12 +10,10 @@
 //! [`Dataset::seal_chunks`]: a transaction that ends with space pending
 //! is rolled back, since that space is owned by nothing yet.
 
-use super::chunks::{check_raw, chunk_layout, coords_of};
-use super::dataset::engine;
+use super::chunks::{check_raw, chunk_layout, coords_of, with_index};
 use super::{lock, Dataset, Session};
 use crate::error::{Error, Result};
 use crate::format::chunk_index::ChunkRef;
-use crate::format::object_header::{Header, Layout};
 use crate::space::SpaceKind;
 
 /// Space reserved for one dataset's chunks and not sealed yet.
@@ -216,36 +214,21 @@ fn seal(
             g.st.space.free(SpaceKind::Raw, at, a + l - at)?;
         }
     }
-    let mut h = Header::load(&mut g.st, addr)?;
-    let m = h
-        .dataset
-        .as_mut()
-        .ok_or_else(|| Error::invalid("not a dataset"))?;
-    let Layout::Chunked { index, .. } = &m.layout else {
-        return Err(Error::invalid("the dataset is not chunked"));
-    };
-    let root = *index;
-    let mut e = engine(m, chunk, root, &[]);
-    for (coords, c, mask) in &todo {
-        let old = e.entry(&mut g.st, coords)?;
-        if let Some(o) = old {
-            g.st.check_live("chunk", o.addr, o.size)?;
-            g.st.space.free(SpaceKind::Raw, o.addr, o.size)?;
+    with_index(g, addr, chunk, |e, st| {
+        for (coords, c, mask) in &todo {
+            let old = e.entry(st, coords)?;
+            if let Some(o) = old {
+                st.check_live("chunk", o.addr, o.size)?;
+                st.space.free(SpaceKind::Raw, o.addr, o.size)?;
+            }
+            let entry = ChunkRef {
+                addr: c.addr,
+                size: c.len,
+                mask: *mask,
+                crc: c.crc,
+            };
+            e.record(st, coords, entry, old)?;
         }
-        let entry = ChunkRef {
-            addr: c.addr,
-            size: c.len,
-            mask: *mask,
-            crc: c.crc,
-        };
-        e.record(&mut g.st, coords, entry, old)?;
-    }
-    let new_root = e.index;
-    if new_root != root {
-        if let Some(Layout::Chunked { index, .. }) = h.dataset.as_mut().map(|m| &mut m.layout) {
-            *index = new_root;
-        }
-        h.save(&mut g.st, addr)?;
-    }
-    Ok(())
+        Ok(())
+    })
 }
