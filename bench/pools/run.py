@@ -3,8 +3,9 @@
 
 Runs the arca side (the ``arca-bench-pools`` binary: allocator calls, peak
 heap, peak RSS and time with pools on and off) and, for every point, the
-same work with h5py (HDF5) in a fresh subprocess, whose peak resident set
-comes from ``resource.getrusage``. The work: N chunked datasets of f8
+same work with h5py (HDF5) and through arca's Python package, each in a
+fresh subprocess whose peak resident set comes from
+``resource.getrusage``. The work: N chunked datasets of f8
 (shuffle + zstd level 1; gzip level 1 if hdf5plugin is missing), each
 written once, then R rounds that rewrite every dataset and flush. Prints a
 markdown table of medians and writes everything as JSON with --json.
@@ -61,11 +62,39 @@ def h5_child(n, rewrites, elems, chunk):
     print(json.dumps({"time_s": secs, "peak_rss": rss, "import_rss": base, "codec": codec}))
 
 
-def h5_point(n, r, elems, chunk, repeat):
+def arca_py_child(n, rewrites, elems, chunk):
+    """The same work through arca's Python package, in this (fresh)
+    process; prints JSON. What a Python user's process holds."""
+    import numpy as np
+
+    import arca
+
+    j = np.arange(elems)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    with tempfile.TemporaryDirectory() as d:
+        with arca.File(os.path.join(d, "pools.arca"), "w") as f:
+            sets = []
+            for i in range(n):
+                ds = f.create_dataset(f"d{i}", shape=(elems,), dtype="f8", chunks=(chunk,),
+                                      shuffle=True, compression="zstd", compression_opts=1)
+                ds[:] = ((j + i) % 1000) * 0.5
+                sets.append(ds)
+            f.flush()
+            start = time.perf_counter()
+            for r in range(1, rewrites + 1):
+                for i, ds in enumerate(sets):
+                    ds[:] = ((j + 7 * r + i) % 1000) * 0.5
+                f.flush()
+            secs = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"time_s": secs, "peak_rss": rss, "import_rss": base, "codec": "zstd(1)"}))
+
+
+def h5_point(n, r, elems, chunk, repeat, child="--h5py-child"):
     runs = []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, __file__, "--h5py-child", str(n), str(r), str(elems), str(chunk)],
+            [sys.executable, __file__, child, str(n), str(r), str(elems), str(chunk)],
             check=True,
             capture_output=True,
             text=True,
@@ -101,9 +130,9 @@ def mib(b):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--h5py-child":
+    if len(sys.argv) > 1 and sys.argv[1] in ("--h5py-child", "--arca-py-child"):
         n, r, elems, chunk = map(int, sys.argv[2:6])
-        h5_child(n, r, elems, chunk)
+        (h5_child if sys.argv[1] == "--h5py-child" else arca_py_child)(n, r, elems, chunk)
         return
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--datasets", default="500,1000,1500")
@@ -124,15 +153,18 @@ def main():
     for r in map(int, args.rewrites.split(",")):
         for n in map(int, args.datasets.split(",")):
             h5 = h5_point(n, r, args.elems, args.chunk, args.repeat)
+            py = h5_point(n, r, args.elems, args.chunk, args.repeat, "--arca-py-child")
             on, off = pts[(n, r, True)], pts[(n, r, False)]
-            rows.append({"datasets": n, "rewrites": r, "on": on, "off": off, "h5py": h5})
+            rows.append({"datasets": n, "rewrites": r, "on": on, "off": off, "h5py": h5,
+                         "arca_python": py})
 
     print(
         "| datasets | rewrites | alloc calls on | off | off/on | peak heap MiB on | off | on/off "
         "| loop peak KiB on | off | held KiB "
-        "| RSS MiB on | off | h5py (over import) | time s on | off | h5py |"
+        "| RSS MiB on | off | h5py (over import) | arca from Python (over import) "
+        "| time s on | off | h5py |"
     )
-    print("|---:" * 17 + "|")
+    print("|---:" * 18 + "|")
     for x in rows:
         on, off, h5 = x["on"], x["off"], x["h5py"]
         print(
@@ -145,6 +177,8 @@ def main():
             f"| {on['pool_held_bytes'] / 1024:.0f} "
             f"| {mib(on['peak_rss'])} | {mib(off['peak_rss'])} "
             f"| {mib(h5['peak_rss'])} ({mib(h5['peak_rss'] - h5['import_rss'])}) "
+            f"| {mib(x['arca_python']['peak_rss'])} "
+            f"({mib(x['arca_python']['peak_rss'] - x['arca_python']['import_rss'])}) "
             f"| {on['time_s']:.3f} | {off['time_s']:.3f} | {h5['time_s']:.3f} |"
         )
     if args.json:
