@@ -32,8 +32,12 @@ struct DictState {
 
 pub(crate) struct CodecState {
     codec: Codec,
-    zstd: Option<(CCtx<'static>, DCtx<'static>)>,
-    zlib: Option<(Compress, Decompress)>,
+    /// Compression contexts: `None` in a state that only decompresses
+    /// (its compressing half was handed to the background compressor).
+    zstd_c: Option<CCtx<'static>>,
+    zlib_c: Option<Compress>,
+    zstd_d: Option<DCtx<'static>>,
+    zlib_d: Option<Decompress>,
     dict: Option<DictState>,
 }
 
@@ -48,18 +52,24 @@ impl CodecState {
     pub fn new(codec: &Codec) -> CodecState {
         let mut st = CodecState {
             codec: codec.clone(),
-            zstd: None,
-            zlib: None,
+            zstd_c: None,
+            zlib_c: None,
+            zstd_d: None,
+            zlib_d: None,
             dict: None,
         };
         match codec {
-            Codec::Zstd { .. } => st.zstd = Some((CCtx::create(), DCtx::create())),
+            Codec::Zstd { .. } => {
+                st.zstd_c = Some(CCtx::create());
+                st.zstd_d = Some(DCtx::create());
+            }
             Codec::ZstdDict {
                 level,
                 train_blocks,
                 dict_size,
             } => {
-                st.zstd = Some((CCtx::create(), DCtx::create()));
+                st.zstd_c = Some(CCtx::create());
+                st.zstd_d = Some(DCtx::create());
                 st.dict = Some(DictState {
                     level: *level,
                     train_blocks: *train_blocks,
@@ -71,14 +81,38 @@ impl CodecState {
                 });
             }
             Codec::Zlib { level } => {
-                st.zlib = Some((
-                    Compress::new(Compression::new(*level), true),
-                    Decompress::new(true),
-                ))
+                st.zlib_c = Some(Compress::new(Compression::new(*level), true));
+                st.zlib_d = Some(Decompress::new(true));
             }
             _ => {}
         }
         st
+    }
+
+    /// The codec this state runs.
+    pub fn codec(&self) -> &Codec {
+        &self.codec
+    }
+
+    /// Whether the compressing half can be split off with
+    /// [`CodecState::split_compressor`]: every codec but the dictionary
+    /// one, whose training and dictionary both halves share.
+    pub fn can_split(&self) -> bool {
+        self.dict.is_none()
+    }
+
+    /// Moves the compression contexts into a new state that only
+    /// compresses (for the background compressor); `self` keeps the
+    /// decompressing half, so the arena still holds one context of each.
+    pub fn split_compressor(&mut self) -> CodecState {
+        CodecState {
+            codec: self.codec.clone(),
+            zstd_c: self.zstd_c.take(),
+            zlib_c: self.zlib_c.take(),
+            zstd_d: None,
+            zlib_d: None,
+            dict: None,
+        }
     }
 
     /// Heap bytes held by the codec state on the Rust side (samples and the
@@ -92,8 +126,11 @@ impl CodecState {
     /// Bytes held by native zstd contexts and dictionaries.
     pub fn native_bytes(&self) -> usize {
         let mut n = 0;
-        if let Some((c, d)) = &self.zstd {
-            n += c.sizeof() + d.sizeof();
+        if let Some(c) = &self.zstd_c {
+            n += c.sizeof();
+        }
+        if let Some(d) = &self.zstd_d {
+            n += d.sizeof();
         }
         if let Some(DictState {
             trained: Some((cd, dd, _)),
@@ -174,14 +211,14 @@ impl CodecState {
                 Ok(Encoding::Plain)
             }
             Codec::Zstd { level } => {
-                let (c, _) = self.zstd.as_mut().expect("zstd context");
+                let c = self.zstd_c.as_mut().ok_or("no zstd compression context")?;
                 dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
                 c.compress(dst, src, *level)
                     .map_err(|e| format!("zstd error {e}"))?;
                 Ok(Encoding::Plain)
             }
             Codec::ZstdDict { level, .. } => {
-                let (c, _) = self.zstd.as_mut().expect("zstd context");
+                let c = self.zstd_c.as_mut().ok_or("no zstd compression context")?;
                 dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
                 let d = self.dict.as_ref().expect("dict state");
                 if let Some((cd, _, _)) = &d.trained {
@@ -195,7 +232,7 @@ impl CodecState {
                 }
             }
             Codec::Zlib { .. } => {
-                let (c, _) = self.zlib.as_mut().expect("zlib state");
+                let c = self.zlib_c.as_mut().ok_or("no zlib compression state")?;
                 c.reset();
                 dst.reserve(src.len() + src.len() / 100 + 64);
                 match c.compress_vec(src, dst, FlushCompress::Finish) {
@@ -227,7 +264,7 @@ impl CodecState {
                 dst.extend_from_slice(src);
             }
             Encoding::Dict => {
-                let (_, d) = self.zstd.as_mut().ok_or_else(|| err("no zstd".into()))?;
+                let d = self.zstd_d.as_mut().ok_or_else(|| err("no zstd".into()))?;
                 let dd = self
                     .dict
                     .as_ref()
@@ -245,13 +282,13 @@ impl CodecState {
                     dst.truncate(n);
                 }
                 Codec::Zstd { .. } | Codec::ZstdDict { .. } => {
-                    let (_, d) = self.zstd.as_mut().ok_or_else(|| err("no zstd".into()))?;
+                    let d = self.zstd_d.as_mut().ok_or_else(|| err("no zstd".into()))?;
                     dst.reserve(len);
                     d.decompress(dst, src)
                         .map_err(|e| err(format!("zstd error {e}")))?;
                 }
                 Codec::Zlib { .. } => {
-                    let (_, d) = self.zlib.as_mut().ok_or_else(|| err("no zlib".into()))?;
+                    let d = self.zlib_d.as_mut().ok_or_else(|| err("no zlib".into()))?;
                     d.reset(true);
                     dst.reserve(len);
                     match d.decompress_vec(src, dst, FlushDecompress::Finish) {

@@ -172,6 +172,7 @@ pub struct Config {
     pub(crate) codec: Codec,
     pub(crate) node_cache: usize,
     pub(crate) group_fields: usize,
+    pub(crate) background: usize,
 }
 
 impl Default for Config {
@@ -183,6 +184,7 @@ impl Default for Config {
             codec: Codec::Zstd { level: 1 },
             node_cache: 32 * 1024,
             group_fields: 0,
+            background: 0,
         }
     }
 }
@@ -271,6 +273,42 @@ impl Config {
         self.group_fields
     }
 
+    /// Compresses evicted blocks on a background thread, with at most
+    /// `pending` blocks waiting for it; 0 (the default) compresses on the
+    /// calling thread. The thread takes over the arena's compression
+    /// context (the arena still holds one), the calling thread still
+    /// groups fields and decompresses. A waiting block keeps its image
+    /// (counted in [`Stats::uncompressed_bytes`](crate::Stats)) and is
+    /// taken back as it is if it is needed before its compression ends;
+    /// when `pending` blocks are waiting, the next eviction waits for the
+    /// oldest. Ignored for [`Codec::ZstdDict`], whose training needs both
+    /// halves of the codec on one thread. At most 1024.
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(Config::default().uncompressed_blocks(1).background_compression(1)).unwrap();
+    /// let x = a.alloc(20_000).unwrap();
+    /// let y = a.alloc(20_000).unwrap(); // evicts x's block to the compressor
+    /// a.write_at(x, 0, b"back").unwrap(); // taken back, compressed or not
+    /// a.flush().unwrap();                 // waits for every compression
+    /// assert_eq!(&a.read(x).unwrap()[..4], b"back");
+    /// assert!(a.stats().compressions >= 1);
+    /// # let _ = y;
+    /// ```
+    pub fn background_compression(mut self, pending: usize) -> Self {
+        self.background = pending;
+        self
+    }
+
+    /// The background compressor's queue length (0: none).
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_background_compression(), 0);
+    /// ```
+    pub fn get_background_compression(&self) -> usize {
+        self.background
+    }
+
     /// Sets the codec.
     ///
     /// ```
@@ -336,6 +374,12 @@ impl Config {
             return Err(Error::InvalidConfig(format!(
                 "uncompressed block count {} outside 1..=1048576",
                 self.uncompressed
+            )));
+        }
+        if self.background > 1024 {
+            return Err(Error::InvalidConfig(format!(
+                "background queue {} > 1024",
+                self.background
             )));
         }
         if self.group_fields > 4096 {

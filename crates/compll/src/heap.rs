@@ -34,8 +34,9 @@
 //! - **C7** bitmap bits are set exactly at the starts of chunks in use.
 //!
 //! Across the heap (checked by [`BlockHeap::check_invariants`]):
-//! - **H1** a block that is not cached has a compressed copy (nothing exists
-//!   only in a buffer that was let go).
+//! - **H1** a block that is not cached has a compressed copy or waits for
+//!   the background compressor (nothing exists only in a buffer that was
+//!   let go).
 //! - **H2** a cached clean block's compressed copy decompresses to its buffer.
 //! - **H3** slot and block table agree: `slots[i].block` names a block whose
 //!   `slot` is `i`, and every cached block's slot names it back.
@@ -50,6 +51,9 @@
 //! - **H8** vacant blocks hold nothing and are listed for reuse exactly once.
 //! - **H9** every node-cache copy names a live node and equals its bytes,
 //!   and the cache stays within its byte budget.
+//! - **H10** a block waiting for the background compressor is in use, not
+//!   cached and not stored, waits once, its image is intact, and no more
+//!   blocks wait than the queue allows.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -64,6 +68,7 @@ use crate::layout::Layout;
 use crate::lru::Lru;
 use crate::nodecache::NodeCache;
 use crate::stats::Stats;
+use crate::worker::{Done, Job, Worker};
 
 const NO_SLOT: u32 = u32::MAX;
 
@@ -114,6 +119,18 @@ struct BlockMeta {
     /// Bumped whenever the block index is released, so a pin taken on the
     /// block's previous life is not released on its next one.
     gen: u32,
+}
+
+/// A block handed to the background compressor: evicted, not cached, not
+/// yet stored. `src` is what the compressor got (the image, or its
+/// field-grouped form) and is kept until the result comes back, so the
+/// block can be taken back without waiting or decompressing.
+struct Pending {
+    block: u32,
+    /// Names the request; a result whose request is gone is dropped.
+    ver: u64,
+    src: Arc<Vec<u8>>,
+    grouped: bool,
 }
 
 struct Slot {
@@ -214,6 +231,15 @@ pub(crate) struct BlockHeap {
     lru: Lru,
     spare: Vec<Vec<u8>>,
     packer: Packer,
+    /// The background compressor, when configured; it holds the codec's
+    /// compression context.
+    worker: Option<Worker>,
+    pending: Vec<Pending>,
+    max_pending: usize,
+    next_ver: u64,
+    /// A compression context for [`BlockHeap::compress_image`] when the
+    /// worker holds the arena's own: created on first use.
+    measure: Option<CodecState>,
     node_cache: NodeCache,
     compressed_bytes: u64,
     compressions: u64,
@@ -226,6 +252,17 @@ pub(crate) struct BlockHeap {
 impl BlockHeap {
     pub fn new(cfg: &Config) -> Result<BlockHeap> {
         let resolved = cfg.resolve()?;
+        let mut codec = CodecState::new(&cfg.codec);
+        let worker = if cfg.background > 0 && codec.can_split() {
+            let w = Worker::spawn(codec.split_compressor());
+            if w.is_none() {
+                // No thread: compress here after all.
+                codec = CodecState::new(&cfg.codec);
+            }
+            w
+        } else {
+            None
+        };
         Ok(BlockHeap {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             layout: Layout::new(resolved),
@@ -240,11 +277,16 @@ impl BlockHeap {
             lru: Lru::default(),
             spare: Vec::new(),
             packer: Packer {
-                codec: CodecState::new(&cfg.codec),
+                codec,
                 group: cfg.group_fields,
                 gnodes: Vec::new(),
                 grows: Vec::new(),
             },
+            worker,
+            pending: Vec::new(),
+            max_pending: cfg.background,
+            next_ver: 0,
+            measure: None,
             node_cache: NodeCache::new(cfg.node_cache),
             compressed_bytes: 0,
             compressions: 0,
@@ -361,6 +403,7 @@ impl BlockHeap {
     /// Returns a free slot index whose buffer the caller fills, evicting
     /// the least recently used unpinned block if the cache is full.
     fn get_slot(&mut self, block: u32) -> Result<usize> {
+        self.drain();
         if self.slots.len() >= self.capacity {
             if let Some(v) = self.lru.victim(|i| self.slots[i].pins > 0) {
                 self.evict(v)?;
@@ -389,7 +432,9 @@ impl BlockHeap {
             self.release_block(b as u32);
             return Ok(());
         }
-        if m.comp.is_none() {
+        if m.comp.is_none() && self.worker.is_some() {
+            self.hand_over(i, b as u32);
+        } else if m.comp.is_none() {
             // Both work buffers live only for this call: an arena at rest
             // holds its blocks, its cache and its tables, nothing else.
             let mut out = Vec::new();
@@ -412,6 +457,136 @@ impl BlockHeap {
         }
         self.detach(b as u32);
         Ok(())
+    }
+
+    /// Gives slot `i`'s dirty block `b` to the background compressor: its
+    /// fields grouped here (the slot keeps its buffer), or, without
+    /// grouping, its image itself (the slot gets a spare buffer). Waits for
+    /// the oldest request while more than `max_pending` are out.
+    fn hand_over(&mut self, i: usize, b: u32) {
+        let normal = self.blocks[b as usize].kind == Kind::Normal;
+        let grouped = self.packer.group > 0 && normal;
+        let src = if grouped {
+            let mut g = Vec::new();
+            let p = &mut self.packer;
+            self.layout.group(
+                &self.slots[i].buf,
+                p.group,
+                &mut g,
+                &mut p.gnodes,
+                &mut p.grows,
+            );
+            Arc::new(g)
+        } else {
+            let spare = self.take_spare();
+            std::mem::replace(&mut self.slots[i].buf, Arc::new(spare))
+        };
+        let ver = self.next_ver;
+        self.next_ver += 1;
+        self.pending.push(Pending {
+            block: b,
+            ver,
+            src: Arc::clone(&src),
+            grouped,
+        });
+        let sent = match &self.worker {
+            Some(w) => w.send(Job { ver, src }).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.worker_gone();
+        }
+        while self.pending.len() > self.max_pending {
+            self.wait_one();
+        }
+    }
+
+    /// Installs a finished compression, unless its block was taken back
+    /// meanwhile.
+    fn apply(&mut self, d: Done) {
+        self.compressions += 1;
+        let Some(pos) = self.pending.iter().position(|p| p.ver == d.ver) else {
+            return;
+        };
+        let p = self.pending.swap_remove(pos);
+        self.compressed_bytes += d.comp.len() as u64;
+        let m = &mut self.blocks[p.block as usize];
+        m.comp = Some(d.comp);
+        m.enc = d.enc;
+        if let Ok(buf) = Arc::try_unwrap(p.src) {
+            self.give_spare(buf);
+        }
+    }
+
+    /// Installs every finished compression without waiting.
+    fn drain(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        loop {
+            let r = match &self.worker {
+                Some(w) => w.try_recv(),
+                None => return,
+            };
+            match r {
+                Ok(Some(d)) => self.apply(d),
+                Ok(None) => return,
+                Err(()) => return self.worker_gone(),
+            }
+        }
+    }
+
+    /// Waits for one finished compression (any) and installs it.
+    fn wait_one(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        match self.worker.as_ref().and_then(|w| w.recv()) {
+            Some(d) => self.apply(d),
+            None => self.worker_gone(),
+        }
+    }
+
+    /// Waits until no block is waiting for the compressor.
+    fn wait_all(&mut self) {
+        while !self.pending.is_empty() {
+            self.wait_one();
+        }
+    }
+
+    /// The compressor thread is gone (a user codec panicked in it): every
+    /// waiting block is stored raw, and from now on blocks are compressed
+    /// here, by a fresh context.
+    fn worker_gone(&mut self) {
+        self.worker = None;
+        self.packer.codec = CodecState::new(self.packer.codec.codec());
+        for p in std::mem::take(&mut self.pending) {
+            let copy: Box<[u8]> = p.src.as_slice().into();
+            self.compressed_bytes += copy.len() as u64;
+            let m = &mut self.blocks[p.block as usize];
+            m.comp = Some(copy);
+            m.enc = Encoding::Raw;
+        }
+    }
+
+    /// Index in `pending` of block `b`'s request.
+    fn pending_of(&self, b: u32) -> Option<usize> {
+        self.pending.iter().position(|p| p.block == b)
+    }
+
+    /// The image of a waiting block, rebuilt from what the compressor got.
+    fn pending_image(&mut self, pos: usize, out: &mut Vec<u8>) -> Result<()> {
+        let p = &self.pending[pos];
+        if p.grouped {
+            let k = &mut self.packer;
+            self.layout
+                .ungroup(&p.src, k.group, out, &mut k.gnodes, &mut k.grows)
+                .map_err(Error::Codec)
+        } else {
+            out.clear();
+            out.extend_from_slice(&p.src);
+            Ok(())
+        }
     }
 
     /// Re-encodes every stored block that was compressed before the
@@ -461,6 +636,9 @@ impl BlockHeap {
 
     fn release_block(&mut self, b: u32) {
         self.set_largest(b, 0);
+        if let Some(pos) = self.pending_of(b) {
+            self.pending.swap_remove(pos);
+        }
         let slot = self.blocks[b as usize].slot;
         if slot != NO_SLOT {
             self.detach(b);
@@ -483,8 +661,15 @@ impl BlockHeap {
             self.lru.touch(s as usize);
             return Ok(s as usize);
         }
-        self.misses += 1;
+        let waiting = self.blocks[b as usize].comp.is_none();
         let i = self.get_slot(b)?;
+        if waiting {
+            // Finding a slot may have installed the block's compression.
+            if let Some(pos) = self.pending_of(b) {
+                return self.take_back(b, i, pos);
+            }
+        }
+        self.misses += 1;
         let len = match self.blocks[b as usize].kind {
             Kind::Large(n) => n,
             _ => self.layout.block_size,
@@ -507,6 +692,32 @@ impl BlockHeap {
             return Err(e);
         }
         *Arc::make_mut(&mut self.slots[i].buf) = buf;
+        self.blocks[b as usize].slot = i as u32;
+        Ok(i)
+    }
+
+    /// Puts waiting block `b` into slot `i` again, from what the compressor
+    /// got; its result will be dropped. No decompression: counts as a hit.
+    fn take_back(&mut self, b: u32, i: usize, pos: usize) -> Result<usize> {
+        self.hits += 1;
+        if self.pending[pos].grouped {
+            let mut buf = std::mem::take(Arc::make_mut(&mut self.slots[i].buf));
+            let r = self.pending_image(pos, &mut buf);
+            *Arc::make_mut(&mut self.slots[i].buf) = buf;
+            if let Err(e) = r {
+                self.slots.swap_remove(i);
+                self.lru.swap_remove(i);
+                self.fix_moved_slot(i);
+                return Err(e);
+            }
+            self.pending.swap_remove(pos);
+        } else {
+            let p = self.pending.swap_remove(pos);
+            let old = std::mem::replace(&mut self.slots[i].buf, p.src);
+            if let Ok(buf) = Arc::try_unwrap(old) {
+                self.give_spare(buf);
+            }
+        }
         self.blocks[b as usize].slot = i as u32;
         Ok(i)
     }
@@ -834,12 +1045,14 @@ impl BlockHeap {
         self.capacity = 0;
         let r = self.trim();
         self.capacity = cap;
+        self.wait_all();
         r
     }
 
     pub fn stats(&self) -> Stats {
         let uncompressed: usize = self.slots.iter().map(|s| s.buf.capacity()).sum::<usize>()
-            + self.spare.iter().map(|v| v.capacity()).sum::<usize>();
+            + self.spare.iter().map(|v| v.capacity()).sum::<usize>()
+            + self.pending.iter().map(|p| p.src.capacity()).sum::<usize>();
         // A B-tree entry costs its 8 bytes plus node overhead; 16 bytes per
         // entry is a fair upper estimate at B-tree fill factors.
         let overhead = self.blocks.capacity() * std::mem::size_of::<BlockMeta>()
@@ -848,6 +1061,7 @@ impl BlockHeap {
             + self.slots.capacity() * std::mem::size_of::<Slot>()
             + self.lru.capacity_bytes()
             + self.packer.heap_bytes()
+            + self.pending.capacity() * std::mem::size_of::<Pending>()
             + self.node_cache.heap_bytes();
         let blocks = self
             .blocks
@@ -858,7 +1072,10 @@ impl BlockHeap {
             compressed_bytes: self.compressed_bytes,
             uncompressed_bytes: uncompressed as u64,
             overhead_bytes: overhead as u64,
-            codec_context_bytes: self.packer.codec.native_bytes() as u64,
+            codec_context_bytes: (self.packer.codec.native_bytes()
+                + self.measure.as_ref().map_or(0, |m| m.native_bytes()))
+                as u64
+                + self.worker.as_ref().map_or(0, |w| w.ctx_bytes()),
             compressions: self.compressions,
             decompressions: self.decompressions,
             hits: self.hits + self.node_cache.hits,
@@ -888,6 +1105,10 @@ impl BlockHeap {
             };
             let bytes = if m.slot != NO_SLOT {
                 self.slots[m.slot as usize].buf.to_vec()
+            } else if let Some(pos) = self.pending.iter().position(|p| p.block == b as u32) {
+                let mut img = Vec::new();
+                self.pending_image(pos, &mut img)?;
+                img
             } else {
                 let comp = m.comp.as_deref().unwrap_or(&[]);
                 let mut img = Vec::new();
@@ -919,9 +1140,25 @@ impl BlockHeap {
     pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
         self.own(img.arena)?;
         let mut out = Vec::new();
+        // With a background compressor the arena's compression context is
+        // on the other thread; measure with a context of this thread's own.
+        let mut codec =
+            match self.worker.is_some() {
+                true => Some(self.measure.take().unwrap_or_else(|| {
+                    CodecState::new(self.packer.codec.codec()).split_compressor()
+                })),
+                false => None,
+            };
+        if let Some(c) = &mut codec {
+            std::mem::swap(c, &mut self.packer.codec);
+        }
         let (enc, _) = self
             .packer
             .pack(&self.layout, &img.bytes, !img.large, false, &mut out);
+        if let Some(mut c) = codec {
+            std::mem::swap(&mut c, &mut self.packer.codec);
+            self.measure = Some(c);
+        }
         Ok(CompressedImage {
             arena: self.id,
             bytes: out.as_slice().into(),
@@ -1007,8 +1244,10 @@ impl BlockHeap {
                 if s.block as usize != b {
                     return Err(format!("H3: block {b} and its slot disagree"));
                 }
-            } else if m.comp.is_none() {
-                return Err(format!("H1: block {b} is neither cached nor compressed"));
+            } else if m.comp.is_none() && self.pending.iter().all(|p| p.block as usize != b) {
+                return Err(format!(
+                    "H1: block {b} is neither cached, compressed nor waiting for the compressor"
+                ));
             }
             let len = match m.kind {
                 Kind::Large(n) => n,
@@ -1023,6 +1262,14 @@ impl BlockHeap {
                     return Err(format!("H2: clean block {b} differs from its copy"));
                 }
             }
+            if m.slot == NO_SLOT && m.comp.is_none() {
+                let pos = self.pending_of(b as u32).ok_or("H1: lost block")?;
+                let mut img = Vec::new();
+                self.pending_image(pos, &mut img)
+                    .map_err(|e| format!("H10: waiting block {b} damaged: {e}"))?;
+                tmp = img;
+            }
+            let m = &self.blocks[b];
             let image: &[u8] = if m.slot != NO_SLOT {
                 &self.slots[m.slot as usize].buf
             } else {
@@ -1055,6 +1302,27 @@ impl BlockHeap {
         }
         if room != self.room {
             return Err("H5: room index out of date".into());
+        }
+        for (k, p) in self.pending.iter().enumerate() {
+            let m = self
+                .blocks
+                .get(p.block as usize)
+                .ok_or("H10: waiting request names a missing block")?;
+            if m.kind == Kind::Vacant || m.slot != NO_SLOT || m.comp.is_some() {
+                return Err(format!(
+                    "H10: block {} waits for the compressor but is vacant, cached or stored",
+                    p.block
+                ));
+            }
+            if self.pending[..k]
+                .iter()
+                .any(|q| q.block == p.block || q.ver == p.ver)
+            {
+                return Err(format!("H10: block {} waits twice", p.block));
+            }
+        }
+        if self.pending.len() > self.max_pending {
+            return Err("H10: more blocks waiting than the queue allows".into());
         }
         if total_live != self.live_nodes {
             return Err("H6: total live count wrong".into());

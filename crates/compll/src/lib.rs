@@ -46,6 +46,7 @@ mod lru;
 mod nodecache;
 mod shared;
 mod stats;
+mod worker;
 
 pub use arena::{Arena, ReadGuard, WriteGuard};
 pub use config::{BlockCodec, Codec, Config, MAX_BLOCK_SIZE, MIN_BLOCK_SIZE};

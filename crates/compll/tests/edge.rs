@@ -1,6 +1,6 @@
 //! Edge cases: full blocks, the largest node, every alignment, eviction
 //! while blocks are pinned, guards outliving changes, codec failures.
-//! Invariant names (C1–C7, H1–H8) refer to the `heap` module docs.
+//! Invariant names (C1–C7, H1–H10) refer to the `heap` module docs.
 
 use std::sync::Arc;
 
@@ -600,4 +600,187 @@ fn compressing_images_does_not_feed_the_dictionary() {
     }
     assert_eq!(a.dictionary_len(), None, "no training from compress_image");
     assert_eq!(a.stats(), before);
+}
+
+/// Nodes in several blocks, a background compressor with `pending` slots
+/// and one cached block: every block goes through the queue again and
+/// again, and is taken back (written, freed) while it may be waiting.
+fn background_round(codec: Codec, group: usize, pending: usize) {
+    let a = Arena::new(
+        Config::default()
+            .block_size(2048)
+            .uncompressed_blocks(1)
+            .group_fields(group)
+            .codec(codec)
+            .background_compression(pending),
+    )
+    .unwrap();
+    let mut hs = Vec::new();
+    for i in 0..200u32 {
+        let h = a.alloc(40).unwrap();
+        a.write_at(h, 0, &i.to_le_bytes()).unwrap();
+        hs.push((h, i));
+    }
+    a.check_invariants().unwrap();
+    // Back and forth over the blocks: each access may find its block
+    // cached, waiting for the compressor, or stored.
+    for round in 0..3u32 {
+        for (k, (h, v)) in hs.iter_mut().enumerate() {
+            if k % 3 == round as usize {
+                *v = v.wrapping_mul(31).wrapping_add(round);
+                a.write_at(*h, 0, &v.to_le_bytes()).unwrap();
+            }
+            let mut b = [0u8; 4];
+            a.read_at(*h, 0, &mut b).unwrap();
+            assert_eq!(u32::from_le_bytes(b), *v);
+        }
+        a.check_invariants().unwrap();
+    }
+    for (h, _) in hs.iter().step_by(2) {
+        a.free(*h).unwrap();
+    }
+    a.check_invariants().unwrap();
+    let before = a.stats();
+    a.flush().unwrap();
+    let s = a.stats();
+    // Nothing waits after a flush: the cache is empty and every block is
+    // stored; at most one spare buffer is kept for the next load.
+    assert!(s.uncompressed_bytes <= 2048, "{s:?}");
+    assert!(s.compressions >= before.compressions);
+    assert_eq!(s.blocks, before.blocks);
+    a.check_invariants().unwrap();
+    for (h, v) in hs.iter().skip(1).step_by(2) {
+        assert_eq!(a.read(*h).unwrap()[..4], v.to_le_bytes());
+    }
+    assert!(a.read(hs[0].0).is_err());
+    assert!(a.free(hs[0].0).is_err());
+}
+
+#[test]
+fn background_compressor_blocks_are_taken_back_and_flushed() {
+    for pending in [1, 2, 8] {
+        background_round(Codec::Zstd { level: 1 }, 0, pending);
+        background_round(Codec::Zstd { level: 1 }, 16, pending);
+        background_round(Codec::Lz4, 4, pending);
+        background_round(Codec::Zlib { level: 1 }, 0, pending);
+        background_round(Codec::Copy, 8, pending);
+    }
+}
+
+#[test]
+fn background_compressor_counts_what_it_holds() {
+    let a = Arena::new(
+        Config::default()
+            .uncompressed_blocks(1)
+            .codec(Codec::Zstd { level: 1 })
+            .background_compression(2),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        a.alloc(30_000).unwrap();
+    }
+    // Three blocks: one cached; the other two are either waiting (their
+    // images counted as uncompressed) or stored (counted as compressed).
+    let s = a.stats();
+    assert_eq!(s.blocks, 3);
+    assert!(s.uncompressed_bytes >= 32 * 1024);
+    // The compressor's context is counted; one compression context and one
+    // decompression context in all, as without a background thread.
+    let plain = Arena::new(Config::default().uncompressed_blocks(1)).unwrap();
+    for _ in 0..3 {
+        plain.alloc(30_000).unwrap();
+    }
+    a.flush().unwrap();
+    plain.flush().unwrap();
+    assert_eq!(
+        a.stats().codec_context_bytes,
+        plain.stats().codec_context_bytes
+    );
+    assert_eq!(a.stats().compressed_bytes, plain.stats().compressed_bytes);
+    // Images for measuring are still taken and compressed on this thread.
+    let img = a.block_images().unwrap();
+    assert_eq!(img.len(), 3);
+    let c = a.compress_image(&img[0]).unwrap();
+    assert_eq!(a.decompress_image(&c).unwrap(), img[0]);
+}
+
+/// Compresses by copying, but panics the first time it is called.
+struct PanicsOnce(std::sync::atomic::AtomicBool);
+
+impl BlockCodec for PanicsOnce {
+    fn compress(&self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), String> {
+        if !self.0.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            panic!("codec panics in the compressor thread");
+        }
+        dst.extend_from_slice(&src[..src.len() / 2]);
+        dst.extend_from_slice(&src[src.len() / 2..]);
+        dst.truncate(src.len() - 1);
+        Err("no gain".into())
+    }
+    fn decompress(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+#[test]
+fn background_compressor_lost_to_a_panicking_codec_keeps_the_arena_usable() {
+    let a = Arena::new(
+        Config::default()
+            .block_size(1024)
+            .uncompressed_blocks(1)
+            .codec(Codec::Custom(Arc::new(PanicsOnce(Default::default()))))
+            .background_compression(1),
+    )
+    .unwrap();
+    let mut hs = Vec::new();
+    for i in 0..40u8 {
+        let h = a.alloc(100).unwrap();
+        a.write_at(h, 0, &[i; 100]).unwrap();
+        hs.push(h);
+    }
+    a.flush().unwrap();
+    a.check_invariants().unwrap();
+    for (i, h) in hs.iter().enumerate() {
+        assert_eq!(a.read(*h).unwrap()[..100], [i as u8; 100]);
+    }
+    a.free(hs[3]).unwrap();
+    a.check_invariants().unwrap();
+}
+
+#[test]
+fn shared_arena_with_background_compressor_across_threads() {
+    let a = Arc::new(
+        SharedArena::new(
+            Config::default()
+                .block_size(1024)
+                .uncompressed_blocks(2)
+                .background_compression(2),
+        )
+        .unwrap(),
+    );
+    let joins: Vec<_> = (0..4u8)
+        .map(|t| {
+            let a = Arc::clone(&a);
+            std::thread::spawn(move || {
+                let hs: Vec<_> = (0..100)
+                    .map(|_| {
+                        let h = a.alloc(30).unwrap();
+                        a.write_at(h, 0, &[t; 30]).unwrap();
+                        h
+                    })
+                    .collect();
+                for h in &hs {
+                    assert_eq!(a.read(*h).unwrap()[..30], [t; 30]);
+                }
+                hs
+            })
+        })
+        .collect();
+    for (t, j) in joins.into_iter().enumerate() {
+        for h in j.join().unwrap() {
+            assert_eq!(a.read(h).unwrap()[..30], [t as u8; 30]);
+        }
+    }
+    a.check_invariants().unwrap();
 }

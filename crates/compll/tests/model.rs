@@ -1,6 +1,6 @@
 //! Property tests: random alloc / free / write / read sequences checked
 //! byte for byte against a plain `HashMap` model, with the heap invariants
-//! (C1–C7, H1–H8) checked along the way.
+//! (C1–C7, H1–H10) checked along the way.
 
 use std::collections::HashMap;
 
@@ -47,9 +47,14 @@ fn config() -> impl Strategy<Value = Config> {
         1usize..4,
         codec(),
         prop_oneof![Just(0usize), Just(1), Just(8), Just(74), Just(300)],
+        // Blocks that may wait for the background compressor (0: none).
+        // Whether a compression has come back when a block is needed again
+        // depends on timing; the outcome must not.
+        prop_oneof![Just(0usize), Just(1), Just(3)],
     )
-        .prop_map(|(bs, al, unc, c, g)| {
+        .prop_map(|(bs, al, unc, c, g, bg)| {
             Config::default()
+                .background_compression(bg)
                 .block_size(bs)
                 .alignment(al)
                 .uncompressed_blocks(unc)

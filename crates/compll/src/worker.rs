@@ -1,0 +1,127 @@
+//! The background compressor: a thread that owns the arena's compression
+//! context and turns evicted block images (already field-grouped by the
+//! arena's thread) into their stored form, while the arena's thread goes
+//! on. The arena keeps each waiting image until its result comes back, so
+//! a block that is needed again before then is taken back as it is.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::codec::{CodecState, Encoding};
+
+/// One image to compress; `ver` names the request.
+pub(crate) struct Job {
+    pub ver: u64,
+    pub src: Arc<Vec<u8>>,
+}
+
+/// The stored form of a request's image.
+pub(crate) struct Done {
+    pub ver: u64,
+    pub comp: Box<[u8]>,
+    pub enc: Encoding,
+}
+
+pub(crate) struct Worker {
+    jobs: Option<Sender<Job>>,
+    done: Receiver<Done>,
+    thread: Option<JoinHandle<()>>,
+    /// Bytes of the worker's native codec contexts, as last reported.
+    ctx_bytes: Arc<AtomicU64>,
+}
+
+/// Stack of the compressor thread: the codecs keep their tables in their
+/// contexts, not on the stack.
+const STACK: usize = 256 * 1024;
+
+impl Worker {
+    /// Starts the thread with `codec` (a compress-only state); `None` if
+    /// no thread could be started.
+    pub fn spawn(codec: CodecState) -> Option<Worker> {
+        let (job_tx, job_rx) = channel::<Job>();
+        let (done_tx, done_rx) = channel::<Done>();
+        let (codec_tx, codec_rx) = channel::<CodecState>();
+        let ctx_bytes = Arc::new(AtomicU64::new(codec.native_bytes() as u64));
+        let ctx = Arc::clone(&ctx_bytes);
+        let spawned = std::thread::Builder::new()
+            .name("compll-compress".into())
+            .stack_size(STACK)
+            .spawn(move || {
+                let Ok(mut codec) = codec_rx.recv() else {
+                    return;
+                };
+                for job in job_rx {
+                    // The output buffer lives only for this job, as on the
+                    // arena's own thread: nothing is held between jobs.
+                    let mut out = Vec::new();
+                    let enc = codec.encode(&job.src, &mut out);
+                    let comp: Box<[u8]> = out.as_slice().into();
+                    drop(out);
+                    drop(job.src);
+                    ctx.store(codec.native_bytes() as u64, Ordering::Relaxed);
+                    if done_tx
+                        .send(Done {
+                            ver: job.ver,
+                            comp,
+                            enc,
+                        })
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+        match spawned {
+            Ok(thread) => {
+                // The thread is waiting for exactly this message.
+                let _ = codec_tx.send(codec);
+                Some(Worker {
+                    jobs: Some(job_tx),
+                    done: done_rx,
+                    thread: Some(thread),
+                    ctx_bytes,
+                })
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Queues a job; gives it back if the thread is gone.
+    pub fn send(&self, job: Job) -> std::result::Result<(), Job> {
+        match &self.jobs {
+            Some(tx) => tx.send(job).map_err(|e| e.0),
+            None => Err(job),
+        }
+    }
+
+    /// A finished job if one is ready (`Ok(None)`: none yet); `Err` when
+    /// the thread is gone.
+    pub fn try_recv(&self) -> std::result::Result<Option<Done>, ()> {
+        match self.done.try_recv() {
+            Ok(d) => Ok(Some(d)),
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => Err(()),
+        }
+    }
+
+    /// Waits for the next finished job; `None` when the thread is gone.
+    pub fn recv(&self) -> Option<Done> {
+        self.done.recv().ok()
+    }
+
+    pub fn ctx_bytes(&self) -> u64 {
+        self.ctx_bytes.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the job channel ends the thread's loop.
+        self.jobs = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
