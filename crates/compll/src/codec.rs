@@ -172,6 +172,21 @@ impl CodecState {
         enc
     }
 
+    /// [`CodecState::encode`], trying zstd first with room for a third of
+    /// the input instead of its worst case: a buffer that lives through the
+    /// compression is then a third as large; a block that does not fit is
+    /// compressed again the usual way.
+    pub fn encode_small(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Encoding {
+        if let (Codec::Zstd { level }, Some(c)) = (&self.codec, self.zstd_c.as_mut()) {
+            dst.clear();
+            dst.reserve_exact(src.len() / 3);
+            if c.compress(dst, src, *level).is_ok() && dst.len() < src.len() {
+                return Encoding::Plain;
+            }
+        }
+        self.encode(src, dst)
+    }
+
     fn maybe_sample(&mut self, src: &[u8]) -> bool {
         let Some(d) = self.dict.as_mut() else {
             return false;

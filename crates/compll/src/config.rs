@@ -173,6 +173,7 @@ pub struct Config {
     pub(crate) node_cache: usize,
     pub(crate) group_fields: usize,
     pub(crate) background: usize,
+    pub(crate) cache_growth: usize,
 }
 
 impl Default for Config {
@@ -185,6 +186,7 @@ impl Default for Config {
             node_cache: 32 * 1024,
             group_fields: 0,
             background: 0,
+            cache_growth: 0,
         }
     }
 }
@@ -309,6 +311,33 @@ impl Config {
         self.background
     }
 
+    /// Lets the cache of uncompressed blocks grow by up to `blocks` more
+    /// than [`Config::uncompressed_blocks`] while reads keep loading blocks
+    /// it evicted shortly before (one more block per such reload; the
+    /// arena remembers as many evicted blocks as the cache can hold at
+    /// most). Starting a new block, which is what filling the arena does,
+    /// shrinks it back by one block. Writes never make it grow. 0 (the
+    /// default): a fixed cache. What the cache holds is in
+    /// [`Stats::uncompressed_bytes`](crate::Stats) at every moment.
+    ///
+    /// ```
+    /// let cfg = compll::Config::default().cache_growth(60);
+    /// assert_eq!(cfg.get_cache_growth(), 60);
+    /// ```
+    pub fn cache_growth(mut self, blocks: usize) -> Self {
+        self.cache_growth = blocks;
+        self
+    }
+
+    /// How far the cache may grow past its configured size.
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_cache_growth(), 0);
+    /// ```
+    pub fn get_cache_growth(&self) -> usize {
+        self.cache_growth
+    }
+
     /// Sets the codec.
     ///
     /// ```
@@ -374,6 +403,12 @@ impl Config {
             return Err(Error::InvalidConfig(format!(
                 "uncompressed block count {} outside 1..=1048576",
                 self.uncompressed
+            )));
+        }
+        if self.cache_growth > 1 << 20 {
+            return Err(Error::InvalidConfig(format!(
+                "cache growth {} > 1048576",
+                self.cache_growth
             )));
         }
         if self.background > 1024 {

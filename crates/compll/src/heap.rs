@@ -40,9 +40,10 @@
 //! - **H2** a cached clean block's compressed copy decompresses to its buffer.
 //! - **H3** slot and block table agree: `slots[i].block` names a block whose
 //!   `slot` is `i`, and every cached block's slot names it back.
-//! - **H4** the cache holds at most the configured number of blocks, plus at
-//!   most one extra per pinned block (the cache grows rather than failing
-//!   when everything is pinned).
+//! - **H4** the cache holds at most its current number of blocks (the
+//!   configured one plus at most the configured growth), plus at most one
+//!   extra per pinned block (the cache grows rather than failing when
+//!   everything is pinned).
 //! - **H5** each normal block's recorded largest free size is true, and the
 //!   room index holds `(size class of largest free, block)` for exactly the
 //!   normal blocks with a free chunk.
@@ -217,7 +218,19 @@ pub(crate) struct BlockHeap {
     id: u64,
     layout: Layout,
     resolved: Resolved,
+    /// Blocks the cache holds now: the configured number plus what it has
+    /// grown by (see [`BlockHeap::note_reload`]).
     capacity: usize,
+    /// The configured number of cached blocks.
+    base_capacity: usize,
+    /// How far the cache may grow past `base_capacity`.
+    max_growth: usize,
+    /// Recently evicted blocks, newest last: a read that has to load one of
+    /// them again shows a working set larger than the cache.
+    ghosts: std::collections::VecDeque<u32>,
+    /// Set while a read looks its node up (reads, not writes, grow the
+    /// cache).
+    reading: bool,
     blocks: Vec<BlockMeta>,
     vacant: Vec<u32>,
     /// `(size class of the largest free chunk, block)` for every normal
@@ -268,6 +281,10 @@ impl BlockHeap {
             layout: Layout::new(resolved),
             resolved,
             capacity: cfg.uncompressed,
+            base_capacity: cfg.uncompressed,
+            max_growth: cfg.cache_growth,
+            ghosts: std::collections::VecDeque::new(),
+            reading: false,
             blocks: Vec::new(),
             vacant: Vec::new(),
             room: BTreeSet::new(),
@@ -456,6 +473,34 @@ impl BlockHeap {
             }
         }
         self.detach(b as u32);
+        if self.max_growth > 0 {
+            if self.ghosts.len() >= self.base_capacity + self.max_growth {
+                self.ghosts.pop_front();
+            }
+            self.ghosts.push_back(b as u32);
+        }
+        Ok(())
+    }
+
+    /// A read had to load block `b`: if the block was evicted recently, the
+    /// cache is smaller than what is being read, so it grows by one block
+    /// (up to `max_growth` more than configured).
+    fn note_reload(&mut self, b: u32) {
+        if self.reading && self.capacity < self.base_capacity + self.max_growth {
+            if let Some(p) = self.ghosts.iter().rposition(|&g| g == b) {
+                self.ghosts.remove(p);
+                self.capacity += 1;
+            }
+        }
+    }
+
+    /// A new block was started: the arena is being filled, not read, so a
+    /// cache that grew shrinks by one block towards its configured size.
+    fn note_new_block(&mut self) -> Result<()> {
+        if self.capacity > self.base_capacity {
+            self.capacity -= 1;
+            self.trim()?;
+        }
         Ok(())
     }
 
@@ -513,9 +558,8 @@ impl BlockHeap {
         let m = &mut self.blocks[p.block as usize];
         m.comp = Some(d.comp);
         m.enc = d.enc;
-        if let Ok(buf) = Arc::try_unwrap(p.src) {
-            self.give_spare(buf);
-        }
+        // `p.src` is freed here rather than kept as a spare: the next
+        // eviction groups into a buffer of its own anyway.
     }
 
     /// Installs every finished compression without waiting.
@@ -662,6 +706,7 @@ impl BlockHeap {
             return Ok(s as usize);
         }
         let waiting = self.blocks[b as usize].comp.is_none();
+        self.note_reload(b);
         let i = self.get_slot(b)?;
         if waiting {
             // Finding a slot may have installed the block's compression.
@@ -798,6 +843,7 @@ impl BlockHeap {
     }
 
     fn new_normal_block(&mut self) -> Result<u32> {
+        self.note_new_block()?;
         let b = self.new_block_index()?;
         let slot = match self.get_slot(b) {
             Ok(s) => s,
@@ -893,7 +939,10 @@ impl BlockHeap {
                 return Ok(NodeRef::Copy(copy));
             }
         }
-        let (b, slot, off, len) = self.resolve(h)?;
+        self.reading = true;
+        let r = self.resolve(h);
+        self.reading = false;
+        let (b, slot, off, len) = r?;
         if !cached && self.node_cache.wants(len) {
             let copy = Arc::new(self.slots[slot].buf[off..off + len].to_vec());
             self.remember(h.to_raw(), copy, b);
@@ -1203,6 +1252,11 @@ impl BlockHeap {
             if s.pins > 0 {
                 pinned += 1;
             }
+        }
+        if self.capacity < self.base_capacity
+            || self.capacity > self.base_capacity + self.max_growth
+        {
+            return Err("H4: cache grew past its bounds".into());
         }
         if self.slots.len() > self.capacity + pinned {
             return Err(format!(

@@ -52,11 +52,13 @@ impl Worker {
                 let Ok(mut codec) = codec_rx.recv() else {
                     return;
                 };
+                // Frees the channel's buffer now rather than at exit.
+                drop(codec_rx);
                 for job in job_rx {
                     // The output buffer lives only for this job, as on the
                     // arena's own thread: nothing is held between jobs.
                     let mut out = Vec::new();
-                    let enc = codec.encode(&job.src, &mut out);
+                    let enc = codec.encode_small(&job.src, &mut out);
                     let comp: Box<[u8]> = out.as_slice().into();
                     drop(out);
                     drop(job.src);

@@ -784,3 +784,64 @@ fn shared_arena_with_background_compressor_across_threads() {
     }
     a.check_invariants().unwrap();
 }
+
+#[test]
+fn cache_grows_while_reads_reload_blocks_and_shrinks_while_filling() {
+    let cfg = |grow| {
+        Config::default()
+            .block_size(1024)
+            .uncompressed_blocks(2)
+            .node_cache(0)
+            .cache_growth(grow)
+            .codec(Codec::Lz4)
+    };
+    let fill = |a: &Arena, n: u32| -> Vec<compll::Handle> {
+        (0..n)
+            .map(|i| {
+                let h = a.alloc(200).unwrap();
+                a.write_at(h, 0, &i.to_le_bytes()).unwrap();
+                h
+            })
+            .collect()
+    };
+    // 40 nodes in 10 blocks, read round and round: with a fixed cache of 2
+    // every block is decompressed on every round.
+    let fixed = Arena::new(cfg(0)).unwrap();
+    let hs = fill(&fixed, 40);
+    // Room for all ten (a cyclic pass over more blocks than an LRU cache
+    // holds misses every time, however close the cache is to enough).
+    let grown = Arena::new(cfg(10)).unwrap();
+    let hg = fill(&grown, 40);
+    let block = 1024u64;
+    assert_eq!(grown.stats().uncompressed_bytes, 2 * block);
+    let d0 = (fixed.stats().decompressions, grown.stats().decompressions);
+    for round in 0..5 {
+        for (i, (a, b)) in hs.iter().zip(&hg).enumerate() {
+            let mut x = [0u8; 4];
+            fixed.read_at(*a, 0, &mut x).unwrap();
+            assert_eq!(u32::from_le_bytes(x), i as u32);
+            grown.read_at(*b, 0, &mut x).unwrap();
+            assert_eq!(u32::from_le_bytes(x), i as u32);
+        }
+        grown.check_invariants().unwrap();
+        let s = grown.stats();
+        // Never more than the configured cache plus the growth.
+        assert!(
+            s.uncompressed_bytes <= (2 + 10) * block,
+            "round {round}: {s:?}"
+        );
+    }
+    let fixed_d = fixed.stats().decompressions - d0.0;
+    let grown_d = grown.stats().decompressions - d0.1;
+    assert!(grown_d < fixed_d / 2, "{grown_d} vs {fixed_d}");
+    assert!(grown.stats().uncompressed_bytes >= 10 * block);
+    // Writes do not make it grow, new blocks shrink it back.
+    let more = fill(&grown, 60);
+    grown.check_invariants().unwrap();
+    // Two cached blocks and the one spare buffer kept for the next load.
+    assert!(grown.stats().uncompressed_bytes <= 3 * block);
+    for (i, h) in hg.iter().chain(&more).enumerate() {
+        let v = if i < 40 { i } else { i - 40 } as u32;
+        assert_eq!(grown.read(*h).unwrap()[..4], v.to_le_bytes());
+    }
+}

@@ -51,10 +51,13 @@ fn config() -> impl Strategy<Value = Config> {
         // Whether a compression has come back when a block is needed again
         // depends on timing; the outcome must not.
         prop_oneof![Just(0usize), Just(1), Just(3)],
+        // How far the cache may grow while reads reload evicted blocks.
+        prop_oneof![Just(0usize), Just(2), Just(16)],
     )
-        .prop_map(|(bs, al, unc, c, g, bg)| {
+        .prop_map(|(bs, al, unc, c, g, bg, grow)| {
             Config::default()
                 .background_compression(bg)
+                .cache_growth(grow)
                 .block_size(bs)
                 .alignment(al)
                 .uncompressed_blocks(unc)
