@@ -144,6 +144,10 @@ struct Args {
     /// thread).
     #[arg(long, default_value_t = 1)]
     background: usize,
+    /// Blocks the cache may grow by while reads reload blocks it has just
+    /// evicted (`Config::cache_growth`; 0: fixed).
+    #[arg(long, default_value_t = 64)]
+    cache_growth: usize,
     /// Codec: lz4, zstd-N, zstd-N-dict, zlib-N, copy.
     #[arg(long, default_value = "zstd-1")]
     codec: String,
@@ -566,6 +570,10 @@ trait Store {
     /// Appends one browser line for the node to `out`.
     fn row(&self, id: u64, max: u64, out: &mut String);
     fn free(&mut self, id: u64);
+    /// Bytes of uncompressed block images held now (0 for the heap).
+    fn cached_bytes(&self) -> u64 {
+        0
+    }
     /// Block decompressions so far (0 for stores without blocks).
     fn decompressions(&self) -> u64 {
         0
@@ -789,6 +797,9 @@ impl Store for CompllStore {
     fn decompressions(&self) -> u64 {
         self.arena.stats().decompressions
     }
+    fn cached_bytes(&self) -> u64 {
+        self.arena.stats().uncompressed_bytes
+    }
 }
 
 // ---------------------------------------------------------------- workload
@@ -957,6 +968,8 @@ struct Trace {
     /// Ids of the rows browse shows.
     shown: Vec<u64>,
     decompressions: PerOp,
+    /// Uncompressed bytes held at the end of each operation.
+    cached: PerOp,
 }
 
 /// Runs the four operations on one store; `make` creates it after the
@@ -983,6 +996,7 @@ fn run<S: Store>(
         _ => mem + (allocs - base_allocs) * MALLOC_OVERHEAD,
     };
     let d1 = s.decompressions();
+    let c1 = s.cached_bytes();
     probe(&s);
     // The selected item: one from the middle of the directory.
     let mut sel = s.sub(big);
@@ -998,16 +1012,19 @@ fn run<S: Store>(
     let (list, pos, max) = open(&s, big, sel);
     let t3 = stamp();
     let d3 = s.decompressions();
+    let c3 = s.cached_bytes();
     let t3b = stamp();
     let drawn = browse(&s, &list, pos, max);
     let t4 = stamp();
     let d4 = s.decompressions();
+    let c4 = s.cached_bytes();
     assert!(drawn > 0 || list.is_empty());
     let shown = browsed(&list, pos).to_vec();
     let t4b = stamp();
     delete(&mut s, root);
     let t5 = stamp();
     let d5 = s.decompressions();
+    let c5 = s.cached_bytes();
     let (scan, scan_cpu) = span(t0, t1);
     let (open, open_cpu) = span(t2, t3);
     let (browse, browse_cpu) = span(t3b, t4);
@@ -1035,6 +1052,12 @@ fn run<S: Store>(
                 browse: d4 - d3,
                 delete: d5 - d4,
             },
+            cached: PerOp {
+                scan: c1,
+                open: c3,
+                browse: c4,
+                delete: c5,
+            },
         },
     )
 }
@@ -1053,6 +1076,10 @@ struct CompllRun {
     dictionary_bytes: Option<usize>,
     /// Block decompressions during each operation.
     decompressions_by_operation: PerOp,
+    /// Uncompressed block bytes (cache, blocks waiting for the compressor)
+    /// held at the end of each operation; the cache may grow during reads
+    /// (`--cache-growth`).
+    uncompressed_after_operation: PerOp,
     /// The codec alone on the scan's blocks (reported separately).
     #[serde(skip)]
     floor: Option<Floor>,
@@ -1165,6 +1192,7 @@ fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> CompllRun {
         hit_rate: end.hit_rate(),
         dictionary_bytes: dict,
         decompressions_by_operation: trace.decompressions,
+        uncompressed_after_operation: trace.cached,
         floor,
     }
 }
@@ -1355,10 +1383,12 @@ fn config_for(
     node_cache: usize,
     group: usize,
     background: usize,
+    growth: usize,
 ) -> Result<Config, String> {
     let c = Codec::parse(codec).map_err(|e| e.to_string())?;
     Ok(Config::default()
         .background_compression(background)
+        .cache_growth(growth)
         .block_size(block)
         .uncompressed_blocks(unc)
         .node_cache(node_cache)
@@ -1424,6 +1454,7 @@ fn real_main(args: Args) -> Result<(), String> {
         args.node_cache,
         args.group_fields,
         args.background,
+        args.cache_growth,
     )?;
     // Checked without starting a compressor thread (see below).
     Arena::new(cfg.clone().background_compression(0)).map_err(|e| e.to_string())?;
@@ -1527,6 +1558,14 @@ fn real_main(args: Args) -> Result<(), String> {
         "compll decompressions by operation: scan {}, open {}, browse {}, delete {}",
         d.scan, d.open, d.browse, d.delete
     );
+    let u = compll.uncompressed_after_operation;
+    println!(
+        "compll uncompressed blocks held at the end of each operation (cache + waiting for the compressor): scan {:.2} MiB, open {:.2} MiB, browse {:.2} MiB, delete {:.2} MiB",
+        mib(u.scan as i64),
+        mib(u.open as i64),
+        mib(u.browse as i64),
+        mib(u.delete as i64)
+    );
     if let Some(f) = &floor {
         print_floor(f, &heap, &rat, &d, reps);
     }
@@ -1586,7 +1625,15 @@ fn real_main(args: Args) -> Result<(), String> {
                     .iter()
                     .flat_map(|c| groups.iter().map(move |g| (c, g)))
                 {
-                    let cfg = config_for(b, u, c, args.node_cache, g, args.background)?;
+                    let cfg = config_for(
+                        b,
+                        u,
+                        c,
+                        args.node_cache,
+                        g,
+                        args.background,
+                        args.cache_growth,
+                    )?;
                     let runs: Vec<CompllRun> = (0..reps)
                         .map(|_| run_compll(&entries, &cfg, true))
                         .collect();
