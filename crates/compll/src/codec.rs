@@ -59,7 +59,7 @@ impl CodecState {
             dict: None,
         };
         match codec {
-            Codec::Zstd { .. } => {
+            Codec::Zstd { .. } | Codec::ZstdMinMatch { .. } => {
                 st.zstd_c = Some(CCtx::create());
                 st.zstd_d = Some(DCtx::create());
             }
@@ -177,14 +177,41 @@ impl CodecState {
     /// compression is then a third as large; a block that does not fit is
     /// compressed again the usual way.
     pub fn encode_small(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Encoding {
-        if let (Codec::Zstd { level }, Some(c)) = (&self.codec, self.zstd_c.as_mut()) {
+        if matches!(self.codec, Codec::Zstd { .. } | Codec::ZstdMinMatch { .. }) {
             dst.clear();
-            dst.reserve_exact(src.len() / 3);
-            if c.compress(dst, src, *level).is_ok() && dst.len() < src.len() {
+            if self.zstd_into(src, dst, src.len() / 3).is_ok() && dst.len() < src.len() {
                 return Encoding::Plain;
             }
         }
         self.encode(src, dst)
+    }
+
+    /// Plain zstd (with the configured minimum match, if any) into `dst`,
+    /// with room for `cap` bytes.
+    fn zstd_into(
+        &mut self,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        cap: usize,
+    ) -> std::result::Result<(), String> {
+        use zstd::zstd_safe::CParameter;
+        let c = self.zstd_c.as_mut().ok_or("no zstd compression context")?;
+        dst.reserve_exact(cap);
+        let e = |e| format!("zstd error {e}");
+        match &self.codec {
+            Codec::ZstdMinMatch { level, min_match } => {
+                c.set_parameter(CParameter::CompressionLevel(*level))
+                    .map_err(e)?;
+                c.set_parameter(CParameter::MinMatch(*min_match))
+                    .map_err(e)?;
+                c.compress2(dst, src).map_err(e)?;
+            }
+            Codec::Zstd { level } => {
+                c.compress(dst, src, *level).map_err(e)?;
+            }
+            _ => return Err("not plain zstd".into()),
+        }
+        Ok(())
     }
 
     fn maybe_sample(&mut self, src: &[u8]) -> bool {
@@ -230,6 +257,10 @@ impl CodecState {
                 dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
                 c.compress(dst, src, *level)
                     .map_err(|e| format!("zstd error {e}"))?;
+                Ok(Encoding::Plain)
+            }
+            Codec::ZstdMinMatch { .. } => {
+                self.zstd_into(src, dst, zstd::zstd_safe::compress_bound(src.len()))?;
                 Ok(Encoding::Plain)
             }
             Codec::ZstdDict { level, .. } => {
@@ -296,7 +327,7 @@ impl CodecState {
                         .map_err(|e| err(e.to_string()))?;
                     dst.truncate(n);
                 }
-                Codec::Zstd { .. } | Codec::ZstdDict { .. } => {
+                Codec::Zstd { .. } | Codec::ZstdDict { .. } | Codec::ZstdMinMatch { .. } => {
                     let d = self.zstd_d.as_mut().ok_or_else(|| err("no zstd".into()))?;
                     dst.reserve(len);
                     d.decompress(dst, src)

@@ -103,6 +103,16 @@ fn bad_configurations() {
         Config::default().codec(Codec::Zlib { level: 10 }),
         Config::default().codec(Codec::Zstd { level: 99 }),
         Config::default().group_fields(4097),
+        Config::default().codec(Codec::ZstdMinMatch {
+            level: 1,
+            min_match: 8,
+        }),
+        Config::default().codec(Codec::ZstdMinMatch {
+            level: 30,
+            min_match: 5,
+        }),
+        Config::default().background_compression(1025),
+        Config::default().cache_growth((1 << 20) + 1),
     ] {
         assert!(matches!(Arena::new(cfg), Err(Error::InvalidConfig(_))));
     }

@@ -30,6 +30,10 @@ fn codec() -> impl Strategy<Value = Codec> {
     prop_oneof![
         Just(Codec::Lz4),
         Just(Codec::Zstd { level: 1 }),
+        Just(Codec::ZstdMinMatch {
+            level: 1,
+            min_match: 5
+        }),
         Just(Codec::Zlib { level: 1 }),
         Just(Codec::Copy),
         Just(Codec::ZstdDict {
