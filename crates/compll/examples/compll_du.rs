@@ -148,8 +148,9 @@ struct Args {
     /// evicted (`Config::cache_growth`; 0: fixed).
     #[arg(long, default_value_t = 64)]
     cache_growth: usize,
-    /// Codec: lz4, zstd-N, zstd-N-dict, zlib-N, copy.
-    #[arg(long, default_value = "zstd-1")]
+    /// Codec: lz4, zstd-N, zstd-N-dict, zstd-N-mM (minimum match M),
+    /// zlib-N, copy.
+    #[arg(long, default_value = "zstd-1-m5")]
     codec: String,
     /// Node cache budget in bytes (0 disables it).
     #[arg(long, default_value_t = 32 * 1024)]
