@@ -46,7 +46,7 @@
 //!   everything is pinned).
 //! - **H5** each normal block's recorded largest free size is true, and the
 //!   room index holds `(size class of largest free, block)` for exactly the
-//!   normal blocks with a free chunk.
+//!   normal blocks that are not cached and have a free chunk.
 //! - **H6** live-node counts match the chunks in use, per block and in total.
 //! - **H7** the compressed-bytes counter equals the sum of the copies' sizes.
 //! - **H8** vacant blocks hold nothing and are listed for reuse exactly once.
@@ -328,10 +328,16 @@ impl BlockHeap {
         (largest as usize / self.granule) as u32
     }
 
+    /// Records block `b`'s largest free chunk. The room index lists only
+    /// blocks that are not cached (cached ones are searched directly), so
+    /// the allocations and frees inside a cached block never touch it.
     fn set_largest(&mut self, b: u32, largest: usize) {
         let old = self.blocks[b as usize].largest;
         let new = largest as u32;
         self.blocks[b as usize].largest = new;
+        if self.blocks[b as usize].slot != NO_SLOT {
+            return;
+        }
         let (oc, nc) = (self.class(old), self.class(new));
         if (old > 0) == (new > 0) && oc == nc {
             return;
@@ -676,6 +682,19 @@ impl BlockHeap {
     /// Marks block `b` as no longer cached.
     fn detach(&mut self, b: u32) {
         self.blocks[b as usize].slot = NO_SLOT;
+        let m = &self.blocks[b as usize];
+        if m.kind == Kind::Normal && m.largest > 0 {
+            self.room.insert((self.class(m.largest), b));
+        }
+    }
+
+    /// Marks block `b` as cached in slot `i`.
+    fn attach(&mut self, b: u32, i: usize) {
+        let m = &self.blocks[b as usize];
+        if m.largest > 0 {
+            self.room.remove(&(self.class(m.largest), b));
+        }
+        self.blocks[b as usize].slot = i as u32;
     }
 
     fn release_block(&mut self, b: u32) {
@@ -737,7 +756,7 @@ impl BlockHeap {
             return Err(e);
         }
         *Arc::make_mut(&mut self.slots[i].buf) = buf;
-        self.blocks[b as usize].slot = i as u32;
+        self.attach(b, i);
         Ok(i)
     }
 
@@ -763,7 +782,7 @@ impl BlockHeap {
                 self.give_spare(buf);
             }
         }
-        self.blocks[b as usize].slot = i as u32;
+        self.attach(b, i);
         Ok(i)
     }
 
@@ -1341,7 +1360,7 @@ impl BlockHeap {
                     if r.largest_free != m.largest as usize {
                         return Err(format!("H5: block {b} largest free out of date"));
                     }
-                    if m.largest > 0 {
+                    if m.largest > 0 && m.slot == NO_SLOT {
                         room.insert(((m.largest as usize / self.granule) as u32, b as u32));
                     }
                 }
