@@ -3,11 +3,13 @@
 //! the original study (scan, open, browse, delete) and measuring the memory
 //! each backend really holds on the heap: counted through the Rust
 //! allocator and, on Linux with glibc, as malloc itself reports it.
+//! Times are wall clock, with the whole process's CPU time beside (the
+//! arena may compress on a second thread).
 //!
 //! ```text
 //! compll-du [--generate N | --scan DIR | --import FILE] [--quick] [--json FILE]
 //!           [--block-size B] [--uncompressed N] [--codec NAME] [--group-fields N]
-//!           [--node-cache B] [--reps N]
+//!           [--node-cache B] [--background N] [--cache-growth N] [--reps N]
 //!           [--sweep [--sweep-blocks B,..] [--sweep-uncompressed N,..]
 //!                    [--sweep-codecs NAME,..] [--sweep-groups N,..]]
 //! ```
