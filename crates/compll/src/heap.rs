@@ -1249,7 +1249,7 @@ impl BlockHeap {
         })
     }
 
-    /// Checks invariants C1–C7 for every block and H1–H8 for the heap.
+    /// Checks invariants C1–C7 for every block and H1–H10 for the heap.
     /// Decompresses every compressed-only block into a scratch buffer, so it
     /// is slow; meant for tests.
     // Indexing by block number reads better here than zipped iterators: the
