@@ -26,24 +26,31 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def h5_child(n, rewrites, elems, chunk):
-    """One h5py point, in this (fresh) process; prints JSON."""
-    import h5py
+def rewrite_child(lib, n, rewrites, elems, chunk):
+    """One point of the work through h5py or arca's Python package, in this
+    (fresh) process; prints JSON. Peak RSS is what the user's process holds."""
     import numpy as np
 
-    try:
-        import hdf5plugin
+    if lib == "h5py":
+        import h5py
 
-        comp = dict(hdf5plugin.Zstd(clevel=1))
-        codec = "zstd(1)"
-    except ImportError:
-        comp = dict(compression="gzip", compression_opts=1)
-        codec = "gzip(1)"
+        open_file, ext = h5py.File, "h5"
+        try:
+            import hdf5plugin
+
+            comp, codec = dict(hdf5plugin.Zstd(clevel=1)), "zstd(1)"
+        except ImportError:
+            comp, codec = dict(compression="gzip", compression_opts=1), "gzip(1)"
+    else:
+        import arca
+
+        open_file, ext = arca.File, "arca"
+        comp, codec = dict(compression="zstd", compression_opts=1), "zstd(1)"
     j = np.arange(elems)
-    # What the interpreter, numpy and h5py take before any work.
+    # What the interpreter, numpy and the library take before any work.
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     with tempfile.TemporaryDirectory() as d:
-        with h5py.File(os.path.join(d, "pools.h5"), "w") as f:
+        with open_file(os.path.join(d, f"pools.{ext}"), "w") as f:
             sets = []
             for i in range(n):
                 ds = f.create_dataset(
@@ -62,39 +69,11 @@ def h5_child(n, rewrites, elems, chunk):
     print(json.dumps({"time_s": secs, "peak_rss": rss, "import_rss": base, "codec": codec}))
 
 
-def arca_py_child(n, rewrites, elems, chunk):
-    """The same work through arca's Python package, in this (fresh)
-    process; prints JSON. What a Python user's process holds."""
-    import numpy as np
-
-    import arca
-
-    j = np.arange(elems)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    with tempfile.TemporaryDirectory() as d:
-        with arca.File(os.path.join(d, "pools.arca"), "w") as f:
-            sets = []
-            for i in range(n):
-                ds = f.create_dataset(f"d{i}", shape=(elems,), dtype="f8", chunks=(chunk,),
-                                      shuffle=True, compression="zstd", compression_opts=1)
-                ds[:] = ((j + i) % 1000) * 0.5
-                sets.append(ds)
-            f.flush()
-            start = time.perf_counter()
-            for r in range(1, rewrites + 1):
-                for i, ds in enumerate(sets):
-                    ds[:] = ((j + 7 * r + i) % 1000) * 0.5
-                f.flush()
-            secs = time.perf_counter() - start
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"time_s": secs, "peak_rss": rss, "import_rss": base, "codec": "zstd(1)"}))
-
-
-def h5_point(n, r, elems, chunk, repeat, child="--h5py-child"):
+def child_point(n, r, elems, chunk, repeat, lib):
     runs = []
     for _ in range(repeat):
         out = subprocess.run(
-            [sys.executable, __file__, child, str(n), str(r), str(elems), str(chunk)],
+            [sys.executable, __file__, "--child", lib, str(n), str(r), str(elems), str(chunk)],
             check=True,
             capture_output=True,
             text=True,
@@ -130,9 +109,9 @@ def mib(b):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] in ("--h5py-child", "--arca-py-child"):
-        n, r, elems, chunk = map(int, sys.argv[2:6])
-        (h5_child if sys.argv[1] == "--h5py-child" else arca_py_child)(n, r, elems, chunk)
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        n, r, elems, chunk = map(int, sys.argv[3:7])
+        rewrite_child(sys.argv[2], n, r, elems, chunk)
         return
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--datasets", default="500,1000,1500")
@@ -152,8 +131,8 @@ def main():
     rows = []
     for r in map(int, args.rewrites.split(",")):
         for n in map(int, args.datasets.split(",")):
-            h5 = h5_point(n, r, args.elems, args.chunk, args.repeat)
-            py = h5_point(n, r, args.elems, args.chunk, args.repeat, "--arca-py-child")
+            h5 = child_point(n, r, args.elems, args.chunk, args.repeat, "h5py")
+            py = child_point(n, r, args.elems, args.chunk, args.repeat, "arca")
             on, off = pts[(n, r, True)], pts[(n, r, False)]
             rows.append({"datasets": n, "rewrites": r, "on": on, "off": off, "h5py": h5,
                          "arca_python": py})

@@ -122,10 +122,7 @@ fn chunk_encode<'py>(
     elem: usize,
     raw: &[u8],
 ) -> PyResult<(Bound<'py, PyBytes>, u32)> {
-    let fs = filters
-        .iter()
-        .map(|(n, l)| crate::parse_filter(n, *l))
-        .collect::<PyResult<Vec<_>>>()?;
+    let fs = crate::parse_filters(&filters)?;
     let (out, mask) = cvt(py.detach(|| arca::encode_chunk(&fs, elem, raw)))?;
     Ok((PyBytes::new(py, &out), mask))
 }
@@ -182,10 +179,7 @@ fn chunks_encode_block<'py>(
     Vec<(Vec<u64>, u64, u32, u32)>,
     Vec<(Vec<u64>, Vec<u64>)>,
 )> {
-    let fs = filters
-        .iter()
-        .map(|(n, l)| crate::parse_filter(n, *l))
-        .collect::<PyResult<Vec<_>>>()?;
+    let fs = crate::parse_filters(&filters)?;
     let raw = block
         .as_slice()
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
@@ -234,10 +228,7 @@ fn chunk_decode<'py>(
     mask: u32,
     nbytes: usize,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let fs = filters
-        .iter()
-        .map(|(n, l)| crate::parse_filter(n, *l))
-        .collect::<PyResult<Vec<_>>>()?;
+    let fs = crate::parse_filters(&filters)?;
     let out = cvt(py.detach(|| arca::decode_chunk(&fs, elem, stored, mask, nbytes)))?;
     Ok(PyBytes::new(py, &out))
 }

@@ -82,6 +82,11 @@ fn parse_layout(name: &str) -> PyResult<StorageLayout> {
 type H5FilterTuple = (u16, u16, Vec<u32>, String);
 
 /// Parse a filter given as `(name, level)`: `shuffle`, `gzip`, `zstd`, `lz4`.
+/// A pipeline as `Dataset.filters()` lists it: `[(name, level)]`.
+pub(crate) fn parse_filters(fs: &[(String, Option<i32>)]) -> PyResult<Vec<Filter>> {
+    fs.iter().map(|(n, l)| parse_filter(n, *l)).collect()
+}
+
 pub(crate) fn parse_filter(name: &str, level: Option<i32>) -> PyResult<Filter> {
     let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
     Ok(match name {
@@ -604,10 +609,7 @@ impl PyGroup {
         if let Some(c) = chunks {
             o = o.chunks(&c);
         }
-        let mut fs = filters
-            .iter()
-            .map(|(n, l)| parse_filter(n, *l))
-            .collect::<PyResult<Vec<_>>>()?;
+        let mut fs = parse_filters(&filters)?;
         fs.extend(hdf5_filters.into_iter().map(|(id, flags, params, label)| {
             Filter::Hdf5(Hdf5Filter {
                 id,

@@ -16,7 +16,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use crate::{cvt, parse_filter, PyDataset, PyGroup};
+use crate::{cvt, PyDataset, PyGroup};
 
 /// `(values, offsets)` as numpy arrays.
 type Ragged<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<u64>>);
@@ -25,10 +25,6 @@ type Ragged<'py> = (Bound<'py, PyArray1<u8>>, Bound<'py, PyArray1<u64>>);
 fn contiguous<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>) -> PyResult<&'a [T]> {
     a.as_slice()
         .map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-fn filters(fs: &[(String, Option<i32>)]) -> PyResult<Vec<arca::Filter>> {
-    fs.iter().map(|(n, l)| parse_filter(n, *l)).collect()
 }
 
 /// Create a variable-length dataset: `dtype` is `vlen:str`, `vlen:bytes` or
@@ -58,7 +54,7 @@ fn vlen_create(
         )));
     }
     let mut v = VlenOptions::default()
-        .filters(&filters(&vlen_filters)?)
+        .filters(&crate::parse_filters(&vlen_filters)?)
         .reuse_space(reuse);
     if let Some(c) = vlen_chunk {
         v = v.chunk_bytes(c);
@@ -72,7 +68,7 @@ fn vlen_create(
     if let Some(c) = chunks {
         o = o.chunks(&c);
     }
-    let fs = filters(&filters_)?;
+    let fs = crate::parse_filters(&filters_)?;
     if !fs.is_empty() {
         o = o.filters(&fs);
     }

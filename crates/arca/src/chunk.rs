@@ -298,16 +298,22 @@ fn fetch_in_place(
             stats.chunk(r.size);
             return verify(&r, dst);
         }
-        let mut bytes = FILTER.take_zeroed(r.size as usize);
-        io.read_at(r.addr, &mut bytes)?;
-        stats.chunk(r.size);
-        verify(&r, &bytes)?;
+        let bytes = read_stored(io, stats, &r)?;
         filter::decode_into(filters, r.mask, elem, &bytes, r.addr, dst)
     };
     if jobs.len() * expect < PARALLEL_MIN_BYTES || jobs.len() < 2 {
         return jobs.into_iter().try_for_each(run);
     }
     par_map(jobs, run).into_iter().collect()
+}
+
+/// A chunk's stored bytes, read through `io` and checked against its entry.
+fn read_stored(io: &dyn ReadAt, stats: &Counters, r: &ChunkRef) -> Result<PooledBuf> {
+    let mut bytes = FILTER.take_zeroed(r.size as usize);
+    io.read_at(r.addr, &mut bytes)?;
+    stats.chunk(r.size);
+    verify(r, &bytes)?;
+    Ok(bytes)
 }
 
 /// Where the stored bytes of a chunk being written come from.
@@ -810,14 +816,9 @@ impl Chunked<'_> {
         // time, then copied out here.
         let mut keep = Vec::new();
         let fetch = |&(i, r, _): &(usize, ChunkRef, Option<usize>)| {
-            let mut bytes = FILTER.take_zeroed(r.size as usize);
-            let d = io
-                .read_at(r.addr, &mut bytes)
-                .and_then(|_| {
-                    stats.chunk(r.size);
-                    verify(&r, &bytes)
-                })
-                .and_then(|_| filter::decode_pooled(filters, r.mask, elem, &bytes, expect, r.addr));
+            let d = read_stored(io, stats, &r).and_then(|bytes| {
+                filter::decode_pooled(filters, r.mask, elem, &bytes, expect, r.addr)
+            });
             (i, r, d)
         };
         for group in rest.chunks((BATCH_BYTES / expect.max(1)).max(1)) {
@@ -966,6 +967,8 @@ impl Chunked<'_> {
                 whole.push(k as u64);
                 continue;
             }
+            // Built here, not by places(): that would borrow self across
+            // the load below.
             let src = Place {
                 dims: &sel.count,
                 start: o.sel_lo(),
@@ -1048,16 +1051,7 @@ impl Chunked<'_> {
             return filter::encode_pooled(self.filters, self.elem, bytes);
         }
         let ones = DIMS.take_filled(self.dims.len(), 1);
-        let src = Place {
-            dims: &sel.count,
-            start: o.sel_lo(),
-            step: &ones,
-        };
-        let dst = Place {
-            dims: self.chunk,
-            start: o.in_chunk(),
-            step: &sel.step,
-        };
+        let (dst, src) = self.places(o, sel, &ones);
         let mut buf = self.filled_chunk();
         copy_box(self.elem, n, data, &src, &mut buf, &dst)?;
         filter::encode_pooled(self.filters, self.elem, &buf)

@@ -525,7 +525,7 @@ class ArrayDataset:
         f = self.file
         comm, rank = f.comm, f.rank
         # Step 1: check locally; count the whole chunks.
-        err, box, arr, whole = None, None, None, 0
+        err, box, arr, whole, direct = None, None, None, 0, False
         try:
             box = self._box(sel)
             count = tuple(box[1])
@@ -533,7 +533,8 @@ class ArrayDataset:
             if arr.shape != count:
                 arr = np.broadcast_to(arr, count)
             arr = np.ascontiguousarray(arr)
-            if self._direct(box):
+            direct = self._direct(box)
+            if direct:
                 whole = _whole_chunks(box, self.shape, self.chunks)
         except Exception as e:  # noqa: BLE001 -- reported on every rank
             err = e
@@ -561,7 +562,7 @@ class ArrayDataset:
         # Step 3: compress and write a slab at a time.
         err, written, parts = None, [], []
         try:
-            if self._direct(box):
+            if direct:
                 written, partial = self._write_slabs(box, arr, room)
                 lo = box[0]
                 for s0, n in partial:
