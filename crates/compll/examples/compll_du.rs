@@ -143,16 +143,17 @@ struct Args {
     uncompressed: usize,
     /// Blocks that may wait for the background compressor
     /// (`Config::background_compression`; 0: compress on the benchmark's
-    /// thread).
-    #[arg(long, default_value_t = 1)]
+    /// thread). While as many wait, the benchmark's thread compresses the
+    /// next block itself.
+    #[arg(long, default_value_t = 2)]
     background: usize,
     /// Blocks the cache may grow by while reads reload blocks it has just
     /// evicted (`Config::cache_growth`; 0: fixed).
     #[arg(long, default_value_t = 64)]
     cache_growth: usize,
-    /// Codec: lz4, zstd-N, zstd-N-dict, zstd-N-mM (minimum match M),
-    /// zlib-N, copy.
-    #[arg(long, default_value = "zstd-1-m5")]
+    /// Codec: lz4, zstd-N, zstd-N-dict, zstd-N-mM-bK (minimum match M,
+    /// zstd blocks of K KiB; either may be left out), zlib-N, copy.
+    #[arg(long, default_value = "zstd-1-m5-b16")]
     codec: String,
     /// Node cache budget in bytes (0 disables it).
     #[arg(long, default_value_t = 32 * 1024)]

@@ -59,7 +59,7 @@ impl CodecState {
             dict: None,
         };
         match codec {
-            Codec::Zstd { .. } | Codec::ZstdMinMatch { .. } => {
+            Codec::Zstd { .. } | Codec::ZstdTuned { .. } => {
                 st.zstd_c = Some(CCtx::create());
                 st.zstd_d = Some(DCtx::create());
             }
@@ -94,25 +94,20 @@ impl CodecState {
         &self.codec
     }
 
-    /// Whether the compressing half can be split off with
-    /// [`CodecState::split_compressor`]: every codec but the dictionary
-    /// one, whose training and dictionary both halves share.
+    /// Whether a separate compress-only state ([`CodecState::compressor`])
+    /// can compress for this one: every codec but the dictionary one,
+    /// whose training and dictionary both would have to share.
     pub fn can_split(&self) -> bool {
         self.dict.is_none()
     }
 
-    /// Moves the compression contexts into a new state that only
-    /// compresses (for the background compressor); `self` keeps the
-    /// decompressing half, so the arena still holds one context of each.
-    pub fn split_compressor(&mut self) -> CodecState {
-        CodecState {
-            codec: self.codec.clone(),
-            zstd_c: self.zstd_c.take(),
-            zlib_c: self.zlib_c.take(),
-            zstd_d: None,
-            zlib_d: None,
-            dict: None,
-        }
+    /// A state that only compresses, with contexts of its own (for the
+    /// background compressor).
+    pub fn compressor(codec: &Codec) -> CodecState {
+        let mut st = CodecState::new(codec);
+        st.zstd_d = None;
+        st.zlib_d = None;
+        st
     }
 
     /// Heap bytes held by the codec state on the Rust side (samples and the
@@ -177,7 +172,7 @@ impl CodecState {
     /// compression is then a third as large; a block that does not fit is
     /// compressed again the usual way.
     pub fn encode_small(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Encoding {
-        if matches!(self.codec, Codec::Zstd { .. } | Codec::ZstdMinMatch { .. }) {
+        if matches!(self.codec, Codec::Zstd { .. } | Codec::ZstdTuned { .. }) {
             dst.clear();
             if self.zstd_into(src, dst, src.len() / 3).is_ok() && dst.len() < src.len() {
                 return Encoding::Plain;
@@ -199,11 +194,21 @@ impl CodecState {
         dst.reserve_exact(cap);
         let e = |e| format!("zstd error {e}");
         match &self.codec {
-            Codec::ZstdMinMatch { level, min_match } => {
+            Codec::ZstdTuned {
+                level,
+                min_match,
+                block_kib,
+            } => {
                 c.set_parameter(CParameter::CompressionLevel(*level))
                     .map_err(e)?;
-                c.set_parameter(CParameter::MinMatch(*min_match))
-                    .map_err(e)?;
+                if *min_match > 0 {
+                    c.set_parameter(CParameter::MinMatch(*min_match))
+                        .map_err(e)?;
+                }
+                if *block_kib > 0 {
+                    c.set_parameter(CParameter::MaxBlockSize(*block_kib * 1024))
+                        .map_err(e)?;
+                }
                 c.compress2(dst, src).map_err(e)?;
             }
             Codec::Zstd { level } => {
@@ -259,7 +264,7 @@ impl CodecState {
                     .map_err(|e| format!("zstd error {e}"))?;
                 Ok(Encoding::Plain)
             }
-            Codec::ZstdMinMatch { .. } => {
+            Codec::ZstdTuned { .. } => {
                 self.zstd_into(src, dst, zstd::zstd_safe::compress_bound(src.len()))?;
                 Ok(Encoding::Plain)
             }
@@ -327,7 +332,7 @@ impl CodecState {
                         .map_err(|e| err(e.to_string()))?;
                     dst.truncate(n);
                 }
-                Codec::Zstd { .. } | Codec::ZstdDict { .. } | Codec::ZstdMinMatch { .. } => {
+                Codec::Zstd { .. } | Codec::ZstdDict { .. } | Codec::ZstdTuned { .. } => {
                     let d = self.zstd_d.as_mut().ok_or_else(|| err("no zstd".into()))?;
                     dst.reserve(len);
                     d.decompress(dst, src)

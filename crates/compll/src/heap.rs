@@ -250,9 +250,6 @@ pub(crate) struct BlockHeap {
     pending: Vec<Pending>,
     max_pending: usize,
     next_ver: u64,
-    /// A compression context for [`BlockHeap::compress_image`] when the
-    /// worker holds the arena's own: created on first use.
-    measure: Option<CodecState>,
     node_cache: NodeCache,
     compressed_bytes: u64,
     compressions: u64,
@@ -265,14 +262,12 @@ pub(crate) struct BlockHeap {
 impl BlockHeap {
     pub fn new(cfg: &Config) -> Result<BlockHeap> {
         let resolved = cfg.resolve()?;
-        let mut codec = CodecState::new(&cfg.codec);
+        let codec = CodecState::new(&cfg.codec);
+        // The compressor thread gets a context of its own; the arena's
+        // thread keeps one too, for blocks it compresses itself while the
+        // thread is busy.
         let worker = if cfg.background > 0 && codec.can_split() {
-            let w = Worker::spawn(codec.split_compressor());
-            if w.is_none() {
-                // No thread: compress here after all.
-                codec = CodecState::new(&cfg.codec);
-            }
-            w
+            Worker::spawn(CodecState::compressor(&cfg.codec))
         } else {
             None
         };
@@ -303,7 +298,6 @@ impl BlockHeap {
             pending: Vec::new(),
             max_pending: cfg.background,
             next_ver: 0,
-            measure: None,
             node_cache: NodeCache::new(cfg.node_cache),
             compressed_bytes: 0,
             compressions: 0,
@@ -455,9 +449,10 @@ impl BlockHeap {
             self.release_block(b as u32);
             return Ok(());
         }
-        if m.comp.is_none() && self.worker.is_some() {
+        if m.comp.is_none() && self.worker.is_some() && !self.compressor_busy() {
             self.hand_over(i, b as u32);
-        } else if m.comp.is_none() {
+        } else if self.blocks[b].comp.is_none() {
+            let m = &self.blocks[b];
             // Both work buffers live only for this call: an arena at rest
             // holds its blocks, its cache and its tables, nothing else.
             let mut out = Vec::new();
@@ -566,6 +561,14 @@ impl BlockHeap {
         m.enc = d.enc;
         // `p.src` is freed here rather than kept as a spare: the next
         // eviction groups into a buffer of its own anyway.
+    }
+
+    /// True while as many blocks wait for the compressor thread as may:
+    /// the next dirty block is then compressed on this thread instead of
+    /// waiting, so both cores compress while an arena is being filled.
+    fn compressor_busy(&mut self) -> bool {
+        self.drain();
+        self.pending.len() >= self.max_pending
     }
 
     /// Installs every finished compression without waiting.
@@ -1140,9 +1143,7 @@ impl BlockHeap {
             compressed_bytes: self.compressed_bytes,
             uncompressed_bytes: uncompressed as u64,
             overhead_bytes: overhead as u64,
-            codec_context_bytes: (self.packer.codec.native_bytes()
-                + self.measure.as_ref().map_or(0, |m| m.native_bytes()))
-                as u64
+            codec_context_bytes: (self.packer.codec.native_bytes()) as u64
                 + self.worker.as_ref().map_or(0, |w| w.ctx_bytes()),
             compressions: self.compressions,
             decompressions: self.decompressions,
@@ -1208,25 +1209,9 @@ impl BlockHeap {
     pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
         self.own(img.arena)?;
         let mut out = Vec::new();
-        // With a background compressor the arena's compression context is
-        // on the other thread; measure with a context of this thread's own.
-        let mut codec =
-            match self.worker.is_some() {
-                true => Some(self.measure.take().unwrap_or_else(|| {
-                    CodecState::new(self.packer.codec.codec()).split_compressor()
-                })),
-                false => None,
-            };
-        if let Some(c) = &mut codec {
-            std::mem::swap(c, &mut self.packer.codec);
-        }
         let (enc, _) = self
             .packer
             .pack(&self.layout, &img.bytes, !img.large, false, &mut out);
-        if let Some(mut c) = codec {
-            std::mem::swap(&mut c, &mut self.packer.codec);
-            self.measure = Some(c);
-        }
         Ok(CompressedImage {
             arena: self.id,
             bytes: out.as_slice().into(),

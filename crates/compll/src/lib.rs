@@ -38,6 +38,7 @@ mod arena;
 mod codec;
 mod config;
 mod error;
+mod group;
 mod handle;
 mod heap;
 mod image;

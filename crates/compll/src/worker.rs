@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::codec::{CodecState, Encoding};
 
@@ -54,7 +55,7 @@ impl Worker {
                 };
                 // Frees the channel's buffer now rather than at exit.
                 drop(codec_rx);
-                for job in job_rx {
+                while let Some(job) = recv_soon(&job_rx) {
                     // The output buffer lives only for this job, as on the
                     // arena's own thread: nothing is held between jobs.
                     let mut out = Vec::new();
@@ -110,11 +111,35 @@ impl Worker {
 
     /// Waits for the next finished job; `None` when the thread is gone.
     pub fn recv(&self) -> Option<Done> {
-        self.done.recv().ok()
+        recv_soon(&self.done)
     }
 
     pub fn ctx_bytes(&self) -> u64 {
         self.ctx_bytes.load(Ordering::Relaxed)
+    }
+}
+
+/// How long a thread polls a channel before it sleeps on it: about one
+/// block's compression. Falling asleep and being woken costs tens of
+/// microseconds on a busy or virtual machine, as much as a job; the two
+/// threads hand blocks to each other at about that pace while an arena is
+/// being filled, so each polls rather than sleeps between two of them.
+const POLL: Duration = Duration::from_micros(100);
+
+/// The next message on `rx`, polling for up to [`POLL`] before sleeping;
+/// `None` once the other side is gone.
+fn recv_soon<T>(rx: &Receiver<T>) -> Option<T> {
+    let start = Instant::now();
+    loop {
+        match rx.try_recv() {
+            Ok(m) => return Some(m),
+            Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) => {}
+        }
+        if start.elapsed() >= POLL {
+            return rx.recv().ok();
+        }
+        std::hint::spin_loop();
     }
 }
 

@@ -684,18 +684,20 @@ fn background_compressor_counts_what_it_holds() {
     let s = a.stats();
     assert_eq!(s.blocks, 3);
     assert!(s.uncompressed_bytes >= 32 * 1024);
-    // The compressor's context is counted; one compression context and one
-    // decompression context in all, as without a background thread.
+    // The compressor's context is counted beside the arena's own (which
+    // compresses too while the compressor is busy): at most one more
+    // compression context than without a background thread.
     let plain = Arena::new(Config::default().uncompressed_blocks(1)).unwrap();
     for _ in 0..3 {
         plain.alloc(30_000).unwrap();
     }
     a.flush().unwrap();
     plain.flush().unwrap();
-    assert_eq!(
+    let (with, without) = (
         a.stats().codec_context_bytes,
-        plain.stats().codec_context_bytes
+        plain.stats().codec_context_bytes,
     );
+    assert!(with > without && with < 2 * without, "{with} vs {without}");
     assert_eq!(a.stats().compressed_bytes, plain.stats().compressed_bytes);
     // Images for measuring are still taken and compressed on this thread.
     let img = a.block_images().unwrap();
@@ -704,12 +706,16 @@ fn background_compressor_counts_what_it_holds() {
     assert_eq!(a.decompress_image(&c).unwrap(), img[0]);
 }
 
-/// Compresses by copying, but panics the first time it is called.
+/// Compresses by copying, but panics the first time the compressor thread
+/// calls it (the arena's own thread compresses too while that thread is
+/// busy; a panic there is the caller's, as without a compressor thread).
 struct PanicsOnce(std::sync::atomic::AtomicBool);
 
 impl BlockCodec for PanicsOnce {
     fn compress(&self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), String> {
-        if !self.0.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        if std::thread::current().name() == Some("compll-compress")
+            && !self.0.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
             panic!("codec panics in the compressor thread");
         }
         dst.extend_from_slice(&src[..src.len() / 2]);

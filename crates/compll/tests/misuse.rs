@@ -103,13 +103,20 @@ fn bad_configurations() {
         Config::default().codec(Codec::Zlib { level: 10 }),
         Config::default().codec(Codec::Zstd { level: 99 }),
         Config::default().group_fields(4097),
-        Config::default().codec(Codec::ZstdMinMatch {
+        Config::default().codec(Codec::ZstdTuned {
             level: 1,
             min_match: 8,
+            block_kib: 0,
         }),
-        Config::default().codec(Codec::ZstdMinMatch {
+        Config::default().codec(Codec::ZstdTuned {
             level: 30,
             min_match: 5,
+            block_kib: 0,
+        }),
+        Config::default().codec(Codec::ZstdTuned {
+            level: 1,
+            min_match: 0,
+            block_kib: 129,
         }),
         Config::default().background_compression(1025),
         Config::default().cache_growth((1 << 20) + 1),

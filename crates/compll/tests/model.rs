@@ -30,9 +30,10 @@ fn codec() -> impl Strategy<Value = Codec> {
     prop_oneof![
         Just(Codec::Lz4),
         Just(Codec::Zstd { level: 1 }),
-        Just(Codec::ZstdMinMatch {
+        Just(Codec::ZstdTuned {
             level: 1,
-            min_match: 5
+            min_match: 5,
+            block_kib: 16,
         }),
         Just(Codec::Zlib { level: 1 }),
         Just(Codec::Copy),
