@@ -565,7 +565,8 @@ trait Store {
     fn sub(&self, id: u64) -> u64;
     fn next(&self, id: u64) -> u64;
     /// `(sub, next)` in one access.
-    fn links(&self, id: u64) -> (u64, u64);
+    /// The node's (first child, next sibling) links; frees the node.
+    fn take_links(&mut self, id: u64) -> (u64, u64);
     fn size(&self, id: u64) -> u64;
     fn hlnk(&self, id: u64) -> u64;
     fn set_hlnk(&mut self, id: u64, to: u64);
@@ -573,7 +574,6 @@ trait Store {
     fn set_totals(&mut self, id: u64, size: u64, asize: u64, sub: u64);
     /// Appends one browser line for the node to `out`.
     fn row(&self, id: u64, max: u64, out: &mut String);
-    fn free(&mut self, id: u64);
     /// Bytes of uncompressed block images held now (0 for the heap).
     fn cached_bytes(&self) -> u64 {
         0
@@ -662,8 +662,8 @@ impl Store for HeapStore {
     fn next(&self, id: u64) -> u64 {
         self.node(id).next
     }
-    fn links(&self, id: u64) -> (u64, u64) {
-        let n = self.node(id);
+    fn take_links(&mut self, id: u64) -> (u64, u64) {
+        let n = self.nodes[id as usize - 1].take().expect("live node");
         (n.sub, n.next)
     }
     fn size(&self, id: u64) -> u64 {
@@ -686,9 +686,6 @@ impl Store for HeapStore {
         // Touch every field the real browser shows or uses.
         let _ = (n.ino, n.dev, n.mtime, n.parent, n.size);
         draw_row(out, n.asize, max, n.dir, n.name.as_bytes());
-    }
-    fn free(&mut self, id: u64) {
-        self.nodes[id as usize - 1] = None;
     }
 }
 
@@ -756,10 +753,10 @@ impl Store for CompllStore {
     fn next(&self, id: u64) -> u64 {
         self.get(id, F_NEXT)
     }
-    fn links(&self, id: u64) -> (u64, u64) {
+    fn take_links(&mut self, id: u64) -> (u64, u64) {
         let mut b = [0u8; 16];
         self.arena
-            .read_at(Handle::from_raw(id), F_NEXT, &mut b)
+            .read_and_free(Handle::from_raw(id), F_NEXT, &mut b)
             .expect("live node");
         (u64_at(&b, 8), u64_at(&b, 0))
     }
@@ -794,9 +791,6 @@ impl Store for CompllStore {
                 );
             })
             .expect("live node");
-    }
-    fn free(&mut self, id: u64) {
-        self.arena.free(Handle::from_raw(id)).expect("live node");
     }
     fn decompressions(&self) -> u64 {
         self.arena.stats().decompressions
@@ -940,7 +934,8 @@ fn browse<S: Store>(s: &S, list: &[u64], start: usize, max: u64) -> usize {
 fn delete<S: Store>(s: &mut S, root: u64) {
     let mut stack = vec![root];
     while let Some(id) = stack.pop() {
-        let (sub, next) = s.links(id);
+        // Its links are read as the node is freed.
+        let (sub, next) = s.take_links(id);
         let next = if id == root { 0 } else { next };
         if next != 0 {
             stack.push(next);
@@ -948,7 +943,6 @@ fn delete<S: Store>(s: &mut S, root: u64) {
         if sub != 0 {
             stack.push(sub);
         }
-        s.free(id);
     }
 }
 

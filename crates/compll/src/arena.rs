@@ -173,6 +173,22 @@ pub(crate) fn op_free<H: Host>(host: &H, h: Handle) -> Result<()> {
     })
 }
 
+pub(crate) fn op_read_and_free<H: Host>(
+    host: &H,
+    h: Handle,
+    offset: usize,
+    out: &mut [u8],
+) -> Result<()> {
+    host.with(|i| {
+        if let Some((b, off)) = h.parts() {
+            if i.writers.contains(&(b, off as usize)) {
+                return Err(Error::Busy("node has a live write guard"));
+            }
+        }
+        i.heap.read_and_free(h, offset, out)
+    })
+}
+
 pub(crate) fn op_len<H: Host>(host: &H, h: Handle) -> Result<usize> {
     host.with(|i| i.heap.resolve(h).map(|r| r.3))
 }
@@ -313,6 +329,24 @@ impl Arena {
     /// ```
     pub fn free(&self, h: Handle) -> Result<()> {
         op_free(self, h)
+    }
+
+    /// Copies bytes `offset..offset + out.len()` of a node into `out`, then
+    /// frees it, in one lookup: for tearing down linked structures, where
+    /// each node's links are read just before the node goes. Nothing is
+    /// freed if the range is outside the node.
+    ///
+    /// ```
+    /// let arena = compll::Arena::new(compll::Config::default()).unwrap();
+    /// let h = arena.alloc(16).unwrap();
+    /// arena.write_at(h, 8, &7u64.to_le_bytes()).unwrap();
+    /// let mut next = [0u8; 8];
+    /// arena.read_and_free(h, 8, &mut next).unwrap();
+    /// assert_eq!(u64::from_le_bytes(next), 7);
+    /// assert!(arena.read(h).is_err());
+    /// ```
+    pub fn read_and_free(&self, h: Handle, offset: usize, out: &mut [u8]) -> Result<()> {
+        op_read_and_free(self, h, offset, out)
     }
 
     /// Usable length of a node: the requested size rounded up to the

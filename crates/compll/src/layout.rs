@@ -86,6 +86,9 @@ impl Layout {
         round_up(size + self.t, self.a).max(self.min_chunk)
     }
 
+    // Tags and links are read and written on every node operation: kept
+    // inline, as plain loads and stores of their width.
+    #[inline(always)]
     fn get(&self, b: &[u8], at: usize) -> usize {
         if self.t == 2 {
             u16::from_le_bytes([b[at], b[at + 1]]) as usize
@@ -94,6 +97,7 @@ impl Layout {
         }
     }
 
+    #[inline(always)]
     fn put(&self, b: &mut [u8], at: usize, v: usize) {
         if self.t == 2 {
             b[at..at + 2].copy_from_slice(&(v as u16).to_le_bytes());
@@ -102,38 +106,47 @@ impl Layout {
         }
     }
 
+    #[inline]
     fn zero(&self, b: &mut [u8], at: usize) {
-        b[at..at + self.t].fill(0);
+        self.put(b, at, 0);
     }
 
     // Offsets in links are stored in alignment units; 0 means none (no chunk
     // starts at offset 0, the header is there).
+    #[inline]
     fn link(&self, b: &[u8], at: usize) -> usize {
         self.get(b, at) * self.a
     }
+    #[inline]
     fn set_link(&self, b: &mut [u8], at: usize, off: usize) {
         self.put(b, at, off / self.a)
     }
 
     /// Chunk size of the chunk starting at `s`.
+    #[inline]
     pub fn size(&self, b: &[u8], s: usize) -> usize {
         (self.get(b, s - self.t) >> 1) * self.a
     }
+    #[inline]
     fn prev_used(&self, b: &[u8], s: usize) -> bool {
         self.get(b, s - self.t) & 1 == 1
     }
+    #[inline]
     fn set_tag(&self, b: &mut [u8], s: usize, size: usize, prev_used: bool) {
         self.put(b, s - self.t, ((size / self.a) << 1) | prev_used as usize)
     }
+    #[inline]
     fn set_prev_used(&self, b: &mut [u8], s: usize, used: bool) {
         let v = self.get(b, s - self.t);
         self.put(b, s - self.t, (v & !1) | used as usize)
     }
 
+    #[inline]
     fn bit(&self, b: &[u8], s: usize) -> bool {
         let u = s / self.a;
         b[self.bitmap_at + u / 8] & (1 << (u % 8)) != 0
     }
+    #[inline]
     fn set_bit(&self, b: &mut [u8], s: usize, on: bool) {
         let u = s / self.a;
         let byte = &mut b[self.bitmap_at + u / 8];

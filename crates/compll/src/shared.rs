@@ -3,7 +3,8 @@
 use std::sync::{Mutex, MutexGuard};
 
 use crate::arena::{
-    op_free, op_len, op_read, op_read_at, op_write, op_write_at, Host, Inner, ReadGuard, WriteGuard,
+    op_free, op_len, op_read, op_read_and_free, op_read_at, op_write, op_write_at, Host, Inner,
+    ReadGuard, WriteGuard,
 };
 use crate::config::Config;
 use crate::error::Result;
@@ -95,6 +96,21 @@ impl SharedArena {
     /// ```
     pub fn free(&self, h: Handle) -> Result<()> {
         op_free(self, h)
+    }
+
+    /// Reads bytes of a node, then frees it, in one lookup (see
+    /// [`Arena::read_and_free`](crate::Arena::read_and_free)).
+    ///
+    /// ```
+    /// let a = compll::SharedArena::new(compll::Config::default()).unwrap();
+    /// let h = a.alloc(8).unwrap();
+    /// let mut b = [1u8; 8];
+    /// a.read_and_free(h, 0, &mut b).unwrap();
+    /// assert_eq!(b, [0; 8]);
+    /// assert!(a.free(h).is_err());
+    /// ```
+    pub fn read_and_free(&self, h: Handle, offset: usize, out: &mut [u8]) -> Result<()> {
+        op_read_and_free(self, h, offset, out)
     }
 
     /// Usable length of a node.

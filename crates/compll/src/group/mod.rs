@@ -57,6 +57,23 @@ pub(crate) fn store(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
+/// Copies `src` to `dst` (same length): the gaps between fields are a
+/// tag and the rest of a node, a few dozen bytes, which two overlapping
+/// fixed-size moves copy faster than a call to `memcpy`.
+#[inline(always)]
+fn copy_gap(dst: &mut [u8], src: &[u8]) {
+    let n = src.len();
+    if (16..=32).contains(&n) {
+        dst[..16].copy_from_slice(&src[..16]);
+        dst[n - 16..].copy_from_slice(&src[n - 16..]);
+    } else if (8..16).contains(&n) {
+        dst[..8].copy_from_slice(&src[..8]);
+        dst[n - 8..].copy_from_slice(&src[n - 8..]);
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// Bytes `at..at + n` of `b` (n <= 8) as the low bytes of a word: one load
 /// and a mask where eight bytes fit, byte by byte at the block's end.
 #[inline(always)]
@@ -195,7 +212,7 @@ impl Layout {
                 return Err(bad());
             }
             let len = s - cur;
-            out[cur..s].copy_from_slice(g.get(src..src + len).ok_or_else(bad)?);
+            copy_gap(&mut out[cur..s], g.get(src..src + len).ok_or_else(bad)?);
             src += len;
             let c = self.size(out, s);
             if c < self.t + 1 || s + c > self.end {

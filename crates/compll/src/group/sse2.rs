@@ -2,11 +2,11 @@
 //! eight bytes become eight 16-byte columns in four rounds of byte
 //! interleaving, and back in three; the differences between neighbouring
 //! nodes are a byte shift and a subtraction per column, their running sums
-//! four shifts and additions.
+//! two additions per pair of nodes.
 
 use safe_arch::{
     add_i8_m128i, byte_shl_imm_u128_m128i, get_i64_from_m128i_s, load_unaligned_m128i, m128i,
-    set_i64_m128i_s, set_splat_i8_m128i, store_unaligned_m128i, sub_i8_m128i,
+    set_i64_m128i_s, set_splat_i64_m128i, store_unaligned_m128i, sub_i8_m128i,
     unpack_high_i64_m128i, unpack_high_i8_m128i, unpack_low_i8_m128i,
 };
 
@@ -57,25 +57,25 @@ pub(crate) fn group_tile(b: &[u8], t: &Tile, prev: &mut [u8], cols: &mut [u8]) {
 #[inline(always)]
 pub(crate) fn ungroup_tile(cols: &[u8], t: &Tile, prev: &mut [u8], out: &mut [u8]) {
     let mut c = [m128i::default(); 8];
-    for (k, p) in prev.iter_mut().enumerate() {
+    for (k, x) in c[..t.n].iter_mut().enumerate() {
         let at = (t.k0 + k) * t.stride + t.i0;
         let src: &[u8; 16] = cols[at..at + 16].try_into().expect("16 bytes");
-        let mut x = load_unaligned_m128i(src);
-        x = add_i8_m128i(x, byte_shl_imm_u128_m128i::<1>(x));
-        x = add_i8_m128i(x, byte_shl_imm_u128_m128i::<2>(x));
-        x = add_i8_m128i(x, byte_shl_imm_u128_m128i::<4>(x));
-        x = add_i8_m128i(x, byte_shl_imm_u128_m128i::<8>(x));
-        x = add_i8_m128i(x, set_splat_i8_m128i(*p as i8));
-        *p = last_byte(x);
-        c[k] = x;
+        *x = load_unaligned_m128i(src);
     }
     // Columns k and k + 4, then k and k + 2, then k and k + 1 interleaved:
-    // vector i then holds node 2i in its low half, node 2i + 1 in its high.
+    // vector i then holds node 2i's differences in its low half, node
+    // 2i + 1's in its high one. The running sums are then taken a node
+    // (eight columns) at a time: the low half added into the high one,
+    // and the previous node's bytes into both.
     let r = round(&round(&round(&c, 4), 2), 1);
-    for (i, &x) in r.iter().enumerate() {
+    let mut carry = set_splat_i64_m128i(load_part(prev, 0, t.n) as i64);
+    for (i, &d) in r.iter().enumerate() {
+        let x = add_i8_m128i(add_i8_m128i(d, byte_shl_imm_u128_m128i::<8>(d)), carry);
+        carry = unpack_high_i64_m128i(x, x);
         let lo = get_i64_from_m128i_s(x) as u64;
-        let hi = get_i64_from_m128i_s(unpack_high_i64_m128i(x, x)) as u64;
+        let hi = get_i64_from_m128i_s(carry) as u64;
         store_part(out, t.st[2 * i] + t.k0, t.n, lo);
         store_part(out, t.st[2 * i + 1] + t.k0, t.n, hi);
     }
+    store_part(prev, 0, t.n, get_i64_from_m128i_s(carry) as u64);
 }
