@@ -165,12 +165,16 @@ fn write_guard_conflicts_are_errors() {
     assert!(matches!(a.write(h), Err(Error::Busy(_))));
     assert!(matches!(a.free(h), Err(Error::Busy(_))));
     assert!(matches!(a.write_at(h, 0, &[1]), Err(Error::Busy(_))));
+    let mut b = [0u8; 1];
+    assert!(matches!(a.read_and_free(h, 0, &mut b), Err(Error::Busy(_))));
     // Other nodes in the same block stay usable.
     a.write_at(other, 0, &[7]).unwrap();
     assert_eq!(a.read(other).unwrap()[0], 7);
     drop(w);
     assert_eq!(a.read(h).unwrap()[0], 42);
-    a.free(h).unwrap();
+    a.read_and_free(h, 0, &mut b).unwrap();
+    assert_eq!(b, [42]);
+    assert!(matches!(a.read_and_free(h, 0, &mut b), Err(Error::InvalidHandle(_))));
     a.check_invariants().unwrap();
 }
 

@@ -11,6 +11,8 @@ use proptest::prelude::*;
 enum Op {
     Alloc(usize),
     Free(usize),
+    /// `read_and_free` of a node: (which, offset, length).
+    Take(usize, usize, usize),
     Write(usize, usize, u8, usize),
     Read(usize),
     Check,
@@ -20,6 +22,7 @@ fn op(max: usize) -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0..max).prop_map(Op::Alloc),
         2 => any::<usize>().prop_map(Op::Free),
+        1 => (any::<usize>(), any::<usize>(), 0usize..24).prop_map(|(a, b, c)| Op::Take(a, b, c)),
         3 => (any::<usize>(), any::<usize>(), any::<u8>(), 1usize..64).prop_map(|(a, b, c, d)| Op::Write(a, b, c, d)),
         3 => any::<usize>().prop_map(Op::Read),
         1 => Just(Op::Check),
@@ -100,6 +103,24 @@ fn run(cfg: Config, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 arena.free(h).unwrap();
                 model.remove(&h);
                 prop_assert!(arena.free(h).is_err(), "double free accepted");
+            }
+            Op::Take(i, off, n) if !live.is_empty() => {
+                let at = i % live.len();
+                let h = live[at];
+                let m = &model[&h];
+                let off = off % (m.len() + 1);
+                let mut out = vec![0xa5u8; n];
+                if off + n > m.len() {
+                    // Out of the node: an error, and the node stays.
+                    prop_assert!(arena.read_and_free(h, off, &mut out).is_err());
+                    prop_assert!(arena.read(h).is_ok(), "node freed by a failed read_and_free");
+                    continue;
+                }
+                arena.read_and_free(h, off, &mut out).unwrap();
+                prop_assert_eq!(&out[..], &m[off..off + n]);
+                live.swap_remove(at);
+                model.remove(&h);
+                prop_assert!(arena.read(h).is_err(), "node alive after read_and_free");
             }
             Op::Write(i, off, v, n) if !live.is_empty() => {
                 let h = live[i % live.len()];
