@@ -9,7 +9,7 @@
 //! ```text
 //! compll-du [--generate N | --scan DIR | --import FILE] [--quick] [--json FILE]
 //!           [--block-size B] [--uncompressed N] [--codec NAME] [--group-fields N]
-//!           [--node-cache B] [--background N] [--cache-growth N] [--reps N]
+//!           [--node-cache B] [--background N] [--readahead N] [--cache-growth N] [--reps N]
 //!           [--sweep [--sweep-blocks B,..] [--sweep-uncompressed N,..]
 //!                    [--sweep-codecs NAME,..] [--sweep-groups N,..]]
 //! ```
@@ -147,6 +147,10 @@ struct Args {
     /// next block itself.
     #[arg(long, default_value_t = 2)]
     background: usize,
+    /// Blocks the background thread may decompress ahead of reads that
+    /// walk the arena one way (`Config::readahead`; 0: none).
+    #[arg(long, default_value_t = 4)]
+    readahead: usize,
     /// Blocks the cache may grow by while reads reload blocks it has just
     /// evicted (`Config::cache_growth`; 0: fixed).
     #[arg(long, default_value_t = 64)]
@@ -1374,22 +1378,23 @@ fn mib(b: i64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
 }
 
+/// The arena configuration for `args`, with the block size, cache size,
+/// codec and grouping given (the sweep varies them).
 fn config_for(
+    args: &Args,
     block: usize,
     unc: usize,
     codec: &str,
-    node_cache: usize,
     group: usize,
-    background: usize,
-    growth: usize,
 ) -> Result<Config, String> {
     let c = Codec::parse(codec).map_err(|e| e.to_string())?;
     Ok(Config::default()
-        .background_compression(background)
-        .cache_growth(growth)
+        .background_compression(args.background)
+        .readahead(args.readahead)
+        .cache_growth(args.cache_growth)
         .block_size(block)
         .uncompressed_blocks(unc)
-        .node_cache(node_cache)
+        .node_cache(args.node_cache)
         .group_fields(group)
         .codec(c))
 }
@@ -1446,13 +1451,11 @@ fn real_main(args: Args) -> Result<(), String> {
         counts.values().copied().max().unwrap_or(0)
     };
     let cfg = config_for(
+        &args,
         args.block_size,
         args.uncompressed,
         &args.codec,
-        args.node_cache,
         args.group_fields,
-        args.background,
-        args.cache_growth,
     )?;
     // Checked without starting a compressor thread (see below).
     Arena::new(cfg.clone().background_compression(0)).map_err(|e| e.to_string())?;
@@ -1486,8 +1489,8 @@ fn real_main(args: Args) -> Result<(), String> {
         entries.len()
     );
     println!(
-        "config: block {} B, {} uncompressed, codec {}, {} node bytes grouped, {} blocks may wait for the background compressor",
-        args.block_size, args.uncompressed, args.codec, args.group_fields, args.background
+        "config: block {} B, {} uncompressed, codec {}, {} node bytes grouped, {} blocks may wait for the background compressor, {} read ahead",
+        args.block_size, args.uncompressed, args.codec, args.group_fields, args.background, args.readahead
     );
     println!("times: wall clock (what the ratios and aims use); cpu = CPU time of the whole process, all threads");
     println!(
@@ -1623,15 +1626,7 @@ fn real_main(args: Args) -> Result<(), String> {
                     .iter()
                     .flat_map(|c| groups.iter().map(move |g| (c, g)))
                 {
-                    let cfg = config_for(
-                        b,
-                        u,
-                        c,
-                        args.node_cache,
-                        g,
-                        args.background,
-                        args.cache_growth,
-                    )?;
+                    let cfg = config_for(&args, b, u, c, g)?;
                     let runs: Vec<CompllRun> = (0..reps)
                         .map(|_| run_compll(&entries, &cfg, true))
                         .collect();

@@ -555,7 +555,7 @@ impl Arena {
     }
 
     /// Checks the heap's invariants (see the `heap` module documentation:
-    /// C1–C7 per block, H1–H10 across blocks). Slow; meant for tests.
+    /// C1–C7 per block, H1–H11 across blocks). Slow; meant for tests.
     ///
     /// ```
     /// let a = compll::Arena::new(compll::Config::default()).unwrap();

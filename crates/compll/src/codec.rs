@@ -89,16 +89,20 @@ impl CodecState {
         st
     }
 
-    /// The codec this state runs.
-    pub fn codec(&self) -> &Codec {
-        &self.codec
-    }
-
     /// Whether a separate compress-only state ([`CodecState::compressor`])
     /// can compress for this one: every codec but the dictionary one,
     /// whose training and dictionary both would have to share.
     pub fn can_split(&self) -> bool {
         self.dict.is_none()
+    }
+
+    /// A state that only decompresses, with contexts of its own (for blocks
+    /// the background thread loads ahead).
+    pub fn decompressor(codec: &Codec) -> CodecState {
+        let mut st = CodecState::new(codec);
+        st.zstd_c = None;
+        st.zlib_c = None;
+        st
     }
 
     /// A state that only compresses, with contexts of its own (for the

@@ -241,6 +241,7 @@ pub struct Config {
     pub(crate) node_cache: usize,
     pub(crate) group_fields: usize,
     pub(crate) background: usize,
+    pub(crate) readahead: usize,
     pub(crate) cache_growth: usize,
 }
 
@@ -254,6 +255,7 @@ impl Default for Config {
             node_cache: 32 * 1024,
             group_fields: 0,
             background: 0,
+            readahead: 0,
             cache_growth: 0,
         }
     }
@@ -370,6 +372,50 @@ impl Config {
         self
     }
 
+    /// Lets the background thread (see
+    /// [`Config::background_compression`], which must be on) decompress up
+    /// to `blocks` blocks ahead of reads that walk the arena in one
+    /// direction: nodes allocated one after another share blocks, so a list
+    /// or tree walked in allocation order, or backwards, loads neighbouring
+    /// blocks one after another, a few back and forth. When recent loads
+    /// by reads move steadily one way, the next blocks that way not read
+    /// lately are decompressed on the other core, and the read that needs
+    /// one takes its image instead of decompressing. Writes and allocation
+    /// never start it. Images waiting to be read are counted in
+    /// [`Stats::uncompressed_bytes`](crate::Stats); the thread's
+    /// decompression context is created on its first such job. 0 (the
+    /// default): off. At most 64.
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(
+    ///     Config::default()
+    ///         .uncompressed_blocks(1)
+    ///         .background_compression(1)
+    ///         .readahead(4),
+    /// )
+    /// .unwrap();
+    /// let hs: Vec<_> = (0..40).map(|_| a.alloc(8000).unwrap()).collect();
+    /// a.flush().unwrap();
+    /// for h in hs.iter().rev() {
+    ///     a.read(*h).unwrap(); // walking back: later blocks come ahead
+    /// }
+    /// assert!(a.stats().decompressed_ahead > 0);
+    /// ```
+    pub fn readahead(mut self, blocks: usize) -> Self {
+        self.readahead = blocks;
+        self
+    }
+
+    /// How many blocks may be decompressed ahead of reads (0: none).
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_readahead(), 0);
+    /// ```
+    pub fn get_readahead(&self) -> usize {
+        self.readahead
+    }
+
     /// The background compressor's queue length (0: none).
     ///
     /// ```
@@ -477,6 +523,12 @@ impl Config {
             return Err(Error::InvalidConfig(format!(
                 "cache growth {} > 1048576",
                 self.cache_growth
+            )));
+        }
+        if self.readahead > 64 {
+            return Err(Error::InvalidConfig(format!(
+                "readahead {} > 64 blocks",
+                self.readahead
             )));
         }
         if self.background > 1024 {

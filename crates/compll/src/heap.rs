@@ -55,6 +55,9 @@
 //! - **H10** a block waiting for the background compressor is in use, not
 //!   cached and not stored, waits once, its image is intact, and no more
 //!   blocks wait than the queue allows.
+//! - **H11** a block read ahead is in use, stored and not cached, asked for
+//!   once, its image (once back) is what its stored form decompresses to,
+//!   and no more blocks are read ahead than configured.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,10 +71,20 @@ use crate::image::{BlockImage, CompressedImage};
 use crate::layout::Layout;
 use crate::lru::Lru;
 use crate::nodecache::NodeCache;
+use crate::pack::Packer;
 use crate::stats::Stats;
-use crate::worker::{Done, Job, Worker};
+use crate::worker::{Done, Job, Unpack, Worker};
 
 const NO_SLOT: u32 = u32::MAX;
+
+/// Read-ahead: loads farther apart than this many blocks break a run, and
+/// blocks are asked for at most this far past the recent loads.
+const AHEAD_WINDOW: u32 = 16;
+/// Read-ahead: how many recent loads give the direction and the frontier.
+const AHEAD_RECENT: usize = 8;
+/// Read-ahead: a block read within this many loads is not asked for again
+/// (a walk reads each block once).
+const AHEAD_FORGET: u32 = 64;
 
 /// Source of arena identities, so block images are only ever taken back by
 /// the arena they came from.
@@ -120,6 +133,8 @@ struct BlockMeta {
     /// Bumped whenever the block index is released, so a pin taken on the
     /// block's previous life is not released on its next one.
     gen: u32,
+    /// Number of the last read that loaded the block (see `loads`).
+    read_at: u32,
 }
 
 /// A block handed to the background compressor: evicted, not cached, not
@@ -134,81 +149,35 @@ struct Pending {
     grouped: bool,
 }
 
+/// A block the background thread decompresses ahead of a read: not
+/// cached, stored, and not changed until it is loaded (any access to a
+/// block loads it first, which takes this image).
+struct Ahead {
+    block: u32,
+    ver: u64,
+    /// Tells the thread to skip the job (see [`BlockHeap::take_ahead`]).
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+    /// `None` while on its way; then the image, or `None` if the thread
+    /// could not rebuild it (the read does it again and reports why).
+    image: Option<Option<Vec<u8>>>,
+}
+
+/// Loads that read a block in a steady direction (a list walked in the
+/// order its nodes were allocated, or backwards) are followed by loads of
+/// the blocks next to them in that direction; see
+/// [`BlockHeap::read_ahead`].
+#[derive(Default)]
+struct Direction {
+    /// The last blocks read from storage, newest last.
+    recent: std::collections::VecDeque<u32>,
+    /// Steps up minus steps down between nearby reads, clamped.
+    trend: i32,
+}
+
 struct Slot {
     block: u32,
     buf: Arc<Vec<u8>>,
     pins: u32,
-}
-
-/// The codec and the field-grouping pass with their scratch tables: turns
-/// a block image into its stored form and back.
-struct Packer {
-    codec: CodecState,
-    /// Leading node bytes stored by column in compressed blocks (0: none).
-    group: usize,
-    gnodes: Vec<(usize, usize)>,
-    grows: Vec<u8>,
-}
-
-impl Packer {
-    /// Writes the stored form of the block image `img` to `out`: fields
-    /// grouped (normal blocks only, when configured), then compressed.
-    /// With `sample` a dictionary codec may learn from the block; the
-    /// returned flag says a dictionary was trained just now.
-    fn pack(
-        &mut self,
-        layout: &Layout,
-        img: &[u8],
-        normal: bool,
-        sample: bool,
-        out: &mut Vec<u8>,
-    ) -> (Encoding, bool) {
-        let mut grouped = Vec::new();
-        let src: &[u8] = if self.group > 0 && normal {
-            layout.group(
-                img,
-                self.group,
-                &mut grouped,
-                &mut self.gnodes,
-                &mut self.grows,
-            );
-            &grouped
-        } else {
-            img
-        };
-        if sample {
-            self.codec.compress(src, out)
-        } else {
-            (self.codec.encode(src, out), false)
-        }
-    }
-
-    /// Inverse of [`Packer::pack`]: rebuilds the `len`-byte image in `out`.
-    fn unpack(
-        &mut self,
-        layout: &Layout,
-        (enc, comp): (Encoding, &[u8]),
-        len: usize,
-        normal: bool,
-        out: &mut Vec<u8>,
-    ) -> Result<()> {
-        if self.group > 0 && normal {
-            let mut grouped = Vec::new();
-            self.codec.decompress(enc, comp, &mut grouped, len)?;
-            layout
-                .ungroup(&grouped, self.group, out, &mut self.gnodes, &mut self.grows)
-                .map_err(Error::Codec)
-        } else {
-            self.codec.decompress(enc, comp, out, len)
-        }
-    }
-
-    /// Rust-heap bytes of the scratch tables and the codec state.
-    fn heap_bytes(&self) -> usize {
-        self.grows.capacity()
-            + self.gnodes.capacity() * std::mem::size_of::<(usize, usize)>()
-            + self.codec.heap_bytes()
-    }
 }
 
 /// The allocator engine behind both arena types. All methods take `&mut
@@ -249,6 +218,14 @@ pub(crate) struct BlockHeap {
     worker: Option<Worker>,
     pending: Vec<Pending>,
     max_pending: usize,
+    /// Blocks being or already decompressed ahead by the background thread.
+    ahead: Vec<Ahead>,
+    max_ahead: usize,
+    direction: Direction,
+    /// Reads that loaded a block from storage so far.
+    loads: u32,
+    /// Loads served by a block decompressed ahead.
+    ahead_hits: u64,
     next_ver: u64,
     node_cache: NodeCache,
     compressed_bytes: u64,
@@ -267,7 +244,14 @@ impl BlockHeap {
         // thread keeps one too, for blocks it compresses itself while the
         // thread is busy.
         let worker = if cfg.background > 0 && codec.can_split() {
-            Worker::spawn(CodecState::compressor(&cfg.codec))
+            Worker::spawn(
+                CodecState::compressor(&cfg.codec),
+                Unpack {
+                    codec: cfg.codec.clone(),
+                    layout: Layout::new(resolved),
+                    group: cfg.group_fields,
+                },
+            )
         } else {
             None
         };
@@ -288,15 +272,15 @@ impl BlockHeap {
             slots: Vec::new(),
             lru: Lru::default(),
             spare: Vec::new(),
-            packer: Packer {
-                codec,
-                group: cfg.group_fields,
-                gnodes: Vec::new(),
-                grows: Vec::new(),
-            },
+            packer: Packer::new(codec, cfg.group_fields),
             worker,
             pending: Vec::new(),
             max_pending: cfg.background,
+            ahead: Vec::new(),
+            max_ahead: cfg.readahead,
+            direction: Direction::default(),
+            loads: 0,
+            ahead_hits: 0,
             next_ver: 0,
             node_cache: NodeCache::new(cfg.node_cache),
             compressed_bytes: 0,
@@ -399,6 +383,7 @@ impl BlockHeap {
             live: 0,
             noted: 0,
             gen: 0,
+            read_at: 0,
         });
         Ok(self.blocks.len() as u32 - 1)
     }
@@ -536,7 +521,7 @@ impl BlockHeap {
             grouped,
         });
         let sent = match &self.worker {
-            Some(w) => w.send(Job { ver, src }).is_ok(),
+            Some(w) => w.send(Job::Compress { ver, src }).is_ok(),
             None => false,
         };
         if !sent {
@@ -548,17 +533,28 @@ impl BlockHeap {
     }
 
     /// Installs a finished compression, unless its block was taken back
-    /// meanwhile.
+    /// meanwhile, or a block loaded ahead.
     fn apply(&mut self, d: Done) {
+        let (ver, comp, enc) = match d {
+            Done::Compressed { ver, comp, enc } => (ver, comp, enc),
+            Done::Loaded { ver, image } => {
+                if let Some(a) = self.ahead.iter_mut().find(|a| a.ver == ver) {
+                    // A failed load is done again on this thread, which
+                    // reports the error where the block is read.
+                    a.image = Some(image.ok());
+                }
+                return;
+            }
+        };
         self.compressions += 1;
-        let Some(pos) = self.pending.iter().position(|p| p.ver == d.ver) else {
+        let Some(pos) = self.pending.iter().position(|p| p.ver == ver) else {
             return;
         };
         let p = self.pending.swap_remove(pos);
-        self.compressed_bytes += d.comp.len() as u64;
+        self.compressed_bytes += comp.len() as u64;
         let m = &mut self.blocks[p.block as usize];
-        m.comp = Some(d.comp);
-        m.enc = d.enc;
+        m.comp = Some(comp);
+        m.enc = enc;
         // `p.src` is freed here rather than kept as a spare: the next
         // eviction groups into a buffer of its own anyway.
     }
@@ -571,9 +567,14 @@ impl BlockHeap {
         self.pending.len() >= self.max_pending
     }
 
-    /// Installs every finished compression without waiting.
+    /// True while the background thread has requests of ours to answer.
+    fn outstanding(&self) -> bool {
+        !self.pending.is_empty() || self.ahead.iter().any(|a| a.image.is_none())
+    }
+
+    /// Installs every finished result without waiting.
     fn drain(&mut self) {
-        if self.pending.is_empty() {
+        if !self.outstanding() {
             return;
         }
         loop {
@@ -589,9 +590,9 @@ impl BlockHeap {
         }
     }
 
-    /// Waits for one finished compression (any) and installs it.
+    /// Waits for one result (any) and installs it.
     fn wait_one(&mut self) {
-        if self.pending.is_empty() {
+        if !self.outstanding() {
             return;
         }
         match self.worker.as_ref().and_then(|w| w.recv()) {
@@ -600,9 +601,10 @@ impl BlockHeap {
         }
     }
 
-    /// Waits until no block is waiting for the compressor.
+    /// Waits until no block waits for the compressor and no load ahead is
+    /// on its way.
     fn wait_all(&mut self) {
-        while !self.pending.is_empty() {
+        while self.outstanding() {
             self.wait_one();
         }
     }
@@ -612,7 +614,8 @@ impl BlockHeap {
     /// here, by a fresh context.
     fn worker_gone(&mut self) {
         self.worker = None;
-        self.packer.codec = CodecState::new(self.packer.codec.codec());
+        // Blocks on their way back are loaded here when they are read.
+        self.ahead.clear();
         for p in std::mem::take(&mut self.pending) {
             let copy: Box<[u8]> = p.src.as_slice().into();
             self.compressed_bytes += copy.len() as u64;
@@ -737,6 +740,12 @@ impl BlockHeap {
             }
         }
         self.misses += 1;
+        self.decompressions += 1;
+        if self.take_ahead(b, i) {
+            self.attach(b, i);
+            self.read_ahead(b);
+            return Ok(i);
+        }
         let len = match self.blocks[b as usize].kind {
             Kind::Large(n) => n,
             _ => self.layout.block_size,
@@ -748,7 +757,6 @@ impl BlockHeap {
         let res = self
             .packer
             .unpack(&self.layout, (m.enc, comp), len, normal, &mut buf);
-        self.decompressions += 1;
         if let Err(e) = res {
             // Leave the slot empty and free for the next load.
             buf.clear();
@@ -760,7 +768,156 @@ impl BlockHeap {
         }
         *Arc::make_mut(&mut self.slots[i].buf) = buf;
         self.attach(b, i);
+        self.read_ahead(b);
         Ok(i)
+    }
+
+    // ---- read-ahead -----------------------------------------------------
+
+    /// Puts block `b`'s image, decompressed ahead, into slot `i`; false if
+    /// there is none (or the thread could not rebuild it), and the caller
+    /// decompresses. An image on its way is waited for if the thread is
+    /// working on it (the oldest request not yet answered); if it is still
+    /// queued behind others, this thread decompresses it itself and the
+    /// thread skips it: both cores then share the loads.
+    fn take_ahead(&mut self, b: u32, i: usize) -> bool {
+        if self.ahead.is_empty() {
+            return false;
+        }
+        self.drain();
+        loop {
+            let Some(pos) = self.ahead.iter().position(|a| a.block == b) else {
+                return false;
+            };
+            match self.ahead[pos].image.take() {
+                None => {
+                    let oldest = self
+                        .ahead
+                        .iter()
+                        .filter(|a| a.image.is_none())
+                        .map(|a| a.ver)
+                        .min();
+                    if oldest != Some(self.ahead[pos].ver) {
+                        let a = self.ahead.swap_remove(pos);
+                        a.cancel.store(true, Ordering::Release);
+                        return false;
+                    }
+                    self.wait_one();
+                }
+                Some(None) => {
+                    self.ahead.swap_remove(pos);
+                    return false;
+                }
+                Some(Some(img)) => {
+                    self.ahead.swap_remove(pos);
+                    let old = std::mem::replace(&mut self.slots[i].buf, Arc::new(img));
+                    if let Ok(buf) = Arc::try_unwrap(old) {
+                        self.give_spare(buf);
+                    }
+                    self.ahead_hits += 1;
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// After a read loaded block `b` from storage: when the recent loads
+    /// move steadily one way (as when a list is walked in the order its
+    /// nodes were allocated, or backwards: nodes allocated together share
+    /// blocks, so such a walk loads neighbouring blocks one after another,
+    /// a few back and forth), asks the background thread to decompress the
+    /// next blocks that way which were not read lately, at most
+    /// `max_ahead` at a time, starting past the farthest recent load.
+    /// Images the reads have moved away from are dropped.
+    fn read_ahead(&mut self, b: u32) {
+        if !self.reading || self.max_ahead == 0 || self.worker.is_none() {
+            return;
+        }
+        self.loads = self.loads.wrapping_add(1).max(1);
+        self.blocks[b as usize].read_at = self.loads;
+        let d = &mut self.direction;
+        if let Some(&last) = d.recent.back() {
+            let step = b as i64 - last as i64;
+            if step.abs() > AHEAD_WINDOW as i64 {
+                d.trend = 0;
+            } else {
+                d.trend = (d.trend + step.signum() as i32).clamp(-4, 4);
+            }
+        }
+        if d.recent.len() == AHEAD_RECENT {
+            d.recent.pop_front();
+        }
+        d.recent.push_back(b);
+        let (trend, lo, hi) = (
+            d.trend,
+            d.recent.iter().copied().min().unwrap_or(b),
+            d.recent.iter().copied().max().unwrap_or(b),
+        );
+        let near = |x: u32| (x as i64 - b as i64).abs() <= 2 * AHEAD_WINDOW as i64;
+        self.ahead.retain(|a| a.image.is_none() || near(a.block));
+        if trend.abs() < 2 {
+            return;
+        }
+        let mut x = if trend < 0 { hi as i64 } else { lo as i64 };
+        for _ in 0..AHEAD_WINDOW {
+            if self.ahead.len() >= self.max_ahead {
+                break;
+            }
+            x += trend.signum() as i64;
+            if x < 0 || x >= self.blocks.len() as i64 {
+                break;
+            }
+            if self.wants_ahead(x as u32) && !self.send_load(x as u32) {
+                break;
+            }
+        }
+    }
+
+    /// Whether block `c` is worth decompressing ahead: stored, not cached,
+    /// not read lately, not already asked for.
+    fn wants_ahead(&self, c: u32) -> bool {
+        let m = &self.blocks[c as usize];
+        m.kind != Kind::Vacant
+            && m.slot == NO_SLOT
+            && m.comp.is_some()
+            && (m.read_at == 0 || self.loads.wrapping_sub(m.read_at) > AHEAD_FORGET)
+            && !self.ahead.iter().any(|a| a.block == c)
+    }
+
+    /// Asks the background thread to decompress stored block `c`; false
+    /// if the thread is gone.
+    fn send_load(&mut self, c: u32) -> bool {
+        let m = &self.blocks[c as usize];
+        let Some(comp) = m.comp.as_deref() else {
+            return true;
+        };
+        let (len, normal) = match m.kind {
+            Kind::Large(n) => (n, false),
+            _ => (self.layout.block_size, true),
+        };
+        let ver = self.next_ver;
+        self.next_ver += 1;
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let job = Job::Load {
+            ver,
+            comp: comp.into(),
+            enc: m.enc,
+            len,
+            normal,
+            cancel: Arc::clone(&cancel),
+        };
+        let sent = self.worker.as_ref().is_some_and(|w| w.send(job).is_ok());
+        if sent {
+            self.ahead.push(Ahead {
+                block: c,
+                ver,
+                cancel,
+                image: None,
+            });
+        } else {
+            self.worker_gone();
+        }
+        sent
     }
 
     /// Puts waiting block `b` into slot `i` again, from what the compressor
@@ -1135,13 +1292,19 @@ impl BlockHeap {
         let r = self.trim();
         self.capacity = cap;
         self.wait_all();
+        self.ahead.clear();
         r
     }
 
     pub fn stats(&self) -> Stats {
         let uncompressed: usize = self.slots.iter().map(|s| s.buf.capacity()).sum::<usize>()
             + self.spare.iter().map(|v| v.capacity()).sum::<usize>()
-            + self.pending.iter().map(|p| p.src.capacity()).sum::<usize>();
+            + self.pending.iter().map(|p| p.src.capacity()).sum::<usize>()
+            + self
+                .ahead
+                .iter()
+                .filter_map(|a| a.image.as_ref()?.as_ref().map(|v| v.capacity()))
+                .sum::<usize>();
         // A B-tree entry costs its 8 bytes plus node overhead; 16 bytes per
         // entry is a fair upper estimate at B-tree fill factors.
         let overhead = self.blocks.capacity() * std::mem::size_of::<BlockMeta>()
@@ -1151,6 +1314,8 @@ impl BlockHeap {
             + self.lru.capacity_bytes()
             + self.packer.heap_bytes()
             + self.pending.capacity() * std::mem::size_of::<Pending>()
+            + self.ahead.capacity() * std::mem::size_of::<Ahead>()
+            + self.direction.recent.capacity() * 4
             + self.node_cache.heap_bytes();
         let blocks = self
             .blocks
@@ -1165,6 +1330,7 @@ impl BlockHeap {
                 + self.worker.as_ref().map_or(0, |w| w.ctx_bytes()),
             compressions: self.compressions,
             decompressions: self.decompressions,
+            decompressed_ahead: self.ahead_hits,
             hits: self.hits + self.node_cache.hits,
             misses: self.misses,
             blocks: blocks as u64,
@@ -1252,7 +1418,7 @@ impl BlockHeap {
         })
     }
 
-    /// Checks invariants C1–C7 for every block and H1–H10 for the heap.
+    /// Checks invariants C1–C7 for every block and H1–H11 for the heap.
     /// Decompresses every compressed-only block into a scratch buffer, so it
     /// is slow; meant for tests.
     // Indexing by block number reads better here than zipped iterators: the
@@ -1399,6 +1565,46 @@ impl BlockHeap {
         }
         if self.pending.len() > self.max_pending {
             return Err("H10: more blocks waiting than the queue allows".into());
+        }
+        let mut scratch = Vec::new();
+        for k in 0..self.ahead.len() {
+            let a = &self.ahead[k];
+            let m = self
+                .blocks
+                .get(a.block as usize)
+                .ok_or("H11: read-ahead names a missing block")?;
+            if m.kind == Kind::Vacant || m.slot != NO_SLOT || m.comp.is_none() {
+                return Err(format!(
+                    "H11: block {} read ahead but vacant, cached or not stored",
+                    a.block
+                ));
+            }
+            if self.ahead[..k]
+                .iter()
+                .any(|q| q.block == a.block || q.ver == a.ver)
+            {
+                return Err(format!("H11: block {} read ahead twice", a.block));
+            }
+            if let Some(Some(img)) = &a.image {
+                let len = match m.kind {
+                    Kind::Large(n) => n,
+                    _ => self.layout.block_size,
+                };
+                let (enc, normal) = (m.enc, m.kind == Kind::Normal);
+                let comp = m.comp.as_deref().unwrap_or(&[]);
+                self.packer
+                    .unpack(&self.layout, (enc, comp), len, normal, &mut scratch)
+                    .map_err(|e| format!("H11: block {} unreadable: {e}", a.block))?;
+                if scratch != *img {
+                    return Err(format!(
+                        "H11: block {} read ahead differs",
+                        self.ahead[k].block
+                    ));
+                }
+            }
+        }
+        if self.ahead.len() > self.max_ahead {
+            return Err("H11: more blocks read ahead than allowed".into());
         }
         if total_live != self.live_nodes {
             return Err("H6: total live count wrong".into());

@@ -45,6 +45,7 @@ mod image;
 mod layout;
 mod lru;
 mod nodecache;
+mod pack;
 mod shared;
 mod stats;
 mod worker;

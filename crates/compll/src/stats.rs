@@ -28,8 +28,11 @@ pub struct Stats {
     pub codec_context_bytes: u64,
     /// Number of block compressions performed.
     pub compressions: u64,
-    /// Number of block decompressions performed.
+    /// Number of block decompressions performed (on either thread).
     pub decompressions: u64,
+    /// Of those, loads served by a block the background thread had
+    /// decompressed ahead ([`Config::readahead`](crate::Config::readahead)).
+    pub decompressed_ahead: u64,
     /// Block lookups that found the block uncompressed, plus reads served
     /// from the node cache.
     pub hits: u64,

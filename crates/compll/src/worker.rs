@@ -1,28 +1,58 @@
-//! The background compressor: a thread that owns the arena's compression
-//! context and turns evicted block images (already field-grouped by the
-//! arena's thread) into their stored form, while the arena's thread goes
-//! on. The arena keeps each waiting image until its result comes back, so
-//! a block that is needed again before then is taken back as it is.
+//! The background thread: it owns a compression context of its own and
+//! turns evicted block images (already field-grouped by the arena's
+//! thread) into their stored form while the arena's thread goes on; the
+//! arena keeps each waiting image until its result comes back, so a block
+//! that is needed again before then is taken back as it is. With
+//! read-ahead it also decompresses blocks the arena expects to read next,
+//! with a decompression context it creates on the first such job.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::codec::{CodecState, Encoding};
+use crate::error::Result;
+use crate::layout::Layout;
+use crate::pack::Packer;
 
-/// One image to compress; `ver` names the request.
-pub(crate) struct Job {
-    pub ver: u64,
-    pub src: Arc<Vec<u8>>,
+/// A request; `ver` names it.
+pub(crate) enum Job {
+    /// Compress this image (field-grouped already where configured).
+    Compress { ver: u64, src: Arc<Vec<u8>> },
+    /// Rebuild the `len`-byte image of a block from its stored form.
+    Load {
+        ver: u64,
+        comp: Box<[u8]>,
+        enc: Encoding,
+        len: usize,
+        normal: bool,
+        /// Set by the arena when it loaded the block itself meanwhile: the
+        /// job is then skipped, without an answer.
+        cancel: Arc<AtomicBool>,
+    },
 }
 
-/// The stored form of a request's image.
-pub(crate) struct Done {
-    pub ver: u64,
-    pub comp: Box<[u8]>,
-    pub enc: Encoding,
+/// A request's result.
+pub(crate) enum Done {
+    Compressed {
+        ver: u64,
+        comp: Box<[u8]>,
+        enc: Encoding,
+    },
+    Loaded {
+        ver: u64,
+        image: Result<Vec<u8>>,
+    },
+}
+
+/// What the thread needs to rebuild images: the codec (its decompressing
+/// half is created on the first load), the block layout and the grouping.
+pub(crate) struct Unpack {
+    pub codec: crate::config::Codec,
+    pub layout: Layout,
+    pub group: usize,
 }
 
 pub(crate) struct Worker {
@@ -38,9 +68,9 @@ pub(crate) struct Worker {
 const STACK: usize = 256 * 1024;
 
 impl Worker {
-    /// Starts the thread with `codec` (a compress-only state); `None` if
-    /// no thread could be started.
-    pub fn spawn(codec: CodecState) -> Option<Worker> {
+    /// Starts the thread with `codec` (a compress-only state) and what it
+    /// needs to load blocks; `None` if no thread could be started.
+    pub fn spawn(codec: CodecState, unpack: Unpack) -> Option<Worker> {
         let (job_tx, job_rx) = channel::<Job>();
         let (done_tx, done_rx) = channel::<Done>();
         let (codec_tx, codec_rx) = channel::<CodecState>();
@@ -55,23 +85,44 @@ impl Worker {
                 };
                 // Frees the channel's buffer now rather than at exit.
                 drop(codec_rx);
+                let mut loader: Option<Packer> = None;
                 while let Some(job) = recv_soon(&job_rx) {
-                    // The output buffer lives only for this job, as on the
-                    // arena's own thread: nothing is held between jobs.
-                    let mut out = Vec::new();
-                    let enc = codec.encode_small(&job.src, &mut out);
-                    let comp: Box<[u8]> = out.as_slice().into();
-                    drop(out);
-                    drop(job.src);
-                    ctx.store(codec.native_bytes() as u64, Ordering::Relaxed);
-                    if done_tx
-                        .send(Done {
-                            ver: job.ver,
+                    let done = match job {
+                        Job::Compress { ver, src } => {
+                            // The output buffer lives only for this job, as
+                            // on the arena's own thread: nothing is held
+                            // between jobs.
+                            let mut out = Vec::new();
+                            let enc = codec.encode_small(&src, &mut out);
+                            let comp: Box<[u8]> = out.as_slice().into();
+                            drop(out);
+                            drop(src);
+                            Done::Compressed { ver, comp, enc }
+                        }
+                        Job::Load { cancel, .. } if cancel.load(Ordering::Acquire) => continue,
+                        Job::Load {
+                            ver,
                             comp,
                             enc,
-                        })
-                        .is_err()
-                    {
+                            len,
+                            normal,
+                            ..
+                        } => {
+                            let p = loader.get_or_insert_with(|| {
+                                Packer::new(CodecState::decompressor(&unpack.codec), unpack.group)
+                            });
+                            let mut image = Vec::new();
+                            let r = p.unpack(&unpack.layout, (enc, &comp), len, normal, &mut image);
+                            Done::Loaded {
+                                ver,
+                                image: r.map(|()| image),
+                            }
+                        }
+                    };
+                    let n = codec.native_bytes()
+                        + loader.as_ref().map_or(0, |p| p.codec.native_bytes());
+                    ctx.store(n as u64, Ordering::Relaxed);
+                    if done_tx.send(done).is_err() {
                         break;
                     }
                 }

@@ -1,10 +1,10 @@
 //! Edge cases: full blocks, the largest node, every alignment, eviction
 //! while blocks are pinned, guards outliving changes, codec failures.
-//! Invariant names (C1–C7, H1–H10) refer to the `heap` module docs.
+//! Invariant names (C1–C7, H1–H11) refer to the `heap` module docs.
 
 use std::sync::Arc;
 
-use compll::{Arena, BlockCodec, Codec, Config, Error, SharedArena};
+use compll::{Arena, BlockCodec, Codec, Config, Error, Handle, SharedArena};
 
 fn arena(bs: usize, align: usize, unc: usize) -> Arena {
     Arena::new(
@@ -174,7 +174,10 @@ fn write_guard_conflicts_are_errors() {
     assert_eq!(a.read(h).unwrap()[0], 42);
     a.read_and_free(h, 0, &mut b).unwrap();
     assert_eq!(b, [42]);
-    assert!(matches!(a.read_and_free(h, 0, &mut b), Err(Error::InvalidHandle(_))));
+    assert!(matches!(
+        a.read_and_free(h, 0, &mut b),
+        Err(Error::InvalidHandle(_))
+    ));
     a.check_invariants().unwrap();
 }
 
@@ -854,4 +857,105 @@ fn cache_grows_while_reads_reload_blocks_and_shrinks_while_filling() {
         let v = if i < 40 { i } else { i - 40 } as u32;
         assert_eq!(grown.read(*h).unwrap()[..4], v.to_le_bytes());
     }
+}
+
+/// Nodes of `n` bytes, each filled with its own number, flushed so every
+/// block is stored.
+fn filled(a: &Arena, count: usize, n: usize) -> Vec<Handle> {
+    let hs: Vec<Handle> = (0..count)
+        .map(|i| {
+            let h = a.alloc(n).unwrap();
+            a.write_at(h, 0, &vec![i as u8; n]).unwrap();
+            h
+        })
+        .collect();
+    a.flush().unwrap();
+    hs
+}
+
+#[test]
+fn readahead_serves_walks_both_ways_and_keeps_invariants() {
+    for codec in [Codec::Zstd { level: 1 }, Codec::Lz4] {
+        let a = Arena::new(
+            Config::default()
+                .block_size(4096)
+                .uncompressed_blocks(2)
+                .group_fields(8)
+                .background_compression(1)
+                .readahead(3)
+                .codec(codec),
+        )
+        .unwrap();
+        let hs = filled(&a, 600, 300);
+        for round in 0..2 {
+            let order: Vec<usize> = if round == 0 {
+                (0..hs.len()).rev().collect()
+            } else {
+                (0..hs.len()).collect()
+            };
+            for (k, &i) in order.iter().enumerate() {
+                assert_eq!(a.read(hs[i]).unwrap()[..300], vec![i as u8; 300][..]);
+                if k % 97 == 0 {
+                    a.check_invariants().unwrap();
+                }
+            }
+            a.flush().unwrap();
+            a.check_invariants().unwrap();
+        }
+        let s = a.stats();
+        assert!(s.decompressed_ahead > 0, "{s:?}");
+        assert!(s.decompressed_ahead <= s.decompressions);
+        // Writes and frees in the middle of a walk: blocks read ahead are
+        // never changed behind the arena's back.
+        for (k, &h) in hs.iter().enumerate().rev() {
+            if k % 3 == 0 {
+                a.free(h).unwrap();
+            } else {
+                a.write_at(h, 0, &[0xee]).unwrap();
+                assert_eq!(a.read(h).unwrap()[0], 0xee);
+            }
+        }
+        a.check_invariants().unwrap();
+    }
+}
+
+/// Copies, but panics when the background thread decompresses.
+struct PanicsReadingAhead;
+
+impl BlockCodec for PanicsReadingAhead {
+    fn compress(&self, src: &[u8], dst: &mut Vec<u8>) -> Result<(), String> {
+        dst.extend_from_slice(src);
+        Ok(())
+    }
+    fn decompress(&self, src: &[u8], dst: &mut [u8]) -> Result<(), String> {
+        if std::thread::current().name() == Some("compll-compress") {
+            panic!("codec panics in the background thread");
+        }
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+#[test]
+fn readahead_lost_to_a_panicking_codec_keeps_the_arena_usable() {
+    let a = Arena::new(
+        Config::default()
+            .block_size(1024)
+            .uncompressed_blocks(1)
+            .background_compression(1)
+            .readahead(4)
+            .codec(Codec::Custom(Arc::new(PanicsReadingAhead))),
+    )
+    .unwrap();
+    let hs = filled(&a, 200, 100);
+    for (i, h) in hs.iter().enumerate().rev() {
+        assert_eq!(a.read(*h).unwrap()[..100], [i as u8; 100][..]);
+    }
+    a.check_invariants().unwrap();
+    // The thread is gone: compression happens here from now on.
+    let h = a.alloc(100).unwrap();
+    a.write_at(h, 0, &[9; 100]).unwrap();
+    a.flush().unwrap();
+    assert_eq!(a.read(h).unwrap()[..100], [9; 100][..]);
+    a.check_invariants().unwrap();
 }

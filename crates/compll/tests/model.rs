@@ -1,6 +1,6 @@
 //! Property tests: random alloc / free / write / read sequences checked
 //! byte for byte against a plain `HashMap` model, with the heap invariants
-//! (C1–C7, H1–H10) checked along the way.
+//! (C1–C7, H1–H11) checked along the way.
 
 use std::collections::HashMap;
 
@@ -15,6 +15,9 @@ enum Op {
     Take(usize, usize, usize),
     Write(usize, usize, u8, usize),
     Read(usize),
+    /// Reads up to n live nodes in address order from the i-th, upwards or
+    /// downwards (the walks read-ahead follows).
+    Walk(usize, bool, usize),
     Check,
 }
 
@@ -25,6 +28,7 @@ fn op(max: usize) -> impl Strategy<Value = Op> {
         1 => (any::<usize>(), any::<usize>(), 0usize..24).prop_map(|(a, b, c)| Op::Take(a, b, c)),
         3 => (any::<usize>(), any::<usize>(), any::<u8>(), 1usize..64).prop_map(|(a, b, c, d)| Op::Write(a, b, c, d)),
         3 => any::<usize>().prop_map(Op::Read),
+        1 => (any::<usize>(), any::<bool>(), 1usize..200).prop_map(|(a, b, c)| Op::Walk(a, b, c)),
         1 => Just(Op::Check),
     ]
 }
@@ -61,10 +65,14 @@ fn config() -> impl Strategy<Value = Config> {
         prop_oneof![Just(0usize), Just(1), Just(3)],
         // How far the cache may grow while reads reload evicted blocks.
         prop_oneof![Just(0usize), Just(2), Just(16)],
+        // Blocks read ahead (with a background thread only); whether one is
+        // back when read depends on timing too.
+        prop_oneof![Just(0usize), Just(1), Just(4)],
     )
-        .prop_map(|(bs, al, unc, c, g, bg, grow)| {
+        .prop_map(|(bs, al, unc, c, g, bg, grow, ahead)| {
             Config::default()
                 .background_compression(bg)
+                .readahead(ahead)
                 .cache_growth(grow)
                 .block_size(bs)
                 .alignment(al)
@@ -113,7 +121,10 @@ fn run(cfg: Config, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 if off + n > m.len() {
                     // Out of the node: an error, and the node stays.
                     prop_assert!(arena.read_and_free(h, off, &mut out).is_err());
-                    prop_assert!(arena.read(h).is_ok(), "node freed by a failed read_and_free");
+                    prop_assert!(
+                        arena.read(h).is_ok(),
+                        "node freed by a failed read_and_free"
+                    );
                     continue;
                 }
                 arena.read_and_free(h, off, &mut out).unwrap();
@@ -143,6 +154,17 @@ fn run(cfg: Config, ops: Vec<Op>) -> Result<(), TestCaseError> {
                 let h = live[i % live.len()];
                 let g = arena.read(h).unwrap();
                 prop_assert_eq!(&g[..], &model[&h][..]);
+            }
+            Op::Walk(i, up, n) if !live.is_empty() => {
+                let mut order = live.clone();
+                order.sort_by_key(|h| h.to_raw());
+                if !up {
+                    order.reverse();
+                }
+                for h in order.iter().skip(i % order.len()).take(n) {
+                    let g = arena.read(*h).unwrap();
+                    prop_assert_eq!(&g[..], &model[h][..]);
+                }
             }
             Op::Check => {
                 if let Err(e) = arena.check_invariants() {
