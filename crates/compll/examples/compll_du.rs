@@ -586,6 +586,10 @@ trait Store {
     fn decompressions(&self) -> u64 {
         0
     }
+    /// Of those, done ahead on the background thread.
+    fn decompressed_ahead(&self) -> u64 {
+        0
+    }
 }
 
 fn draw_row(out: &mut String, size: u64, max: u64, dir: bool, name: &[u8]) {
@@ -799,6 +803,9 @@ impl Store for CompllStore {
     fn decompressions(&self) -> u64 {
         self.arena.stats().decompressions
     }
+    fn decompressed_ahead(&self) -> u64 {
+        self.arena.stats().decompressed_ahead
+    }
     fn cached_bytes(&self) -> u64 {
         self.arena.stats().uncompressed_bytes
     }
@@ -970,6 +977,8 @@ struct Trace {
     /// Ids of the rows browse shows.
     shown: Vec<u64>,
     decompressions: PerOp,
+    /// Of those, done ahead on the background thread.
+    ahead: PerOp,
     /// Uncompressed bytes held at the end of each operation.
     cached: PerOp,
 }
@@ -998,6 +1007,7 @@ fn run<S: Store>(
         _ => mem + (allocs - base_allocs) * MALLOC_OVERHEAD,
     };
     let d1 = s.decompressions();
+    let a1 = s.decompressed_ahead();
     let c1 = s.cached_bytes();
     probe(&s);
     // The selected item: one from the middle of the directory.
@@ -1010,15 +1020,18 @@ fn run<S: Store>(
         sel = n;
     }
     let d2 = s.decompressions();
+    let a2 = s.decompressed_ahead();
     let t2 = stamp();
     let (list, pos, max) = open(&s, big, sel);
     let t3 = stamp();
     let d3 = s.decompressions();
+    let a3 = s.decompressed_ahead();
     let c3 = s.cached_bytes();
     let t3b = stamp();
     let drawn = browse(&s, &list, pos, max);
     let t4 = stamp();
     let d4 = s.decompressions();
+    let a4 = s.decompressed_ahead();
     let c4 = s.cached_bytes();
     assert!(drawn > 0 || list.is_empty());
     let shown = browsed(&list, pos).to_vec();
@@ -1026,6 +1039,7 @@ fn run<S: Store>(
     delete(&mut s, root);
     let t5 = stamp();
     let d5 = s.decompressions();
+    let a5 = s.decompressed_ahead();
     let c5 = s.cached_bytes();
     let (scan, scan_cpu) = span(t0, t1);
     let (open, open_cpu) = span(t2, t3);
@@ -1054,6 +1068,12 @@ fn run<S: Store>(
                 browse: d4 - d3,
                 delete: d5 - d4,
             },
+            ahead: PerOp {
+                scan: a1,
+                open: a3 - a2,
+                browse: a4 - a3,
+                delete: a5 - a4,
+            },
             cached: PerOp {
                 scan: c1,
                 open: c3,
@@ -1078,6 +1098,8 @@ struct CompllRun {
     dictionary_bytes: Option<usize>,
     /// Block decompressions during each operation.
     decompressions_by_operation: PerOp,
+    /// Of those, decompressed ahead on the background thread.
+    decompressed_ahead_by_operation: PerOp,
     /// Uncompressed block bytes (cache, blocks waiting for the compressor)
     /// held at the end of each operation; the cache may grow during reads
     /// (`--cache-growth`).
@@ -1194,6 +1216,7 @@ fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> CompllRun {
         hit_rate: end.hit_rate(),
         dictionary_bytes: dict,
         decompressions_by_operation: trace.decompressions,
+        decompressed_ahead_by_operation: trace.ahead,
         uncompressed_after_operation: trace.cached,
         floor,
     }
@@ -1555,9 +1578,10 @@ fn real_main(args: Args) -> Result<(), String> {
         compll.hit_rate
     );
     let d = compll.decompressions_by_operation;
+    let a = compll.decompressed_ahead_by_operation;
     println!(
-        "compll decompressions by operation: scan {}, open {}, browse {}, delete {}",
-        d.scan, d.open, d.browse, d.delete
+        "compll decompressions by operation: scan {}, open {}, browse {}, delete {} (of which read ahead on the other core: {}, {}, {}, {})",
+        d.scan, d.open, d.browse, d.delete, a.scan, a.open, a.browse, a.delete
     );
     let u = compll.uncompressed_after_operation;
     println!(

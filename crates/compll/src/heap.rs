@@ -988,20 +988,29 @@ impl BlockHeap {
     /// Allocates a node and copies `init` (at most the node's length) to
     /// its start.
     pub fn alloc_init(&mut self, size: usize, init: &[u8]) -> Result<Handle> {
-        let h = self.alloc(size)?;
-        if !init.is_empty() {
-            let (b, off) = h.parts().expect("fresh handle");
-            let slot = self.blocks[b as usize].slot as usize;
-            let n = init.len().min(size);
-            self.buf_mut(slot)[off as usize..off as usize + n].copy_from_slice(&init[..n]);
+        if size > self.layout.max_node() {
+            let h = self.alloc_large(size)?;
+            if !init.is_empty() {
+                let (b, _) = h.parts().expect("fresh handle");
+                let slot = self.blocks[b as usize].slot as usize;
+                let n = init.len().min(size);
+                self.buf_mut(slot)[..n].copy_from_slice(&init[..n]);
+            }
+            return Ok(h);
         }
-        Ok(h)
+        self.alloc_normal(size, init)
     }
 
     pub fn alloc(&mut self, size: usize) -> Result<Handle> {
         if size > self.layout.max_node() {
             return self.alloc_large(size);
         }
+        self.alloc_normal(size, &[])
+    }
+
+    /// A node in a normal block, its first bytes copied from `init` (at
+    /// most `size` of them).
+    fn alloc_normal(&mut self, size: usize, init: &[u8]) -> Result<Handle> {
         let b = match self.choose_block(size) {
             Some(b) => b,
             None => self.new_normal_block()?,
@@ -1012,6 +1021,8 @@ impl BlockHeap {
         let off = layout
             .alloc(buf, size)
             .ok_or_else(|| Error::Codec("room index out of date".into()))?;
+        let n = init.len().min(size);
+        buf[off..off + n].copy_from_slice(&init[..n]);
         let largest = layout.largest_free(buf);
         self.mark_dirty(b);
         self.set_largest(b, largest);
