@@ -582,6 +582,10 @@ trait Store {
     fn cached_bytes(&self) -> u64 {
         0
     }
+    /// Waits for work the store finishes in the background (compressions);
+    /// part of the scan, so that the memory measured after it is what the
+    /// tree keeps.
+    fn settle(&self) {}
     /// Block decompressions so far (0 for stores without blocks).
     fn decompressions(&self) -> u64 {
         0
@@ -800,6 +804,9 @@ impl Store for CompllStore {
             })
             .expect("live node");
     }
+    fn settle(&self) {
+        self.arena.settle();
+    }
     fn decompressions(&self) -> u64 {
         self.arena.stats().decompressions
     }
@@ -998,6 +1005,7 @@ fn run<S: Store>(
     let t0 = stamp();
     let mut s = make();
     let (root, big) = build(&mut s, entries);
+    s.settle();
     let t1 = stamp();
     let malloc_now = malloc_meter::in_use();
     let (now, allocs) = heap_in_use();

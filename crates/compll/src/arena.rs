@@ -471,6 +471,30 @@ impl Arena {
         self.with(|i| i.heap.flush())
     }
 
+    /// Waits until the background thread has done what it was given:
+    /// every block waiting for compression is stored and its image freed,
+    /// and images decompressed ahead of reads are dropped. Unlike
+    /// [`Arena::flush`] the cache stays as it is. Without a background
+    /// thread there is nothing to wait for. For an arena at rest after a
+    /// burst of work (its memory as it will stay).
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(Config::default().uncompressed_blocks(1).background_compression(4)).unwrap();
+    /// for _ in 0..8 {
+    ///     a.alloc(20_000).unwrap();
+    /// }
+    /// a.settle();
+    /// // One cached block, the other seven stored.
+    /// assert_eq!(a.stats().uncompressed_bytes, 32 * 1024);
+    /// ```
+    pub fn settle(&self) {
+        let _ = self.with(|i| {
+            i.heap.settle();
+            Ok(())
+        });
+    }
+
     /// Uncompressed copies of every block in use, in block order: cached
     /// blocks as they are, the others unpacked from their stored form.
     /// Nothing in the arena changes (no cache movement, no statistics).

@@ -802,7 +802,11 @@ impl BlockHeap {
                         a.cancel.store(true, Ordering::Release);
                         return false;
                     }
-                    self.wait_one();
+                    // The thread is on it: rather than wait idle, unpack
+                    // the next block it has queued.
+                    if !self.steal_ahead() {
+                        self.wait_one();
+                    }
                 }
                 Some(None) => {
                     self.ahead.swap_remove(pos);
@@ -819,6 +823,42 @@ impl BlockHeap {
                 }
             }
         }
+    }
+
+    /// Unpacks on this thread the oldest block still queued for the
+    /// background thread behind the one it is working on (which the
+    /// thread then skips), keeping the image as read ahead; false if there
+    /// is none.
+    fn steal_ahead(&mut self) -> bool {
+        // The two oldest requests still on their way: the thread works on
+        // the first (requests are answered in order), the second waits.
+        let (mut first, mut second) = (u64::MAX, u64::MAX);
+        for a in self.ahead.iter().filter(|a| a.image.is_none()) {
+            if a.ver < first {
+                second = first;
+                first = a.ver;
+            } else if a.ver < second {
+                second = a.ver;
+            }
+        }
+        let Some(pos) = self.ahead.iter().position(|a| a.ver == second) else {
+            return false;
+        };
+        self.ahead[pos].cancel.store(true, Ordering::Release);
+        let c = self.ahead[pos].block;
+        let m = &self.blocks[c as usize];
+        let (len, normal) = match m.kind {
+            Kind::Large(n) => (n, false),
+            _ => (self.layout.block_size, true),
+        };
+        let comp = m.comp.as_deref().unwrap_or(&[]);
+        let mut img = Vec::new();
+        let ok = self
+            .packer
+            .unpack(&self.layout, (m.enc, comp), len, normal, &mut img)
+            .is_ok();
+        self.ahead[pos].image = Some(ok.then_some(img));
+        true
     }
 
     /// After a read loaded block `b` from storage: when the recent loads
@@ -1305,6 +1345,13 @@ impl BlockHeap {
         self.wait_all();
         self.ahead.clear();
         r
+    }
+
+    /// Waits for every request to the background thread and drops the
+    /// images read ahead; the cache stays as it is.
+    pub fn settle(&mut self) {
+        self.wait_all();
+        self.ahead.clear();
     }
 
     pub fn stats(&self) -> Stats {

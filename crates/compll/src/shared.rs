@@ -191,6 +191,18 @@ impl SharedArena {
         self.lock().heap.flush()
     }
 
+    /// Waits until the background thread has done what it was given (see
+    /// [`Arena::settle`](crate::Arena::settle)).
+    ///
+    /// ```
+    /// let a = compll::SharedArena::new(compll::Config::default().background_compression(1)).unwrap();
+    /// a.alloc(10).unwrap();
+    /// a.settle();
+    /// ```
+    pub fn settle(&self) {
+        self.lock().heap.settle();
+    }
+
     /// Checks the heap invariants (slow; for tests).
     ///
     /// ```
