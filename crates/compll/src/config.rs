@@ -347,14 +347,17 @@ impl Config {
 
     /// Compresses evicted blocks on a background thread, with at most
     /// `pending` blocks waiting for it; 0 (the default) compresses on the
-    /// calling thread. The thread takes over the arena's compression
-    /// context (the arena still holds one), the calling thread still
-    /// groups fields and decompresses. A waiting block keeps its image
-    /// (counted in [`Stats::uncompressed_bytes`](crate::Stats)) and is
-    /// taken back as it is if it is needed before its compression ends;
-    /// when `pending` blocks are waiting, the next eviction waits for the
-    /// oldest. Ignored for [`Codec::ZstdDict`], whose training needs both
-    /// halves of the codec on one thread. At most 1024.
+    /// calling thread. The thread has a compression context of its own
+    /// (counted in [`Stats::codec_context_bytes`](crate::Stats)); the
+    /// calling thread keeps its contexts, groups fields, decompresses, and
+    /// compresses the next evicted block itself while `pending` blocks are
+    /// waiting, so both cores compress while the arena is being filled. A
+    /// waiting block keeps its image (counted in
+    /// [`Stats::uncompressed_bytes`](crate::Stats)) and is taken back as it
+    /// is if it is needed before its compression ends. See also
+    /// [`Config::readahead`] and [`Arena::settle`](crate::Arena::settle).
+    /// Ignored for [`Codec::ZstdDict`], whose training needs both halves of
+    /// the codec on one thread. At most 1024.
     ///
     /// ```
     /// use compll::{Arena, Config};
