@@ -232,6 +232,130 @@ pub unsafe extern "C" fn compll_ctx_new_codec(
         .map_or(ptr::null_mut(), Box::into_raw)
 }
 
+/// Mirror of `struct compll_config` in compll.h.
+#[repr(C)]
+pub struct CConfig {
+    /// Block size in bytes.
+    pub block_size: c_uint,
+    /// Node alignment.
+    pub alignment: c_ushort,
+    /// Blocks kept uncompressed.
+    pub uncomp_count: c_ushort,
+    /// Codec name (NUL-terminated).
+    pub codec: *const c_char,
+    /// Leading node bytes grouped by column.
+    pub group_fields: c_uint,
+    /// Blocks that may wait for the compressor thread.
+    pub background: c_uint,
+    /// Blocks decompressed ahead of reads.
+    pub readahead: c_uint,
+    /// Blocks the cache may grow by.
+    pub cache_growth: c_uint,
+    /// Node cache budget in bytes.
+    pub node_cache: c_uint,
+}
+
+/// The name `compll_config_default` gives the default codec.
+static DEFAULT_CODEC: &CStr = c"zstd-1";
+
+/// Fills `cfg` with the library's defaults.
+///
+/// # Safety
+/// `cfg` must be NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn compll_config_default(cfg: *mut CConfig) {
+    let Some(out) = cfg.as_mut() else {
+        return;
+    };
+    let d = Config::default();
+    *out = CConfig {
+        block_size: d.get_block_size() as c_uint,
+        alignment: d.get_alignment() as c_ushort,
+        uncomp_count: d.get_uncompressed_blocks() as c_ushort,
+        codec: DEFAULT_CODEC.as_ptr(),
+        group_fields: d.get_group_fields() as c_uint,
+        background: d.get_background_compression() as c_uint,
+        readahead: d.get_readahead() as c_uint,
+        cache_growth: d.get_cache_growth() as c_uint,
+        node_cache: d.get_node_cache() as c_uint,
+    };
+}
+
+/// Creates a context with every setting; NULL on a bad setting or codec
+/// name.
+///
+/// # Safety
+/// `cfg` must be NULL or point to a filled `struct compll_config` whose
+/// `codec` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn compll_ctx_new_config(cfg: *const CConfig) -> *mut Ctx {
+    let Some(c) = cfg.as_ref() else {
+        return ptr::null_mut();
+    };
+    let codec = if c.codec.is_null() {
+        Config::default().get_codec().clone()
+    } else {
+        let Ok(name) = CStr::from_ptr(c.codec).to_str() else {
+            return ptr::null_mut();
+        };
+        let Ok(codec) = Codec::parse(name) else {
+            return ptr::null_mut();
+        };
+        codec
+    };
+    let cfg = config(c.block_size, c.alignment, c.uncomp_count, codec)
+        .group_fields(c.group_fields as usize)
+        .background_compression(c.background as usize)
+        .readahead(c.readahead as usize)
+        .cache_growth(c.cache_growth as usize)
+        .node_cache(c.node_cache as usize);
+    Ctx::new(cfg).map_or(ptr::null_mut(), Box::into_raw)
+}
+
+/// Waits for the context's compressor thread (see `Arena::settle`).
+///
+/// # Safety
+/// `ctx` must be NULL or a live context.
+#[no_mangle]
+pub unsafe extern "C" fn compll_ctx_settle(ctx: *mut Ctx) {
+    if let Some(c) = ctx_ref(ctx) {
+        c.arena.settle();
+    }
+}
+
+/// Copies `len` bytes at `offset` of a node to `out`, then frees the node;
+/// 0 on success, 1 for an invalid node or range (nothing freed).
+///
+/// # Safety
+/// `ctx` must be NULL or a live context; `out` NULL or writable for `len`
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn compll_ctx_read_free(
+    ctx: *mut Ctx,
+    node: u64,
+    offset: usize,
+    out: *mut c_void,
+    len: usize,
+) -> c_int {
+    let Some(c) = ctx_ref(ctx) else {
+        return 1;
+    };
+    if out.is_null() && len > 0 {
+        return 1;
+    }
+    // A pending write through a pointer lands before the bytes are read.
+    c.release_node(node);
+    let buf: &mut [u8] = if len == 0 {
+        &mut []
+    } else {
+        std::slice::from_raw_parts_mut(out as *mut u8, len)
+    };
+    match c.arena.read_and_free(Handle::from_raw(node), offset, buf) {
+        Ok(()) => 0,
+        Err(_) => 1,
+    }
+}
+
 /// Destroys a context and everything allocated in it.
 ///
 /// # Safety

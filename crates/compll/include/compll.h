@@ -41,6 +41,26 @@ struct compll_stats {
     double hit_rate;                       /* lookups served without decompressing */
 };
 
+/* Every setting of a context (compll_ctx_new_config). Fill it with
+ * compll_config_default() first, then change what you need. */
+struct compll_config {
+    unsigned int block_size;     /* 1024 .. 16 MiB; default 32768 */
+    unsigned short alignment;    /* 1, 2, 4, 8 or 16; default 8 */
+    unsigned short uncomp_count; /* blocks kept uncompressed (>= 1); default 10 */
+    const char *codec;           /* a codec name, see compll_ctx_new_codec; default "zstd-1" */
+    unsigned int group_fields;   /* leading node bytes stored column by column when a
+                                    block is compressed (0: none; at most 4096) */
+    unsigned int background;     /* blocks that may wait for a compressor thread; while
+                                    that many wait the calling thread compresses too
+                                    (0: no thread; at most 1024) */
+    unsigned int readahead;      /* blocks the thread may decompress ahead of reads that
+                                    walk the arena one way (0: none; at most 64) */
+    unsigned int cache_growth;   /* blocks the cache may grow by while reads reload
+                                    blocks it just evicted (0: fixed) */
+    unsigned int node_cache;     /* bytes of single-node copies kept for scattered
+                                    reads (0: none); default 32768 */
+};
+
 #ifndef COMPLL_NOLIB
 
 typedef unsigned long long compll_t;
@@ -72,9 +92,22 @@ compll_ctx *compll_ctx_new(unsigned int block_size, unsigned short alignment,
                            unsigned short uncomp_count,
                            compll_compress_callback compress_cb,
                            compll_decompress_callback decompress_cb);
-/* codec: "lz4", "zstd-N", "zstd-N-dict", "zlib-N" or "copy". */
+/* codec: "lz4", "zstd-N", "zstd-N-dict", "zstd-N-mM-bK" (minimum match M,
+ * zstd blocks of K KiB; either may be left out), "zlib-N" or "copy". */
 compll_ctx *compll_ctx_new_codec(unsigned int block_size, unsigned short alignment,
                                  unsigned short uncomp_count, const char *codec);
+/* The library's defaults (those of compll_ctx_new with NULL callbacks). */
+void compll_config_default(struct compll_config *cfg);
+/* A context with every setting; NULL on a bad setting or codec name. */
+compll_ctx *compll_ctx_new_config(const struct compll_config *cfg);
+/* Waits until the compressor thread (if any) has stored every block it was
+ * given and drops blocks decompressed ahead; the cache stays. */
+void compll_ctx_settle(compll_ctx *ctx);
+/* Copies len bytes at offset of a node to out, then frees the node, in one
+ * lookup (tearing down linked structures). 0 on success, 1 for an invalid
+ * node or a range outside it (the node is then not freed). */
+int compll_ctx_read_free(compll_ctx *ctx, compll_t node, size_t offset, void *out,
+                         size_t len);
 void compll_ctx_destroy(compll_ctx *ctx);
 compll_t compll_ctx_alloc(compll_ctx *ctx, unsigned int size);
 int compll_ctx_free(compll_ctx *ctx, compll_t node);
@@ -110,6 +143,11 @@ typedef struct compll_ctx compll_ctx;
 #define compll_ctx_write(ctx, p) ((void)(ctx), (void *)(p))
 #define compll_ctx_size(ctx, p) ((void)(ctx), 0u)
 #define compll_ctx_stats(ctx, out) ((void)(ctx), memset((out), 0, sizeof *(out)), 0)
+#define compll_config_default(cfg) ((void)memset((cfg), 0, sizeof *(cfg)))
+#define compll_ctx_new_config(cfg) ((void)(cfg), (compll_ctx *)calloc(1, 1))
+#define compll_ctx_settle(ctx) ((void)(ctx))
+#define compll_ctx_read_free(ctx, p, off, out, len) \
+    ((void)(ctx), memcpy((out), (const char *)(p) + (off), (len)), free(p), 0)
 
 #endif /* COMPLL_NOLIB */
 

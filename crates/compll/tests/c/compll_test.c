@@ -122,9 +122,87 @@ static void test_contexts(void) {
     for (int k = 0; k < 5; k++) compll_ctx_destroy(ctx[k]);
 }
 
+/* The fast configuration: fields grouped, a compressor thread with read-ahead,
+ * a growing cache; a list written, walked backwards (read-ahead) and torn down
+ * with compll_ctx_read_free. */
+static void test_config(void) {
+    struct compll_config cfg;
+    compll_config_default(&cfg);
+#ifndef COMPLL_NOLIB
+    CHECK(cfg.block_size == 32768 && cfg.alignment == 8 && cfg.uncomp_count == 10);
+    CHECK(strcmp(cfg.codec, "zstd-1") == 0 && cfg.background == 0 && cfg.readahead == 0);
+#endif
+    cfg.block_size = 4096;
+    cfg.uncomp_count = 2;
+    cfg.codec = "zstd-1-m5-b2";
+    cfg.group_fields = 16;
+    cfg.background = 2;
+    cfg.readahead = 4;
+    cfg.cache_growth = 8;
+    compll_ctx *ctx = compll_ctx_new_config(&cfg);
+    CHECK(ctx != NULL);
+    enum { N = 3000 };
+    static compll_t node[N];
+    /* node i: [next: 8 bytes][i: 8 bytes][i & 0xff x 40] */
+    for (int i = 0; i < N; i++) {
+        node[i] = compll_ctx_alloc(ctx, 56);
+        unsigned char *p = compll_ctx_write(ctx, node[i]);
+        unsigned long long next = i ? (unsigned long long)node[i - 1] : 0, v = (unsigned long long)i;
+        memcpy(p, &next, 8);
+        memcpy(p + 8, &v, 8);
+        memset(p + 16, i & 0xff, 40);
+    }
+    compll_ctx_settle(ctx);
+    int ok = 1;
+    for (int i = N - 1; i >= 0; i--) {
+        const unsigned char *p = compll_ctx_read(ctx, node[i]);
+        unsigned long long v;
+        memcpy(&v, p + 8, 8);
+        if (v != (unsigned long long)i || p[55] != (unsigned char)(i & 0xff)) ok = 0;
+    }
+    CHECK(ok);
+    struct compll_stats st;
+    CHECK(compll_ctx_stats(ctx, &st) == 0);
+#ifndef COMPLL_NOLIB
+    CHECK(st.live_nodes == N);
+    CHECK(st.compressions > 0 && st.decompressions > 0);
+    unsigned char junk[8];
+    unsigned int size0 = compll_ctx_size(ctx, node[0]);
+    CHECK(size0 >= 56);
+    CHECK(compll_ctx_read_free(ctx, node[0], size0 - 4, junk, 8) == 1); /* past the node */
+    CHECK(compll_ctx_read(ctx, node[0]) != NULL);                /* still there */
+    CHECK(compll_ctx_read_free(ctx, 123456789ULL, 0, junk, 8) == 1);
+    cfg.codec = "rar";
+    CHECK(compll_ctx_new_config(&cfg) == NULL);
+    cfg.codec = "zstd-1";
+    cfg.readahead = 65;
+    CHECK(compll_ctx_new_config(&cfg) == NULL);
+    CHECK(compll_ctx_new_config(NULL) == NULL);
+#endif
+    /* tear the list down from its head, reading each link as the node goes */
+    compll_t cur = node[N - 1];
+    int freed = 0;
+    while (cur && freed < N) {
+        unsigned long long next = 0;
+        int r = compll_ctx_read_free(ctx, cur, 0, &next, 8);
+        CHECK(r == 0);
+        if (r != 0) break;
+        cur = (compll_t)next;
+        freed++;
+    }
+    CHECK(freed == N);
+#ifndef COMPLL_NOLIB
+    CHECK(compll_ctx_stats(ctx, &st) == 0);
+    CHECK(st.live_nodes == 0);
+    CHECK(compll_ctx_read(ctx, node[5]) == NULL);
+#endif
+    compll_ctx_destroy(ctx);
+}
+
 int main(void) {
     test_global();
     test_contexts();
+    test_config();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
