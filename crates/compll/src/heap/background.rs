@@ -1,0 +1,206 @@
+//! The background thread's compression side: blocks handed over when
+//! evicted, results installed, blocks taken back while they wait, and the
+//! thread's loss. See
+//! [`Config::background_compression`](crate::Config::background_compression).
+
+use std::sync::Arc;
+
+use super::{BlockHeap, Kind};
+use crate::codec::Encoding;
+use crate::error::{Error, Result};
+use crate::worker::{Done, Job};
+
+/// A block handed to the background compressor: evicted, not cached, not
+/// yet stored. `src` is what the compressor got (the image, or its
+/// field-grouped form) and is kept until the result comes back, so the
+/// block can be taken back without waiting or decompressing.
+pub(super) struct Pending {
+    pub(super) block: u32,
+    /// Names the request; a result whose request is gone is dropped.
+    pub(super) ver: u64,
+    pub(super) src: Arc<Vec<u8>>,
+    pub(super) grouped: bool,
+}
+
+impl BlockHeap {
+    /// Gives slot `i`'s dirty block `b` to the background compressor: its
+    /// fields grouped here (the slot keeps its buffer), or, without
+    /// grouping, its image itself (the slot gets a spare buffer). Waits for
+    /// the oldest request while more than `max_pending` are out.
+    pub(super) fn hand_over(&mut self, i: usize, b: u32) {
+        let normal = self.blocks[b as usize].kind == Kind::Normal;
+        let grouped = self.packer.group > 0 && normal;
+        let src = if grouped {
+            let mut g = Vec::new();
+            let p = &mut self.packer;
+            self.layout.group(
+                &self.slots[i].buf,
+                p.group,
+                &mut g,
+                &mut p.gnodes,
+                &mut p.grows,
+            );
+            Arc::new(g)
+        } else {
+            let spare = self.take_spare();
+            std::mem::replace(&mut self.slots[i].buf, Arc::new(spare))
+        };
+        let ver = self.next_ver;
+        self.next_ver += 1;
+        self.pending.push(Pending {
+            block: b,
+            ver,
+            src: Arc::clone(&src),
+            grouped,
+        });
+        let sent = match &self.worker {
+            Some(w) => w.send(Job::Compress { ver, src }).is_ok(),
+            None => false,
+        };
+        if !sent {
+            self.worker_gone();
+        }
+        while self.pending.len() > self.max_pending {
+            self.wait_one();
+        }
+    }
+
+    /// Installs a finished compression, unless its block was taken back
+    /// meanwhile, or a block loaded ahead.
+    pub(super) fn apply(&mut self, d: Done) {
+        let (ver, comp, enc) = match d {
+            Done::Compressed { ver, comp, enc } => (ver, comp, enc),
+            Done::Loaded { ver, image } => {
+                if let Some(a) = self.ahead.iter_mut().find(|a| a.ver == ver) {
+                    // A failed load is done again on this thread, which
+                    // reports the error where the block is read.
+                    a.image = Some(image.ok());
+                }
+                return;
+            }
+        };
+        self.compressions += 1;
+        let Some(pos) = self.pending.iter().position(|p| p.ver == ver) else {
+            return;
+        };
+        let p = self.pending.swap_remove(pos);
+        self.compressed_bytes += comp.len() as u64;
+        let m = &mut self.blocks[p.block as usize];
+        m.comp = Some(comp);
+        m.enc = enc;
+        // `p.src` is freed here rather than kept as a spare: the next
+        // eviction groups into a buffer of its own anyway.
+    }
+
+    /// True while as many blocks wait for the compressor thread as may:
+    /// the next dirty block is then compressed on this thread instead of
+    /// waiting, so both cores compress while an arena is being filled.
+    pub(super) fn compressor_busy(&mut self) -> bool {
+        self.drain();
+        self.pending.len() >= self.max_pending
+    }
+
+    /// True while the background thread has requests of ours to answer.
+    pub(super) fn outstanding(&self) -> bool {
+        !self.pending.is_empty() || self.ahead.iter().any(|a| a.image.is_none())
+    }
+
+    /// Installs every finished result without waiting.
+    pub(super) fn drain(&mut self) {
+        if !self.outstanding() {
+            return;
+        }
+        loop {
+            let r = match &self.worker {
+                Some(w) => w.try_recv(),
+                None => return,
+            };
+            match r {
+                Ok(Some(d)) => self.apply(d),
+                Ok(None) => return,
+                Err(()) => return self.worker_gone(),
+            }
+        }
+    }
+
+    /// Waits for one result (any) and installs it.
+    pub(super) fn wait_one(&mut self) {
+        if !self.outstanding() {
+            return;
+        }
+        match self.worker.as_ref().and_then(|w| w.recv()) {
+            Some(d) => self.apply(d),
+            None => self.worker_gone(),
+        }
+    }
+
+    /// Waits until no block waits for the compressor and no load ahead is
+    /// on its way.
+    pub(super) fn wait_all(&mut self) {
+        while self.outstanding() {
+            self.wait_one();
+        }
+    }
+
+    /// The compressor thread is gone (a user codec panicked in it): every
+    /// waiting block is stored raw, and from now on blocks are compressed
+    /// here, by a fresh context.
+    pub(super) fn worker_gone(&mut self) {
+        self.worker = None;
+        // Blocks on their way back are loaded here when they are read.
+        self.ahead.clear();
+        for p in std::mem::take(&mut self.pending) {
+            let copy: Box<[u8]> = p.src.as_slice().into();
+            self.compressed_bytes += copy.len() as u64;
+            let m = &mut self.blocks[p.block as usize];
+            m.comp = Some(copy);
+            m.enc = Encoding::Raw;
+        }
+    }
+
+    /// Index in `pending` of block `b`'s request.
+    pub(super) fn pending_of(&self, b: u32) -> Option<usize> {
+        self.pending.iter().position(|p| p.block == b)
+    }
+
+    /// The image of a waiting block, rebuilt from what the compressor got.
+    pub(super) fn pending_image(&mut self, pos: usize, out: &mut Vec<u8>) -> Result<()> {
+        let p = &self.pending[pos];
+        if p.grouped {
+            let k = &mut self.packer;
+            self.layout
+                .ungroup(&p.src, k.group, out, &mut k.gnodes, &mut k.grows)
+                .map_err(Error::Codec)
+        } else {
+            out.clear();
+            out.extend_from_slice(&p.src);
+            Ok(())
+        }
+    }
+
+    /// Puts waiting block `b` into slot `i` again, from what the compressor
+    /// got; its result will be dropped. No decompression: counts as a hit.
+    pub(super) fn take_back(&mut self, b: u32, i: usize, pos: usize) -> Result<usize> {
+        self.hits += 1;
+        if self.pending[pos].grouped {
+            let mut buf = std::mem::take(Arc::make_mut(&mut self.slots[i].buf));
+            let r = self.pending_image(pos, &mut buf);
+            *Arc::make_mut(&mut self.slots[i].buf) = buf;
+            if let Err(e) = r {
+                self.slots.swap_remove(i);
+                self.lru.swap_remove(i);
+                self.fix_moved_slot(i);
+                return Err(e);
+            }
+            self.pending.swap_remove(pos);
+        } else {
+            let p = self.pending.swap_remove(pos);
+            let old = std::mem::replace(&mut self.slots[i].buf, p.src);
+            if let Ok(buf) = Arc::try_unwrap(old) {
+                self.give_spare(buf);
+            }
+        }
+        self.attach(b, i);
+        Ok(i)
+    }
+}
