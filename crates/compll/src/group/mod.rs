@@ -107,6 +107,33 @@ pub(crate) fn store_part(b: &mut [u8], at: usize, n: usize, v: u64) {
     }
 }
 
+/// Calls `f` with every tile of the first `full` nodes (those at least
+/// `width` long), sixteen nodes and eight columns at a time; returns how
+/// many nodes the tiles covered (the rest are done one by one).
+#[inline(always)]
+fn for_each_tile(
+    nodes: &[(usize, usize)],
+    full: usize,
+    width: usize,
+    mut f: impl FnMut(&Tile),
+) -> usize {
+    let mut i0 = 0;
+    while i0 + TILE <= full {
+        let st = std::array::from_fn(|j| nodes[i0 + j].0);
+        for k0 in (0..width).step_by(8) {
+            f(&Tile {
+                st,
+                k0,
+                n: (width - k0).min(8),
+                i0,
+                stride: full,
+            });
+        }
+        i0 += TILE;
+    }
+    i0
+}
+
 impl Layout {
     /// Writes block `b` grouped into `out` (same length); see the module
     /// documentation. `nodes` and `rows` are scratch.
@@ -143,22 +170,9 @@ impl Layout {
         // The previous node's byte of every column.
         rows.clear();
         rows.resize(width, 0);
-        let mut i0 = 0;
-        while i0 + TILE <= full {
-            let st = std::array::from_fn(|j| nodes[i0 + j].0);
-            for k0 in (0..width).step_by(8) {
-                let n = (width - k0).min(8);
-                let tile = Tile {
-                    st,
-                    k0,
-                    n,
-                    i0,
-                    stride: full,
-                };
-                kernel::group_tile(b, &tile, &mut rows[k0..k0 + n], cols);
-            }
-            i0 += TILE;
-        }
+        let i0 = for_each_tile(nodes, full, width, |t| {
+            kernel::group_tile(b, t, &mut rows[t.k0..t.k0 + t.n], cols)
+        });
         for (i, &(s, _)) in nodes[..full].iter().enumerate().skip(i0) {
             for (k, (&v, p)) in b[s..s + width].iter().zip(rows.iter_mut()).enumerate() {
                 cols[k * full + i] = v.wrapping_sub(*p);
@@ -237,22 +251,9 @@ impl Layout {
         let cols = &g[src..src + full * width];
         rows.clear();
         rows.resize(width, 0);
-        let mut i0 = 0;
-        while i0 + TILE <= full {
-            let st = std::array::from_fn(|j| nodes[i0 + j].0);
-            for k0 in (0..width).step_by(8) {
-                let n = (width - k0).min(8);
-                let tile = Tile {
-                    st,
-                    k0,
-                    n,
-                    i0,
-                    stride: full,
-                };
-                kernel::ungroup_tile(cols, &tile, &mut rows[k0..k0 + n], out);
-            }
-            i0 += TILE;
-        }
+        let i0 = for_each_tile(nodes, full, width, |t| {
+            kernel::ungroup_tile(cols, t, &mut rows[t.k0..t.k0 + t.n], out)
+        });
         for (i, &(s, _)) in nodes[..full].iter().enumerate().skip(i0) {
             for (k, p) in rows.iter_mut().enumerate() {
                 *p = p.wrapping_add(cols[k * full + i]);
