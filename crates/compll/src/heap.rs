@@ -395,7 +395,7 @@ impl BlockHeap {
             self.release_block(b as u32);
             return Ok(());
         }
-        if m.comp.is_none() && self.worker.is_some() && !self.compressor_busy() {
+        if m.comp.is_none() && self.worker_here() && !self.compressor_busy() {
             self.hand_over(i, b as u32);
         } else if self.blocks[b].comp.is_none() {
             let m = &self.blocks[b];

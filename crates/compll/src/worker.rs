@@ -56,11 +56,20 @@ pub(crate) struct Unpack {
 }
 
 pub(crate) struct Worker {
-    jobs: Option<Sender<Job>>,
-    done: Receiver<Done>,
-    thread: Option<JoinHandle<()>>,
+    /// `None` once the thread is gone from this process's point of view.
+    link: Option<Link>,
     /// Bytes of the worker's native codec contexts, as last reported.
     ctx_bytes: Arc<AtomicU64>,
+    /// The process that started the thread: in a child of `fork` the
+    /// thread does not exist.
+    pid: u32,
+}
+
+/// The channels to the thread and its handle.
+struct Link {
+    jobs: Sender<Job>,
+    done: Receiver<Done>,
+    thread: JoinHandle<()>,
 }
 
 /// Stack of the compressor thread: the codecs keep their tables in their
@@ -132,20 +141,30 @@ impl Worker {
                 // The thread is waiting for exactly this message.
                 let _ = codec_tx.send(codec);
                 Some(Worker {
-                    jobs: Some(job_tx),
-                    done: done_rx,
-                    thread: Some(thread),
+                    link: Some(Link {
+                        jobs: job_tx,
+                        done: done_rx,
+                        thread,
+                    }),
                     ctx_bytes,
+                    pid: std::process::id(),
                 })
             }
             Err(_) => None,
         }
     }
 
+    /// True in a child process forked after the thread started: the
+    /// thread is not there, and the channels may have been caught in the
+    /// middle of an operation by the fork, so they must not be touched.
+    pub fn forked(&self) -> bool {
+        std::process::id() != self.pid
+    }
+
     /// Queues a job; gives it back if the thread is gone.
     pub fn send(&self, job: Job) -> std::result::Result<(), Job> {
-        match &self.jobs {
-            Some(tx) => tx.send(job).map_err(|e| e.0),
+        match &self.link {
+            Some(l) => l.jobs.send(job).map_err(|e| e.0),
             None => Err(job),
         }
     }
@@ -153,7 +172,10 @@ impl Worker {
     /// A finished job if one is ready (`Ok(None)`: none yet); `Err` when
     /// the thread is gone.
     pub fn try_recv(&self) -> std::result::Result<Option<Done>, ()> {
-        match self.done.try_recv() {
+        let Some(l) = &self.link else {
+            return Err(());
+        };
+        match l.done.try_recv() {
             Ok(d) => Ok(Some(d)),
             Err(TryRecvError::Empty) => Ok(None),
             Err(TryRecvError::Disconnected) => Err(()),
@@ -162,7 +184,7 @@ impl Worker {
 
     /// Waits for the next finished job; `None` when the thread is gone.
     pub fn recv(&self) -> Option<Done> {
-        recv_soon(&self.done)
+        recv_soon(&self.link.as_ref()?.done)
     }
 
     pub fn ctx_bytes(&self) -> u64 {
@@ -196,10 +218,17 @@ fn recv_soon<T>(rx: &Receiver<T>) -> Option<T> {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // Closing the job channel ends the thread's loop.
-        self.jobs = None;
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        let Some(link) = self.link.take() else {
+            return;
+        };
+        if self.forked() {
+            // Not this process's thread: nothing to join, and the channels
+            // are left exactly as the fork found them.
+            std::mem::forget(link);
+            return;
         }
+        // Closing the job channel ends the thread's loop.
+        drop(link.jobs);
+        let _ = link.thread.join();
     }
 }

@@ -40,7 +40,13 @@ impl CompressedMemoryDriver {
     /// # Errors
     /// Only if the arena cannot be set up.
     pub fn new() -> Result<Self> {
-        Self::with_config(Config::default().codec(Codec::Lz4).block_size(128 * 1024))
+        Self::with_config(
+            Config::default()
+                .codec(Codec::Lz4)
+                .block_size(128 * 1024)
+                .background_compression(2)
+                .readahead(4),
+        )
     }
 
     /// An empty file in an arena configured by the caller (the block size

@@ -107,7 +107,7 @@ impl BlockHeap {
 
     /// Installs every finished result without waiting.
     pub(super) fn drain(&mut self) {
-        if !self.outstanding() {
+        if !self.outstanding() || !self.worker_here() {
             return;
         }
         loop {
@@ -125,7 +125,7 @@ impl BlockHeap {
 
     /// Waits for one result (any) and installs it.
     pub(super) fn wait_one(&mut self) {
-        if !self.outstanding() {
+        if !self.outstanding() || !self.worker_here() {
             return;
         }
         match self.worker.as_ref().and_then(|w| w.recv()) {
@@ -142,9 +142,23 @@ impl BlockHeap {
         }
     }
 
-    /// The compressor thread is gone (a user codec panicked in it): every
-    /// waiting block is stored raw, and from now on blocks are compressed
-    /// here, by a fresh context.
+    /// True if the background thread can take work. In a child process
+    /// forked after it started it cannot (it is not there): the arena then
+    /// goes on alone, as if the thread had died.
+    pub(super) fn worker_here(&mut self) -> bool {
+        match &self.worker {
+            Some(w) if w.forked() => {
+                self.worker_gone();
+                false
+            }
+            Some(_) => true,
+            None => false,
+        }
+    }
+
+    /// The background thread is gone (a user codec panicked in it, or this
+    /// is a forked child): every waiting block is stored raw, and from now
+    /// on blocks are compressed and loaded here.
     pub(super) fn worker_gone(&mut self) {
         self.worker = None;
         // Blocks on their way back are loaded here when they are read.

@@ -141,7 +141,7 @@ impl BlockHeap {
     /// `max_ahead` at a time, starting past the farthest recent load.
     /// Images the reads have moved away from are dropped.
     pub(super) fn read_ahead(&mut self, b: u32) {
-        if !self.reading || self.max_ahead == 0 || self.worker.is_none() {
+        if !self.reading || self.max_ahead == 0 || !self.worker_here() {
             return;
         }
         self.loads = self.loads.wrapping_add(1).max(1);
