@@ -8,8 +8,9 @@
 #   bench/compll/run.sh --reps 1 --sweep --sweep-blocks 32768,65536 --sweep-codecs lz4,zstd-1
 #                                               # a reduced grid (also --sweep-uncompressed, --sweep-groups)
 #   bench/compll/run.sh --scan /usr             # a real directory instead of the generator
-#   bench/compll/run.sh --codec zstd-1 --background 0 --cache-growth 0
-#                                               # the earlier default: no compressor thread, fixed cache
+#   bench/compll/run.sh --readahead 0           # no read-ahead on the background thread
+#   bench/compll/run.sh --codec zstd-1 --background 0 --readahead 0 --cache-growth 0
+#                                               # the earlier default: no background thread, fixed cache
 #
 # Times are wall clock (the aims use them), with process CPU time beside.
 # Every other argument is passed to compll-du (see `compll-du --help`).
