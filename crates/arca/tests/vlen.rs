@@ -874,3 +874,39 @@ fn small_appends_land_in_place() {
         .unwrap();
     assert_eq!(back[299], line(299));
 }
+
+/// A repack frees the old vector: the header must stop naming it first.
+/// Here a failed `create_dataset` (the name exists) had given back space
+/// at the end of the file, so the old vector's frees let the file shrink
+/// below its chunk index, and reloading the header to save the empty
+/// vector refused it as damaged (found by the `ops_with_faults` fuzzer).
+#[test]
+fn repack_after_a_failed_create_keeps_the_file_whole() {
+    let f = File::in_memory().unwrap();
+    let r = f.root();
+    let early = DatasetOptions::new(Datatype::uint(1), &[7105]).allocate_early(true);
+    r.create_dataset("big", &early).unwrap();
+    let t = Datatype::vlen(Datatype::float(4)).unwrap();
+    let o = DatasetOptions::new(t, &[16])
+        .vlen(VlenOptions::default().chunk_bytes(64).reuse_space(true));
+    let d = r.create_dataset("rows", &o).unwrap();
+    let mut values = vec![];
+    let mut offsets = vec![0u64];
+    for k in 0..15usize {
+        values.extend((0..(k + 1) % 23).map(|x| x as f32));
+        offsets.push(values.len() as u64);
+    }
+    let sel = Selection::from_ranges(&[(0, 15, 1)]).unwrap();
+    d.write_ragged(&sel, &values, &offsets).unwrap();
+    assert!(matches!(
+        r.create_dataset("big", &early),
+        Err(Error::AlreadyExists(_))
+    ));
+    f.check().unwrap();
+    d.vlen_repack().unwrap();
+    f.check().unwrap();
+    let (v, o2) = d.read_ragged::<f32>(&sel).unwrap();
+    assert_eq!((v, o2), (values, offsets));
+    f.flush().unwrap();
+    f.check().unwrap();
+}

@@ -106,7 +106,10 @@ impl VecMeta {
         }
         let in_file = |a: u64| a == 0 || (a >= PAGE_SIZE as u64 && a < eof);
         if !in_file(index) || !in_file(free_addr) {
-            return Err(r.corrupt("index or free-range address outside the file"));
+            return Err(r.corrupt(format!(
+                "index at {index} or free-range list at {free_addr} outside the file \
+                 (which ends at {eof})"
+            )));
         }
         if free_len % FREE_RANGE != 0 || free_len > blob::MAX_LEN {
             return Err(r.corrupt("free-range list length is not whole entries"));

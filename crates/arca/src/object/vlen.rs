@@ -792,14 +792,16 @@ impl Dataset {
             if !dtype.is_vlen() {
                 let rows = super::rows::read_locked(g, addr, cache, &all)?;
                 *cache = Cache::new(cache.capacity);
-                vector::destroy(&mut g.st, &mut vm)?;
+                let dead = vector::detach(&mut g.st, &mut vm)?;
                 save_vm(g, addr, vm)?;
+                g.st.free_structures(&dead)?;
                 return super::rows::write_locked(g, addr, cache, &all, &rows, true);
             }
             let (values, offsets) = read_locked(g, addr, cache, &all, |n| vec![0u8; n])?;
             *cache = Cache::new(cache.capacity);
-            vector::destroy(&mut g.st, &mut vm)?;
+            let dead = vector::detach(&mut g.st, &mut vm)?;
             save_vm(g, addr, vm)?;
+            g.st.free_structures(&dead)?;
             // The old records point into the vector just destroyed.
             write_locked(g, addr, cache, &all, &values, &offsets, true)
         })

@@ -478,14 +478,16 @@ pub(crate) fn extents(st: &mut Store, vm: &VecMeta, out: &mut Vec<Section>) -> R
     Ok(())
 }
 
-/// Free every chunk, the chunk index and the free-range blob, leaving an
-/// empty vector.
-pub(crate) fn destroy(st: &mut Store, vm: &mut VecMeta) -> Result<()> {
+/// Leave `vm` an empty vector and return the extents it held (every chunk,
+/// the chunk index, the free-range blob) for the caller to free once the
+/// header no longer names them: freed first, they could shrink the file
+/// below addresses the header still holds, which a reload of the header
+/// rightly refuses.
+pub(crate) fn detach(st: &mut Store, vm: &mut VecMeta) -> Result<Vec<Section>> {
     let mut dead = vec![];
     extents(st, vm, &mut dead)?;
-    st.free_structures(&dead)?;
     *vm = VecMeta::new(vm.chunk_bytes, vm.filters.clone(), vm.reuse);
-    Ok(())
+    Ok(dead)
 }
 
 /// Free ranges of a reusing vector, never touching: by offset for merging,
