@@ -21,6 +21,17 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// `Busy` while the node at `h` has a live write guard (which writes its
+    /// copy back when dropped, so the node may not be freed or written).
+    fn check_not_written(&self, h: Handle) -> Result<()> {
+        match h.parts() {
+            Some((b, off)) if self.writers.contains(&(b, off as usize)) => {
+                Err(Error::Busy("node has a live write guard"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn new(cfg: &Config) -> Result<Inner> {
         Ok(Inner {
             heap: BlockHeap::new(cfg)?,
@@ -164,11 +175,7 @@ impl std::fmt::Debug for WriteGuard<'_> {
 
 pub(crate) fn op_free<H: Host>(host: &H, h: Handle) -> Result<()> {
     host.with(|i| {
-        if let Some((b, off)) = h.parts() {
-            if i.writers.contains(&(b, off as usize)) {
-                return Err(Error::Busy("node has a live write guard"));
-            }
-        }
+        i.check_not_written(h)?;
         i.heap.free(h)
     })
 }
@@ -180,11 +187,7 @@ pub(crate) fn op_read_and_free<H: Host>(
     out: &mut [u8],
 ) -> Result<()> {
     host.with(|i| {
-        if let Some((b, off)) = h.parts() {
-            if i.writers.contains(&(b, off as usize)) {
-                return Err(Error::Busy("node has a live write guard"));
-            }
-        }
+        i.check_not_written(h)?;
         i.heap.read_and_free(h, offset, out)
     })
 }

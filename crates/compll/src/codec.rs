@@ -50,6 +50,12 @@ fn sample_piece(block_len: usize) -> (usize, usize) {
 
 impl CodecState {
     pub fn new(codec: &Codec) -> CodecState {
+        CodecState::with_halves(codec, true, true)
+    }
+
+    /// A state with the compressing half, the decompressing half or both
+    /// (only the contexts asked for are created).
+    fn with_halves(codec: &Codec, compress: bool, decompress: bool) -> CodecState {
         let mut st = CodecState {
             codec: codec.clone(),
             zstd_c: None,
@@ -60,8 +66,8 @@ impl CodecState {
         };
         match codec {
             Codec::Zstd { .. } | Codec::ZstdTuned { .. } => {
-                st.zstd_c = Some(CCtx::create());
-                st.zstd_d = Some(DCtx::create());
+                st.zstd_c = compress.then(CCtx::create);
+                st.zstd_d = decompress.then(DCtx::create);
             }
             Codec::ZstdDict {
                 level,
@@ -81,8 +87,8 @@ impl CodecState {
                 });
             }
             Codec::Zlib { level } => {
-                st.zlib_c = Some(Compress::new(Compression::new(*level), true));
-                st.zlib_d = Some(Decompress::new(true));
+                st.zlib_c = compress.then(|| Compress::new(Compression::new(*level), true));
+                st.zlib_d = decompress.then(|| Decompress::new(true));
             }
             _ => {}
         }
@@ -99,19 +105,13 @@ impl CodecState {
     /// A state that only decompresses, with contexts of its own (for blocks
     /// the background thread loads ahead).
     pub fn decompressor(codec: &Codec) -> CodecState {
-        let mut st = CodecState::new(codec);
-        st.zstd_c = None;
-        st.zlib_c = None;
-        st
+        CodecState::with_halves(codec, false, true)
     }
 
     /// A state that only compresses, with contexts of its own (for the
     /// background compressor).
     pub fn compressor(codec: &Codec) -> CodecState {
-        let mut st = CodecState::new(codec);
-        st.zstd_d = None;
-        st.zlib_d = None;
-        st
+        CodecState::with_halves(codec, true, false)
     }
 
     /// Heap bytes held by the codec state on the Rust side (samples and the

@@ -552,17 +552,8 @@ impl BlockHeap {
             self.read_ahead(b);
             return Ok(i);
         }
-        let len = match self.blocks[b as usize].kind {
-            Kind::Large(n) => n,
-            _ => self.layout.block_size,
-        };
         let mut buf = std::mem::take(Arc::make_mut(&mut self.slots[i].buf));
-        let m = &self.blocks[b as usize];
-        let comp = m.comp.as_deref().unwrap_or(&[]);
-        let normal = m.kind == Kind::Normal;
-        let res = self
-            .packer
-            .unpack(&self.layout, (m.enc, comp), len, normal, &mut buf);
+        let res = self.unpack_stored(b, &mut buf);
         if let Err(e) = res {
             // Leave the slot empty and free for the next load.
             buf.clear();
@@ -579,6 +570,24 @@ impl BlockHeap {
     }
 
     // ---- read-ahead -----------------------------------------------------
+
+    /// Length of block `b`'s image, and whether it is a normal block (whose
+    /// fields may be grouped) rather than one large node.
+    fn image_shape(&self, b: u32) -> (usize, bool) {
+        match self.blocks[b as usize].kind {
+            Kind::Large(n) => (n, false),
+            _ => (self.layout.block_size, true),
+        }
+    }
+
+    /// Unpacks block `b`'s stored copy into `out`, on this thread.
+    fn unpack_stored(&mut self, b: u32, out: &mut Vec<u8>) -> Result<()> {
+        let (len, normal) = self.image_shape(b);
+        let m = &self.blocks[b as usize];
+        let comp = m.comp.as_deref().unwrap_or(&[]);
+        self.packer
+            .unpack(&self.layout, (m.enc, comp), len, normal, out)
+    }
 
     fn fix_moved_slot(&mut self, i: usize) {
         if i < self.slots.len() {

@@ -117,17 +117,8 @@ impl BlockHeap {
         };
         self.ahead[pos].cancel.store(true, Ordering::Release);
         let c = self.ahead[pos].block;
-        let m = &self.blocks[c as usize];
-        let (len, normal) = match m.kind {
-            Kind::Large(n) => (n, false),
-            _ => (self.layout.block_size, true),
-        };
-        let comp = m.comp.as_deref().unwrap_or(&[]);
         let mut img = Vec::new();
-        let ok = self
-            .packer
-            .unpack(&self.layout, (m.enc, comp), len, normal, &mut img)
-            .is_ok();
+        let ok = self.unpack_stored(c, &mut img).is_ok();
         self.ahead[pos].image = Some(ok.then_some(img));
         true
     }
@@ -198,13 +189,10 @@ impl BlockHeap {
     /// Asks the background thread to decompress stored block `c`; false
     /// if the thread is gone.
     pub(super) fn send_load(&mut self, c: u32) -> bool {
+        let (len, normal) = self.image_shape(c);
         let m = &self.blocks[c as usize];
         let Some(comp) = m.comp.as_deref() else {
             return true;
-        };
-        let (len, normal) = match m.kind {
-            Kind::Large(n) => (n, false),
-            _ => (self.layout.block_size, true),
         };
         let ver = self.next_ver;
         self.next_ver += 1;
