@@ -1100,6 +1100,9 @@ struct CompllRun {
     uncompressed_bytes: u64,
     overhead_bytes: u64,
     codec_context_bytes: u64,
+    /// The same after delete: with read-ahead, the background thread's
+    /// decompression context exists by then.
+    codec_context_bytes_at_end: u64,
     compressions: u64,
     decompressions: u64,
     hit_rate: f64,
@@ -1219,6 +1222,7 @@ fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> CompllRun {
         uncompressed_bytes: st.uncompressed_bytes,
         overhead_bytes: st.overhead_bytes,
         codec_context_bytes: st.codec_context_bytes,
+        codec_context_bytes_at_end: end.codec_context_bytes,
         compressions: end.compressions,
         decompressions: end.decompressions,
         hit_rate: end.hit_rate(),
@@ -1590,6 +1594,11 @@ fn real_main(args: Args) -> Result<(), String> {
     println!(
         "compll decompressions by operation: scan {}, open {}, browse {}, delete {} (of which read ahead on the other core: {}, {}, {}, {})",
         d.scan, d.open, d.browse, d.delete, a.scan, a.open, a.browse, a.delete
+    );
+    println!(
+        "compll codec contexts: {:.3} MiB after the scan, {:.3} MiB after delete (the background thread's decompression context is created on its first read-ahead)",
+        mib(compll.codec_context_bytes as i64),
+        mib(compll.codec_context_bytes_at_end as i64)
     );
     let u = compll.uncompressed_after_operation;
     println!(
