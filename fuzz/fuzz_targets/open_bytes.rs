@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
                 let n = shape.iter().try_fold(t.size() as u64, |a, &x| a.checked_mul(x));
                 if n.is_some_and(|n| n <= 1 << 24) {
                     let mut buf = vec![0u8; n.unwrap_or(0) as usize];
-                    let _ = d.read_raw(&Selection::all(&shape), &mut buf);
+                    let _ = d.read_bytes(&Selection::all(&shape), &mut buf);
                 }
                 for a in d.attrs().names().unwrap_or_default() {
                     let _ = d.attrs().get(&a);

@@ -107,7 +107,7 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(Object::Dataset(d)) = f.root().object(&p) {
             if d.dtype().is_ok_and(|t| t.is_vlen()) {
                 let shape = d.shape().expect("shape");
-                d.read_ragged_raw(&Selection::all(&shape))
+                d.read_ragged_bytes(&Selection::all(&shape))
                     .expect("a recovered variable-length dataset must read");
             }
         }

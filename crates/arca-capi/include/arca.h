@@ -151,9 +151,9 @@ typedef struct arca_file arca_file_t;
 typedef struct arca_group arca_group_t;
 typedef struct arca_dataset arca_dataset_t;
 typedef struct arca_attrs arca_attrs_t;
-/* A block of an array cut into filtered chunks (arca_encode_block); free
- * it with arca_block_free. */
-typedef struct arca_block arca_block_t;
+/* A slab of an array cut into filtered chunks (arca_encode_slab); free
+ * it with arca_slab_free. */
+typedef struct arca_slab arca_slab_t;
 
 /* One filter stage. */
 typedef struct arca_filter {
@@ -187,16 +187,16 @@ typedef struct arca_written_chunk {
     const uint64_t *offset; /* the chunk's first element: rank entries */
     uint64_t addr;          /* where its stored bytes begin in the file */
     uint64_t len;           /* stored bytes */
-    uint32_t mask;          /* filter mask, from arca_block_chunk */
-    uint32_t crc;           /* CRC32C of the stored bytes, from arca_block_chunk */
+    uint32_t mask;          /* filter mask, from arca_slab_chunk */
+    uint32_t crc;           /* CRC32C of the stored bytes, from arca_slab_chunk */
 } arca_written_chunk_t;
 
-/* A chunked dataset as arca_encode_block_desc needs it, for a process
+/* A chunked dataset as arca_encode_slab_desc needs it, for a process
  * that does not have the file open. The arrays are only read during the
  * call. */
-typedef struct arca_block_desc {
+typedef struct arca_slab_desc {
     const char *type_str;         /* NULL, or the element type as
-                                     arca_dataset_dtype_str gives it: block and
+                                     arca_dataset_dtype_str gives it: slab and
                                      fill value in native byte order. NULL: taken
                                      as stored, elem_size bytes each */
     size_t elem_size;             /* bytes per element (with type_str: 0 or its size) */
@@ -207,7 +207,7 @@ typedef struct arca_block_desc {
     size_t nfilters;
     const void *fill_value;       /* NULL (zeros) or one element */
     size_t fill_size;             /* bytes at fill_value */
-} arca_block_desc_t;
+} arca_slab_desc_t;
 
 /* Figures from arca_stat / arca_file_check. */
 typedef struct arca_stat {
@@ -218,8 +218,8 @@ typedef struct arca_stat {
     uint64_t file_bytes;        /* logical file length */
     uint64_t superblock_bytes;
     uint64_t metadata_bytes;    /* object headers, B-tree pages, blobs */
-    uint64_t raw_bytes;         /* dataset elements as stored */
-    uint64_t raw_logical_bytes; /* dataset elements before compression */
+    uint64_t data_bytes;         /* dataset elements as stored */
+    uint64_t data_logical_bytes; /* dataset elements before compression */
     uint64_t unused_bytes;      /* freed and not yet reused */
     uint64_t free_bytes;        /* in free sections */
     uint64_t free_sections;
@@ -547,13 +547,13 @@ int32_t arca_dataset_path(arca_dataset_t *ds, char *buf, size_t cap, size_t *nee
 
 /* ---- chunks written by other processes -------------------------------- */
 /* The pieces of a parallel write (see arca_mpi.h): processes compress
- * their blocks of a chunked dataset themselves and write the chunks'
+ * their slabs of a chunked dataset themselves and write the chunks'
  * bytes through their own descriptors into space that the process holding
  * the file reserved; it then seals them into the dataset's index. In
  * short, on the holder:
  *   arca_file_begin_transaction(f);
  *   arca_dataset_reserve_chunks(ds, nchunks * chunk_bytes, &at);
- *   ... writers: arca_encode_block[_desc], arca_write_out at `at` + ...
+ *   ... writers: arca_encode_slab[_desc], arca_write_out at `at` + ...
  *   arca_dataset_seal_chunks(ds, written, n);
  *   ... arca_dataset_write of the parts of chunks no writer had whole ...
  *   arca_file_end_transaction(f, 1); */
@@ -577,56 +577,56 @@ int32_t arca_dataset_reserve_chunks(arca_dataset_t *ds, uint64_t nbytes, uint64_
 int32_t arca_dataset_seal_chunks(arca_dataset_t *ds, const arca_written_chunk_t *chunks,
                                  size_t n);
 
-/* Cut `block`, the elements of the box start..start+count of the chunked
- * dataset `ds` (native order, row-major, exactly block_size bytes), into
+/* Cut `slab`, the elements of the box start..start+count of the chunked
+ * dataset `ds` (native order, row-major, exactly slab_size bytes), into
  * the chunks it covers whole, each through the dataset's filters, and name
  * the parts of chunks it covers only in part. A chunk running past the
- * extent is whole when the block covers its part inside (the rest is the
+ * extent is whole when the slab covers its part inside (the rest is the
  * fill value). Nothing is written. A box outside the extent, a wrong
- * block_size or a contiguous dataset is ARCA_ERR_INVALID. Free *out with
- * arca_block_free; it is NULL on failure.
+ * slab_size or a contiguous dataset is ARCA_ERR_INVALID. Free *out with
+ * arca_slab_free; it is NULL on failure.
  *   uint64_t start[2] = {16, 0}, count[2] = {32, 24};
- *   arca_block_t *b; arca_encode_block(ds, start, count, rows, sizeof rows, &b); */
-int32_t arca_encode_block(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
-                          const void *block, size_t block_size, arca_block_t **out);
+ *   arca_slab_t *b; arca_encode_slab(ds, start, count, rows, sizeof rows, &b); */
+int32_t arca_encode_slab(arca_dataset_t *ds, const uint64_t *start, const uint64_t *count,
+                          const void *slab, size_t slab_size, arca_slab_t **out);
 
-/* arca_encode_block for a process without the file: the dataset is
+/* arca_encode_slab for a process without the file: the dataset is
  * described by `desc`, as the holder reads it (arca_dataset_dtype_str,
  * _dims, _chunks, _filters, _fill_value).
  *   uint64_t dims[2] = {100, 24}, ch[2] = {16, 8}; float fill = -1;
  *   arca_filter_t fl[2] = {{ARCA_FILTER_SHUFFLE, 0}, {ARCA_FILTER_ZSTD, 3}};
- *   arca_block_desc_t d = {"<f4", 4, 2, dims, ch, fl, 2, &fill, sizeof fill};
- *   arca_block_t *b; arca_encode_block_desc(&d, start, count, rows, sizeof rows, &b); */
-int32_t arca_encode_block_desc(const arca_block_desc_t *desc, const uint64_t *start,
-                               const uint64_t *count, const void *block, size_t block_size,
-                               arca_block_t **out);
+ *   arca_slab_desc_t d = {"<f4", 4, 2, dims, ch, fl, 2, &fill, sizeof fill};
+ *   arca_slab_t *b; arca_encode_slab_desc(&d, start, count, rows, sizeof rows, &b); */
+int32_t arca_encode_slab_desc(const arca_slab_desc_t *desc, const uint64_t *start,
+                               const uint64_t *count, const void *slab, size_t slab_size,
+                               arca_slab_t **out);
 
 /* The whole chunks' stored bytes, back to back in chunk order: *bytes
- * (NULL when none; owned by the block) and *len (may be NULL).
- *   const void *p; size_t n; arca_block_bytes(b, &p, &n); */
-int32_t arca_block_bytes(const arca_block_t *b, const void **bytes, size_t *len);
+ * (NULL when none; owned by the slab) and *len (may be NULL).
+ *   const void *p; size_t n; arca_slab_bytes(b, &p, &n); */
+int32_t arca_slab_bytes(const arca_slab_t *b, const void **bytes, size_t *len);
 
-/* Number of whole chunks in the block. */
-int32_t arca_block_nchunks(const arca_block_t *b, size_t *n);
+/* Number of whole chunks in the slab. */
+int32_t arca_slab_nchunks(const arca_slab_t *b, size_t *n);
 
 /* Whole chunk i (grid order; its bytes follow chunk i-1's): first element
  * into offset (rank entries), stored length, filter mask and CRC32C; each
  * out-pointer may be NULL. Past the end: ARCA_ERR_INVALID.
  *   uint64_t off[2], len; uint32_t mask, crc;
- *   arca_block_chunk(b, 0, off, &len, &mask, &crc); */
-int32_t arca_block_chunk(const arca_block_t *b, size_t i, uint64_t *offset, uint64_t *len,
+ *   arca_slab_chunk(b, 0, off, &len, &mask, &crc); */
+int32_t arca_slab_chunk(const arca_slab_t *b, size_t i, uint64_t *offset, uint64_t *len,
                          uint32_t *mask, uint32_t *crc);
 
-/* Number of parts of chunks the block covers only in part. */
-int32_t arca_block_npartial(const arca_block_t *b, size_t *n);
+/* Number of parts of chunks the slab covers only in part. */
+int32_t arca_slab_npartial(const arca_slab_t *b, size_t *n);
 
 /* Part i as a box in the dataset's coordinates (rank entries each; either
- * may be NULL); its elements are those of the block there.
- *   uint64_t s[2], c[2]; arca_block_partial(b, 0, s, c); */
-int32_t arca_block_partial(const arca_block_t *b, size_t i, uint64_t *start, uint64_t *count);
+ * may be NULL); its elements are those of the slab there.
+ *   uint64_t s[2], c[2]; arca_slab_partial(b, 0, s, c); */
+int32_t arca_slab_partial(const arca_slab_t *b, size_t i, uint64_t *start, uint64_t *count);
 
-/* Free a block; NULL is a no-op. Pointers from arca_block_bytes die with it. */
-void arca_block_free(arca_block_t *b);
+/* Free a slab; NULL is a no-op. Pointers from arca_slab_bytes die with it. */
+void arca_slab_free(arca_slab_t *b);
 
 /* Write len bytes at byte `at` of the file open as `fd` (all of them) and
  * start their writeback without waiting; the descriptor stays yours. A

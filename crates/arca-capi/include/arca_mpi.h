@@ -19,9 +19,9 @@
  *   2. rank 0 begins a transaction and reserves room for all of them at
  *      their raw size (the most they can take: a filtered chunk never
  *      stores more), and tells every rank where it is;
- *   3. each rank cuts its block into slabs of whole chunk rows (about
+ *   3. each rank cuts its local data into slabs of whole chunk rows (about
  *      8 MiB of elements each), compresses each slab's chunks
- *      (arca_encode_block_desc), takes its place in the room with one
+ *      (arca_encode_slab_desc), takes its place in the room with one
  *      atomic add on a counter in an MPI window on rank 0, and writes it at
  *      once (arca_write_out), so ranks pack their chunks tightly without
  *      waiting for each other;
@@ -30,14 +30,14 @@
  *      (arca_dataset_seal_chunks, which frees the room left over), writes
  *      the parts (merging chunks shared between ranks) and commits once.
  * A contiguous dataset (or one with filters of an imported HDF5 file) is
- * written by rank 0: every rank's block travels to it.
+ * written by rank 0: every rank's local data travels to it.
  *
  * Conventions
  * -----------
  * - Every function taking an arca_mpi_file_t is collective: every rank of
  *   the communicator calls it, in the same order. Object paths, options
  *   and attribute values are those of rank 0 (the others' are ignored and
- *   may be NULL); boxes and blocks are each rank's own.
+ *   may be NULL); boxes and local data are each rank's own.
  * - Status codes are those of arca.h. A failure on any rank, at any step,
  *   makes the call return the same code on every rank (the code of the
  *   lowest failing rank), and arca_mpi_last_error() on every rank names
@@ -146,7 +146,7 @@ int32_t arca_mpi_attr_write(arca_mpi_file_t *f, const char *obj_path, const char
 int32_t arca_mpi_attr_write_string(arca_mpi_file_t *f, const char *obj_path, const char *name,
                                    const char *value);
 
-/* Collective write: each rank writes `block`, the elements of its own box
+/* Collective write: each rank writes `local`, the elements of its own box
  * start..start+count, into the dataset at `path` (see "How it works").
  * Boxes must not overlap; a rank may pass an empty box (a count of 0).
  * The whole write is one transaction: on any failure, on any rank, every
@@ -154,7 +154,7 @@ int32_t arca_mpi_attr_write_string(arca_mpi_file_t *f, const char *obj_path, con
  *   uint64_t start[2] = {50 * rank, 0}, count[2] = {50, 24};
  *   arca_mpi_write(f, "x", start, count, rows); */
 int32_t arca_mpi_write(arca_mpi_file_t *f, const char *path, const uint64_t *start,
-                       const uint64_t *count, const void *block);
+                       const uint64_t *count, const void *local);
 
 /* Collective read: each rank gets the elements of its own box into `out`
  * (product(count) * element size bytes); rank 0 reads every rank's box

@@ -171,13 +171,13 @@ static void fmt_u64s(char *buf, size_t cap, const uint64_t *v, int n) {
     if (at < cap) snprintf(buf + at, cap - at, "]");
 }
 
-/* Copy the box `s`..`s + c` (dataset coordinates) out of a block holding
+/* Copy the box `s`..`s + c` (dataset coordinates) out of local data holding
  * the box `bs`..`bs + bc`, row-major, into `out`. */
-static void copy_out(int rank, size_t elem, const unsigned char *block, const uint64_t *bs,
+static void copy_out(int rank, size_t elem, const unsigned char *local, const uint64_t *bs,
                      const uint64_t *bc, const uint64_t *s, const uint64_t *c,
                      unsigned char *out) {
     if (rank == 0) {
-        memcpy(out, block, elem);
+        memcpy(out, local, elem);
         return;
     }
     for (int i = 0; i < rank; i++)
@@ -187,7 +187,7 @@ static void copy_out(int rank, size_t elem, const unsigned char *block, const ui
     for (;;) {
         size_t from = 0;
         for (int i = 0; i < rank; i++) from = from * (size_t)bc[i] + (size_t)(s[i] - bs[i] + idx[i]);
-        memcpy(out, block + from * elem, run);
+        memcpy(out, local + from * elem, run);
         out += run;
         int i = rank - 2;
         for (; i >= 0; i--) {
@@ -550,11 +550,11 @@ typedef struct {
     uint64_t nrecs;
     buf_t parts; /* per part: start, count (rank uint64 each), elements */
     uint64_t nparts;
-    /* A block that goes whole to rank 0 (no copy). */
+    /* Local data that goes whole to rank 0 (no copy). */
     const void *whole;
 } out_t;
 
-static void add_part(out_t *o, int rank, size_t elem, const unsigned char *block,
+static void add_part(out_t *o, int rank, size_t elem, const unsigned char *local,
                      const uint64_t *bs, const uint64_t *bc, const uint64_t *s,
                      const uint64_t *c) {
     put_bytes(&o->parts, s, (size_t)rank * 8);
@@ -562,21 +562,21 @@ static void add_part(out_t *o, int rank, size_t elem, const unsigned char *block
     size_t n = elem;
     for (int i = 0; i < rank; i++) n *= (size_t)c[i];
     unsigned char *at = put_bytes(&o->parts, NULL, n);
-    copy_out(rank, elem, block, bs, bc, s, c, at);
+    copy_out(rank, elem, local, bs, bc, s, c, at);
     o->nparts++;
 }
 
-/* Step 3 for one rank: cut the block into slabs of whole chunk rows,
+/* Step 3 for one rank: cut the local data into slabs of whole chunk rows,
  * compress each and write it into the room at a place taken from the
  * counter. `share` is the most this rank's chunks may take. */
 static void write_slabs(arca_mpi_file_t *m, const desc_t *d, const uint64_t *start,
-                        const uint64_t *count, const unsigned char *block, uint64_t addr,
+                        const uint64_t *count, const unsigned char *local, uint64_t addr,
                         int64_t base, uint64_t share, out_t *o, status_t *st) {
     const head_t *h = &d->h;
     int rank = h->rank;
     for (int i = 0; i < rank; i++)
         if (count[i] == 0) return;
-    arca_block_desc_t bd = {d->type, (size_t)h->elem, rank, h->dims, h->chunks, h->filters,
+    arca_slab_desc_t bd = {d->type, (size_t)h->elem, rank, h->dims, h->chunks, h->filters,
                             h->nfilters, d->fill, (size_t)h->fill_size};
     size_t row = (size_t)h->elem;
     for (int i = 1; i < rank; i++) row *= (size_t)count[i];
@@ -592,20 +592,20 @@ static void write_slabs(arca_mpi_file_t *m, const desc_t *d, const uint64_t *sta
         memcpy(c, count, (size_t)rank * 8);
         s[0] = a;
         c[0] = b - a;
-        arca_block_t *blk = NULL;
-        const unsigned char *slab = block + (size_t)(a - lo) * row;
-        if (check(st, arca_encode_block_desc(&bd, s, c, slab, (size_t)(b - a) * row, &blk)) != ARCA_OK)
+        arca_slab_t *blk = NULL;
+        const unsigned char *slab = local + (size_t)(a - lo) * row;
+        if (check(st, arca_encode_slab_desc(&bd, s, c, slab, (size_t)(b - a) * row, &blk)) != ARCA_OK)
             break;
         size_t np = 0, nc = 0, len = 0;
         const void *bytes = NULL;
-        arca_block_npartial(blk, &np);
+        arca_slab_npartial(blk, &np);
         for (size_t i = 0; i < np; i++) {
             uint64_t ps[ARCA_MAX_RANK], pc[ARCA_MAX_RANK];
-            arca_block_partial(blk, i, ps, pc);
-            add_part(o, rank, (size_t)h->elem, block, start, count, ps, pc);
+            arca_slab_partial(blk, i, ps, pc);
+            add_part(o, rank, (size_t)h->elem, local, start, count, ps, pc);
         }
-        arca_block_nchunks(blk, &nc);
-        arca_block_bytes(blk, &bytes, &len);
+        arca_slab_nchunks(blk, &nc);
+        arca_slab_bytes(blk, &bytes, &len);
         if (nc) {
             used += len;
             if (used > share) {
@@ -618,7 +618,7 @@ static void write_slabs(arca_mpi_file_t *m, const desc_t *d, const uint64_t *sta
                         uint64_t *r = put_bytes(&o->recs, NULL, (size_t)(rank + 3) * 8);
                         uint64_t l;
                         uint32_t mask, crc;
-                        arca_block_chunk(blk, i, r, &l, &mask, &crc);
+                        arca_slab_chunk(blk, i, r, &l, &mask, &crc);
                         r[rank] = at;
                         r[rank + 1] = l;
                         r[rank + 2] = (uint64_t)mask << 32 | crc;
@@ -628,7 +628,7 @@ static void write_slabs(arca_mpi_file_t *m, const desc_t *d, const uint64_t *sta
                 }
             }
         }
-        arca_block_free(blk);
+        arca_slab_free(blk);
         a = b;
     }
 }
@@ -721,7 +721,7 @@ static void gather_and_seal(arca_mpi_file_t *m, const desc_t *d, arca_dataset_t 
 }
 
 int32_t arca_mpi_write(arca_mpi_file_t *m, const char *path, const uint64_t *start,
-                       const uint64_t *count, const void *block) {
+                       const uint64_t *count, const void *local) {
     if (!m) return local_fail(ARCA_ERR_NULL, "file is NULL");
     arca_dataset_t *ds;
     desc_t d;
@@ -733,7 +733,7 @@ int32_t arca_mpi_write(arca_mpi_file_t *m, const char *path, const uint64_t *sta
     status_t st = {ARCA_OK, ""};
     size_t bytes = 0;
     uint64_t whole = 0, total = 0;
-    check_box(h, start, count, block, &bytes, &st);
+    check_box(h, start, count, local, &bytes, &st);
     if (st.rc == ARCA_OK && h->direct) whole = whole_chunks(h->rank, start, count, h->dims, h->chunks);
     rc = agree(m->comm, &st, "write");
     if (rc != ARCA_OK) {
@@ -772,10 +772,10 @@ int32_t arca_mpi_write(arca_mpi_file_t *m, const char *path, const uint64_t *sta
     /* Step 3: every rank compresses and writes its whole chunks. */
     out_t o = {{0}, 0, {0}, 0, NULL};
     if (h->direct)
-        write_slabs(m, &d, start, count, block, room[0], (int64_t)room[1], whole * chunk_bytes, &o,
+        write_slabs(m, &d, start, count, local, room[0], (int64_t)room[1], whole * chunk_bytes, &o,
                     &st);
     else
-        o.whole = block;
+        o.whole = local;
     rc = agree(m->comm, &st, "write");
     if (rc == ARCA_OK) {
         /* Step 4: rank 0 indexes the chunks, merges the rest and commits. */

@@ -1,5 +1,5 @@
 //! Chunks written by other processes: space reserved inside a
-//! transaction, blocks of an array cut into filtered chunks without the
+//! transaction, slabs of an array cut into filtered chunks without the
 //! file, the bytes written through a plain descriptor, and the chunks
 //! sealed into the dataset's index. These are the pieces of a collective
 //! write from every rank of an MPI job (`arca_mpi.h`), where only rank 0
@@ -7,7 +7,7 @@
 
 use std::ffi::{c_char, c_void};
 
-use arca_core::{encode_block, Datatype, EncodedBlock, Filter, WrittenChunk};
+use arca_core::{encode_slab, Datatype, EncodedSlab, Filter, WrittenChunk};
 
 use crate::dataset::{check_fixed, filter_from, rank_arg, DatasetHandle, FilterC};
 use crate::error::{guard, Fail, R};
@@ -29,21 +29,21 @@ pub struct WrittenChunkC {
     pub addr: u64,
     /// Stored bytes.
     pub len: u64,
-    /// Its filter mask, as `arca_block_chunk` gives it.
+    /// Its filter mask, as `arca_slab_chunk` gives it.
     pub mask: u32,
     /// CRC32C (Castagnoli) of its stored bytes.
     pub crc: u32,
 }
 
-/// What [`arca_encode_block_desc`] needs to know of a dataset
-/// (`arca_block_desc_t`), for processes that do not have it open.
+/// What [`arca_encode_slab_desc`] needs to know of a dataset
+/// (`arca_slab_desc_t`), for processes that do not have it open.
 ///
 /// ```c
-/// arca_block_desc_t d = {"<f4", 4, 2, dims, chunks, filters, 2, &fill, 4};
+/// arca_slab_desc_t d = {"<f4", 4, 2, dims, chunks, filters, 2, &fill, 4};
 /// ```
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
-pub struct BlockDescC {
+pub struct SlabDescC {
     /// NULL, or the element type as `arca_dataset_dtype_str` gives it:
     /// elements and fill value are then in native byte order and converted
     /// to the type's. NULL: they are taken as stored, `elem_size` bytes each.
@@ -66,16 +66,16 @@ pub struct BlockDescC {
     pub fill_size: usize,
 }
 
-/// A block cut into filtered chunks (`arca_block_t`), from
-/// [`arca_encode_block`] or [`arca_encode_block_desc`].
+/// A slab cut into filtered chunks (`arca_slab_t`), from
+/// [`arca_encode_slab`] or [`arca_encode_slab_desc`].
 ///
 /// ```c
-/// arca_block_t *b;
-/// arca_encode_block(ds, start, count, buf, size, &b);
-/// arca_block_free(b);
+/// arca_slab_t *b;
+/// arca_encode_slab(ds, start, count, buf, size, &b);
+/// arca_slab_free(b);
 /// ```
-pub struct BlockHandle {
-    pub(crate) block: EncodedBlock,
+pub struct SlabHandle {
+    pub(crate) slab: EncodedSlab,
     rank: usize,
 }
 
@@ -91,7 +91,7 @@ fn as_stored<'a>(t: &Datatype, native: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
 }
 
 /// The box's start and count (`rank` entries each) and its bytes.
-unsafe fn block_box(
+unsafe fn slab_box(
     rank: usize,
     elem: usize,
     start: *const u64,
@@ -112,20 +112,20 @@ unsafe fn block_box(
         .try_fold(elem as u64, |a, &n| a.checked_mul(n))
         .and_then(|b| usize::try_from(b).ok())
         .filter(|&b| b <= isize::MAX as usize)
-        .ok_or_else(|| Fail::invalid("block is too large for memory"))?;
+        .ok_or_else(|| Fail::invalid("slab is too large for memory"))?;
     Ok((s, c, bytes))
 }
 
-/// Borrow the caller's block of exactly `bytes` bytes (`block_size`).
-unsafe fn block_bytes<'a>(block: *const c_void, block_size: usize, bytes: usize) -> R<&'a [u8]> {
-    if block_size != bytes {
+/// Borrow the caller's slab of exactly `bytes` bytes (`slab_size`).
+unsafe fn slab_bytes<'a>(slab: *const c_void, slab_size: usize, bytes: usize) -> R<&'a [u8]> {
+    if slab_size != bytes {
         return Err(Fail::invalid(format!(
-            "block of {block_size} bytes; the box holds {bytes}"
+            "slab of {slab_size} bytes; the box holds {bytes}"
         )));
     }
     // SAFETY: NULL only when empty, else `bytes` readable bytes, per the
     // caller's contract.
-    unsafe { slice(block.cast::<u8>(), bytes, "block") }
+    unsafe { slice(slab.cast::<u8>(), bytes, "slab") }
 }
 
 /// Reserve `nbytes` bytes of the file for chunks of `ds` that other
@@ -214,36 +214,36 @@ pub unsafe extern "C" fn arca_dataset_seal_chunks(
     })
 }
 
-/// Cut `block`, the elements of the box `start`..`start + count` of the
+/// Cut `slab`, the elements of the box `start`..`start + count` of the
 /// chunked dataset `ds` (native byte order, row-major, packed, exactly
-/// `block_size` bytes), into the chunks it covers whole, each filtered
+/// `slab_size` bytes), into the chunks it covers whole, each filtered
 /// through the dataset's pipeline, and name the parts of the chunks it
 /// covers only in part. A chunk running past the extent is whole when the
-/// block covers its part inside (the rest is the fill value). Nothing is
+/// slab covers its part inside (the rest is the fill value). Nothing is
 /// written to the file: write the bytes into reserved space, or read them
 /// back with the accessors. A box outside the extent, a wrong
-/// `block_size` or a contiguous dataset is `ARCA_ERR_INVALID`.
+/// `slab_size` or a contiguous dataset is `ARCA_ERR_INVALID`.
 ///
-/// Ownership: `*out` is a new block to free with [`arca_block_free`];
+/// Ownership: `*out` is a new slab to free with [`arca_slab_free`];
 /// NULL on failure.
 ///
 /// # Safety
 /// `ds` is NULL or a live dataset handle; `start` and `count` rank-sized;
-/// `block` NULL or `block_size` readable bytes; `out` NULL or writable.
+/// `slab` NULL or `slab_size` readable bytes; `out` NULL or writable.
 ///
 /// ```c
 /// uint64_t start[2] = {16, 0}, count[2] = {32, 24};
-/// arca_block_t *b;
-/// arca_encode_block(ds, start, count, rows, sizeof rows, &b);
+/// arca_slab_t *b;
+/// arca_encode_slab(ds, start, count, rows, sizeof rows, &b);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_encode_block(
+pub unsafe extern "C" fn arca_encode_slab(
     ds: *mut DatasetHandle,
     start: *const u64,
     count: *const u64,
-    block: *const c_void,
-    block_size: usize,
-    out: *mut *mut BlockHandle,
+    slab: *const c_void,
+    slab_size: usize,
+    out: *mut *mut SlabHandle,
 ) -> i32 {
     guard(|| {
         // SAFETY: out-pointer supplied by the caller.
@@ -262,16 +262,16 @@ pub unsafe extern "C" fn arca_encode_block(
         let filters = h.ds.filters()?;
         let fill = h.ds.fill_value()?;
         // SAFETY: per the contract.
-        let (s, c, bytes) = unsafe { block_box(dims.len(), t.size(), start, count)? };
+        let (s, c, bytes) = unsafe { slab_box(dims.len(), t.size(), start, count)? };
         // SAFETY: per the contract.
-        let data = unsafe { block_bytes(block, block_size, bytes)? };
+        let data = unsafe { slab_bytes(slab, slab_size, bytes)? };
         let b = encode(&t, &filters, &dims, &chunk, &s, &c, data, &fill)?;
         // SAFETY: checked non-NULL above.
         unsafe { give_handle(out, b, "out") }
     })
 }
 
-/// Cut a block into chunks as [`encode_block`] does, from elements in
+/// Cut a slab into chunks as [`encode_slab`] does, from elements in
 /// native order (swapped to `t`'s order here).
 #[allow(clippy::too_many_arguments)]
 fn encode(
@@ -283,49 +283,49 @@ fn encode(
     count: &[u64],
     data: &[u8],
     fill: &[u8],
-) -> R<BlockHandle> {
+) -> R<SlabHandle> {
     let data = as_stored(t, data);
     let fill = if fill.is_empty() {
         std::borrow::Cow::Borrowed(fill)
     } else {
         as_stored(t, fill)
     };
-    let block = encode_block(filters, t.size(), dims, chunk, start, count, &data, &fill)?;
-    Ok(BlockHandle {
-        block,
+    let slab = encode_slab(filters, t.size(), dims, chunk, start, count, &data, &fill)?;
+    Ok(SlabHandle {
+        slab,
         rank: dims.len(),
     })
 }
 
-/// [`arca_encode_block`] for a process that does not have the file open
+/// [`arca_encode_slab`] for a process that does not have the file open
 /// (the ranks other than 0 of an MPI job): the dataset is described by
 /// `desc` — element type or size, extents, chunk shape, filters and fill
 /// value, as rank 0 reads them from the dataset. With `desc->type_str`
-/// the block and fill value are in native byte order; without it they
+/// the slab and fill value are in native byte order; without it they
 /// are taken as stored. Bad descriptions are `ARCA_ERR_INVALID`.
 ///
-/// Ownership: as for [`arca_encode_block`]; `desc` is only read.
+/// Ownership: as for [`arca_encode_slab`]; `desc` is only read.
 ///
 /// # Safety
 /// `desc` NULL or a valid description whose arrays hold `rank` (filters:
-/// `nfilters`) entries; otherwise as for [`arca_encode_block`].
+/// `nfilters`) entries; otherwise as for [`arca_encode_slab`].
 ///
 /// ```c
 /// uint64_t dims[2] = {100, 24}, chunks[2] = {16, 8};
 /// arca_filter_t fl[2] = {{ARCA_FILTER_SHUFFLE, 0}, {ARCA_FILTER_ZSTD, 3}};
 /// float fill = -1;
-/// arca_block_desc_t d = {"<f4", 4, 2, dims, chunks, fl, 2, &fill, sizeof fill};
-/// arca_block_t *b;
-/// arca_encode_block_desc(&d, start, count, rows, sizeof rows, &b);
+/// arca_slab_desc_t d = {"<f4", 4, 2, dims, chunks, fl, 2, &fill, sizeof fill};
+/// arca_slab_t *b;
+/// arca_encode_slab_desc(&d, start, count, rows, sizeof rows, &b);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_encode_block_desc(
-    desc: *const BlockDescC,
+pub unsafe extern "C" fn arca_encode_slab_desc(
+    desc: *const SlabDescC,
     start: *const u64,
     count: *const u64,
-    block: *const c_void,
-    block_size: usize,
-    out: *mut *mut BlockHandle,
+    slab: *const c_void,
+    slab_size: usize,
+    out: *mut *mut SlabHandle,
 ) -> i32 {
     guard(|| {
         // SAFETY: out-pointer supplied by the caller.
@@ -386,40 +386,40 @@ pub unsafe extern "C" fn arca_encode_block_desc(
             )));
         }
         // SAFETY: per the contract.
-        let (s, c, bytes) = unsafe { block_box(rank, t.size(), start, count)? };
+        let (s, c, bytes) = unsafe { slab_box(rank, t.size(), start, count)? };
         // SAFETY: per the contract.
-        let data = unsafe { block_bytes(block, block_size, bytes)? };
+        let data = unsafe { slab_bytes(slab, slab_size, bytes)? };
         let b = encode(&t, &filters, dims, chunk, &s, &c, data, fill)?;
         // SAFETY: checked non-NULL above.
         unsafe { give_handle(out, b, "out") }
     })
 }
 
-/// The stored bytes of the block's whole chunks, back to back in the
-/// order of [`arca_block_chunk`]: `*bytes` (NULL when there are none)
-/// and `*len`. They belong to the block: valid until [`arca_block_free`].
+/// The stored bytes of the slab's whole chunks, back to back in the
+/// order of [`arca_slab_chunk`]: `*bytes` (NULL when there are none)
+/// and `*len`. They belong to the slab: valid until [`arca_slab_free`].
 ///
 /// # Safety
-/// `b` is NULL or a live block; `bytes` and `len` NULL or writable.
+/// `b` is NULL or a live slab; `bytes` and `len` NULL or writable.
 ///
 /// ```c
 /// const void *p; size_t n;
-/// arca_block_bytes(b, &p, &n);
+/// arca_slab_bytes(b, &p, &n);
 /// arca_write_out(fd, p, n, at);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_block_bytes(
-    b: *const BlockHandle,
+pub unsafe extern "C" fn arca_slab_bytes(
+    b: *const SlabHandle,
     bytes: *mut *const c_void,
     len: *mut usize,
 ) -> i32 {
     guard(|| {
         // SAFETY: per the contract.
-        let h = unsafe { handle(b, "block")? };
+        let h = unsafe { handle(b, "slab")? };
         if bytes.is_null() {
             return Err(Fail::null("bytes"));
         }
-        let v = &h.block.bytes;
+        let v = &h.slab.bytes;
         let p = if v.is_empty() {
             std::ptr::null()
         } else {
@@ -432,40 +432,40 @@ pub unsafe extern "C" fn arca_block_bytes(
     })
 }
 
-/// The number of whole chunks in the block (`*n`).
+/// The number of whole chunks in the slab (`*n`).
 ///
 /// # Safety
-/// `b` is NULL or a live block; `n` NULL or writable.
+/// `b` is NULL or a live slab; `n` NULL or writable.
 ///
 /// ```c
-/// size_t n; arca_block_nchunks(b, &n);
+/// size_t n; arca_slab_nchunks(b, &n);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_block_nchunks(b: *const BlockHandle, n: *mut usize) -> i32 {
+pub unsafe extern "C" fn arca_slab_nchunks(b: *const SlabHandle, n: *mut usize) -> i32 {
     guard(|| {
         // SAFETY: per the contract.
-        let h = unsafe { handle(b, "block")? };
+        let h = unsafe { handle(b, "slab")? };
         // SAFETY: per the contract.
-        unsafe { put(n, h.block.chunks.len(), "n") }
+        unsafe { put(n, h.slab.chunks.len(), "n") }
     })
 }
 
 /// Whole chunk `i` (in grid order; its bytes follow those of chunk
-/// `i - 1` in [`arca_block_bytes`]): its first element into `offset`
+/// `i - 1` in [`arca_slab_bytes`]): its first element into `offset`
 /// (rank entries), its stored length, filter mask and CRC32C. Each
 /// out-pointer may be NULL. `i` past the end is `ARCA_ERR_INVALID`.
 ///
 /// # Safety
-/// `b` is NULL or a live block; `offset` NULL or rank writable entries;
+/// `b` is NULL or a live slab; `offset` NULL or rank writable entries;
 /// the others NULL or writable.
 ///
 /// ```c
 /// uint64_t off[2], len; uint32_t mask, crc;
-/// arca_block_chunk(b, 0, off, &len, &mask, &crc);
+/// arca_slab_chunk(b, 0, off, &len, &mask, &crc);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_block_chunk(
-    b: *const BlockHandle,
+pub unsafe extern "C" fn arca_slab_chunk(
+    b: *const SlabHandle,
     i: usize,
     offset: *mut u64,
     len: *mut u64,
@@ -474,9 +474,9 @@ pub unsafe extern "C" fn arca_block_chunk(
 ) -> i32 {
     guard(|| {
         // SAFETY: per the contract.
-        let h = unsafe { handle(b, "block")? };
-        let c = h.block.chunks.get(i).ok_or_else(|| {
-            Fail::invalid(format!("chunk {i} of a block of {}", h.block.chunks.len()))
+        let h = unsafe { handle(b, "slab")? };
+        let c = h.slab.chunks.get(i).ok_or_else(|| {
+            Fail::invalid(format!("chunk {i} of a slab of {}", h.slab.chunks.len()))
         })?;
         if !offset.is_null() {
             // SAFETY: `rank` writable entries, per the contract.
@@ -492,50 +492,50 @@ pub unsafe extern "C" fn arca_block_chunk(
     })
 }
 
-/// The number of parts of chunks the block covers only in part (`*n`):
+/// The number of parts of chunks the slab covers only in part (`*n`):
 /// whoever holds the file writes them (`arca_dataset_write`), merging
-/// them with what other blocks put in the same chunks.
+/// them with what other slabs put in the same chunks.
 ///
 /// # Safety
-/// `b` is NULL or a live block; `n` NULL or writable.
+/// `b` is NULL or a live slab; `n` NULL or writable.
 ///
 /// ```c
-/// size_t n; arca_block_npartial(b, &n);
+/// size_t n; arca_slab_npartial(b, &n);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_block_npartial(b: *const BlockHandle, n: *mut usize) -> i32 {
+pub unsafe extern "C" fn arca_slab_npartial(b: *const SlabHandle, n: *mut usize) -> i32 {
     guard(|| {
         // SAFETY: per the contract.
-        let h = unsafe { handle(b, "block")? };
+        let h = unsafe { handle(b, "slab")? };
         // SAFETY: per the contract.
-        unsafe { put(n, h.block.partial.len(), "n") }
+        unsafe { put(n, h.slab.partial.len(), "n") }
     })
 }
 
-/// Part `i` of a chunk the block covers only in part, as a box in the
+/// Part `i` of a chunk the slab covers only in part, as a box in the
 /// dataset's coordinates: `start` and `count` (rank entries each; either
 /// may be NULL). `i` past the end is `ARCA_ERR_INVALID`.
 ///
 /// # Safety
-/// `b` is NULL or a live block; `start` and `count` NULL or rank writable
+/// `b` is NULL or a live slab; `start` and `count` NULL or rank writable
 /// entries.
 ///
 /// ```c
 /// uint64_t s[2], c[2];
-/// arca_block_partial(b, 0, s, c);
+/// arca_slab_partial(b, 0, s, c);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_block_partial(
-    b: *const BlockHandle,
+pub unsafe extern "C" fn arca_slab_partial(
+    b: *const SlabHandle,
     i: usize,
     start: *mut u64,
     count: *mut u64,
 ) -> i32 {
     guard(|| {
         // SAFETY: per the contract.
-        let h = unsafe { handle(b, "block")? };
-        let (s, c) = h.block.partial.get(i).ok_or_else(|| {
-            Fail::invalid(format!("part {i} of a block of {}", h.block.partial.len()))
+        let h = unsafe { handle(b, "slab")? };
+        let (s, c) = h.slab.partial.get(i).ok_or_else(|| {
+            Fail::invalid(format!("part {i} of a slab of {}", h.slab.partial.len()))
         })?;
         if !start.is_null() {
             // SAFETY: `rank` writable entries, per the contract.
@@ -549,18 +549,18 @@ pub unsafe extern "C" fn arca_block_partial(
     })
 }
 
-/// Free a block. NULL is a no-op.
+/// Free a slab. NULL is a no-op.
 ///
-/// Ownership: consumes `b`; pointers from [`arca_block_bytes`] die with it.
+/// Ownership: consumes `b`; pointers from [`arca_slab_bytes`] die with it.
 ///
 /// # Safety
-/// `b` is NULL or a live block, freed once.
+/// `b` is NULL or a live slab, freed once.
 ///
 /// ```c
-/// arca_block_free(b);
+/// arca_slab_free(b);
 /// ```
 #[no_mangle]
-pub unsafe extern "C" fn arca_block_free(b: *mut BlockHandle) {
+pub unsafe extern "C" fn arca_slab_free(b: *mut SlabHandle) {
     // SAFETY: per the contract.
     drop(unsafe { take_handle(b) });
 }

@@ -944,7 +944,7 @@ pub unsafe extern "C" fn arca_dataset_read(
         check_buffer(buf.is_null(), buf_size, bytes)?;
         // SAFETY: at least `bytes` writable bytes, per the contract.
         let out = unsafe { slice_mut(buf.cast::<u8>(), bytes, "buf")? };
-        Ok(h.ds.read_raw(&sel, out)?)
+        Ok(h.ds.read_bytes(&sel, out)?)
     })
 }
 
@@ -980,7 +980,7 @@ pub unsafe extern "C" fn arca_dataset_write(
         check_buffer(buf.is_null(), buf_size, bytes)?;
         // SAFETY: at least `bytes` readable bytes, per the contract.
         let data = unsafe { slice(buf.cast::<u8>(), bytes, "buf")? };
-        Ok(h.ds.write_raw(&sel, data)?)
+        Ok(h.ds.write_bytes(&sel, data)?)
     })
 }
 

@@ -43,9 +43,9 @@ pub struct StatC {
     /// Object headers, B-tree pages and blobs.
     pub metadata_bytes: u64,
     /// Dataset elements as stored (after compression).
-    pub raw_bytes: u64,
+    pub data_bytes: u64,
     /// Dataset elements before compression, for allocated storage.
-    pub raw_logical_bytes: u64,
+    pub data_logical_bytes: u64,
     /// Bytes belonging to nothing: space freed and not yet reused.
     pub unused_bytes: u64,
     /// Bytes in free sections known to the free-space manager.
@@ -66,8 +66,8 @@ impl From<Stat> for StatC {
             file_bytes: s.file_bytes,
             superblock_bytes: s.superblock_bytes,
             metadata_bytes: s.metadata_bytes,
-            raw_bytes: s.raw_bytes,
-            raw_logical_bytes: s.raw_logical_bytes,
+            data_bytes: s.data_bytes,
+            data_logical_bytes: s.data_logical_bytes,
             unused_bytes: s.unused_bytes,
             free_bytes: s.free_bytes,
             free_sections: s.free_sections,

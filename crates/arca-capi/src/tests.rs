@@ -451,11 +451,11 @@ fn header_struct_layouts_match() {
             "metadata_bytes",
             offset_of!(StatC, metadata_bytes),
         ),
-        ("arca_stat_t", "raw_bytes", offset_of!(StatC, raw_bytes)),
+        ("arca_stat_t", "data_bytes", offset_of!(StatC, data_bytes)),
         (
             "arca_stat_t",
-            "raw_logical_bytes",
-            offset_of!(StatC, raw_logical_bytes),
+            "data_logical_bytes",
+            offset_of!(StatC, data_logical_bytes),
         ),
         (
             "arca_stat_t",
@@ -510,41 +510,37 @@ fn header_struct_layouts_match() {
             offset_of!(WrittenChunkC, crc),
         ),
         (
-            "arca_block_desc_t",
+            "arca_slab_desc_t",
             "type_str",
-            offset_of!(BlockDescC, type_str),
+            offset_of!(SlabDescC, type_str),
         ),
         (
-            "arca_block_desc_t",
+            "arca_slab_desc_t",
             "elem_size",
-            offset_of!(BlockDescC, elem_size),
+            offset_of!(SlabDescC, elem_size),
         ),
-        ("arca_block_desc_t", "rank", offset_of!(BlockDescC, rank)),
-        ("arca_block_desc_t", "dims", offset_of!(BlockDescC, dims)),
+        ("arca_slab_desc_t", "rank", offset_of!(SlabDescC, rank)),
+        ("arca_slab_desc_t", "dims", offset_of!(SlabDescC, dims)),
+        ("arca_slab_desc_t", "chunks", offset_of!(SlabDescC, chunks)),
         (
-            "arca_block_desc_t",
-            "chunks",
-            offset_of!(BlockDescC, chunks),
-        ),
-        (
-            "arca_block_desc_t",
+            "arca_slab_desc_t",
             "filters",
-            offset_of!(BlockDescC, filters),
+            offset_of!(SlabDescC, filters),
         ),
         (
-            "arca_block_desc_t",
+            "arca_slab_desc_t",
             "nfilters",
-            offset_of!(BlockDescC, nfilters),
+            offset_of!(SlabDescC, nfilters),
         ),
         (
-            "arca_block_desc_t",
+            "arca_slab_desc_t",
             "fill_value",
-            offset_of!(BlockDescC, fill_value),
+            offset_of!(SlabDescC, fill_value),
         ),
         (
-            "arca_block_desc_t",
+            "arca_slab_desc_t",
             "fill_size",
-            offset_of!(BlockDescC, fill_size),
+            offset_of!(SlabDescC, fill_size),
         ),
     ];
     let sizes: &[(&str, usize)] = &[
@@ -553,7 +549,7 @@ fn header_struct_layouts_match() {
         ("arca_stat_t", size_of::<StatC>()),
         ("arca_attr_info_t", size_of::<AttrInfoC>()),
         ("arca_written_chunk_t", size_of::<WrittenChunkC>()),
-        ("arca_block_desc_t", size_of::<BlockDescC>()),
+        ("arca_slab_desc_t", size_of::<SlabDescC>()),
     ];
     let mut src = String::from(
         "#include <stddef.h>\n#include <stdio.h>\n#include \"arca.h\"\nint main(void) {\n",
@@ -636,7 +632,7 @@ fn variable_length_datasets_are_reported_not_read() {
 const ROWS: u64 = 50;
 const COLS: u64 = 24;
 
-fn block_rows(r0: u64, r1: u64) -> Vec<f32> {
+fn slab_rows(r0: u64, r1: u64) -> Vec<f32> {
     (r0 * COLS..r1 * COLS)
         .map(|i| ((i * 7919) % 2001) as f32 / 8.0 - 125.0)
         .collect()
@@ -671,28 +667,22 @@ type Encoded = (
 
 /// Write a block's whole chunks at `*at` through `fd`, as another process
 /// would; its chunks and partial parts.
-unsafe fn write_block(
-    b: *mut BlockHandle,
-    fd: i32,
-    at: &mut u64,
-    rows: &[f32],
-    r0: u64,
-) -> Encoded {
+unsafe fn write_slab(b: *mut SlabHandle, fd: i32, at: &mut u64, rows: &[f32], r0: u64) -> Encoded {
     // SAFETY: `b` is a live block; the out-pointers are locals.
     unsafe {
         let mut p: *const c_void = ptr::null();
         let mut len = 0usize;
-        assert_eq!(arca_block_bytes(b, &mut p, &mut len), ARCA_OK);
+        assert_eq!(arca_slab_bytes(b, &mut p, &mut len), ARCA_OK);
         assert_eq!(arca_write_out(fd, p, len, *at), ARCA_OK);
         let mut n = 0usize;
-        assert_eq!(arca_block_nchunks(b, &mut n), ARCA_OK);
+        assert_eq!(arca_slab_nchunks(b, &mut n), ARCA_OK);
         let mut chunks = vec![];
         let mut pos = *at;
         for i in 0..n {
             let mut off = [0u64; 2];
             let (mut l, mut m, mut c) = (0u64, 0u32, 0u32);
             assert_eq!(
-                arca_block_chunk(b, i, off.as_mut_ptr(), &mut l, &mut m, &mut c),
+                arca_slab_chunk(b, i, off.as_mut_ptr(), &mut l, &mut m, &mut c),
                 ARCA_OK
             );
             chunks.push((off.to_vec(), pos, l, m, c));
@@ -701,12 +691,12 @@ unsafe fn write_block(
         assert_eq!(pos - *at, len as u64);
         *at = pos;
         let mut np = 0usize;
-        assert_eq!(arca_block_npartial(b, &mut np), ARCA_OK);
+        assert_eq!(arca_slab_npartial(b, &mut np), ARCA_OK);
         let mut parts = vec![];
         for i in 0..np {
             let (mut s, mut c) = ([0u64; 2], [0u64; 2]);
             assert_eq!(
-                arca_block_partial(b, i, s.as_mut_ptr(), c.as_mut_ptr()),
+                arca_slab_partial(b, i, s.as_mut_ptr(), c.as_mut_ptr()),
                 ARCA_OK
             );
             parts.push((s.to_vec(), c.to_vec(), sub_box(rows, r0, &s, &c)));
@@ -731,7 +721,7 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
             .create_dataset(&format!("{name}-serial"), &parallel_opts(order))
             .unwrap();
         // Two blocks that split the chunk row 16..32 between them.
-        let (a, b) = (block_rows(0, 21), block_rows(21, ROWS));
+        let (a, b) = (slab_rows(0, 21), slab_rows(21, ROWS));
         serial.write_all(&[a.clone(), b.clone()].concat()).unwrap();
         let ds = f
             .root()
@@ -747,9 +737,9 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
             // the file does, from a description.
             let (sa, ca) = ([0u64, 0], [21u64, COLS]);
             let (sb, cb) = ([21u64, 0], [ROWS - 21, COLS]);
-            let mut ba: *mut BlockHandle = ptr::null_mut();
+            let mut ba: *mut SlabHandle = ptr::null_mut();
             assert_eq!(
-                arca_encode_block(
+                arca_encode_slab(
                     dh,
                     sa.as_ptr(),
                     ca.as_ptr(),
@@ -774,7 +764,7 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
                 },
             ];
             let fill = -1.0f32;
-            let desc = BlockDescC {
+            let desc = SlabDescC {
                 type_str: type_str.as_ptr(),
                 elem_size: 4,
                 rank: 2,
@@ -785,9 +775,9 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
                 fill_value: (&fill as *const f32).cast(),
                 fill_size: 4,
             };
-            let mut bb: *mut BlockHandle = ptr::null_mut();
+            let mut bb: *mut SlabHandle = ptr::null_mut();
             assert_eq!(
-                arca_encode_block_desc(
+                arca_encode_slab_desc(
                     &desc,
                     sb.as_ptr(),
                     cb.as_ptr(),
@@ -800,9 +790,9 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
                 last_error()
             );
             // The same block cut both ways gives the same bytes.
-            let mut same: *mut BlockHandle = ptr::null_mut();
+            let mut same: *mut SlabHandle = ptr::null_mut();
             assert_eq!(
-                arca_encode_block(
+                arca_encode_slab(
                     dh,
                     sb.as_ptr(),
                     cb.as_ptr(),
@@ -812,15 +802,15 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
                 ),
                 ARCA_OK
             );
-            assert_eq!((*same).block.bytes, (*bb).block.bytes);
-            assert_eq!((*same).block.chunks, (*bb).block.chunks);
-            assert_eq!((*same).block.partial, (*bb).block.partial);
-            arca_block_free(same);
+            assert_eq!((*same).slab.bytes, (*bb).slab.bytes);
+            assert_eq!((*same).slab.chunks, (*bb).slab.chunks);
+            assert_eq!((*same).slab.partial, (*bb).slab.partial);
+            arca_slab_free(same);
             // Rows 0..16 of a: 3 chunks; rows 32..50 of b: 3 chunks of rows
             // 32..48 and 3 running past the extent at 48..64.
             let (mut na, mut nb) = (0usize, 0usize);
-            assert_eq!(arca_block_nchunks(ba, &mut na), ARCA_OK);
-            assert_eq!(arca_block_nchunks(bb, &mut nb), ARCA_OK);
+            assert_eq!(arca_slab_nchunks(ba, &mut na), ARCA_OK);
+            assert_eq!(arca_slab_nchunks(bb, &mut nb), ARCA_OK);
             assert_eq!((na, nb), (3, 6));
 
             assert_eq!(arca_file_begin_transaction(fh), ARCA_OK);
@@ -828,11 +818,11 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
             let room = (na + nb) as u64 * 16 * 8 * 4;
             assert_eq!(arca_dataset_reserve_chunks(dh, room, &mut at), ARCA_OK);
             let mut pos = at;
-            let (wa, pa) = write_block(ba, fd, &mut pos, &a, 0);
-            let (wb, pb) = write_block(bb, fd, &mut pos, &b, 21);
+            let (wa, pa) = write_slab(ba, fd, &mut pos, &a, 0);
+            let (wb, pb) = write_slab(bb, fd, &mut pos, &b, 21);
             assert!(pos - at <= room);
-            arca_block_free(ba);
-            arca_block_free(bb);
+            arca_slab_free(ba);
+            arca_slab_free(bb);
             let written: Vec<_> = wa.iter().chain(&wb).cloned().collect();
             let w: Vec<WrittenChunkC> = written
                 .iter()
@@ -884,7 +874,7 @@ fn blocks_written_through_descriptors_read_as_a_serial_write() {
     drop(f);
     let f = arca_core::File::open(&path).unwrap();
     let a = f.root().dataset("big").unwrap().read_all::<f32>().unwrap();
-    assert_eq!(a, [block_rows(0, 21), block_rows(21, ROWS)].concat());
+    assert_eq!(a, [slab_rows(0, 21), slab_rows(21, ROWS)].concat());
     f.check().unwrap();
 }
 
@@ -897,13 +887,13 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
         .root()
         .create_dataset("x", &parallel_opts(arca_core::ByteOrder::NATIVE))
         .unwrap();
-    ds.write_all(&block_rows(0, ROWS)).unwrap();
+    ds.write_all(&slab_rows(0, ROWS)).unwrap();
     let plain = arca_core::DatasetOptions::new(arca_core::Datatype::float(4), &[4]);
     let contiguous = f.root().create_dataset("c", &plain).unwrap();
     let fh = crate::ffi::into_handle(FileHandle { file: f.clone() });
     let dh = crate::ffi::into_handle(DatasetHandle { ds: ds.clone() });
     let ch = crate::ffi::into_handle(DatasetHandle { ds: contiguous });
-    let rows = block_rows(0, 16);
+    let rows = slab_rows(0, 16);
     // SAFETY: live handles and locals; NULLs where the test says so.
     unsafe {
         let mut at = 0u64;
@@ -957,7 +947,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
         assert_eq!(arca_dataset_seal_chunks(dh, ptr::null(), 1), ARCA_ERR_NULL);
         assert_eq!(arca_file_end_transaction(fh, 1), ARCA_ERR_INVALID);
         assert!(last_error().contains("rolled back"), "{}", last_error());
-        assert_eq!(ds.read_all::<f32>().unwrap(), block_rows(0, ROWS));
+        assert_eq!(ds.read_all::<f32>().unwrap(), slab_rows(0, ROWS));
         // A rollback by hand leaves the data too.
         assert_eq!(arca_file_begin_transaction(fh), ARCA_OK);
         let zeros = vec![0f32; (ROWS * COLS) as usize];
@@ -973,19 +963,19 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
             ARCA_OK
         );
         assert_eq!(arca_file_end_transaction(fh, 0), ARCA_OK);
-        assert_eq!(ds.read_all::<f32>().unwrap(), block_rows(0, ROWS));
+        assert_eq!(ds.read_all::<f32>().unwrap(), slab_rows(0, ROWS));
 
         // Blocks: wrong size, outside the extent, contiguous, NULLs.
-        let mut b: *mut BlockHandle = 1usize as *mut BlockHandle;
+        let mut b: *mut SlabHandle = 1usize as *mut SlabHandle;
         let (s, c) = ([0u64, 0], [16u64, COLS]);
         assert_eq!(
-            arca_encode_block(dh, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), 4, &mut b),
+            arca_encode_slab(dh, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), 4, &mut b),
             ARCA_ERR_INVALID
         );
         assert!(b.is_null());
         let far = [40u64, 0];
         assert_eq!(
-            arca_encode_block(
+            arca_encode_slab(
                 dh,
                 far.as_ptr(),
                 c.as_ptr(),
@@ -998,7 +988,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
         assert!(last_error().contains("extent"), "{}", last_error());
         let (s1, c1) = ([0u64], [4u64]);
         assert_eq!(
-            arca_encode_block(
+            arca_encode_slab(
                 ch,
                 s1.as_ptr(),
                 c1.as_ptr(),
@@ -1010,7 +1000,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
         );
         assert!(last_error().contains("not chunked"), "{}", last_error());
         assert_eq!(
-            arca_encode_block(
+            arca_encode_slab(
                 dh,
                 ptr::null(),
                 c.as_ptr(),
@@ -1021,7 +1011,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
             ARCA_ERR_NULL
         );
         assert_eq!(
-            arca_encode_block(
+            arca_encode_slab(
                 dh,
                 s.as_ptr(),
                 c.as_ptr(),
@@ -1032,7 +1022,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
             ARCA_ERR_NULL
         );
         assert_eq!(
-            arca_encode_block(
+            arca_encode_slab(
                 dh,
                 s.as_ptr(),
                 c.as_ptr(),
@@ -1046,7 +1036,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
         // a filter no dataset could have, a fill of the wrong size.
         let dims = [ROWS, COLS];
         let chunks = [16u64, 8];
-        let mut d = BlockDescC {
+        let mut d = SlabDescC {
             type_str: c"<f4".as_ptr(),
             elem_size: 8,
             rank: 2,
@@ -1058,18 +1048,18 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
             fill_size: 0,
         };
         let n = rows.len() * 4;
-        let go = |d: &BlockDescC, b: &mut *mut BlockHandle| {
-            arca_encode_block_desc(d, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), n, b)
+        let go = |d: &SlabDescC, b: &mut *mut SlabHandle| {
+            arca_encode_slab_desc(d, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), n, b)
         };
         assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
         d.elem_size = 0;
         assert_eq!(go(&d, &mut b), ARCA_OK);
-        arca_block_free(b);
+        arca_slab_free(b);
         d.type_str = ptr::null();
         assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
         d.elem_size = 4;
         assert_eq!(go(&d, &mut b), ARCA_OK);
-        arca_block_free(b);
+        arca_slab_free(b);
         d.dims = ptr::null();
         assert_eq!(go(&d, &mut b), ARCA_ERR_NULL);
         d.dims = dims.as_ptr();
@@ -1086,7 +1076,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
         d.fill_size = 2;
         assert_eq!(go(&d, &mut b), ARCA_ERR_INVALID);
         assert_eq!(
-            arca_encode_block_desc(
+            arca_encode_slab_desc(
                 ptr::null(),
                 s.as_ptr(),
                 c.as_ptr(),
@@ -1099,16 +1089,16 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
 
         // Accessors: past the end, NULLs.
         assert_eq!(
-            arca_encode_block(dh, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), n, &mut b),
+            arca_encode_slab(dh, s.as_ptr(), c.as_ptr(), rows.as_ptr().cast(), n, &mut b),
             ARCA_OK
         );
         let mut k = 0usize;
-        assert_eq!(arca_block_nchunks(b, &mut k), ARCA_OK);
+        assert_eq!(arca_slab_nchunks(b, &mut k), ARCA_OK);
         assert_eq!(k, 3);
-        assert_eq!(arca_block_npartial(b, &mut k), ARCA_OK);
+        assert_eq!(arca_slab_npartial(b, &mut k), ARCA_OK);
         assert_eq!(k, 0);
         assert_eq!(
-            arca_block_chunk(
+            arca_slab_chunk(
                 b,
                 3,
                 ptr::null_mut(),
@@ -1119,7 +1109,7 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
             ARCA_ERR_INVALID
         );
         assert_eq!(
-            arca_block_chunk(
+            arca_slab_chunk(
                 b,
                 2,
                 ptr::null_mut(),
@@ -1130,17 +1120,17 @@ fn reserved_space_and_blocks_refuse_bad_calls() {
             ARCA_OK
         );
         assert_eq!(
-            arca_block_partial(b, 0, ptr::null_mut(), ptr::null_mut()),
+            arca_slab_partial(b, 0, ptr::null_mut(), ptr::null_mut()),
             ARCA_ERR_INVALID
         );
-        assert_eq!(arca_block_nchunks(ptr::null(), &mut k), ARCA_ERR_NULL);
-        assert_eq!(arca_block_nchunks(b, ptr::null_mut()), ARCA_ERR_NULL);
+        assert_eq!(arca_slab_nchunks(ptr::null(), &mut k), ARCA_ERR_NULL);
+        assert_eq!(arca_slab_nchunks(b, ptr::null_mut()), ARCA_ERR_NULL);
         assert_eq!(
-            arca_block_bytes(b, ptr::null_mut(), ptr::null_mut()),
+            arca_slab_bytes(b, ptr::null_mut(), ptr::null_mut()),
             ARCA_ERR_NULL
         );
-        arca_block_free(b);
-        arca_block_free(ptr::null_mut());
+        arca_slab_free(b);
+        arca_slab_free(ptr::null_mut());
 
         // Writes: a bad descriptor, one open read-only.
         let bytes = [1u8; 4];

@@ -72,7 +72,7 @@ pub fn read_range(
         let sel = Selection::new(start, count, vec![1; rank])?;
         if values::is_fixed(dt) {
             let mut data = vec![0u8; sel.len() as usize * dt.size()];
-            ds.read_raw(&sel, &mut data)?;
+            ds.read_bytes(&sel, &mut data)?;
             out.extend(Elements::Fixed {
                 dt: dt.clone(),
                 data,
@@ -86,7 +86,7 @@ pub fn read_range(
                 values,
             });
         } else {
-            let (values, offsets) = ds.read_ragged_raw(&sel)?;
+            let (values, offsets) = ds.read_ragged_bytes(&sel)?;
             out.extend(Elements::Vlen {
                 dt: dt.clone(),
                 values,
@@ -114,7 +114,7 @@ pub fn attr_elements(v: &AttrValue) -> arca::Result<Elements> {
             values,
         })
     } else {
-        let (values, offsets) = v.to_ragged_raw()?;
+        let (values, offsets) = v.to_ragged_bytes()?;
         Ok(Elements::Vlen {
             dt: v.dtype.clone(),
             values,

@@ -66,7 +66,7 @@ fn fill(f: &File) -> arca::Result<()> {
         raw[i * 8..i * 8 + n.len()].copy_from_slice(n.as_bytes());
     }
     let labels = exp.create_dataset("labels", &DatasetOptions::new(Datatype::bytes(8), &[4]))?;
-    labels.write_raw(&Selection::all(&[4]), &raw)?;
+    labels.write_bytes(&Selection::all(&[4]), &raw)?;
 
     // Chunked uint16 frames with shuffle + zstd: more elements than dump
     // prints by default, so the truncation note shows.
@@ -210,7 +210,7 @@ fn fill(f: &File) -> arca::Result<()> {
         }
         rows.extend_from_slice(&[0; 4]); // the tail gap
     }
-    table.write_raw(&Selection::all(&[3]), &rows)?;
+    table.write_bytes(&Selection::all(&[3]), &rows)?;
     // Half precision, as many instruments record it.
     table.attrs().set(
         "gain",

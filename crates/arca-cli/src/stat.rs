@@ -10,7 +10,7 @@ use crate::error::{CliError, Context};
 
 /// Logical bytes over stored bytes of raw data; `None` when nothing is stored.
 pub fn compression_ratio(s: &Stat) -> Option<f64> {
-    (s.raw_bytes > 0).then(|| s.raw_logical_bytes as f64 / s.raw_bytes as f64)
+    (s.data_bytes > 0).then(|| s.data_logical_bytes as f64 / s.data_bytes as f64)
 }
 
 fn pct(part: u64, whole: u64) -> String {
@@ -37,8 +37,8 @@ pub fn run(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<(), CliErr
             "file_bytes": s.file_bytes,
             "superblock_bytes": s.superblock_bytes,
             "metadata_bytes": s.metadata_bytes,
-            "raw_stored_bytes": s.raw_bytes,
-            "raw_logical_bytes": s.raw_logical_bytes,
+            "raw_stored_bytes": s.data_bytes,
+            "data_logical_bytes": s.data_logical_bytes,
             "compact_bytes": s.compact_bytes,
             "compression_ratio": ratio,
             "unused_bytes": s.unused_bytes,
@@ -67,15 +67,15 @@ pub fn run(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<(), CliErr
     for (name, v) in [
         ("superblock", s.superblock_bytes),
         ("metadata", s.metadata_bytes),
-        ("raw data (stored)", s.raw_bytes),
+        ("raw data (stored)", s.data_bytes),
         ("unused", s.unused_bytes),
     ] {
         writeln!(out, "  {name:<20}  {v:>14}  {}", pct(v, total))?;
     }
     writeln!(out, "  {:<20}  {total:>14}", "file size")?;
     writeln!(out, "Raw data:")?;
-    writeln!(out, "  logical bytes         {:>14}", s.raw_logical_bytes)?;
-    writeln!(out, "  stored bytes          {:>14}", s.raw_bytes)?;
+    writeln!(out, "  logical bytes         {:>14}", s.data_logical_bytes)?;
+    writeln!(out, "  stored bytes          {:>14}", s.data_bytes)?;
     writeln!(out, "  in headers (compact)  {:>14}", s.compact_bytes)?;
     match ratio {
         Some(r) => writeln!(out, "  compression ratio     {r:>14.3}")?,

@@ -390,7 +390,7 @@ fn plan(file: &File, op: &Op) -> FResult<Action> {
                 .create_dataset("d", &opts)
                 .map_err(classify)?;
             if let Some(bytes) = &data {
-                ds.write_raw(&Selection::all(&shape), bytes)
+                ds.write_bytes(&Selection::all(&shape), bytes)
                     .map_err(classify)?;
             }
             Action::CreateDataset {
@@ -550,7 +550,7 @@ fn apply(file: &File, action: Action) -> arca::Result<String> {
         } => {
             let ds = root.create_dataset(&path, &opts)?;
             if let Some(bytes) = data {
-                ds.write_raw(&Selection::all(&shape), &bytes)?;
+                ds.write_bytes(&Selection::all(&shape), &bytes)?;
             }
             format!("created dataset {path}")
         }

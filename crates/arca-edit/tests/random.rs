@@ -175,7 +175,7 @@ fn snapshot(path: &Path) -> String {
                 let dtype = d.dtype().unwrap();
                 let n: u64 = shape.iter().product();
                 let mut bytes = vec![0u8; n as usize * dtype.size()];
-                d.read_raw(&Selection::all(&shape), &mut bytes).unwrap();
+                d.read_bytes(&Selection::all(&shape), &mut bytes).unwrap();
                 out.push_str(&format!("{full} {dtype:?} {shape:?} {bytes:?}\n"));
                 d.attrs()
             }

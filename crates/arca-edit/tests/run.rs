@@ -445,7 +445,7 @@ fn groups_and_datasets() {
         f.root()
             .dataset("/s")
             .unwrap()
-            .read_raw(&arca::Selection::all(&[2]), &mut s)
+            .read_bytes(&arca::Selection::all(&[2]), &mut s)
             .unwrap();
         assert_eq!(s, b"ab\0cde");
         assert!(!f.root().contains("g").unwrap());

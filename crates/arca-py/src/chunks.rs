@@ -4,8 +4,8 @@
 //! ```python
 //! from arca import _native
 //! for offset, size, mask in _native.chunks_stored(ds):
-//!     data, mask = _native.chunk_read_raw(ds, offset)
-//!     _native.chunk_write_raw(other, offset, data, mask)
+//!     data, mask = _native.chunk_read_stored(ds, offset)
+//!     _native.chunk_write_stored(other, offset, data, mask)
 //! ```
 
 use numpy::PyArray1;
@@ -23,38 +23,38 @@ fn chunks_stored(py: Python<'_>, ds: &PyDataset) -> PyResult<Vec<(Vec<u64>, u64,
 
 /// The stored bytes and filter mask of the chunk at `offset`, or None.
 #[pyfunction]
-fn chunk_read_raw<'py>(
+fn chunk_read_stored<'py>(
     py: Python<'py>,
     ds: &PyDataset,
     offset: Vec<u64>,
 ) -> PyResult<Option<(Bound<'py, PyBytes>, u32)>> {
-    let r = cvt(py.detach(|| ds.d.read_chunk_raw(&offset)))?;
+    let r = cvt(py.detach(|| ds.d.read_chunk_stored(&offset)))?;
     Ok(r.map(|(b, m)| (PyBytes::new(py, &b), m)))
 }
 
 /// Store `data` as the chunk at `offset`, as it is (mask 0: filtered;
 /// 0xffffffff: the chunk's elements unfiltered).
 #[pyfunction]
-fn chunk_write_raw(
+fn chunk_write_stored(
     py: Python<'_>,
     ds: &PyDataset,
     offset: Vec<u64>,
     data: &[u8],
     mask: u32,
 ) -> PyResult<()> {
-    cvt(py.detach(|| ds.d.write_chunk_raw(&offset, data, mask)))
+    cvt(py.detach(|| ds.d.write_chunk_stored(&offset, data, mask)))
 }
 
 /// Read a batch of chunks as stored: one uint8 array holding them back to
 /// back, and for each offset `(stored bytes, mask)` or None.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
-fn chunks_read_raw<'py>(
+fn chunks_read_stored<'py>(
     py: Python<'py>,
     ds: &PyDataset,
     offsets: Vec<Vec<u64>>,
 ) -> PyResult<(Bound<'py, PyArray1<u8>>, Vec<Option<(usize, u32)>>)> {
-    let (buf, found) = cvt(py.detach(|| ds.d.read_chunks_raw(&offsets)))?;
+    let (buf, found) = cvt(py.detach(|| ds.d.read_chunks_stored(&offsets)))?;
     Ok((PyArray1::from_vec(py, buf), found))
 }
 
@@ -62,7 +62,7 @@ fn chunks_read_raw<'py>(
 /// caller reuses), back to back from its start; for each offset `(stored
 /// bytes, mask)` or None.
 #[pyfunction]
-fn chunks_read_raw_into(
+fn chunks_read_stored_into(
     py: Python<'_>,
     ds: &PyDataset,
     offsets: Vec<Vec<u64>>,
@@ -71,12 +71,12 @@ fn chunks_read_raw_into(
     let buf = out
         .as_slice_mut()
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    cvt(py.detach(|| ds.d.read_chunks_raw_into(&offsets, buf)))
+    cvt(py.detach(|| ds.d.read_chunks_stored_into(&offsets, buf)))
 }
 
 /// Store a batch of chunks as given: `(offset, bytes, mask)` each.
 #[pyfunction]
-fn chunks_write_raw(
+fn chunks_write_stored(
     py: Python<'_>,
     ds: &PyDataset,
     chunks: Vec<(Vec<u64>, Bound<'_, PyBytes>, u32)>,
@@ -85,7 +85,7 @@ fn chunks_write_raw(
         .iter()
         .map(|(o, b, m)| (o.as_slice(), b.as_bytes(), *m))
         .collect();
-    cvt(py.detach(|| ds.d.write_chunks_raw(&items)))
+    cvt(py.detach(|| ds.d.write_chunks_stored(&items)))
 }
 
 /// Store a batch of chunks whose stored bytes lie in the file at `path`:
@@ -114,16 +114,16 @@ fn chunks_write_from_file(
 /// Add this module's functions to `arca._native`.
 /// A chunk's elements through arca's pipeline `filters` (`[(name, level)]`,
 /// as `Dataset.filters()` lists them): `(stored bytes, mask)` for
-/// `chunks_write_raw`. Compression without the file, for ranks of an MPI job.
+/// `chunks_write_stored`. Compression without the file, for ranks of an MPI job.
 #[pyfunction]
 fn chunk_encode<'py>(
     py: Python<'py>,
     filters: Vec<(String, Option<i32>)>,
     elem: usize,
-    raw: &[u8],
+    plain: &[u8],
 ) -> PyResult<(Bound<'py, PyBytes>, u32)> {
     let fs = crate::parse_filters(&filters)?;
-    let (out, mask) = cvt(py.detach(|| arca::encode_chunk(&fs, elem, raw)))?;
+    let (out, mask) = cvt(py.detach(|| arca::encode_chunk(&fs, elem, plain)))?;
     Ok((PyBytes::new(py, &out), mask))
 }
 
@@ -157,14 +157,14 @@ fn chunks_seal(
     cvt(py.detach(|| ds.d.seal_chunks(&w)))
 }
 
-/// A block of an array cut along a chunk grid (see `arca::encode_block`):
+/// A slab of an array cut along a chunk grid (see `arca::encode_slab`):
 /// `(stored bytes of the whole chunks back to back, [(offset, length,
-/// mask, crc)], [(start, count)] of the parts of other chunks)`. `block`
+/// mask, crc)], [(start, count)] of the parts of other chunks)`. `slab`
 /// is the box's elements as contiguous bytes; the GIL is released while
 /// it is cut and compressed.
 #[pyfunction]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn chunks_encode_block<'py>(
+fn chunks_encode_slab<'py>(
     py: Python<'py>,
     filters: Vec<(String, Option<i32>)>,
     elem: usize,
@@ -172,7 +172,7 @@ fn chunks_encode_block<'py>(
     chunk: Vec<u64>,
     start: Vec<u64>,
     count: Vec<u64>,
-    block: numpy::PyReadonlyArray1<'py, u8>,
+    slab: numpy::PyReadonlyArray1<'py, u8>,
     fill: &[u8],
 ) -> PyResult<(
     Bound<'py, PyArray1<u8>>,
@@ -180,11 +180,12 @@ fn chunks_encode_block<'py>(
     Vec<(Vec<u64>, Vec<u64>)>,
 )> {
     let fs = crate::parse_filters(&filters)?;
-    let raw = block
+    let plain = slab
         .as_slice()
         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-    let e =
-        cvt(py.detach(|| arca::encode_block(&fs, elem, &dims, &chunk, &start, &count, raw, fill)))?;
+    let e = cvt(
+        py.detach(|| arca::encode_slab(&fs, elem, &dims, &chunk, &start, &count, plain, fill))
+    )?;
     let chunks = e
         .chunks
         .into_iter()
@@ -239,12 +240,12 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chunks_reserve, m)?)?;
     m.add_function(wrap_pyfunction!(write_out, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_seal, m)?)?;
-    m.add_function(wrap_pyfunction!(chunks_encode_block, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_encode_slab, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_stored, m)?)?;
-    m.add_function(wrap_pyfunction!(chunk_read_raw, m)?)?;
-    m.add_function(wrap_pyfunction!(chunk_write_raw, m)?)?;
-    m.add_function(wrap_pyfunction!(chunks_read_raw, m)?)?;
-    m.add_function(wrap_pyfunction!(chunks_read_raw_into, m)?)?;
-    m.add_function(wrap_pyfunction!(chunks_write_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_read_stored, m)?)?;
+    m.add_function(wrap_pyfunction!(chunk_write_stored, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_read_stored, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_read_stored_into, m)?)?;
+    m.add_function(wrap_pyfunction!(chunks_write_stored, m)?)?;
     m.add_function(wrap_pyfunction!(chunks_write_from_file, m)?)
 }

@@ -59,8 +59,8 @@ fn stat_dict<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyDict>> {
     d.set_item("file_bytes", s.file_bytes)?;
     d.set_item("superblock_bytes", s.superblock_bytes)?;
     d.set_item("metadata_bytes", s.metadata_bytes)?;
-    d.set_item("raw_bytes", s.raw_bytes)?;
-    d.set_item("raw_logical_bytes", s.raw_logical_bytes)?;
+    d.set_item("data_bytes", s.data_bytes)?;
+    d.set_item("data_logical_bytes", s.data_logical_bytes)?;
     d.set_item("compact_bytes", s.compact_bytes)?;
     d.set_item("unused_bytes", s.unused_bytes)?;
     Ok(d)
@@ -829,7 +829,7 @@ impl PyDataset {
             let buf = rw
                 .as_slice_mut()
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-            cvt(py.detach(|| self.d.read_raw(&sel, buf)))?;
+            cvt(py.detach(|| self.d.read_bytes(&sel, buf)))?;
         }
         Ok(arr)
     }
@@ -848,7 +848,7 @@ impl PyDataset {
         let buf = out
             .as_slice_mut()
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        cvt(py.detach(|| self.d.read_raw(&sel, buf)))
+        cvt(py.detach(|| self.d.read_bytes(&sel, buf)))
     }
 
     /// Write a C-contiguous flat `uint8` array (native byte order) to the hyperslab.
@@ -864,7 +864,7 @@ impl PyDataset {
         let buf = data
             .as_slice()
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        cvt(py.detach(|| self.d.write_raw(&sel, buf)))
+        cvt(py.detach(|| self.d.write_bytes(&sel, buf)))
     }
 
     /// Change the extent within maxshape.

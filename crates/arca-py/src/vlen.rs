@@ -91,7 +91,7 @@ fn vlen_write(
     let sel = cvt(Selection::new(start, count, step))?;
     let v = contiguous(&values)?;
     let o = contiguous(&offsets)?;
-    cvt(py.detach(|| ds.d.write_ragged_raw(&sel, v, o)))
+    cvt(py.detach(|| ds.d.write_ragged_bytes(&sel, v, o)))
 }
 
 /// Read a hyperslab as `(values uint8, offsets uint64)`; the arrays take
@@ -105,7 +105,7 @@ fn vlen_read<'py>(
     step: Vec<u64>,
 ) -> PyResult<Ragged<'py>> {
     let sel = cvt(Selection::new(start, count, step))?;
-    let (v, o) = cvt(py.detach(|| ds.d.read_ragged_raw_with(&sel, read_buffer)))?;
+    let (v, o) = cvt(py.detach(|| ds.d.read_ragged_bytes_with(&sel, read_buffer)))?;
     Ok((PyArray1::from_vec(py, v), PyArray1::from_vec(py, o)))
 }
 

@@ -123,8 +123,8 @@ def test_stat(f):
     assert isinstance(s, dict)
     assert s["groups"] == 3 and s["datasets"] == 1 and s["attributes"] == 2
     assert s["chunks"] == 10
-    assert s["raw_logical_bytes"] == 100 * 100 * 8
-    assert s["raw_bytes"] < s["raw_logical_bytes"]
+    assert s["data_logical_bytes"] == 100 * 100 * 8
+    assert s["data_bytes"] < s["data_logical_bytes"]
     for k in ("file_bytes", "metadata_bytes", "unused_bytes", "superblock_bytes"):
         assert s[k] >= 0
     assert f.check()["datasets"] == 1

@@ -186,7 +186,7 @@ def test_readers_never_see_a_torn_commit(tmp_path):
         with arca.File(path, "r") as f:
             s = f.stat()
             info = f.space_info()
-        live = s["superblock_bytes"] + s["metadata_bytes"] + s["raw_bytes"]
+        live = s["superblock_bytes"] + s["metadata_bytes"] + s["data_bytes"]
         assert s["file_bytes"] == live + info["free_bytes"], (s, info)
         return s["file_bytes"], live
 

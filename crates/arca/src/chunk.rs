@@ -510,7 +510,7 @@ impl Chunked<'_> {
         let (addr, old) = self.place(st, coords, size)?;
         let crc = match src {
             Source::Bytes(bytes) => {
-                st.write_raw("chunk", (addr, size), addr, bytes)?;
+                st.write_data("chunk", (addr, size), addr, bytes)?;
                 st.chunk_written(size);
                 crc32c::crc32c(bytes)
             }
@@ -520,7 +520,7 @@ impl Chunked<'_> {
                 len,
                 crc,
             } => {
-                st.write_raw_from_file("chunk", (addr, size), file, pos, len)?;
+                st.write_data_from_file("chunk", (addr, size), file, pos, len)?;
                 crc
             }
         };
@@ -550,15 +550,15 @@ impl Chunked<'_> {
                 st.check_live("chunk", o.addr, o.size)?;
                 if o.size > size {
                     st.space
-                        .free(SpaceKind::Raw, o.addr + size, o.size - size)?;
+                        .free(SpaceKind::Data, o.addr + size, o.size - size)?;
                 }
                 o.addr
             }
             Some(o) => {
-                st.space.free(SpaceKind::Raw, o.addr, o.size)?;
-                st.space.alloc(SpaceKind::Raw, size)?
+                st.space.free(SpaceKind::Data, o.addr, o.size)?;
+                st.space.alloc(SpaceKind::Data, size)?
             }
-            None => st.space.alloc(SpaceKind::Raw, size)?,
+            None => st.space.alloc(SpaceKind::Data, size)?,
         };
         Ok((addr, old))
     }
@@ -585,11 +585,11 @@ impl Chunked<'_> {
     /// enough to pay for the threads); leaves `batch` empty.
     fn store_batch(&mut self, st: &mut Store, batch: &mut Vec<BatchItem>) -> Result<()> {
         let (filters, elem) = (self.filters, self.elem);
-        let bytes: usize = batch.iter().map(|(_, raw)| raw.len()).sum();
+        let bytes: usize = batch.iter().map(|(_, plain)| plain.len()).sum();
         if bytes < PARALLEL_MIN_BYTES || batch.len() < 2 {
-            for (c, raw) in batch.drain(..) {
-                let (enc, mask) = filter::encode_pooled(filters, elem, &raw)?;
-                drop(raw);
+            for (c, plain) in batch.drain(..) {
+                let (enc, mask) = filter::encode_pooled(filters, elem, &plain)?;
+                drop(plain);
                 self.put(st, &c, &enc, mask)?;
             }
             return Ok(());
@@ -597,8 +597,8 @@ impl Chunked<'_> {
         // Drained, not taken: the pooled vector keeps its capacity.
         #[allow(clippy::drain_collect)]
         let items: Vec<BatchItem> = batch.drain(..).collect();
-        let encoded = par_map(items, |(c, raw)| {
-            (c, filter::encode_pooled(filters, elem, &raw))
+        let encoded = par_map(items, |(c, plain)| {
+            (c, filter::encode_pooled(filters, elem, &plain))
         });
         for (c, enc) in encoded {
             let (bytes, mask) = enc?;
@@ -1071,7 +1071,7 @@ impl Chunked<'_> {
         for (coords, r) in self.entries(st)? {
             let lo: Vec<u64> = coords.iter().zip(self.chunk).map(|(c, n)| c * n).collect();
             if lo.iter().zip(new_dims).any(|(l, d)| l >= d) {
-                st.space.free(SpaceKind::Raw, r.addr, r.size)?;
+                st.space.free(SpaceKind::Data, r.addr, r.size)?;
                 self.index = btree::remove(st, self.index, &key(&coords))?.0;
                 if let Some(c) = cache.map.remove(&coords) {
                     cache.bytes -= c.data.len();
@@ -1124,7 +1124,7 @@ impl Chunked<'_> {
             out.push(Section {
                 addr: r.addr,
                 size: r.size,
-                kind: SpaceKind::Raw,
+                kind: SpaceKind::Data,
             });
         }
         btree::extents(st, self.index, out)

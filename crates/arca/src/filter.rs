@@ -11,7 +11,7 @@ use crate::pool::{ObjectList, PooledBuf, Recycle};
 
 mod hdf5;
 
-pub(crate) use crate::format::chunk_index::MASK_RAW;
+pub(crate) use crate::format::chunk_index::MASK_UNFILTERED;
 pub use crate::format::filter_pipeline::Filter;
 
 /// Shuffle `data` into `out` (same length). Element sizes 2, 4, 8, 12 and
@@ -321,26 +321,30 @@ fn zstd_compress(input: &[u8], level: i32, out: &mut Vec<u8>) -> std::io::Result
     Ok(())
 }
 
-/// A chunk's elements (`raw`, `element_size`-byte elements in the dataset's
+/// A chunk's elements (`plain`, `element_size`-byte elements in the dataset's
 /// byte order) through `filters`, as a write would store them: the stored
 /// bytes and the mask to record with
-/// [`crate::Dataset::write_chunk_raw`]. Lets the chunks of one dataset be
+/// [`crate::Dataset::write_chunk_stored`]. Lets the chunks of one dataset be
 /// compressed elsewhere (other processes, other machines) and stored as
 /// they are.
 ///
 /// ```
 /// use arca::{encode_chunk, Filter};
-/// let raw: Vec<u8> = (0..4096u32).flat_map(|i| (i / 8).to_le_bytes()).collect();
-/// let (stored, mask) = encode_chunk(&[Filter::Shuffle, Filter::Zstd(3)], 4, &raw).unwrap();
-/// assert!(stored.len() < raw.len() / 4 && mask == 0);
+/// let plain: Vec<u8> = (0..4096u32).flat_map(|i| (i / 8).to_le_bytes()).collect();
+/// let (stored, mask) = encode_chunk(&[Filter::Shuffle, Filter::Zstd(3)], 4, &plain).unwrap();
+/// assert!(stored.len() < plain.len() / 4 && mask == 0);
 /// ```
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for a pipeline a dataset could not have;
 /// [`Error::Unsupported`] for an HDF5 filter arca cannot encode.
-pub fn encode_chunk(filters: &[Filter], element_size: usize, raw: &[u8]) -> Result<(Vec<u8>, u32)> {
+pub fn encode_chunk(
+    filters: &[Filter],
+    element_size: usize,
+    plain: &[u8],
+) -> Result<(Vec<u8>, u32)> {
     Filter::validate_pipeline(filters)?;
-    let (out, mask) = encode_pooled(filters, element_size.max(1), raw)?;
+    let (out, mask) = encode_pooled(filters, element_size.max(1), plain)?;
     Ok((out.into_vec(), mask))
 }
 
@@ -349,10 +353,10 @@ pub fn encode_chunk(filters: &[Filter], element_size: usize, raw: &[u8]) -> Resu
 ///
 /// ```
 /// use arca::{decode_chunk, encode_chunk, Filter};
-/// let raw: Vec<u8> = (0..4096u32).flat_map(|i| (i / 8).to_le_bytes()).collect();
+/// let plain: Vec<u8> = (0..4096u32).flat_map(|i| (i / 8).to_le_bytes()).collect();
 /// let fs = [Filter::Shuffle, Filter::Zstd(3)];
-/// let (stored, mask) = encode_chunk(&fs, 4, &raw).unwrap();
-/// assert_eq!(decode_chunk(&fs, 4, &stored, mask, raw.len()).unwrap(), raw);
+/// let (stored, mask) = encode_chunk(&fs, 4, &plain).unwrap();
+/// assert_eq!(decode_chunk(&fs, 4, &stored, mask, plain.len()).unwrap(), plain);
 /// ```
 ///
 /// # Errors
@@ -426,8 +430,8 @@ fn zstd_decompress(input: &[u8], out: &mut [u8]) -> std::io::Result<usize> {
 
 /// Run the pipeline forward. Returns the stored bytes and the mask to record.
 #[cfg(test)]
-pub(crate) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Vec<u8>, u32)> {
-    let (out, mask) = encode_pooled(filters, elem, raw)?;
+pub(crate) fn encode(filters: &[Filter], elem: usize, plain: &[u8]) -> Result<(Vec<u8>, u32)> {
+    let (out, mask) = encode_pooled(filters, elem, plain)?;
     Ok((out.into_vec(), mask))
 }
 
@@ -436,17 +440,17 @@ pub(crate) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Vec
 pub(crate) fn encode_pooled(
     filters: &[Filter],
     elem: usize,
-    raw: &[u8],
+    plain: &[u8],
 ) -> Result<(PooledBuf, u32)> {
     if filters.is_empty() {
-        return Ok((FILTER.take_copy(raw), 0));
+        return Ok((FILTER.take_copy(plain), 0));
     }
     if Filter::is_hdf5(filters) {
-        return hdf5::encode(filters, elem, raw);
+        return hdf5::encode(filters, elem, plain);
     }
     let mut buf: Option<PooledBuf> = None;
     for f in filters {
-        let input: &[u8] = buf.as_deref().map_or(raw, |b| &b[..]);
+        let input: &[u8] = buf.as_deref().map_or(plain, |b| &b[..]);
         let out = match f {
             Filter::Shuffle => shuffled(input, elem),
             Filter::Deflate(level) => deflated(input, *level)?,
@@ -469,9 +473,9 @@ pub(crate) fn encode_pooled(
         buf = Some(out);
     }
     match buf {
-        Some(out) if out.len() < raw.len() => Ok((out, 0)),
+        Some(out) if out.len() < plain.len() => Ok((out, 0)),
         // Incompressible: store as is rather than pay to decode on every read.
-        _ => Ok((FILTER.take_copy(raw), MASK_RAW)),
+        _ => Ok((FILTER.take_copy(plain), MASK_UNFILTERED)),
     }
 }
 
@@ -611,7 +615,7 @@ pub(crate) fn decode_into(
         out.copy_from_slice(&hdf5::decode(filters, mask, elem, stored, expect, addr)?);
         return Ok(());
     }
-    let Some((first, rest)) = filters.split_first().filter(|_| mask != MASK_RAW) else {
+    let Some((first, rest)) = filters.split_first().filter(|_| mask != MASK_UNFILTERED) else {
         check_raw(stored, expect, addr)?;
         out.copy_from_slice(stored);
         return Ok(());
@@ -677,7 +681,7 @@ mod tests {
 
     #[test]
     fn every_pipeline_roundtrips() {
-        let raw: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
+        let plain: Vec<u8> = (0..10_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
         let pipelines: Vec<Vec<Filter>> = vec![
             vec![],
             vec![Filter::Shuffle],
@@ -687,20 +691,20 @@ mod tests {
             vec![Filter::Shuffle, Filter::Lz4],
         ];
         for p in pipelines {
-            let (enc, mask) = encode(&p, 4, &raw).unwrap();
+            let (enc, mask) = encode(&p, 4, &plain).unwrap();
             if p.len() > 1 {
-                assert!(enc.len() < raw.len() / 4, "{p:?}");
+                assert!(enc.len() < plain.len() / 4, "{p:?}");
             }
-            let mut direct = vec![0u8; raw.len()];
+            let mut direct = vec![0u8; plain.len()];
             decode_into(&p, mask, 4, &enc, 0, &mut direct).unwrap();
-            assert_eq!(direct, raw, "{p:?} decoded in place");
-            assert_eq!(decode(&p, mask, 4, enc, raw.len(), 0).unwrap(), raw);
+            assert_eq!(direct, plain, "{p:?} decoded in place");
+            assert_eq!(decode(&p, mask, 4, enc, plain.len(), 0).unwrap(), plain);
         }
     }
 
     #[test]
     fn decoding_in_place_checks_size_and_damage() {
-        let raw: Vec<u8> = (0..4096u32).map(|i| (i / 3) as u8).collect();
+        let plain: Vec<u8> = (0..4096u32).map(|i| (i / 3) as u8).collect();
         for p in [
             vec![Filter::Deflate(1)],
             vec![Filter::Zstd(1)],
@@ -708,9 +712,9 @@ mod tests {
             vec![Filter::Shuffle, Filter::Zstd(1)],
             vec![Filter::Shuffle, Filter::Lz4],
         ] {
-            let (enc, mask) = encode(&p, 4, &raw).unwrap();
+            let (enc, mask) = encode(&p, 4, &plain).unwrap();
             // A chunk that decodes to more or fewer bytes than its place.
-            for len in [raw.len() - 4, raw.len() + 4] {
+            for len in [plain.len() - 4, plain.len() + 4] {
                 let mut out = vec![0u8; len];
                 assert!(
                     decode_into(&p, mask, 4, &enc, 7, &mut out).is_err(),
@@ -719,7 +723,7 @@ mod tests {
             }
             let mut cut = enc.clone();
             cut.truncate(enc.len() / 2);
-            let mut out = vec![0u8; raw.len()];
+            let mut out = vec![0u8; plain.len()];
             let e = decode_into(&p, mask, 4, &cut, 7, &mut out).unwrap_err();
             assert!(e.to_string().contains("chunk"), "{p:?}: {e}");
         }
@@ -746,8 +750,8 @@ mod tests {
 
     #[test]
     fn damaged_chunk_is_an_error() {
-        let raw = vec![5u8; 4096];
-        let (mut enc, mask) = encode(&[Filter::Zstd(1)], 1, &raw).unwrap();
+        let plain = vec![5u8; 4096];
+        let (mut enc, mask) = encode(&[Filter::Zstd(1)], 1, &plain).unwrap();
         enc.truncate(enc.len() / 2);
         assert!(decode(&[Filter::Zstd(1)], mask, 1, enc, 4096, 0).is_err());
         assert!(decode(&[Filter::Lz4], 0, 1, vec![1, 2], 4096, 0).is_err());

@@ -35,7 +35,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-mod block;
 mod chunk;
 mod error;
 mod filter;
@@ -47,12 +46,12 @@ mod pager;
 mod par;
 pub mod pool;
 mod selection;
+mod slab;
 mod snapshot;
 mod space;
 mod store;
 mod vlen;
 
-pub use block::{encode_block, EncodedBlock, EncodedChunk};
 pub use error::{Error, Result};
 pub use filter::{decode_chunk, encode_chunk};
 pub use format::datatype::{
@@ -75,4 +74,5 @@ pub use pool::{
     PoolLimits, PoolStats,
 };
 pub use selection::Selection;
+pub use slab::{encode_slab, EncodedChunk, EncodedSlab};
 pub use space::{FreeListKind, Section, SpaceInfo, SpaceKind};

@@ -12,8 +12,8 @@
 //! - P1: a dirty page is never evicted before it is written to the driver.
 //! - P2: the cache holds at most `capacity` pages after any call returns,
 //!   except while every page is dirty (they are then flushed first).
-//! - P3: raw data never shares bytes with a page (the allocator hands out
-//!   disjoint extents), so raw writes bypass the cache safely.
+//! - P3: dataset data never shares bytes with a page (the allocator hands out
+//!   disjoint extents), so data writes bypass the cache safely.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -114,7 +114,7 @@ impl Pager {
         self.limit = limit;
     }
 
-    /// Record that raw bytes up to `end` were written directly to the driver.
+    /// Record that data bytes up to `end` were written directly to the driver.
     pub(crate) fn extend_limit(&mut self, end: u64) {
         self.limit = self.limit.max(end);
     }

@@ -51,11 +51,11 @@ pub enum SpaceKind {
     /// Pages and blobs: headers, B-tree nodes, large attribute values.
     Meta,
     /// Dataset elements: contiguous storage and chunks.
-    Raw,
+    Data,
 }
 
 impl SpaceKind {
-    pub(crate) const ALL: [SpaceKind; 2] = [SpaceKind::Meta, SpaceKind::Raw];
+    pub(crate) const ALL: [SpaceKind; 2] = [SpaceKind::Meta, SpaceKind::Data];
 
     pub(crate) fn index(self) -> usize {
         self as usize
@@ -116,8 +116,8 @@ pub(crate) const AGGREGATOR_BLOCK: u64 = 64 * 1024;
 /// [`AGGREGATOR_BLOCK`], so a small file does not end with a large unused
 /// remainder and a large one still clusters its metadata.
 const FIRST_BLOCK: u64 = 8 * 1024;
-/// Raw allocations up to this size go through the small-data aggregator.
-pub(crate) const SMALL_RAW: u64 = 4096;
+/// Data allocations up to this size go through the small-data aggregator.
+pub(crate) const SMALL_DATA: u64 = 4096;
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Aggregator {
@@ -185,7 +185,7 @@ impl FileSpace {
         }
         let aggregated = match kind {
             SpaceKind::Meta => size <= AGGREGATOR_BLOCK,
-            SpaceKind::Raw => size <= SMALL_RAW,
+            SpaceKind::Data => size <= SMALL_DATA,
         };
         if !aggregated {
             return self.alloc_eof(size);
@@ -615,7 +615,7 @@ mod tests {
             let k = if k % 2 == 0 {
                 SpaceKind::Meta
             } else {
-                SpaceKind::Raw
+                SpaceKind::Data
             };
             if is_alloc || live.is_empty() {
                 let a = sp.alloc(k, size).unwrap();
@@ -639,7 +639,7 @@ mod tests {
         assert_eq!(pos, sp.eof(), "live + free + header = eof");
         // Freeing everything brings the file back to the superblock alone.
         for (a, s) in live {
-            sp.free(SpaceKind::Raw, a, s).unwrap();
+            sp.free(SpaceKind::Data, a, s).unwrap();
         }
         assert_eq!(sp.eof(), PAGE_SIZE as u64);
         assert!(sp.sections().is_empty());
@@ -675,18 +675,18 @@ mod tests {
     #[test]
     fn deferred_frees_wait_for_commit() {
         let mut sp = FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed);
-        let a = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
-        let _b = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
+        let a = sp.alloc(SpaceKind::Data, 100_000).unwrap();
+        let _b = sp.alloc(SpaceKind::Data, 100_000).unwrap();
         sp.set_defer(true);
-        sp.free(SpaceKind::Raw, a, 100_000).unwrap();
-        let c = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
+        sp.free(SpaceKind::Data, a, 100_000).unwrap();
+        let c = sp.alloc(SpaceKind::Data, 100_000).unwrap();
         assert_ne!(
             c, a,
             "S4: space freed in a transaction was reused before commit"
         );
         sp.commit();
-        assert_eq!(sp.alloc(SpaceKind::Raw, 100_000).unwrap(), a);
-        sp.free(SpaceKind::Raw, c, 1).unwrap();
+        assert_eq!(sp.alloc(SpaceKind::Data, 100_000).unwrap(), a);
+        sp.free(SpaceKind::Data, c, 1).unwrap();
         sp.discard_pending();
         sp.check_invariants().unwrap();
     }
@@ -710,10 +710,10 @@ mod tests {
     #[test]
     fn frees_of_space_that_is_not_live_are_refused_whole() {
         let mut sp = FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed);
-        let a = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
-        let b = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
-        let _c = sp.alloc(SpaceKind::Raw, 100_000).unwrap();
-        sp.free(SpaceKind::Raw, a, 100_000).unwrap();
+        let a = sp.alloc(SpaceKind::Data, 100_000).unwrap();
+        let b = sp.alloc(SpaceKind::Data, 100_000).unwrap();
+        let _c = sp.alloc(SpaceKind::Data, 100_000).unwrap();
+        sp.free(SpaceKind::Data, a, 100_000).unwrap();
         let before = sp.sections();
         let eof = sp.eof();
         // Overlapping a free section, past the end, over the superblock,
@@ -730,12 +730,12 @@ mod tests {
                 Section {
                     addr: b,
                     size: 100,
-                    kind: SpaceKind::Raw,
+                    kind: SpaceKind::Data,
                 },
                 Section {
                     addr: bad.0,
                     size: bad.1,
-                    kind: SpaceKind::Raw,
+                    kind: SpaceKind::Data,
                 },
             ];
             let e = sp.free_all(&batch).unwrap_err();
@@ -746,19 +746,19 @@ mod tests {
             Section {
                 addr: b,
                 size: 100,
-                kind: SpaceKind::Raw,
+                kind: SpaceKind::Data,
             },
             Section {
                 addr: b + 50,
                 size: 100,
-                kind: SpaceKind::Raw,
+                kind: SpaceKind::Data,
             },
         ];
         assert!(sp.free_all(&twice).is_err());
         // Held back frees count as not live too.
         sp.set_defer(true);
-        sp.free(SpaceKind::Raw, b, 100).unwrap();
-        assert!(sp.free(SpaceKind::Raw, b + 50, 10).is_err());
+        sp.free(SpaceKind::Data, b, 100).unwrap();
+        assert!(sp.free(SpaceKind::Data, b + 50, 10).is_err());
         assert!(sp.check_live("x", b + 99, 1).is_err());
         assert!(sp.check_live("x", b + 100, 10).is_ok());
         sp.check_invariants().unwrap();

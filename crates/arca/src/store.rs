@@ -2,7 +2,7 @@
 //! allocator and checksummed variable-size blobs, bundled so that one
 //! `&mut Store` reaches everything below the object model.
 //!
-//! Every byte written outside a page goes through [`Store::write_raw`],
+//! Every byte written outside a page goes through [`Store::write_data`],
 //! which checks that it lands inside the extent its object owns and that
 //! the extent is live; every structure read from the file is checked the
 //! same way ([`Store::check_live`]) before it is trusted.
@@ -85,7 +85,7 @@ impl Store {
     /// # Errors
     /// `Corrupt` if the write leaves the extent or the extent is not live
     /// (its owner was decoded from a damaged file); nothing is written then.
-    pub(crate) fn write_raw(
+    pub(crate) fn write_data(
         &mut self,
         what: &'static str,
         ext: (u64, u64),
@@ -113,9 +113,9 @@ impl Store {
         Ok(())
     }
 
-    /// [`Store::write_raw`] of `len` bytes taken from `src` at `src_pos`
+    /// [`Store::write_data`] of `len` bytes taken from `src` at `src_pos`
     /// (see [`crate::io::Driver::copy_from_file`]).
-    pub(crate) fn write_raw_from_file(
+    pub(crate) fn write_data_from_file(
         &mut self,
         what: &'static str,
         ext: (u64, u64),
@@ -163,7 +163,7 @@ impl Store {
     /// Write a blob into space the caller already reserved.
     pub(crate) fn write_blob_at(&mut self, addr: u64, data: &[u8]) -> Result<()> {
         let bytes = blob::encode(data);
-        self.write_raw("blob", (addr, bytes.len() as u64), addr, &bytes)
+        self.write_data("blob", (addr, bytes.len() as u64), addr, &bytes)
     }
 
     /// Read back a blob written by [`Store::write_blob`].

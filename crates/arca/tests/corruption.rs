@@ -307,7 +307,7 @@ mod behind_checksums {
         let mut out = vec![0u8; 16 * 64];
         f.root()
             .dataset("d")?
-            .read_raw(&Selection::all(&[4, 4]), &mut out)
+            .read_bytes(&Selection::all(&[4, 4]), &mut out)
     }
 
     fn open_rw(bytes: Vec<u8>) -> arca::Result<File> {

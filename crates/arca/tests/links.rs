@@ -167,19 +167,19 @@ fn hard_links_keep_the_object_until_the_last_name_goes() {
 
     let f = File::open_rw(&path).unwrap();
     let root = f.root();
-    let before = f.stat().unwrap().raw_bytes;
+    let before = f.stat().unwrap().data_bytes;
     root.delete("a").unwrap();
     f.check().unwrap();
     assert_eq!(read(&f, "a_again/big")[..3], [9, 9, 5]);
     root.delete("a_again").unwrap();
     f.check().unwrap();
     // One name left: the data is still there.
-    assert_eq!(f.stat().unwrap().raw_bytes, before);
+    assert_eq!(f.stat().unwrap().data_bytes, before);
     assert_eq!(read(&f, "b/alias").len(), 200_000);
     root.delete("b/alias").unwrap();
     f.flush().unwrap();
     let st = f.check().unwrap();
-    assert_eq!(st.raw_bytes, 0, "the last name took the data with it");
+    assert_eq!(st.data_bytes, 0, "the last name took the data with it");
     assert_eq!(st.datasets, 0);
 }
 

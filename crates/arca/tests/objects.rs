@@ -86,11 +86,11 @@ fn deleting_everything_frees_the_space() {
         .unwrap();
     ds.write_all(&vec![1.0f64; 100_000]).unwrap();
     let before = f.stat().unwrap();
-    assert_eq!(before.raw_bytes, 800_000);
+    assert_eq!(before.data_bytes, 800_000);
     f.root().delete("x").unwrap();
     let after = f.stat().unwrap();
     assert_eq!(after.datasets, 0);
-    assert_eq!(after.raw_bytes, 0);
+    assert_eq!(after.data_bytes, 0);
     f.close().unwrap();
     assert!(std::fs::metadata(&path).unwrap().len() < before.file_bytes);
 }

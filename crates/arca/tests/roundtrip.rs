@@ -127,7 +127,7 @@ fn run(c: &Case) {
         ds.set_chunk_cache(64).unwrap(); // tiny cache: exercise eviction
         for (sel, seed) in &c.writes {
             let data = values(c.dtype.clone(), sel.len() as usize, *seed);
-            ds.write_raw(sel, &data).unwrap();
+            ds.write_bytes(sel, &data).unwrap();
             for (i, flat) in indices(&c.dims, sel).into_iter().enumerate() {
                 model[flat * size..(flat + 1) * size]
                     .copy_from_slice(&data[i * size..(i + 1) * size]);
@@ -135,7 +135,7 @@ fn run(c: &Case) {
         }
         for sel in &c.reads {
             let mut out = vec![0u8; sel.len() as usize * size];
-            ds.read_raw(sel, &mut out).unwrap();
+            ds.read_bytes(sel, &mut out).unwrap();
             let want: Vec<u8> = indices(&c.dims, sel)
                 .into_iter()
                 .flat_map(|i| model[i * size..(i + 1) * size].to_vec())
@@ -148,7 +148,7 @@ fn run(c: &Case) {
     let ds = f.root().dataset("d").unwrap();
     assert_eq!(ds.dtype().unwrap(), c.dtype);
     let mut out = vec![0u8; n * size];
-    ds.read_raw(&Selection::all(&c.dims), &mut out).unwrap();
+    ds.read_bytes(&Selection::all(&c.dims), &mut out).unwrap();
     assert_eq!(out, model, "full read after reopen");
     f.check().unwrap();
 }

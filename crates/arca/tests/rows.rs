@@ -248,11 +248,11 @@ fn fixed_io_and_bad_rows_are_refused_with_typed_errors() {
     let all = Selection::all(&[2]);
     let mut buf = vec![0u8; 2 * person().size()];
     assert!(matches!(
-        ds.read_raw(&all, &mut buf),
+        ds.read_bytes(&all, &mut buf),
         Err(arca::Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        ds.write_raw(&all, &buf),
+        ds.write_bytes(&all, &buf),
         Err(arca::Error::InvalidArgument(_))
     ));
     // One element's rows for two elements; a record past the values;

@@ -84,7 +84,7 @@ fn compact_datasets_read_write_and_reopen_like_any_other() {
     d.write(&block, &[1, 2, 3, 4]).unwrap();
     let s = f.check().unwrap();
     assert_eq!(s.compact_bytes, 120);
-    assert_eq!(s.raw_bytes, 0);
+    assert_eq!(s.data_bytes, 0);
     assert_eq!(d.storage_size().unwrap(), 120);
     assert!(extents(&f, "contiguous data").is_empty());
     f.close().unwrap();

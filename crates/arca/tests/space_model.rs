@@ -61,7 +61,7 @@ fn run(ops: &[Op], kind: FreeListKind) {
         }
         let s = f.check().unwrap();
         let raw: u64 = live.iter().map(|(_, s)| s).sum();
-        assert_eq!(s.raw_bytes, raw);
+        assert_eq!(s.data_bytes, raw);
     }
     f.close().unwrap();
     let f = open(Mode::ReadWrite);

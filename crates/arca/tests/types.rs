@@ -152,7 +152,7 @@ proptest! {
             // The first half written, the rest left to the fill value.
             let half = c.n / 2;
             let sel = Selection::from_ranges(&[(0, half.max(1), 1)]).unwrap();
-            ds.write_raw(&sel, &data[..half.max(1) as usize * c.dtype.size()]).unwrap();
+            ds.write_bytes(&sel, &data[..half.max(1) as usize * c.dtype.size()]).unwrap();
             ds.attrs().set("a", &attr).unwrap();
             f.root().attrs().set("s", &AttrValue::new(c.dtype.clone(), &[], fill.clone()).unwrap()).unwrap();
         }
@@ -160,7 +160,7 @@ proptest! {
             let ds = f.root().dataset("d").unwrap();
             prop_assert_eq!(ds.dtype().unwrap(), c.dtype.clone());
             let mut out = vec![0u8; data.len()];
-            ds.read_raw(&Selection::all(&[c.n]), &mut out).unwrap();
+            ds.read_bytes(&Selection::all(&[c.n]), &mut out).unwrap();
             let half = c.n / 2;
             let written = half.max(1) as usize * c.dtype.size();
             prop_assert_eq!(&out[..written], &data[..written]);
@@ -184,7 +184,7 @@ proptest! {
         }
         {
             let f = File::open_rw(&path).unwrap();
-            f.root().dataset("d").unwrap().write_raw(&Selection::all(&[c.n]), &data).unwrap();
+            f.root().dataset("d").unwrap().write_bytes(&Selection::all(&[c.n]), &data).unwrap();
         }
         let f = File::open(&path).unwrap();
         check(&f, true)?;
@@ -220,7 +220,7 @@ fn big_endian_members_are_stored_swapped() {
         .unwrap();
     let mut e = 0x0102_0304u32.to_ne_bytes().to_vec();
     e.extend_from_slice(&0x0506u16.to_ne_bytes());
-    ds.write_raw(&Selection::all(&[1]), &e).unwrap();
+    ds.write_bytes(&Selection::all(&[1]), &e).unwrap();
     drop(ds);
     drop(f);
     let bytes = std::fs::read(&path).unwrap();
@@ -340,8 +340,8 @@ fn null_dataspaces_hold_a_type_and_nothing_else() {
         assert!(d.is_null().unwrap());
         assert_eq!((d.len().unwrap(), d.shape().unwrap()), (0, vec![]));
         let mut one = [0u8; 8];
-        assert!(d.read_raw(&Selection::all(&[]), &mut one).is_err());
-        assert!(d.write_raw(&Selection::all(&[]), &one).is_err());
+        assert!(d.read_bytes(&Selection::all(&[]), &mut one).is_err());
+        assert!(d.write_bytes(&Selection::all(&[]), &one).is_err());
         assert!(d.resize(&[1]).is_err());
         assert!(r
             .create_dataset("bad", &DatasetOptions::empty(Datatype::int(4)).chunks(&[1]))

@@ -140,7 +140,7 @@ fn run_model(
             .collect();
         let (v, o) = arrow(&rows);
         let o: Vec<u64> = o.iter().map(|x| x / item as u64).collect();
-        ds.write_ragged_raw(&sel, &v, &o).unwrap();
+        ds.write_ragged_bytes(&sel, &v, &o).unwrap();
         for (k, &i) in idx.iter().enumerate() {
             model[i] = rows[k].clone();
         }
@@ -154,7 +154,7 @@ fn run_model(
             dims,
             &[(s.seed % 7, s.seed % 11, s.seed % 3), (s.seed % 5, 20, 0)],
         );
-        let (v, o) = ds.read_ragged_raw(&rsel).unwrap();
+        let (v, o) = ds.read_ragged_bytes(&rsel).unwrap();
         let got = split(&v, &o, item);
         let want: Vec<Vec<u8>> = indices(dims, &rsel)
             .iter()
@@ -166,7 +166,7 @@ fn run_model(
     f.close().unwrap();
     let f = File::open(&path).unwrap();
     let ds = f.root().dataset("d").unwrap();
-    let (v, o) = ds.read_ragged_raw(&Selection::all(dims)).unwrap();
+    let (v, o) = ds.read_ragged_bytes(&Selection::all(dims)).unwrap();
     prop_assert_eq!(split(&v, &o, item), model.clone());
     let info = ds.vlen_info().unwrap().unwrap();
     prop_assert_eq!(
@@ -266,7 +266,7 @@ fn one_write_call_lands_adjacent() {
     let info = ds.vlen_info().unwrap().unwrap();
     assert_eq!(info.vector_bytes, 8);
     // Offsets need not start at zero (an Arrow slice).
-    ds.write_ragged_raw(
+    ds.write_ragged_bytes(
         &Selection::from_ranges(&[(1, 2, 1)]).unwrap(),
         b"xxHELLOyy",
         &[2, 7],
@@ -372,7 +372,7 @@ fn delete_frees_everything() {
     f.root().delete("s").unwrap();
     f.flush().unwrap();
     let st = f.check().unwrap();
-    assert_eq!((st.datasets, st.chunks, st.raw_bytes), (0, 0, 0));
+    assert_eq!((st.datasets, st.chunks, st.data_bytes), (0, 0, 0));
 }
 
 #[test]
@@ -411,7 +411,7 @@ fn attributes_with_vlen_values() {
         (vec![1.5, 2.5, 3.5], vec![0, 0, 1, 3])
     );
     assert_eq!(
-        a.get("blobs").unwrap().to_ragged_raw().unwrap(),
+        a.get("blobs").unwrap().to_ragged_bytes().unwrap(),
         (vec![0, 255, 7], vec![0, 2, 3])
     );
     f.check().unwrap();
@@ -426,14 +426,14 @@ fn bad_input_is_rejected() {
         .unwrap();
     let all = Selection::all(&[2]);
     let bad = |r: arca::Result<()>| assert!(matches!(r, Err(Error::InvalidArgument(_))), "{r:?}");
-    bad(ds.write_ragged_raw(&all, b"abc", &[0, 2]));
-    bad(ds.write_ragged_raw(&all, b"abc", &[0, 2, 1]));
-    bad(ds.write_ragged_raw(&all, b"abc", &[0, 2, 4]));
-    bad(ds.write_ragged_raw(&all, b"a\xff", &[0, 1, 2]));
+    bad(ds.write_ragged_bytes(&all, b"abc", &[0, 2]));
+    bad(ds.write_ragged_bytes(&all, b"abc", &[0, 2, 1]));
+    bad(ds.write_ragged_bytes(&all, b"abc", &[0, 2, 4]));
+    bad(ds.write_ragged_bytes(&all, b"a\xff", &[0, 1, 2]));
     // Valid as a whole, but split inside "é".
-    bad(ds.write_ragged_raw(&all, "é".as_bytes(), &[0, 1, 2]));
-    bad(ds.write_raw(&all, &[0u8; 32]));
-    bad(ds.read_raw(&all, &mut [0u8; 32]));
+    bad(ds.write_ragged_bytes(&all, "é".as_bytes(), &[0, 1, 2]));
+    bad(ds.write_bytes(&all, &[0u8; 32]));
+    bad(ds.read_bytes(&all, &mut [0u8; 32]));
     bad(ds.write_ragged(&all, &[1.0f32], &[0, 1, 1]));
     bad(ds.write_strings(&Selection::all(&[3]), &["a", "b", "c"]));
     let fixed = f
@@ -735,14 +735,14 @@ fn read_into_a_buffer_of_the_wrong_size_is_an_error() {
         .root()
         .create_dataset("b", &DatasetOptions::new(Datatype::VlenBytes, &[2]))
         .unwrap();
-    ds.write_ragged_raw(&Selection::all(&[2]), b"abcde", &[0, 2, 5])
+    ds.write_ragged_bytes(&Selection::all(&[2]), b"abcde", &[0, 2, 5])
         .unwrap();
     let e = ds
-        .read_ragged_raw_with(&Selection::all(&[2]), |n| vec![0; n + 1])
+        .read_ragged_bytes_with(&Selection::all(&[2]), |n| vec![0; n + 1])
         .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     let (v, o) = ds
-        .read_ragged_raw_with(&Selection::all(&[2]), |n| vec![7; n])
+        .read_ragged_bytes_with(&Selection::all(&[2]), |n| vec![7; n])
         .unwrap();
     assert_eq!((v, o), (b"abcde".to_vec(), vec![0, 2, 5]));
 }
@@ -762,10 +762,12 @@ fn reading_more_records_than_memory_holds_is_an_error() {
     ds.resize(&[1 << 59]).unwrap();
     ds.write_strings(&Selection::from_ranges(&[(5, 7, 1)]).unwrap(), &["a", "b"])
         .unwrap();
-    let e = ds.read_ragged_raw(&Selection::all(&[1 << 59])).unwrap_err();
+    let e = ds
+        .read_ragged_bytes(&Selection::all(&[1 << 59]))
+        .unwrap_err();
     assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     let (v, o) = ds
-        .read_ragged_raw(&Selection::from_ranges(&[(4, 8, 1)]).unwrap())
+        .read_ragged_bytes(&Selection::from_ranges(&[(4, 8, 1)]).unwrap())
         .unwrap();
     assert_eq!((v, o), (b"ab".to_vec(), vec![0, 0, 1, 2, 2]));
     f.check().unwrap();
@@ -810,18 +812,18 @@ fn large_string_writes_validate_and_sum_in_parallel() {
         (&values, &inside),
         (&values, &inside_late),
     ] {
-        let e = ds.write_ragged_raw(&all, v, o).unwrap_err();
+        let e = ds.write_ragged_bytes(&all, v, o).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     }
     // Nothing of the refused writes reached the vector.
     assert_eq!(ds.vlen_info().unwrap().unwrap().vector_bytes, 0);
 
-    ds.write_ragged_raw(&all, &values, &offsets).unwrap();
+    ds.write_ragged_bytes(&all, &values, &offsets).unwrap();
     f.close().unwrap();
     let f = File::open(&path).unwrap();
     f.check().unwrap();
     let ds = f.root().dataset("s").unwrap();
-    let (v, o) = ds.read_ragged_raw(&all).unwrap();
+    let (v, o) = ds.read_ragged_bytes(&all).unwrap();
     assert_eq!(o, offsets);
     assert!(v == values);
 }

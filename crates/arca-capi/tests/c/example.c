@@ -95,7 +95,7 @@ int main(int argc, char **argv) {
     arca_stat_t st;
     TRY(arca_stat(f, &st));
     printf("%llu bytes of elements stored in %llu bytes\n",
-           (unsigned long long)st.raw_logical_bytes, (unsigned long long)st.raw_bytes);
+           (unsigned long long)st.data_logical_bytes, (unsigned long long)st.data_bytes);
 
     /* A missing object is an error code and a message, not a crash. */
     int32_t rc = arca_dataset_open(root, "detector/missing", &ds);

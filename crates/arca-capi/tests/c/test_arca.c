@@ -1219,8 +1219,8 @@ static void test_read_only_and_stat(void) {
     OK(arca_stat(f, &s));
     CHECK(s.groups == 3 && s.datasets == 1 && s.attributes == 1 && s.chunks == 10);
     CHECK(s.file_bytes ==
-          s.superblock_bytes + s.metadata_bytes + s.raw_bytes + s.unused_bytes);
-    CHECK(s.raw_logical_bytes == 800);
+          s.superblock_bytes + s.metadata_bytes + s.data_bytes + s.unused_bytes);
+    CHECK(s.data_logical_bytes == 800);
     EXPECT_RC(arca_stat(f, NULL), ARCA_ERR_NULL);
     OK(arca_group_close(root));
     OK(arca_file_close(f));
@@ -1474,27 +1474,27 @@ static float pvalue(uint64_t i) { return (float)((i * 7919) % 2001) / 8.0f - 125
  * write the whole ones through `fd` at *at, record them in w[*nw] (their
  * offsets in offs), and write the parts of shared chunks through `ds`
  * inside the open transaction. */
-static void put_block(arca_dataset_t *ds, const arca_block_desc_t *desc, int fd, uint64_t r0,
+static void put_block(arca_dataset_t *ds, const arca_slab_desc_t *desc, int fd, uint64_t r0,
                       uint64_t r1, uint64_t *at, arca_written_chunk_t *w, uint64_t (*offs)[2],
                       size_t *nw, const float *all) {
     uint64_t start[2] = {r0, 0}, count[2] = {r1 - r0, PCOLS};
     const float *rows = all + r0 * PCOLS;
     size_t size = (size_t)(r1 - r0) * PCOLS * sizeof(float);
-    arca_block_t *b = NULL;
+    arca_slab_t *b = NULL;
     if (desc)
-        OK(arca_encode_block_desc(desc, start, count, rows, size, &b));
+        OK(arca_encode_slab_desc(desc, start, count, rows, size, &b));
     else
-        OK(arca_encode_block(ds, start, count, rows, size, &b));
+        OK(arca_encode_slab(ds, start, count, rows, size, &b));
     if (!b) return;
     const void *bytes = NULL;
     size_t len = 0, n = 0, np = 0;
-    OK(arca_block_bytes(b, &bytes, &len));
+    OK(arca_slab_bytes(b, &bytes, &len));
     OK(arca_write_out(fd, bytes, len, *at));
-    OK(arca_block_nchunks(b, &n));
+    OK(arca_slab_nchunks(b, &n));
     uint64_t pos = *at;
     for (size_t i = 0; i < n; i++) {
         arca_written_chunk_t *c = &w[*nw];
-        OK(arca_block_chunk(b, i, offs[*nw], &c->len, &c->mask, &c->crc));
+        OK(arca_slab_chunk(b, i, offs[*nw], &c->len, &c->mask, &c->crc));
         c->offset = offs[*nw];
         c->addr = pos;
         pos += c->len;
@@ -1502,17 +1502,17 @@ static void put_block(arca_dataset_t *ds, const arca_block_desc_t *desc, int fd,
     }
     CHECK(pos - *at == len);
     *at = pos;
-    OK(arca_block_npartial(b, &np));
+    OK(arca_slab_npartial(b, &np));
     for (size_t i = 0; i < np; i++) {
         uint64_t s[2], c[2];
-        OK(arca_block_partial(b, i, s, c));
+        OK(arca_slab_partial(b, i, s, c));
         float *part = malloc(c[0] * c[1] * sizeof(float));
         for (uint64_t r = 0; r < c[0]; r++)
             memcpy(part + r * c[1], all + (s[0] + r) * PCOLS + s[1], c[1] * sizeof(float));
         OK(arca_dataset_write(ds, s, c, NULL, part, c[0] * c[1] * sizeof(float)));
         free(part);
     }
-    arca_block_free(b);
+    arca_slab_free(b);
 }
 
 static void test_parallel_chunks(void) {
@@ -1543,7 +1543,7 @@ static void test_parallel_chunks(void) {
 
     /* Rows 0..21 cut by the dataset, rows 21..50 from a description:
      * 3 + 6 whole chunks (rows 48..50 run past the extent). */
-    arca_block_desc_t d = {">f4", 0, 2, dims, chunks, fl, 2, &fill, sizeof fill};
+    arca_slab_desc_t d = {">f4", 0, 2, dims, chunks, fl, 2, &fill, sizeof fill};
     arca_written_chunk_t w[16];
     uint64_t offs[16][2];
     size_t nw = 0;
@@ -1584,27 +1584,27 @@ static void test_parallel_chunks(void) {
     OK(arca_file_end_transaction(f, 0));
     OK(arca_dataset_read(ds, NULL, NULL, NULL, a, sizeof a));
     CHECK(memcmp(a, all, sizeof a) == 0);
-    arca_block_t *blk = (arca_block_t *)1;
+    arca_slab_t *blk = (arca_slab_t *)1;
     uint64_t s0[2] = {0, 0}, c0[2] = {16, PCOLS}, bad[2] = {40, 0};
-    EXPECT_RC(arca_encode_block(ds, bad, c0, all, 16 * PCOLS * sizeof(float), &blk),
+    EXPECT_RC(arca_encode_slab(ds, bad, c0, all, 16 * PCOLS * sizeof(float), &blk),
               ARCA_ERR_INVALID);
     CHECK(blk == NULL);
-    EXPECT_RC(arca_encode_block(ds, s0, c0, all, 4, &blk), ARCA_ERR_INVALID);
-    EXPECT_RC(arca_encode_block(NULL, s0, c0, all, 4, &blk), ARCA_ERR_NULL);
-    EXPECT_RC(arca_encode_block_desc(NULL, s0, c0, all, 4, &blk), ARCA_ERR_NULL);
+    EXPECT_RC(arca_encode_slab(ds, s0, c0, all, 4, &blk), ARCA_ERR_INVALID);
+    EXPECT_RC(arca_encode_slab(NULL, s0, c0, all, 4, &blk), ARCA_ERR_NULL);
+    EXPECT_RC(arca_encode_slab_desc(NULL, s0, c0, all, 4, &blk), ARCA_ERR_NULL);
     d.elem_size = 8;
-    EXPECT_RC(arca_encode_block_desc(&d, s0, c0, all, 16 * PCOLS * sizeof(float), &blk),
+    EXPECT_RC(arca_encode_slab_desc(&d, s0, c0, all, 16 * PCOLS * sizeof(float), &blk),
               ARCA_ERR_INVALID);
     EXPECT_RC(arca_dataset_reserve_chunks(NULL, 1, &at), ARCA_ERR_NULL);
     EXPECT_RC(arca_file_begin_transaction(NULL), ARCA_ERR_NULL);
     EXPECT_RC(arca_file_end_transaction(NULL, 1), ARCA_ERR_NULL);
     size_t n;
-    EXPECT_RC(arca_block_nchunks(NULL, &n), ARCA_ERR_NULL);
-    EXPECT_RC(arca_block_npartial(NULL, &n), ARCA_ERR_NULL);
-    EXPECT_RC(arca_block_chunk(NULL, 0, NULL, NULL, NULL, NULL), ARCA_ERR_NULL);
-    EXPECT_RC(arca_block_partial(NULL, 0, NULL, NULL), ARCA_ERR_NULL);
-    EXPECT_RC(arca_block_bytes(NULL, NULL, NULL), ARCA_ERR_NULL);
-    arca_block_free(NULL);
+    EXPECT_RC(arca_slab_nchunks(NULL, &n), ARCA_ERR_NULL);
+    EXPECT_RC(arca_slab_npartial(NULL, &n), ARCA_ERR_NULL);
+    EXPECT_RC(arca_slab_chunk(NULL, 0, NULL, NULL, NULL, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_slab_partial(NULL, 0, NULL, NULL), ARCA_ERR_NULL);
+    EXPECT_RC(arca_slab_bytes(NULL, NULL, NULL), ARCA_ERR_NULL);
+    arca_slab_free(NULL);
     EXPECT_RC(arca_write_out(-1, all, 4, 0), ARCA_ERR_INVALID);
     EXPECT_RC(arca_write_out(fd, NULL, 4, 0), ARCA_ERR_NULL);
     CHECK(close(fd) == 0);

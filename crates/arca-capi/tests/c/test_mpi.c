@@ -14,7 +14,7 @@
  *               the file, and a last chunk running past the extent
  *   contiguous  a contiguous dataset, written by rank 0 for everyone
  *   grow        a time series grown step by step with a group, attributes
- *   fail        a box out of the extent on the last rank, a NULL block on
+ *   fail        a box out of the extent on the last rank, a NULL buffer on
  *               rank 1, a missing dataset (rank 0), a read-only file: every
  *               rank gets the error naming the failing ranks, and nothing
  *               changes
@@ -76,8 +76,8 @@ static const char *path_of(const char *name) {
     return buf[k];
 }
 
-/* Rank r's block at a step: ROWS x COLS values from a seeded generator. */
-static void block(int r, int step, float *out) {
+/* Rank r's local data at a step: ROWS x COLS values from a seeded generator. */
+static void local_data(int r, int step, float *out) {
     uint64_t s = 0x9e3779b97f4a7c15ull * (uint64_t)(100 * step + r + 1);
     for (int i = 0; i < ROWS * COLS; i++) {
         s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -109,7 +109,7 @@ static void chunked_opts(arca_dataset_opts_t *o, uint64_t *dims, uint64_t rows,
 }
 
 /* Rank 0: the same datasets written serially through arca.h, each rank's
- * block in turn; `make` creates them. */
+ * local data in turn; `make` creates them. */
 typedef void (*make_fn)(arca_dataset_opts_t *o, uint64_t *dims, int which);
 
 static void serial(const char *path, const char *const *names, int n, make_fn make) {
@@ -126,7 +126,7 @@ static void serial(const char *path, const char *const *names, int n, make_fn ma
         OK(arca_dataset_create(root, names[k], &o, &ds));
         for (int r = 0; r < nranks; r++) {
             uint64_t start[2] = {(uint64_t)r * ROWS, 0}, count[2] = {ROWS, COLS};
-            block(r, 0, b);
+            local_data(r, 0, b);
             OK(arca_dataset_write(ds, start, count, NULL, b, sizeof(float) * ROWS * COLS));
         }
         OK(arca_dataset_close(ds));
@@ -149,7 +149,7 @@ static void same(const char *a_path, const char *b_path, const char *const *name
     size_t bytes = sizeof(float) * rows * COLS;
     float *a = malloc(bytes), *b = malloc(bytes), *want = malloc(bytes);
     for (uint64_t i = 0; i < rows * COLS; i++) want[i] = FILL;
-    for (int r = 0; r < nranks; r++) block(r, 0, want + (size_t)r * ROWS * COLS);
+    for (int r = 0; r < nranks; r++) local_data(r, 0, want + (size_t)r * ROWS * COLS);
     for (int k = 0; k < n; k++) {
         arca_dataset_t *da, *db;
         OK(arca_dataset_open(ra, names[k], &da));
@@ -178,7 +178,7 @@ static void same(const char *a_path, const char *b_path, const char *const *name
     OK(arca_file_close(fb));
 }
 
-/* Every rank writes its block to each dataset, reads it back and checks. */
+/* Every rank writes its local data to each dataset, reads it back and checks. */
 static void write_mine(arca_mpi_file_t *f, const char *name, const float *mine) {
     uint64_t start[2] = {(uint64_t)me * ROWS, 0}, count[2] = {ROWS, COLS};
     OK(arca_mpi_write(f, name, start, count, mine));
@@ -206,7 +206,7 @@ static void test_chunked(void) {
     OK(arca_mpi_file_open(p, "w", MPI_COMM_WORLD, &f));
     CHECK((arca_mpi_file_arca(f) != NULL) == (me == 0));
     static float mine[ROWS * COLS];
-    block(me, 0, mine);
+    local_data(me, 0, mine);
     for (int k = 0; k < 2; k++) {
         arca_dataset_opts_t o;
         uint64_t dims[2];
@@ -245,7 +245,7 @@ static void test_slabs(void) {
     OK(arca_mpi_file_set_slab_bytes(f, 16 * COLS * sizeof(float))); /* one chunk row */
     EXPECT_RC(arca_mpi_file_set_slab_bytes(f, 0), ARCA_ERR_INVALID);
     static float mine[ROWS * COLS];
-    block(me, 0, mine);
+    local_data(me, 0, mine);
     arca_dataset_opts_t o;
     uint64_t dims[2];
     make_slabs(&o, dims, 0);
@@ -272,7 +272,7 @@ static void test_contiguous(void) {
     arca_mpi_file_t *f;
     OK(arca_mpi_file_open(p, "w", MPI_COMM_WORLD, &f));
     static float mine[ROWS * COLS];
-    block(me, 0, mine);
+    local_data(me, 0, mine);
     arca_dataset_opts_t o;
     uint64_t dims[2];
     make_contiguous(&o, dims, 0);
@@ -313,7 +313,7 @@ static void test_grow(void) {
         uint64_t d[2];
         OK(arca_mpi_dataset_dims(f, "run/t", d, 2, NULL));
         CHECK(d[0] == (uint64_t)step + 1);
-        block(me, step, b);
+        local_data(me, step, b);
         uint64_t start[2] = {(uint64_t)step, (uint64_t)me * COLS}, count[2] = {1, COLS};
         OK(arca_mpi_write(f, "run/t", start, count, b));
     }
@@ -355,7 +355,7 @@ static void test_grow(void) {
     OK(arca_dataset_read(ds, NULL, NULL, NULL, t, sizeof(float) * STEPS * width));
     for (int step = 0; step < STEPS; step++)
         for (int r = 0; r < nranks; r++) {
-            block(r, step, b);
+            local_data(r, step, b);
             CHECK(memcmp(t + step * width + (uint64_t)r * COLS, b, COLS * sizeof(float)) == 0);
         }
     free(t);
@@ -382,7 +382,7 @@ static void test_fail(void) {
     chunked_opts(&o, dims, (uint64_t)nranks * ROWS, ZSTD, ARCA_ORDER_NATIVE);
     OK(arca_mpi_dataset_create(f, "x", &o));
     static float mine[ROWS * COLS], twice[ROWS * COLS], back[ROWS * COLS];
-    block(me, 0, mine);
+    local_data(me, 0, mine);
     for (int i = 0; i < ROWS * COLS; i++) twice[i] = 2 * mine[i];
     write_mine(f, "x", mine);
     uint64_t start[2] = {(uint64_t)me * ROWS, 0}, count[2] = {ROWS, COLS};
@@ -394,7 +394,7 @@ static void test_fail(void) {
     CHECK(strstr(arca_mpi_last_error(), "extent") != NULL);
     CHECK(strncmp(arca_mpi_last_error(), "write failed: ", 14) == 0);
     for (int r = 0; r < nranks - 1; r++) CHECK(!names_rank(r));
-    /* Rank 1 gives no block. */
+    /* Rank 1 gives no data. */
     EXPECT_RC(arca_mpi_write(f, "x", start, count, me == 1 ? NULL : twice), ARCA_ERR_NULL);
     CHECK(names_rank(1) && !names_rank(0));
     /* No such dataset: rank 0 fails, everyone hears of it. */
@@ -464,7 +464,7 @@ static void test_fail_late(void) {
     chunked_opts(&o, dims, (uint64_t)nranks * ROWS, ZSTD, ARCA_ORDER_NATIVE);
     OK(arca_mpi_dataset_create(f, "x", &o));
     static float mine[ROWS * COLS], twice[ROWS * COLS], back[ROWS * COLS];
-    block(me, 0, mine);
+    local_data(me, 0, mine);
     for (int i = 0; i < ROWS * COLS; i++) twice[i] = 2 * mine[i];
     write_mine(f, "x", mine);
     MPI_Barrier(MPI_COMM_WORLD);

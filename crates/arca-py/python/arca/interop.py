@@ -641,7 +641,7 @@ class _Importer:
                                     for o, c, s in zip(offset, hds.chunks, hds.shape))
                         ds[sel] = hds[sel]
                     self.done += size
-                _native.chunks_write_raw(ds._id, items)
+                _native.chunks_write_stored(ds._id, items)
                 self.tick()
 
     def chunk_reader(self, hds, infos):
@@ -950,7 +950,7 @@ class _Exporter:
                     j += 1
                 if buf.size < held:
                     buf = np.empty(max(held, _BATCH * 2), np.uint8)
-                found = _native.chunks_read_raw_into(ads._id, [list(c[0]) for c in stored[i:j]], buf)
+                found = _native.chunks_read_stored_into(ads._id, [list(c[0]) for c in stored[i:j]], buf)
                 view, at = memoryview(buf), 0
                 for (offset, _, _), f in zip(stored[i:j], found):
                     n, mask = f

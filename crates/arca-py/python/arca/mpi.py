@@ -477,7 +477,7 @@ class ArrayDataset:
     """A fixed-size dataset (any rank, contiguous or chunked) of a
     collectively opened :class:`File`.
 
-    A collective write (``ds[sel] = block`` or :meth:`write_direct`) takes
+    A collective write (``ds[sel] = local`` or :meth:`write_direct`) takes
     each rank's own hyperslab. Of a chunked dataset with arca's filters,
     every chunk a rank's selection covers whole is filtered (compressed) by
     that rank and written by it into the file, at a place rank 0 gives it,
@@ -508,13 +508,13 @@ class ArrayDataset:
     def _box(self, sel):
         return Dataset._box(self, sel)
 
-    def __setitem__(self, sel, block):
-        self.write_direct(block, sel)
+    def __setitem__(self, sel, local):
+        self.write_direct(local, sel)
 
-    def write_direct(self, block, sel=None):
-        """Collective write of ``block`` to this rank's ``sel``.
+    def write_direct(self, local, sel=None):
+        """Collective write of ``local`` to this rank's ``sel``.
 
-        Four steps: every rank counts the chunks its block covers whole;
+        Four steps: every rank counts the chunks its local data covers whole;
         rank 0 reserves room for all of them unfiltered (the most they can
         take) inside a transaction; each rank compresses its chunks a slab
         at a time and writes each slab at once into the room, at a place it
@@ -529,7 +529,7 @@ class ArrayDataset:
         try:
             box = self._box(sel)
             count = tuple(box[1])
-            arr = np.asarray(block, dtype=self.dtype)
+            arr = np.asarray(local, dtype=self.dtype)
             if arr.shape != count:
                 arr = np.broadcast_to(arr, count)
             arr = np.ascontiguousarray(arr)
@@ -601,9 +601,9 @@ class ArrayDataset:
         return self.chunks is not None and not self._hdf5 and all(s == 1 for s in box[2])
 
     def _write_slabs(self, box, arr, room):
-        """Cut the block into slabs of whole chunk rows, compress each and
+        """Cut the local data into slabs of whole chunk rows, compress each and
         write it into the room at once; the chunks written and the parts
-        of chunks the block covers only in part."""
+        of chunks the local data covers only in part."""
         f = self.file
         start, count, _ = box
         written, partial = [], []
@@ -617,7 +617,7 @@ class ArrayDataset:
         while a < hi:
             b = min(hi, (a // rows_per_slab + 1) * rows_per_slab)
             slab = arr[a - lo:b - lo]
-            enc, meta, part = _native.chunks_encode_block(
+            enc, meta, part = _native.chunks_encode_slab(
                 self._filters, self.dtype.itemsize, list(self.shape), list(self.chunks),
                 [a, *start[1:]], [b - a, *count[1:]], slab.reshape(-1).view(np.uint8),
                 self._fill)

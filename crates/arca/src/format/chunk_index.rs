@@ -21,12 +21,12 @@ use crate::format::filter_pipeline::Filter;
 use crate::format::object_header::MAX_RANK;
 
 /// Mask value meaning "stored without filtering" (the filters did not shrink it).
-pub(crate) const MASK_RAW: u32 = u32::MAX;
+pub(crate) const MASK_UNFILTERED: u32 = u32::MAX;
 /// Bytes of an entry's value.
 pub(crate) const ENTRY_LEN: usize = 24;
 /// Longest key: one u64 per dimension.
 pub(crate) const MAX_KEY: usize = 8 * MAX_RANK;
-/// Slack a compressor may add over a chunk's raw size before an entry's
+/// Slack a compressor may add over a chunk's unfiltered size before an entry's
 /// size is implausible.
 const SLACK: u64 = 1 << 16;
 
@@ -73,8 +73,8 @@ impl ChunkRef {
             return Err(r.corrupt(format!("filter mask {:#x}", e.mask)));
         }
         // Unfiltered chunks are stored exactly as they are read.
-        let raw = Filter::unfiltered(filters, e.mask);
-        let plausible = if raw {
+        let unfiltered = Filter::unfiltered(filters, e.mask);
+        let plausible = if unfiltered {
             e.size == chunk_bytes
         } else {
             e.size > 0 && e.size <= chunk_bytes.saturating_mul(2).saturating_add(SLACK)
@@ -153,7 +153,7 @@ mod tests {
         // Unfiltered, the stored size is the chunk's size.
         assert!(ChunkRef::decode(&e.encode(), 0, 400, &[]).is_err());
         let raw = ChunkRef {
-            mask: MASK_RAW,
+            mask: MASK_UNFILTERED,
             ..e
         };
         assert!(ChunkRef::decode(&raw.encode(), 0, 400, &native()).is_err());

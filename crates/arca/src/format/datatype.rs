@@ -675,7 +675,7 @@ impl Datatype {
 
     /// Converts whole elements in `buf` between this type's byte order and
     /// native order (the same swap both ways); a no-op when none is needed.
-    /// Elements prepared outside a dataset (for [`crate::encode_block`],
+    /// Elements prepared outside a dataset (for [`crate::encode_slab`],
     /// which takes them as stored) are converted this way.
     ///
     /// ```

@@ -17,7 +17,7 @@
 //! carry HDF5's per-filter skip mask (bit i: filter i skipped).
 
 use crate::error::{Error, Result};
-use crate::format::chunk_index::MASK_RAW;
+use crate::format::chunk_index::MASK_UNFILTERED;
 use crate::format::codec::{Reader, Writer};
 use crate::pool::ArrayList;
 
@@ -210,19 +210,19 @@ impl Filter {
     }
 
     /// Whether `mask` may be recorded for a chunk of this pipeline: 0 (every
-    /// filter applied) or `MASK_RAW` (none); in an HDF5 pipeline also any
+    /// filter applied) or `MASK_UNFILTERED` (none); in an HDF5 pipeline also any
     /// set of skipped filters (HDF5 records a skip for any filter a chunk
     /// was written past, optional or not).
     pub(crate) fn mask_valid(filters: &[Filter], mask: u32) -> bool {
         mask == 0
-            || mask == MASK_RAW
+            || mask == MASK_UNFILTERED
             || (Self::is_hdf5(filters) && u64::from(mask) < 1u64 << filters.len())
     }
 
     /// Whether a chunk stored with `mask` holds its elements as they are.
     pub(crate) fn unfiltered(filters: &[Filter], mask: u32) -> bool {
         filters.is_empty()
-            || mask == MASK_RAW
+            || mask == MASK_UNFILTERED
             || (Self::is_hdf5(filters)
                 && filters.len() < 32
                 && u64::from(mask) == (1u64 << filters.len()) - 1)

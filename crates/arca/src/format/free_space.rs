@@ -5,7 +5,7 @@
 //! ```text
 //! +0  [u8; 4] tag "AFSR"
 //! +4  u32     n
-//! +8  n × { u8 kind (0 metadata, 1 raw), u64 addr, u64 size }, in address order
+//! +8  n × { u8 kind (0 metadata, 1 data), u64 addr, u64 size }, in address order
 //! ```
 
 use crate::error::{Error, Result};

@@ -145,7 +145,7 @@ impl AttrValue {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for fixed-length types.
-    pub fn to_ragged_raw(&self) -> Result<(Vec<u8>, Vec<u64>)> {
+    pub fn to_ragged_bytes(&self) -> Result<(Vec<u8>, Vec<u64>)> {
         let base = self
             .dtype
             .base()
@@ -165,7 +165,7 @@ impl AttrValue {
             .base()
             .ok_or_else(|| Error::invalid("attribute is not variable-length"))?;
         check_element::<T>(&base)?;
-        let (v, o) = self.to_ragged_raw()?;
+        let (v, o) = self.to_ragged_bytes()?;
         Ok((bytemuck::pod_collect_to_vec(&v), o))
     }
 
@@ -181,7 +181,7 @@ impl AttrValue {
         };
         match self.dtype {
             Datatype::VlenStr | Datatype::VlenBytes => {
-                let (v, o) = self.to_ragged_raw()?;
+                let (v, o) = self.to_ragged_bytes()?;
                 o.windows(2)
                     .map(|w| utf8(&v[w[0] as usize..w[1] as usize]))
                     .collect()

@@ -18,7 +18,7 @@ use crate::store::Store;
 /// let f = File::in_memory().unwrap();
 /// let ds = f.root().create_dataset("x", &DatasetOptions::new(Datatype::uint(2), &[10])
 ///     .chunks(&[4]).filters(&[Filter::Zstd(3)])).unwrap();
-/// ds.write_raw(&Selection::from_ranges(&[(4, 6, 1)]).unwrap(), &[1, 0, 2, 0]).unwrap();
+/// ds.write_bytes(&Selection::from_ranges(&[(4, 6, 1)]).unwrap(), &[1, 0, 2, 0]).unwrap();
 /// let c = ds.stored_chunks().unwrap();
 /// assert_eq!(c.len(), 1);
 /// assert_eq!(c[0].offset, vec![4]);
@@ -138,21 +138,21 @@ impl Dataset {
     /// let o = DatasetOptions::new(Datatype::uint(1), &[8]).chunks(&[4]).filters(&[Filter::Deflate(6)]);
     /// let a = f.root().create_dataset("a", &o).unwrap();
     /// a.write_all(&[7u8; 8]).unwrap();
-    /// let (bytes, mask) = a.read_chunk_raw(&[4]).unwrap().unwrap();
+    /// let (bytes, mask) = a.read_chunk_stored(&[4]).unwrap().unwrap();
     /// let b = f.root().create_dataset("b", &o).unwrap();
-    /// b.write_chunk_raw(&[4], &bytes, mask).unwrap();
+    /// b.write_chunk_stored(&[4], &bytes, mask).unwrap();
     /// assert_eq!(b.read_all::<u8>().unwrap(), [0, 0, 0, 0, 7, 7, 7, 7]);
     /// ```
     ///
     /// # Errors
     /// As for [`Dataset::stored_chunks`], and [`Error::InvalidArgument`] for
     /// an offset that does not start a chunk inside the extent.
-    pub fn read_chunk_raw(&self, offset: &[u64]) -> Result<Option<(Vec<u8>, u32)>> {
-        let (buf, found) = self.read_chunks_raw(&[offset.to_vec()])?;
+    pub fn read_chunk_stored(&self, offset: &[u64]) -> Result<Option<(Vec<u8>, u32)>> {
+        let (buf, found) = self.read_chunks_stored(&[offset.to_vec()])?;
         Ok(found[0].map(|(_, mask)| (buf, mask)))
     }
 
-    /// [`Dataset::read_chunk_raw`] for many chunks under one lock, their
+    /// [`Dataset::read_chunk_stored`] for many chunks under one lock, their
     /// bytes back to back in one buffer: for each offset, `Some((stored
     /// bytes, mask))` in order, or `None` for a chunk never written. Copies
     /// between files read batches of chunks this way.
@@ -163,14 +163,14 @@ impl Dataset {
     /// let o = DatasetOptions::new(Datatype::uint(1), &[12]).chunks(&[4]);
     /// let a = f.root().create_dataset("a", &o).unwrap();
     /// a.write_all(&[5u8; 12]).unwrap();
-    /// let (buf, found) = a.read_chunks_raw(&[vec![0], vec![8]]).unwrap();
+    /// let (buf, found) = a.read_chunks_stored(&[vec![0], vec![8]]).unwrap();
     /// assert_eq!((buf.len(), found), (8, vec![Some((4, 0)), Some((4, 0))]));
     /// ```
     ///
     /// # Errors
-    /// As for [`Dataset::read_chunk_raw`].
+    /// As for [`Dataset::read_chunk_stored`].
     #[allow(clippy::type_complexity)]
-    pub fn read_chunks_raw(
+    pub fn read_chunks_stored(
         &self,
         offsets: &[Vec<u64>],
     ) -> Result<(Vec<u8>, Vec<Option<(usize, u32)>>)> {
@@ -181,14 +181,14 @@ impl Dataset {
         Ok((buf, found))
     }
 
-    /// [`Dataset::read_chunks_raw`] into a buffer the caller keeps: the
+    /// [`Dataset::read_chunks_stored`] into a buffer the caller keeps: the
     /// chunks' bytes go back to back at the start of `out`, which must hold
     /// them all. A copy reusing one buffer pays for its memory once.
     ///
     /// # Errors
-    /// As for [`Dataset::read_chunks_raw`], and [`Error::InvalidArgument`]
+    /// As for [`Dataset::read_chunks_stored`], and [`Error::InvalidArgument`]
     /// if `out` is too short.
-    pub fn read_chunks_raw_into(
+    pub fn read_chunks_stored_into(
         &self,
         offsets: &[Vec<u64>],
         out: &mut [u8],
@@ -248,14 +248,14 @@ impl Dataset {
     /// checksummed as they are; reads decode and check them as any chunk.
     ///
     /// # Errors
-    /// As for [`Dataset::read_chunk_raw`]; [`Error::InvalidArgument`] for
+    /// As for [`Dataset::read_chunk_stored`]; [`Error::InvalidArgument`] for
     /// another mask, unfiltered bytes that are not exactly one chunk, or
     /// filtered bytes of an implausible size; [`Error::ReadOnly`].
-    pub fn write_chunk_raw(&self, offset: &[u64], bytes: &[u8], mask: u32) -> Result<()> {
-        self.write_chunks_raw(&[(offset, bytes, mask)])
+    pub fn write_chunk_stored(&self, offset: &[u64], bytes: &[u8], mask: u32) -> Result<()> {
+        self.write_chunks_stored(&[(offset, bytes, mask)])
     }
 
-    /// [`Dataset::write_chunk_raw`] for many chunks under one lock: each
+    /// [`Dataset::write_chunk_stored`] for many chunks under one lock: each
     /// `(offset, bytes, mask)` in turn. Every chunk is checked before any is
     /// stored.
     ///
@@ -264,13 +264,13 @@ impl Dataset {
     /// let f = File::in_memory().unwrap();
     /// let o = DatasetOptions::new(Datatype::uint(1), &[8]).chunks(&[4]);
     /// let a = f.root().create_dataset("a", &o).unwrap();
-    /// a.write_chunks_raw(&[(&[0], &[1, 2, 3, 4], 0), (&[4], &[5, 6, 7, 8], 0)]).unwrap();
+    /// a.write_chunks_stored(&[(&[0], &[1, 2, 3, 4], 0), (&[4], &[5, 6, 7, 8], 0)]).unwrap();
     /// assert_eq!(a.read_all::<u8>().unwrap(), [1, 2, 3, 4, 5, 6, 7, 8]);
     /// ```
     ///
     /// # Errors
-    /// As for [`Dataset::write_chunk_raw`].
-    pub fn write_chunks_raw(&self, chunks: &[(&[u64], &[u8], u32)]) -> Result<()> {
+    /// As for [`Dataset::write_chunk_stored`].
+    pub fn write_chunks_stored(&self, chunks: &[(&[u64], &[u8], u32)]) -> Result<()> {
         let items: Vec<(&[u64], Source, u32)> = chunks
             .iter()
             .map(|&(o, b, m)| (o, Source::Bytes(b), m))
@@ -278,7 +278,7 @@ impl Dataset {
         self.put_chunks(items)
     }
 
-    /// [`Dataset::write_chunks_raw`] with each chunk's stored bytes taken
+    /// [`Dataset::write_chunks_stored`] with each chunk's stored bytes taken
     /// from `src`: `(offset, position in src, length, mask)`: runs of
     /// chunks adjacent in both files are copied as one, through the
     /// driver's [`crate::io::Driver::copy_from_file`], while their
@@ -300,7 +300,7 @@ impl Dataset {
     /// ```
     ///
     /// # Errors
-    /// As for [`Dataset::write_chunk_raw`]; [`Error::Io`] when `src` cannot
+    /// As for [`Dataset::write_chunk_stored`]; [`Error::Io`] when `src` cannot
     /// be read there.
     pub fn write_chunks_from_file(
         &self,
@@ -457,8 +457,8 @@ pub(super) fn check_raw(layout: &ChunkLayout, offset: &[u64], len: u64, mask: u3
         )));
     }
     let chunk_bytes = layout.bytes;
-    let raw = Filter::unfiltered(filters, mask);
-    let plausible = if raw {
+    let unfiltered = Filter::unfiltered(filters, mask);
+    let plausible = if unfiltered {
         len == chunk_bytes
     } else {
         len > 0 && len <= chunk_bytes.saturating_mul(2).saturating_add(1 << 16)
@@ -466,7 +466,7 @@ pub(super) fn check_raw(layout: &ChunkLayout, offset: &[u64], len: u64, mask: u3
     if !plausible {
         return Err(Error::invalid(format!(
             "{len} bytes for a chunk of {chunk_bytes} bytes{} at {offset:?}",
-            if raw { " stored unfiltered" } else { "" }
+            if unfiltered { " stored unfiltered" } else { "" }
         )));
     }
     Ok(if filters.is_empty() { 0 } else { mask })
@@ -498,7 +498,7 @@ fn copy_runs(
                 Some((f, p, a, l + len))
             }
             Some((f, p, a, l)) => {
-                st.write_raw_from_file("chunk", (a, l), f, p, l)?;
+                st.write_data_from_file("chunk", (a, l), f, p, l)?;
                 Some((file, pos, addr, len))
             }
             None => Some((file, pos, addr, len)),
@@ -506,7 +506,7 @@ fn copy_runs(
         placed.push((coords.clone(), addr, len, *mask, old));
     }
     if let Some((f, p, a, l)) = run {
-        st.write_raw_from_file("chunk", (a, l), f, p, l)?;
+        st.write_data_from_file("chunk", (a, l), f, p, l)?;
     }
     Ok(placed)
 }

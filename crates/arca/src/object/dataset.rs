@@ -380,7 +380,7 @@ pub(crate) fn storage_extents(
                 out.push(Section {
                     addr: *addr,
                     size: *size,
-                    kind: SpaceKind::Raw,
+                    kind: SpaceKind::Data,
                 });
             }
         }
@@ -731,7 +731,7 @@ impl Dataset {
     /// # Errors
     /// [`Error::InvalidArgument`] for a selection out of bounds or a buffer of
     /// the wrong size; [`Error::Corrupt`] for damaged storage.
-    pub fn read_raw(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
+    pub fn read_bytes(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
         let mut g = lock(&self.shared)?;
         let m = load_meta(&mut g.st, self.addr)?;
         reject_vlen(&m.dtype)?;
@@ -803,8 +803,8 @@ impl Dataset {
     /// Write `data` (native byte order, `sel.len()` elements) to `sel`.
     ///
     /// # Errors
-    /// As for [`Dataset::read_raw`], plus [`Error::ReadOnly`].
-    pub fn write_raw(&self, sel: &Selection, data: &[u8]) -> Result<()> {
+    /// As for [`Dataset::read_bytes`], plus [`Error::ReadOnly`].
+    pub fn write_bytes(&self, sel: &Selection, data: &[u8]) -> Result<()> {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
@@ -1003,7 +1003,7 @@ pub(crate) fn write_locked(
             }
             let st = &mut g.st;
             selection_runs(elem, &dims, sel, &mut |s, o, n| {
-                st.write_raw("contiguous data", ext, ext.0 + s as u64, &data[o..o + n])
+                st.write_data("contiguous data", ext, ext.0 + s as u64, &data[o..o + n])
             })
         }
         Layout::Chunked { .. } => {
@@ -1025,7 +1025,7 @@ impl Dataset {
     pub fn read<T: Element>(&self, sel: &Selection) -> Result<Vec<T>> {
         check_element::<T>(&self.dtype()?)?;
         let mut out = vec![T::zeroed(); sel.len() as usize];
-        self.read_raw(sel, bytemuck::cast_slice_mut(&mut out))?;
+        self.read_bytes(sel, bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
     }
 
@@ -1040,10 +1040,10 @@ impl Dataset {
     /// Write typed values to a selection.
     ///
     /// # Errors
-    /// As for [`Dataset::write_raw`], and a type mismatch.
+    /// As for [`Dataset::write_bytes`], and a type mismatch.
     pub fn write<T: Element>(&self, sel: &Selection, data: &[T]) -> Result<()> {
         check_element::<T>(&self.dtype()?)?;
-        self.write_raw(sel, bytemuck::cast_slice(data))
+        self.write_bytes(sel, bytemuck::cast_slice(data))
     }
 
     /// Write every element.
@@ -1136,7 +1136,7 @@ pub(crate) fn load_meta(st: &mut Store, addr: u64) -> Result<DatasetMeta> {
 /// Reserve contiguous storage and give it the fill value, unless the caller
 /// is about to overwrite all of it.
 fn allocate_contiguous(st: &mut Store, size: u64, fill: &[u8], overwritten: bool) -> Result<u64> {
-    let addr = st.space.alloc(SpaceKind::Raw, size)?;
+    let addr = st.space.alloc(SpaceKind::Data, size)?;
     let end = addr + size;
     st.pager.extend_limit(end);
     if overwritten {
@@ -1162,7 +1162,7 @@ fn write_pattern(st: &mut Store, ext: (u64, u64), elem: &[u8]) -> Result<()> {
     let mut off = 0;
     while off < size {
         let n = (block.len() as u64).min(size - off);
-        st.write_raw("contiguous data", ext, addr + off, &block[..n as usize])?;
+        st.write_data("contiguous data", ext, addr + off, &block[..n as usize])?;
         off += n;
     }
     Ok(())

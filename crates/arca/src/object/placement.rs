@@ -34,7 +34,7 @@ pub struct WrittenChunk {
     pub addr: u64,
     /// Stored bytes.
     pub len: u64,
-    /// Its filter mask (see [`Dataset::write_chunk_raw`]).
+    /// Its filter mask (see [`Dataset::write_chunk_stored`]).
     pub mask: u32,
     /// CRC32C (Castagnoli) of its stored bytes.
     pub crc: u32,
@@ -52,7 +52,7 @@ impl Dataset {
     /// Reserve `len` bytes of the file for this dataset's chunks, which
     /// other processes will write: the region's address. Needs an open
     /// transaction. The writers put each chunk's stored bytes (from
-    /// [`crate::encode_chunk`] or [`crate::encode_block`]) anywhere inside
+    /// [`crate::encode_chunk`] or [`crate::encode_slab`]) anywhere inside
     /// the region, without overlaps, make sure they reached the file (a
     /// write, not a sync: the commit syncs the file), then
     /// [`Dataset::seal_chunks`] indexes them and gives back what they left
@@ -96,7 +96,7 @@ impl Dataset {
         }
         self.flush_chunks(&mut g)?;
         chunk_layout(&mut g, addr)?;
-        let at = g.st.space.alloc(SpaceKind::Raw, len)?;
+        let at = g.st.space.alloc(SpaceKind::Data, len)?;
         // J7: the writers write at once, maybe into space the last commit
         // freed, whose invalidation must be durable first.
         g.st.pager.journal().settle()?;
@@ -118,7 +118,7 @@ impl Dataset {
     /// # Errors
     /// [`Error::InvalidArgument`] when nothing is reserved, or for a chunk
     /// outside the reserved regions, overlapping another, named twice, or
-    /// one [`Dataset::write_chunks_raw`] would refuse; nothing is indexed
+    /// one [`Dataset::write_chunks_stored`] would refuse; nothing is indexed
     /// then and the space stays reserved. A failure while indexing dooms
     /// the transaction.
     pub fn seal_chunks(&self, chunks: &[WrittenChunk]) -> Result<()> {
@@ -205,13 +205,13 @@ fn seal(
         while k < todo.len() && todo[k].1.addr < a + l {
             let c = todo[k].1;
             if c.addr > at {
-                g.st.space.free(SpaceKind::Raw, at, c.addr - at)?;
+                g.st.space.free(SpaceKind::Data, at, c.addr - at)?;
             }
             at = c.addr + c.len;
             k += 1;
         }
         if a + l > at {
-            g.st.space.free(SpaceKind::Raw, at, a + l - at)?;
+            g.st.space.free(SpaceKind::Data, at, a + l - at)?;
         }
     }
     with_index(g, addr, chunk, |e, st| {
@@ -219,7 +219,7 @@ fn seal(
             let old = e.entry(st, coords)?;
             if let Some(o) = old {
                 st.check_live("chunk", o.addr, o.size)?;
-                st.space.free(SpaceKind::Raw, o.addr, o.size)?;
+                st.space.free(SpaceKind::Data, o.addr, o.size)?;
             }
             let entry = ChunkRef {
                 addr: c.addr,

@@ -161,18 +161,18 @@ impl Copy<'_> {
             let dt = d.dtype()?;
             let all = Selection::all(&d.shape()?);
             if dt.is_vlen() {
-                let (mut values, offsets) = d.read_ragged_raw(&all)?;
+                let (mut values, offsets) = d.read_ragged_bytes(&all)?;
                 remap(&map, &mut values, 8, &[0]);
-                d.write_ragged_raw(&all, &values, &offsets)?;
+                d.write_ragged_bytes(&all, &values, &offsets)?;
             } else if dt.has_vlen() {
                 let mut rows = d.read_rows(&all)?;
                 remap_rows(&map, &dt, d.len()? as usize, &mut rows);
                 d.write_rows(&all, &rows)?;
             } else {
                 let mut buf = vec![0u8; d.len()? as usize * dt.size()];
-                d.read_raw(&all, &mut buf)?;
+                d.read_bytes(&all, &mut buf)?;
                 remap(&map, &mut buf, dt.size(), &dt.ref_offsets());
-                d.write_raw(&all, &buf)?;
+                d.write_bytes(&all, &buf)?;
             }
         }
         Ok(())
@@ -265,7 +265,7 @@ fn copy_dataset(
         }
         for batch in batches {
             let offsets: Vec<Vec<u64>> = batch.iter().map(|s| s.offset.clone()).collect();
-            let (bytes, found) = d.read_chunks_raw(&offsets)?;
+            let (bytes, found) = d.read_chunks_stored(&offsets)?;
             let mut at = 0;
             let mut items = Vec::with_capacity(batch.len());
             for (off, f) in offsets.iter().zip(found) {
@@ -274,7 +274,7 @@ fn copy_dataset(
                     at += len;
                 }
             }
-            nd.write_chunks_raw(&items)?;
+            nd.write_chunks_stored(&items)?;
             *done += chunk_bytes * batch.len() as u64;
             progress((*done).min(total), total);
         }
@@ -309,11 +309,11 @@ fn copy_dataset(
             .collect();
         let sel = Selection::from_ranges(&ranges)?;
         buf.resize((sel.len() * elem) as usize, 0);
-        d.read_raw(&sel, &mut buf)?;
+        d.read_bytes(&sel, &mut buf)?;
         // Chunks holding only the fill value stay unstored, as in the source.
         let only_fill = chunks.is_some() && buf.chunks_exact(elem as usize).all(|e| e == &fill[..]);
         if !only_fill {
-            nd.write_raw(&sel, &buf)?;
+            nd.write_bytes(&sel, &buf)?;
         }
         *done += sel.len() * elem;
         progress(*done, total);

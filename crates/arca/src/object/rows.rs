@@ -202,11 +202,11 @@ impl Dataset {
                 values.extend_from_slice(&rows[head + o as usize..head + (o + l) as usize]);
                 offsets.push(values.len() as u64 / item);
             }
-            return self.write_ragged_raw(sel, &values, &offsets);
+            return self.write_ragged_bytes(sel, &values, &offsets);
         }
         if !dtype.has_vlen() {
             return Err(Error::invalid(format!(
-                "dataset type {dtype} has no variable-length values; use write_raw"
+                "dataset type {dtype} has no variable-length values; use write_bytes"
             )));
         }
         self.with_vector(|g, c| write_locked(g, addr, c, sel, rows, false))
@@ -223,7 +223,7 @@ impl Dataset {
         let addr = self.addr;
         let dtype = self.dtype()?;
         if dtype.is_vlen() {
-            let (values, offsets) = self.read_ragged_raw(sel)?;
+            let (values, offsets) = self.read_ragged_bytes(sel)?;
             let item = dtype.base().map_or(1, |b| b.size()) as u64;
             let mut out = Vec::with_capacity(offsets.len() * VLEN_RECORD + values.len());
             for w in offsets.windows(2) {
@@ -235,7 +235,7 @@ impl Dataset {
         }
         if !dtype.has_vlen() {
             return Err(Error::invalid(format!(
-                "dataset type {dtype} has no variable-length values; use read_raw"
+                "dataset type {dtype} has no variable-length values; use read_bytes"
             )));
         }
         self.with_vector(|g, c| read_locked(g, addr, c, sel))

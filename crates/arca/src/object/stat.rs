@@ -18,7 +18,7 @@ use crate::store::{Store, BLOB_HEADER};
 /// f.root().create_group("g").unwrap();
 /// let s = f.stat().unwrap();
 /// assert_eq!(s.groups, 2); // the root and g
-/// assert_eq!(s.file_bytes, s.superblock_bytes + s.metadata_bytes + s.raw_bytes + s.unused_bytes);
+/// assert_eq!(s.file_bytes, s.superblock_bytes + s.metadata_bytes + s.data_bytes + s.unused_bytes);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stat {
@@ -37,9 +37,9 @@ pub struct Stat {
     /// Object headers, B-tree pages and blobs.
     pub metadata_bytes: u64,
     /// Dataset elements as stored (after compression).
-    pub raw_bytes: u64,
+    pub data_bytes: u64,
     /// Dataset elements before compression, for allocated storage.
-    pub raw_logical_bytes: u64,
+    pub data_logical_bytes: u64,
     /// Elements of compact datasets, kept inside their headers (so also
     /// counted in `metadata_bytes`).
     pub compact_bytes: u64,
@@ -213,8 +213,8 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     Layout::Contiguous { addr: a, size } => {
                         if *a != 0 {
                             st.check_live("contiguous data", *a, *size)?;
-                            s.raw_bytes += size;
-                            s.raw_logical_bytes += size;
+                            s.data_bytes += size;
+                            s.data_logical_bytes += size;
                             extents.push((*a, *size, "contiguous data"));
                         }
                     }
@@ -226,9 +226,9 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                         let expect = c.chunk_bytes();
                         for (_, r) in c.entries(st)? {
                             s.chunks += 1;
-                            s.raw_bytes += r.size;
+                            s.data_bytes += r.size;
                             extents.push((r.addr, r.size, "chunk"));
-                            s.raw_logical_bytes += expect as u64;
+                            s.data_logical_bytes += expect as u64;
                             st.check_live("chunk", r.addr, r.size)?;
                             if verify {
                                 let mut buf = vec![0u8; r.size as usize];
@@ -251,8 +251,8 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     let a = crate::vlen::account(st, v, item, verify, &mut extents)?;
                     s.metadata_bytes += a.metadata;
                     s.chunks += a.chunks;
-                    s.raw_bytes += a.raw;
-                    s.raw_logical_bytes += a.logical;
+                    s.data_bytes += a.data;
+                    s.data_logical_bytes += a.logical;
                     if verify {
                         super::vlen::check_records(g, addr)?;
                     }
@@ -304,7 +304,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     if verify {
         account(&extents, s.file_bytes)?;
     }
-    let used = s.superblock_bytes + s.metadata_bytes + s.raw_bytes;
+    let used = s.superblock_bytes + s.metadata_bytes + s.data_bytes;
     if used > s.file_bytes {
         return Err(Error::corrupt(
             "file",

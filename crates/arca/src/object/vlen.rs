@@ -566,8 +566,8 @@ impl Dataset {
     /// use arca::{Datatype, DatasetOptions, File, Selection};
     /// let f = File::in_memory().unwrap();
     /// let ds = f.root().create_dataset("b", &DatasetOptions::new(Datatype::VlenBytes, &[2])).unwrap();
-    /// ds.write_ragged_raw(&Selection::all(&[2]), b"abcde", &[0, 2, 5]).unwrap();
-    /// let (v, o) = ds.read_ragged_raw(&Selection::all(&[2])).unwrap();
+    /// ds.write_ragged_bytes(&Selection::all(&[2]), b"abcde", &[0, 2, 5]).unwrap();
+    /// let (v, o) = ds.read_ragged_bytes(&Selection::all(&[2])).unwrap();
     /// assert_eq!((v, o), (b"abcde".to_vec(), vec![0, 2, 5]));
     /// ```
     ///
@@ -575,7 +575,12 @@ impl Dataset {
     /// [`Error::InvalidArgument`] for a fixed-length dataset, a selection out
     /// of bounds, offsets that decrease or overrun `values`, or invalid
     /// UTF-8 in a string dataset; [`Error::ReadOnly`].
-    pub fn write_ragged_raw(&self, sel: &Selection, values: &[u8], offsets: &[u64]) -> Result<()> {
+    pub fn write_ragged_bytes(
+        &self,
+        sel: &Selection,
+        values: &[u8],
+        offsets: &[u64],
+    ) -> Result<()> {
         let addr = self.addr;
         self.with_vector(|g, c| write_locked(g, addr, c, sel, values, offsets, false))
     }
@@ -586,11 +591,11 @@ impl Dataset {
     /// # Errors
     /// [`Error::InvalidArgument`] for a fixed-length dataset or a selection
     /// out of bounds; [`Error::Corrupt`] for damaged records or chunks.
-    pub fn read_ragged_raw(&self, sel: &Selection) -> Result<(Vec<u8>, Vec<u64>)> {
-        self.read_ragged_raw_with(sel, |n| vec![0u8; n])
+    pub fn read_ragged_bytes(&self, sel: &Selection) -> Result<(Vec<u8>, Vec<u64>)> {
+        self.read_ragged_bytes_with(sel, |n| vec![0u8; n])
     }
 
-    /// [`Dataset::read_ragged_raw`] into a buffer the caller makes: `alloc`
+    /// [`Dataset::read_ragged_bytes`] into a buffer the caller makes: `alloc`
     /// gets the values' total size in bytes and returns a vector of exactly
     /// that length (its contents are overwritten). Bindings use it to hand
     /// out memory prepared for large reads (huge pages, say).
@@ -599,16 +604,16 @@ impl Dataset {
     /// use arca::{Datatype, DatasetOptions, File, Selection};
     /// let f = File::in_memory().unwrap();
     /// let ds = f.root().create_dataset("b", &DatasetOptions::new(Datatype::VlenBytes, &[2])).unwrap();
-    /// ds.write_ragged_raw(&Selection::all(&[2]), b"abcde", &[0, 2, 5]).unwrap();
+    /// ds.write_ragged_bytes(&Selection::all(&[2]), b"abcde", &[0, 2, 5]).unwrap();
     /// let mut asked = 0;
-    /// let (v, _) = ds.read_ragged_raw_with(&Selection::all(&[2]), |n| { asked = n; vec![0; n] }).unwrap();
+    /// let (v, _) = ds.read_ragged_bytes_with(&Selection::all(&[2]), |n| { asked = n; vec![0; n] }).unwrap();
     /// assert_eq!((v.as_slice(), asked), (&b"abcde"[..], 5));
     /// ```
     ///
     /// # Errors
-    /// As for [`Dataset::read_ragged_raw`], and [`Error::InvalidArgument`] if
+    /// As for [`Dataset::read_ragged_bytes`], and [`Error::InvalidArgument`] if
     /// `alloc` returns a vector of another length.
-    pub fn read_ragged_raw_with(
+    pub fn read_ragged_bytes_with(
         &self,
         sel: &Selection,
         alloc: impl FnOnce(usize) -> Vec<u8>,
@@ -631,7 +636,7 @@ impl Dataset {
     /// ```
     ///
     /// # Errors
-    /// As for [`Dataset::write_ragged_raw`], and a base type other than `T`.
+    /// As for [`Dataset::write_ragged_bytes`], and a base type other than `T`.
     pub fn write_ragged<T: Element>(
         &self,
         sel: &Selection,
@@ -639,16 +644,16 @@ impl Dataset {
         offsets: &[u64],
     ) -> Result<()> {
         self.check_base::<T>()?;
-        self.write_ragged_raw(sel, bytemuck::cast_slice(values), offsets)
+        self.write_ragged_bytes(sel, bytemuck::cast_slice(values), offsets)
     }
 
     /// Read ragged rows of `T`: values and offsets in items.
     ///
     /// # Errors
-    /// As for [`Dataset::read_ragged_raw`], and a base type other than `T`.
+    /// As for [`Dataset::read_ragged_bytes`], and a base type other than `T`.
     pub fn read_ragged<T: Element>(&self, sel: &Selection) -> Result<(Vec<T>, Vec<u64>)> {
         self.check_base::<T>()?;
-        let (v, o) = self.read_ragged_raw(sel)?;
+        let (v, o) = self.read_ragged_bytes(sel)?;
         Ok((bytemuck::pod_collect_to_vec(&v), o))
     }
 
@@ -671,22 +676,22 @@ impl Dataset {
     /// ```
     ///
     /// # Errors
-    /// As for [`Dataset::write_ragged_raw`].
+    /// As for [`Dataset::write_ragged_bytes`].
     pub fn write_strings<S: AsRef<str>>(&self, sel: &Selection, strings: &[S]) -> Result<()> {
         let (values, offsets) = concat(strings.iter().map(|s| s.as_ref().as_bytes()));
-        self.write_ragged_raw(sel, &values, &offsets)
+        self.write_ragged_bytes(sel, &values, &offsets)
     }
 
     /// Read strings from a string dataset.
     ///
     /// # Errors
-    /// As for [`Dataset::read_ragged_raw`]; [`Error::InvalidArgument`] for a
+    /// As for [`Dataset::read_ragged_bytes`]; [`Error::InvalidArgument`] for a
     /// type other than strings; [`Error::Corrupt`] for invalid UTF-8.
     pub fn read_strings(&self, sel: &Selection) -> Result<Vec<String>> {
         if !matches!(self.dtype()?, Datatype::VlenStr | Datatype::VlenBytes) {
             return Err(Error::invalid("dataset does not hold strings"));
         }
-        let (v, o) = self.read_ragged_raw(sel)?;
+        let (v, o) = self.read_ragged_bytes(sel)?;
         o.windows(2)
             .map(|w| {
                 String::from_utf8(v[w[0] as usize..w[1] as usize].to_vec())
@@ -698,21 +703,21 @@ impl Dataset {
     /// Write byte strings to a byte-string (or string) dataset.
     ///
     /// # Errors
-    /// As for [`Dataset::write_ragged_raw`].
+    /// As for [`Dataset::write_ragged_bytes`].
     pub fn write_vlen_bytes<B: AsRef<[u8]>>(&self, sel: &Selection, items: &[B]) -> Result<()> {
         let (values, offsets) = concat(items.iter().map(|b| b.as_ref()));
-        self.write_ragged_raw(sel, &values, &offsets)
+        self.write_ragged_bytes(sel, &values, &offsets)
     }
 
     /// Read byte strings.
     ///
     /// # Errors
-    /// As for [`Dataset::read_ragged_raw`].
+    /// As for [`Dataset::read_ragged_bytes`].
     pub fn read_vlen_bytes(&self, sel: &Selection) -> Result<Vec<Vec<u8>>> {
         if !matches!(self.dtype()?, Datatype::VlenStr | Datatype::VlenBytes) {
             return Err(Error::invalid("dataset does not hold byte strings"));
         }
-        let (v, o) = self.read_ragged_raw(sel)?;
+        let (v, o) = self.read_ragged_bytes(sel)?;
         Ok(o.windows(2)
             .map(|w| v[w[0] as usize..w[1] as usize].to_vec())
             .collect())
@@ -833,7 +838,7 @@ impl Dataset {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a filtered or space-reusing vector (its
-    /// writes must go through [`Dataset::write_ragged_raw`]) or a length that
+    /// writes must go through [`Dataset::write_ragged_bytes`]) or a length that
     /// is not whole items; [`Error::ReadOnly`].
     pub fn vlen_extend(&self, len: u64) -> Result<VlenExtent> {
         let addr = self.addr;
@@ -994,9 +999,9 @@ pub(crate) fn copy_dataset(
                 nd.write_rows(sel, &r)?;
             }
         } else {
-            let (v, off) = d.read_ragged_raw(sel)?;
+            let (v, off) = d.read_ragged_bytes(sel)?;
             if off.last().is_some_and(|&e| e > 0) {
-                nd.write_ragged_raw(sel, &v, &off)?;
+                nd.write_ragged_bytes(sel, &v, &off)?;
             }
         }
         Ok(())

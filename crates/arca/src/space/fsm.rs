@@ -186,7 +186,7 @@ mod tests {
         Section {
             addr,
             size,
-            kind: SpaceKind::Raw,
+            kind: SpaceKind::Data,
         }
     }
 
@@ -197,14 +197,14 @@ mod tests {
         m.give(sec(2000, 50));
         m.give(sec(3000, 50));
         m.give(sec(4000, 300));
-        assert_eq!(m.take(SpaceKind::Raw, 40), Some(2000));
-        assert_eq!(m.take(SpaceKind::Raw, 50), Some(3000));
-        assert_eq!(m.take(SpaceKind::Raw, 200), Some(4000));
+        assert_eq!(m.take(SpaceKind::Data, 40), Some(2000));
+        assert_eq!(m.take(SpaceKind::Data, 50), Some(3000));
+        assert_eq!(m.take(SpaceKind::Data, 200), Some(4000));
         assert_eq!(
             m.sections(),
             vec![sec(1000, 100), sec(2040, 10), sec(4200, 100)]
         );
-        assert_eq!(m.take(SpaceKind::Raw, 500), None);
+        assert_eq!(m.take(SpaceKind::Data, 500), None);
         m.check().unwrap();
     }
 
@@ -229,8 +229,8 @@ mod tests {
             kind: SpaceKind::Meta,
         });
         m.give(sec(1000, 64));
-        assert_eq!(m.take(SpaceKind::Raw, 64), Some(1000));
-        assert_eq!(m.take(SpaceKind::Raw, 64), Some(500));
+        assert_eq!(m.take(SpaceKind::Data, 64), Some(1000));
+        assert_eq!(m.take(SpaceKind::Data, 64), Some(500));
         m.check().unwrap();
     }
 }

@@ -120,7 +120,7 @@ fn append_in_place(
     // The file first, then the cache: a failed write leaves the cache as
     // the file is.
     let crc = if cached.is_some() {
-        st.write_raw("vlen chunk", dst, entry.addr + at as u64, part)?;
+        st.write_data("vlen chunk", dst, entry.addr + at as u64, part)?;
         match cache.patch_clean(&[k], at, part, tx) {
             Some(crc) => crc,
             None => {
@@ -136,7 +136,7 @@ fn append_in_place(
         };
         bytes[at..at + part.len()].copy_from_slice(part);
         let crc = crc32c::crc32c(&bytes);
-        st.write_raw("vlen chunk", dst, entry.addr + at as u64, part)?;
+        st.write_data("vlen chunk", dst, entry.addr + at as u64, part)?;
         with_engine(vm, item, items, |e| {
             e.cache_placed(st, cache, &[k], bytes, tx)
         })?;
@@ -170,17 +170,17 @@ fn engine_write(
 fn put_direct(st: &mut Store, vm: &mut VecMeta, at: u64, data: &[u8]) -> Result<()> {
     let c = vm.chunk_bytes;
     let len = data.len() as u64;
-    let addr = st.space.alloc(SpaceKind::Raw, len)?;
+    let addr = st.space.alloc(SpaceKind::Data, len)?;
     let crcs = if data.len() >= OVERLAP_BYTES {
         // The write runs on this thread; the sums take the other core
         // meanwhile instead of following it.
         let (sums, written) = crate::par::join(
             || chunk_crcs_on(data, c as usize, 1),
-            || st.write_raw("vlen chunk", (addr, len), addr, data),
+            || st.write_data("vlen chunk", (addr, len), addr, data),
         );
         written.map(|()| sums)?
     } else {
-        st.write_raw("vlen chunk", (addr, len), addr, data)?;
+        st.write_data("vlen chunk", (addr, len), addr, data)?;
         chunk_crcs(data, c as usize)
     };
     for (k, crc) in crcs.into_iter().enumerate() {
@@ -209,12 +209,12 @@ fn index_put(st: &mut Store, vm: &mut VecMeta, coord: u64, entry: &ChunkRef) -> 
         st.space.check_free(&[Section {
             addr: o.addr,
             size: o.size,
-            kind: SpaceKind::Raw,
+            kind: SpaceKind::Data,
         }])?;
     }
     vm.index = btree::insert(st, vm.index, &key(&[coord]), &entry.encode(), true)?.0;
     if let Some(o) = old {
-        st.space.free(SpaceKind::Raw, o.addr, o.size)?;
+        st.space.free(SpaceKind::Data, o.addr, o.size)?;
     }
     Ok(())
 }
@@ -259,11 +259,11 @@ pub(crate) fn extend_direct(st: &mut Store, vm: &mut VecMeta, at: u64, len: u64)
     let total = n
         .checked_mul(c)
         .ok_or_else(|| Error::invalid("extension too large"))?;
-    let addr = st.space.alloc(SpaceKind::Raw, total)?;
+    let addr = st.space.alloc(SpaceKind::Data, total)?;
     st.pager.extend_limit(addr + total);
     let pad = (total - len) as usize;
     if pad > 0 {
-        st.write_raw("vlen chunk", (addr, total), addr + len, &vec![0u8; pad])?;
+        st.write_data("vlen chunk", (addr, total), addr + len, &vec![0u8; pad])?;
     }
     let d = st.pager.driver_mut();
     if d.len()? < addr + total {
@@ -465,7 +465,7 @@ pub(crate) fn extents(st: &mut Store, vm: &VecMeta, out: &mut Vec<Section>) -> R
     out.extend(entries(st, vm)?.into_iter().map(|(_, r)| Section {
         addr: r.addr,
         size: r.size,
-        kind: SpaceKind::Raw,
+        kind: SpaceKind::Data,
     }));
     btree::extents(st, vm.index, out)?;
     if vm.free_addr != 0 {
@@ -589,7 +589,7 @@ impl FreeRanges {
 pub(crate) struct Accounted {
     pub(crate) metadata: u64,
     pub(crate) chunks: u64,
-    pub(crate) raw: u64,
+    pub(crate) data: u64,
     pub(crate) logical: u64,
 }
 
@@ -604,7 +604,7 @@ pub(crate) fn account(
     let mut a = Accounted {
         metadata: 0,
         chunks: 0,
-        raw: 0,
+        data: 0,
         logical: 0,
     };
     let mut pages = vec![];
@@ -623,7 +623,7 @@ pub(crate) fn account(
     let expect = vm.chunk_bytes as usize;
     for (_, r) in entries(st, vm)? {
         a.chunks += 1;
-        a.raw += r.size;
+        a.data += r.size;
         a.logical += vm.chunk_bytes;
         extents.push((r.addr, r.size, "vlen chunk"));
         st.check_live("vlen chunk", r.addr, r.size)?;

@@ -181,7 +181,7 @@ pub fn build() -> Vec<u8> {
         )
         .unwrap();
     table
-        .write_raw(
+        .write_bytes(
             &Selection::all(&[12]),
             &(0..12 * 32).map(|i| (i % 7) as u8 & 1).collect::<Vec<u8>>(),
         )
@@ -230,7 +230,7 @@ pub fn build() -> Vec<u8> {
                 .fill_value(&(-7i16).to_le_bytes()),
         )
         .unwrap();
-    fill.write_raw(
+    fill.write_bytes(
         &Selection::from_ranges(&[(8, 12, 1)]).unwrap(),
         &[1, 0, 2, 0, 3, 0, 4, 0],
     )
@@ -245,7 +245,7 @@ pub fn build() -> Vec<u8> {
                 .fill_value(&big_fill),
         )
         .unwrap();
-    bf.write_raw(&sel1(1), &[0x42; 2000]).unwrap();
+    bf.write_bytes(&sel1(1), &[0x42; 2000]).unwrap();
     f.flush().unwrap();
 
     let strings: Vec<String> = (0..20)
@@ -990,7 +990,7 @@ impl Run {
             for n in names.iter().take(WALK_LIMIT) {
                 if let Some(v) = self.step(&format!("{phase} attr get"), || attrs.get(n)) {
                     if v.dtype.is_vlen() {
-                        self.step(&format!("{phase} attr ragged"), || v.to_ragged_raw());
+                        self.step(&format!("{phase} attr ragged"), || v.to_ragged_bytes());
                     }
                     data.insert(format!("{p} @{n}"), Contents::Attr(v));
                 }
@@ -1039,8 +1039,8 @@ impl Run {
                 return None;
             }
             let mut skipped = false;
-            let (values, offsets) = self.step(&format!("{phase} read_ragged_raw"), || {
-                d.read_ragged_raw_with(&sel, |n| {
+            let (values, offsets) = self.step(&format!("{phase} read_ragged_bytes"), || {
+                d.read_ragged_bytes_with(&sel, |n| {
                     if n > READ_LIMIT {
                         skipped = true;
                         vec![]
@@ -1060,7 +1060,7 @@ impl Run {
                     .is_some_and(|&l| l.checked_mul(item as u64) == Some(values.len() as u64));
             if !fits {
                 self.failures.push(Failure::Panic {
-                    step: format!("{phase} read_ragged_raw"),
+                    step: format!("{phase} read_ragged_bytes"),
                     message: format!(
                         "offsets do not index the {} value bytes returned",
                         values.len()
@@ -1081,8 +1081,8 @@ impl Run {
                 return None;
             }
             let mut bytes = vec![0u8; n? as usize];
-            self.step(&format!("{phase} read_raw"), || {
-                d.read_raw(&sel, &mut bytes)
+            self.step(&format!("{phase} read_bytes"), || {
+                d.read_bytes(&sel, &mut bytes)
             })?;
             Some(Contents::Fixed { bytes, elem })
         }
@@ -1134,11 +1134,11 @@ impl Run {
                 match dt.base() {
                     Some(b) => {
                         let v = vec![b'z'; b.size() * 3];
-                        d.write_ragged_raw(&sel, &v, &[0, 3])
+                        d.write_ragged_bytes(&sel, &v, &[0, 3])
                     }
                     // One element, its members' values empty.
                     None if dt.has_vlen() => d.write_rows(&sel, &vec![0; dt.size()]),
-                    None => d.write_raw(&sel, &vec![0x5a; dt.size()]),
+                    None => d.write_bytes(&sel, &vec![0x5a; dt.size()]),
                 }
             });
             ok &= matches!(r, Some(Ok(())));

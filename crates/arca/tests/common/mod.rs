@@ -58,7 +58,7 @@ pub fn snapshot(f: &File) -> arca::Result<Snapshot> {
             Object::Dataset(d) => {
                 let shape = d.shape()?;
                 let mut buf = vec![0u8; shape.iter().product::<u64>() as usize * d.dtype()?.size()];
-                d.read_raw(&Selection::all(&shape), &mut buf)?;
+                d.read_bytes(&Selection::all(&shape), &mut buf)?;
                 (d.attrs(), buf)
             }
         };
@@ -81,7 +81,7 @@ pub fn snapshot(f: &File) -> arca::Result<Snapshot> {
 /// A variable-length dataset's elements and the vector figures a rollback
 /// must restore with them (length, free ranges of a reusing vector).
 fn vlen_contents(d: &Dataset) -> arca::Result<Vec<u8>> {
-    let (mut out, offsets) = d.read_ragged_raw(&Selection::all(&d.shape()?))?;
+    let (mut out, offsets) = d.read_ragged_bytes(&Selection::all(&d.shape()?))?;
     let info = d
         .vlen_info()?
         .ok_or_else(|| arca::Error::InvalidArgument("no vector".into()))?;

@@ -1,15 +1,15 @@
-//! A block of an array cut along a dataset's chunk grid: the chunks the
-//! block covers whole are filtered here, in the caller's process, and the
+//! A slab (a box) of an array cut along a dataset's chunk grid: the chunks the
+//! slab covers whole are filtered here, in the caller's process, and the
 //! parts of the chunks it covers only in part are named for a merge by
 //! whoever holds the file. Each rank of an MPI job compresses its own
-//! block this way, in parallel with the others, then writes the bytes
+//! slab this way, in parallel with the others, then writes the bytes
 //! into space from [`crate::Dataset::reserve_chunks`].
 
 use crate::error::{Error, Result};
 use crate::filter::{encode_pooled, Filter};
 use crate::selection::{copy_box, fill_box, Place};
 
-/// One whole chunk of an [`EncodedBlock`].
+/// One whole chunk of an [`EncodedSlab`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EncodedChunk {
     /// The chunk's first element, per dimension.
@@ -23,30 +23,30 @@ pub struct EncodedChunk {
     pub crc: u32,
 }
 
-/// What [`encode_block`] makes of a block.
+/// What [`encode_slab`] makes of a slab.
 #[derive(Debug, Default)]
-pub struct EncodedBlock {
+pub struct EncodedSlab {
     /// The whole chunks' stored bytes, back to back, in the order of
     /// `chunks`.
     pub bytes: Vec<u8>,
-    /// The chunks the block covers whole, in grid order.
+    /// The chunks the slab covers whole, in grid order.
     pub chunks: Vec<EncodedChunk>,
-    /// The block's parts in chunks it covers only in part, as
+    /// The slab's parts in chunks it covers only in part, as
     /// `(start, count)` in the dataset's coordinates.
     pub partial: Vec<(Vec<u64>, Vec<u64>)>,
 }
 
-/// Cut `block`, the row-major elements (`elem` bytes each) of the box
+/// Cut `slab`, the row-major elements (`elem` bytes each) of the box
 /// `start`..`start + count` of a dataset of extent `dims` chunked by
 /// `chunk`, into the chunks it covers whole, each through `filters`; a
-/// chunk that runs past the extent is whole when the block covers its part
+/// chunk that runs past the extent is whole when the slab covers its part
 /// inside, the rest being `fill` (one element; empty for zeros).
 ///
 /// ```
-/// use arca::{encode_block, Filter};
-/// let block: Vec<u8> = (0..6 * 4).map(|i| i as u8).collect();
+/// use arca::{encode_slab, Filter};
+/// let slab: Vec<u8> = (0..6 * 4).map(|i| i as u8).collect();
 /// // Rows 2..8 of a 10 x 4 byte array chunked 4 x 4: chunk 4..8 is whole.
-/// let e = encode_block(&[Filter::Zstd(1)], 1, &[10, 4], &[4, 4], &[2, 0], &[6, 4], &block, &[])
+/// let e = encode_slab(&[Filter::Zstd(1)], 1, &[10, 4], &[4, 4], &[2, 0], &[6, 4], &slab, &[])
 ///     .unwrap();
 /// assert_eq!(e.chunks.len(), 1);
 /// assert_eq!(e.chunks[0].offset, vec![4, 0]);
@@ -55,19 +55,19 @@ pub struct EncodedBlock {
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] when the ranks differ, the box leaves the
-/// extent, `block` or `fill` has the wrong length, a chunk dimension is 0,
+/// extent, `slab` or `fill` has the wrong length, a chunk dimension is 0,
 /// or the pipeline is one a dataset could not have.
 #[allow(clippy::too_many_arguments)]
-pub fn encode_block(
+pub fn encode_slab(
     filters: &[Filter],
     elem: usize,
     dims: &[u64],
     chunk: &[u64],
     start: &[u64],
     count: &[u64],
-    block: &[u8],
+    slab: &[u8],
     fill: &[u8],
-) -> Result<EncodedBlock> {
+) -> Result<EncodedSlab> {
     Filter::validate_pipeline(filters)?;
     let rank = dims.len();
     if chunk.len() != rank || start.len() != rank || count.len() != rank {
@@ -98,10 +98,10 @@ pub fn encode_block(
         .iter()
         .try_fold(1u64, |a, &c| a.checked_mul(c))
         .and_then(|n| n.checked_mul(elem as u64));
-    if elements != Some(block.len() as u64) {
+    if elements != Some(slab.len() as u64) {
         return Err(Error::invalid(format!(
             "{} bytes for a box of {count:?} elements of {elem} bytes",
-            block.len()
+            slab.len()
         )));
     }
     if !fill.is_empty() && fill.len() != elem {
@@ -110,7 +110,7 @@ pub fn encode_block(
             fill.len()
         )));
     }
-    let mut out = EncodedBlock::default();
+    let mut out = EncodedSlab::default();
     if count.contains(&0) {
         return Ok(out);
     }
@@ -133,7 +133,7 @@ pub fn encode_block(
         .map(|((s, n), c)| (s + n - 1) / c)
         .collect();
     let mut idx = first.clone();
-    let mut raw = vec![0u8; chunk_elems];
+    let mut plain = vec![0u8; chunk_elems];
     loop {
         let c0: Vec<u64> = idx.iter().zip(chunk).map(|(i, c)| i * c).collect();
         let c1: Vec<u64> = c0
@@ -151,13 +151,13 @@ pub fn encode_block(
         let n: Vec<u64> = s1.iter().zip(&s0).map(|(e, b)| e - b).collect();
         if s0 == c0 && s1 == c1 {
             let from: Vec<u64> = s0.iter().zip(start).map(|(a, b)| a - b).collect();
-            // A chunk that is whole rows of the block lies in it as one
+            // A chunk that is whole rows of the slab lies in it as one
             // run: filtered from there, without a copy.
             let unclipped = n.iter().zip(chunk).all(|(a, b)| a == b);
             let rows = n.iter().zip(count).skip(1).all(|(a, b)| a == b);
             let elements = if unclipped && rows {
                 let at = (from[0] * count[1..].iter().product::<u64>()) as usize * elem;
-                &block[at..at + chunk_elems]
+                &slab[at..at + chunk_elems]
             } else {
                 // The chunk's own frame: the whole chunk from its corner.
                 let whole = Place {
@@ -166,15 +166,15 @@ pub fn encode_block(
                     step: &ones,
                 };
                 if !unclipped {
-                    fill_box(elem, chunk, fill, &mut raw, &whole)?;
+                    fill_box(elem, chunk, fill, &mut plain, &whole)?;
                 }
                 let src = Place {
                     dims: count,
                     start: &from,
                     step: &ones,
                 };
-                copy_box(elem, &n, block, &src, &mut raw, &whole)?;
-                &raw[..]
+                copy_box(elem, &n, slab, &src, &mut plain, &whole)?;
+                &plain[..]
             };
             let (enc, mask) = encode_pooled(filters, elem, elements)?;
             out.chunks.push(EncodedChunk {

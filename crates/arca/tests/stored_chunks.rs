@@ -36,10 +36,10 @@ fn stored_chunks_copy_between_files_unchanged() {
         let chunks = src.stored_chunks().unwrap();
         assert_eq!(chunks.len(), 3 * 2, "rows 0..40 touch 3 of 4 chunk rows");
         for c in &chunks {
-            let (bytes, mask) = src.read_chunk_raw(&c.offset).unwrap().unwrap();
+            let (bytes, mask) = src.read_chunk_stored(&c.offset).unwrap().unwrap();
             assert_eq!(bytes.len() as u64, c.size);
             assert_eq!(mask, c.mask);
-            dst.write_chunk_raw(&c.offset, &bytes, mask).unwrap();
+            dst.write_chunk_stored(&c.offset, &bytes, mask).unwrap();
         }
         assert_eq!(dst.stored_chunks().unwrap(), chunks);
         assert_eq!(
@@ -52,7 +52,7 @@ fn stored_chunks_copy_between_files_unchanged() {
         let b = File::open(dir.path().join("b.arca")).unwrap();
         let back = b.root().dataset("x").unwrap();
         assert_eq!(back.read::<f32>(&rows).unwrap(), data[..1200]);
-        assert!(back.read_chunk_raw(&[48, 0]).unwrap().is_none());
+        assert!(back.read_chunk_stored(&[48, 0]).unwrap().is_none());
     }
 }
 
@@ -66,9 +66,9 @@ fn cached_writes_are_seen_and_replaced_chunks_are_read() {
     let b = f.root().create_dataset("b", &o).unwrap();
     a.write_all(&[1u8; 8]).unwrap();
     // Written through the cache, then read raw: the cached chunk counts.
-    let (bytes, mask) = a.read_chunk_raw(&[4]).unwrap().unwrap();
+    let (bytes, mask) = a.read_chunk_stored(&[4]).unwrap().unwrap();
     b.write_all(&[9u8; 8]).unwrap();
-    b.write_chunk_raw(&[4], &bytes, mask).unwrap();
+    b.write_chunk_stored(&[4], &bytes, mask).unwrap();
     assert_eq!(b.read_all::<u8>().unwrap(), [9, 9, 9, 9, 1, 1, 1, 1]);
 }
 
@@ -81,29 +81,32 @@ fn bad_raw_chunk_calls_are_refused() {
         .unwrap();
     let err = |r: arca::Result<()>| matches!(r, Err(arca::Error::InvalidArgument(_)));
     assert!(
-        err(ds.write_chunk_raw(&[3, 0], &[1, 2, 3], 0)),
+        err(ds.write_chunk_stored(&[3, 0], &[1, 2, 3], 0)),
         "not a chunk start"
     );
     assert!(
-        err(ds.write_chunk_raw(&[64, 0], &[1, 2, 3], 0)),
+        err(ds.write_chunk_stored(&[64, 0], &[1, 2, 3], 0)),
         "outside the extent"
     );
-    assert!(err(ds.write_chunk_raw(&[0], &[1, 2, 3], 0)), "wrong rank");
     assert!(
-        err(ds.write_chunk_raw(&[0, 0], &[1, 2, 3], 5)),
+        err(ds.write_chunk_stored(&[0], &[1, 2, 3], 0)),
+        "wrong rank"
+    );
+    assert!(
+        err(ds.write_chunk_stored(&[0, 0], &[1, 2, 3], 5)),
         "a partial mask"
     );
     assert!(
-        err(ds.write_chunk_raw(&[0, 0], &[0; 10], u32::MAX)),
+        err(ds.write_chunk_stored(&[0, 0], &[0; 10], u32::MAX)),
         "unfiltered but short"
     );
-    assert!(err(ds.write_chunk_raw(&[0, 0], &[], 0)), "empty");
+    assert!(err(ds.write_chunk_stored(&[0, 0], &[], 0)), "empty");
     assert!(ds.stored_chunks().unwrap().is_empty());
     // Bytes that are not what the filters made are stored (checksummed)
     // and then fail to decode with a typed error, never wrong values.
-    ds.write_chunk_raw(&[0, 0], &[1, 2, 3, 4], 0).unwrap();
+    ds.write_chunk_stored(&[0, 0], &[1, 2, 3, 4], 0).unwrap();
     let mut out = vec![0f32; 1500];
-    let r = ds.read_raw(
+    let r = ds.read_bytes(
         &Selection::all(&[50, 30]),
         bytemuck::cast_slice_mut(&mut out),
     );
@@ -121,7 +124,7 @@ fn bad_raw_chunk_calls_are_refused() {
         )
         .unwrap();
     assert!(
-        v.read_chunk_raw(&[0]).is_err(),
+        v.read_chunk_stored(&[0]).is_err(),
         "records point into a vector"
     );
 }
@@ -142,7 +145,7 @@ fn chunks_copied_from_another_file() {
     let mut bytes = b"HEADER..".to_vec();
     let mut items = vec![];
     for off in [0u64, 10, 30, 20] {
-        let (b, mask) = made.read_chunk_raw(&[off]).unwrap().unwrap();
+        let (b, mask) = made.read_chunk_stored(&[off]).unwrap().unwrap();
         items.push((vec![off], bytes.len() as u64, b.len() as u64, mask));
         bytes.extend_from_slice(&b);
     }
@@ -213,14 +216,14 @@ fn hdf5_pipelines_keep_their_chunks_and_decode_what_arca_can() {
     let blosc = vec![h(2, true, &[4]), h(32001, true, &[2, 2, 4, 1024, 5, 1, 1])];
     let kept = f.root().create_dataset("blosc", &opts(&blosc)).unwrap();
     let raw: Vec<u8> = data[..256].iter().flat_map(|v| v.to_le_bytes()).collect();
-    kept.write_chunk_raw(&[0, 0], b"blosc-bytes", 0).unwrap();
-    kept.write_chunk_raw(&[16, 0], &raw, 0b11).unwrap();
+    kept.write_chunk_stored(&[0, 0], b"blosc-bytes", 0).unwrap();
+    kept.write_chunk_stored(&[16, 0], &raw, 0b11).unwrap();
     let mut shuffled_only = vec![0u8; raw.len()];
     for (i, b) in raw.iter().enumerate() {
         // Shuffled by hand: byte k of element e goes to plane k.
         shuffled_only[(i % 4) * 256 + i / 4] = *b;
     }
-    kept.write_chunk_raw(&[32, 0], &shuffled_only, 0b10)
+    kept.write_chunk_stored(&[32, 0], &shuffled_only, 0b10)
         .unwrap();
     // arca's own filters cannot join an HDF5 pipeline, nor take its masks.
     let mixed = [Filter::Shuffle, h(3, false, &[])];
@@ -229,7 +232,7 @@ fn hdf5_pipelines_keep_their_chunks_and_decode_what_arca_can() {
         .root()
         .create_dataset("native", &opts(&[Filter::Zstd(1)]))
         .unwrap();
-    assert!(native.write_chunk_raw(&[0, 0], &raw, 0b10).is_err());
+    assert!(native.write_chunk_stored(&[0, 0], &raw, 0b10).is_err());
     f.close().unwrap();
 
     let packed = dir.path().join("p.arca");
@@ -246,7 +249,7 @@ fn hdf5_pipelines_keep_their_chunks_and_decode_what_arca_can() {
         let masks: Vec<u32> = ds.stored_chunks().unwrap().iter().map(|c| c.mask).collect();
         assert_eq!(masks, vec![0, 0b11, 0b10]);
         assert_eq!(
-            ds.read_chunk_raw(&[0, 0]).unwrap().unwrap(),
+            ds.read_chunk_stored(&[0, 0]).unwrap().unwrap(),
             (b"blosc-bytes".to_vec(), 0)
         );
         // Chunks that skipped blosc decode (and the one that skipped both).
@@ -421,7 +424,7 @@ fn reserved_space_not_sealed_rolls_the_transaction_back() {
 #[test]
 fn blocks_cut_into_chunks_store_as_a_serial_write() {
     // Seeded boxes of a 3-D int16 dataset whose edge chunks run past the
-    // extent, with a fill value: whole chunks encoded by encode_block and
+    // extent, with a fill value: whole chunks encoded by encode_slab and
     // placed, the partial ones written, against a serial write.
     let dims = [13u64, 10, 7];
     let chunk = [4u64, 3, 7];
@@ -451,7 +454,7 @@ fn blocks_cut_into_chunks_store_as_a_serial_write() {
         let vals: Vec<i16> = (0..n).map(|_| (r.next() % 1000) as i16).collect();
         let block: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
         let e =
-            arca::encode_block(&filters, 2, &dims, &chunk, &start, &count, &block, &fill).unwrap();
+            arca::encode_slab(&filters, 2, &dims, &chunk, &start, &count, &block, &fill).unwrap();
         let whole: u64 = e.chunks.iter().map(|c| c.len).sum();
         assert_eq!(whole, e.bytes.len() as u64);
         let path = dir.path().join(format!("b{case}.arca"));
@@ -528,7 +531,7 @@ fn blocks_cut_into_chunks_store_as_a_serial_write() {
         (&[4, 1], &[2], &[0], &[4], &b[..], &[]),
         (&[4], &[2], &[0], &[4], &b[..], &[1u8][..]),
     ] {
-        let e = arca::encode_block(&filters, 2, d, c, s, n, bl, fl).unwrap_err();
+        let e = arca::encode_slab(&filters, 2, d, c, s, n, bl, fl).unwrap_err();
         assert!(matches!(e, arca::Error::InvalidArgument(_)), "{e:?}");
     }
 }
