@@ -15,6 +15,7 @@ Usage::
 
     python bench/ab.py --a /tmp/base-pkg --b installed --bench io --quick
     python bench/ab.py --a DIR --b installed --bench vlen --repeat 7 --json ab.json
+    python bench/ab.py --a DIR --b installed --bench objects --quick
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 BENCHES = {
     "io": os.path.join(HERE, "io", "io_bench.py"),
     "vlen": os.path.join(HERE, "vlen", "vlen_bench.py"),
+    "objects": os.path.join(HERE, "objects", "objects_bench.py"),
 }
 
 
@@ -42,6 +44,12 @@ def timings(bench: str, doc: dict) -> dict[str, float]:
             for i, s in enumerate(libs.get("arca", [])):
                 for phase in ("write_s", "read_s"):
                     out[f"{case}/arca/{phase[:-2]}#{i}"] = s[phase]
+    elif bench == "objects":
+        for k, runs in doc["samples"].items():
+            if "arca" in k:
+                for i, s in enumerate(runs):
+                    for phase in ("write_s", "walk_s"):
+                        out[f"{k}/{phase[:-2]}#{i}"] = s[phase]
     else:
         for r in doc["results"]:
             if r["library"].startswith("arca"):

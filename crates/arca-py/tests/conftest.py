@@ -1,5 +1,7 @@
 """Shared fixtures: a fresh file path per test, and the h5py peer."""
 
+import os
+
 import h5py
 import numpy as np
 import pytest
@@ -136,3 +138,16 @@ def pair(path, h5path):
     yield a, h
     a.close()
     h.close()
+
+
+def scaled(n):
+    """``n`` times ``ARCA_TEST_SCALE`` (1 when unset), at least 1: the one knob
+    every heavy test's count follows (``make check`` runs 0.1)."""
+    text = os.environ.get("ARCA_TEST_SCALE", "1")
+    try:
+        scale = float(text)
+    except ValueError:
+        scale = -1.0
+    if not scale > 0 or scale == float("inf"):
+        raise ValueError(f"ARCA_TEST_SCALE={text!r}: need a positive number")
+    return max(1, round(n * scale))

@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import arca
+from conftest import scaled
 
-COMMITS = int(os.environ.get("ARCA_SNAPSHOT_COMMITS", "2000"))
+COMMITS = scaled(2000)
 READERS = 8
 
 

@@ -118,7 +118,7 @@ fn damage_names_structure_and_offset() {
 proptest! {
     #![proptest_config(ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_2000),
-        ..ProptestConfig::with_cases(2000)
+        ..ProptestConfig::with_cases(common::scaled(2000))
     })]
     #[test]
     fn flipped_bytes_give_error_or_correct_data(flips in prop::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..4)) {

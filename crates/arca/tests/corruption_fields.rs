@@ -8,7 +8,7 @@
 //! change objects it did not write (see `common/fields.rs`).
 //!
 //! `ARCA_FIELDS_FULL=1` runs every case instead of a fixed sample;
-//! `ARCA_FIELDS_CASES=N` sets the sample size; `ARCA_FIELDS_RANGE=A..B` runs
+//! `ARCA_TEST_SCALE` scales the sample (8,000 cases at 1); `ARCA_FIELDS_RANGE=A..B` runs
 //! only cases A..B of the list (to reproduce one reported by index).
 
 mod common;
@@ -24,7 +24,7 @@ use common::fields::{self, Case, Failure, Fixture};
 use common::Rng;
 
 /// Cases in the default (sampled) run: about a minute in release on two cores.
-const DEFAULT_CASES: usize = 8_000;
+const DEFAULT_CASES: u32 = 8_000;
 /// A single allocation this large can only come from a damaged size taken
 /// at its word; it would abort (or exhaust memory) later anyway.
 const ALLOC_LIMIT: usize = 1 << 30;
@@ -107,9 +107,7 @@ fn select(fx: &Fixture) -> Vec<Case> {
     if env("ARCA_FIELDS_FULL").is_some_and(|v| v != "0") {
         return (0..fx.targets.len()).flat_map(|t| fx.cases_of(t)).collect();
     }
-    let budget = env("ARCA_FIELDS_CASES")
-        .map(|v| v.parse().expect("ARCA_FIELDS_CASES is a number"))
-        .unwrap_or(DEFAULT_CASES);
+    let budget = common::scaled(DEFAULT_CASES) as usize;
     // Every distinct structure gets an equal share; chunks are many and
     // alike (the decoders behind them are few), so a spread of them will do.
     let mut targets = vec![];

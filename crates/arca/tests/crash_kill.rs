@@ -1,8 +1,8 @@
 //! A real process killed with SIGKILL while it commits transactions, again
 //! and again: after every kill the file opens (rolling back the journal),
 //! passes `check`, and shows exactly one committed transaction's state,
-//! variable-length appends included. Trials: `ARCA_KILL_TRIALS` (default
-//! 200).
+//! variable-length appends included. Trials: 200 times `ARCA_TEST_SCALE`
+//! (see `common::scaled`).
 //!
 //! No libtest harness (`harness = false`): the same binary is the child,
 //! which must not count as a test. It takes libtest's name filters,
@@ -310,13 +310,7 @@ impl Worker {
 }
 
 fn trials() -> usize {
-    match std::env::var("ARCA_KILL_TRIALS") {
-        Err(_) => 200,
-        Ok(s) => match s.parse() {
-            Ok(n) if n > 0 => n,
-            _ => panic!("ARCA_KILL_TRIALS={s:?}: need a positive whole number"),
-        },
-    }
+    common::scaled(200) as usize
 }
 
 fn sigkill_loop() {
@@ -390,7 +384,7 @@ fn reader_recovers_after_kill() {
 /// The SIGKILL loop with snapshot readers in three other processes, which
 /// check, refresh and reopen all the while: every snapshot any of them
 /// sees is one whole commit, through every kill and recovery, and once
-/// they close the file is clean. Trials: a quarter of `ARCA_KILL_TRIALS`.
+/// they close the file is clean. Trials: a quarter of the SIGKILL loop's.
 fn sigkill_loop_with_readers() {
     let trials = (trials() / 4).max(1);
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,7 @@
 //! In-memory files: plain and compressed (pages in a compll arena).
 
+mod common;
+
 use arca::io::{CompressedMemoryDriver, Driver};
 use arca::{DatasetOptions, Datatype, File, Filter, Selection};
 use proptest::prelude::*;
@@ -48,7 +50,7 @@ fn plain_memory_file_reports_its_bytes() {
 proptest! {
     #![proptest_config(ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_0064),
-        ..ProptestConfig::with_cases(64)
+        ..ProptestConfig::with_cases(common::scaled(64))
     })]
     /// The compressed driver behaves exactly like a byte vector.
     #[test]

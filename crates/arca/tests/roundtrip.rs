@@ -156,7 +156,7 @@ fn run(c: &Case) {
 proptest! {
     #![proptest_config(ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_0300),
-        ..ProptestConfig::with_cases(300)
+        ..ProptestConfig::with_cases(common::scaled(300))
     })]
     #[test]
     fn datasets_match_reference(c in case()) {

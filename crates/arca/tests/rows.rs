@@ -141,7 +141,7 @@ fn options(c: &Case) -> DatasetOptions {
 proptest! {
     #![proptest_config(ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x00a1_10e5),
-        ..ProptestConfig::with_cases(64)
+        ..ProptestConfig::with_cases(common::scaled(64))
     })]
 
     #[test]

@@ -2,6 +2,8 @@
 //! after every step and across close and reopen; space freed in one session
 //! is reused in the next; deleting everything gives the space back.
 
+mod common;
+
 use arca::{DatasetOptions, Datatype, File, FreeListKind, Mode, StorageLayout};
 use proptest::prelude::*;
 
@@ -90,7 +92,7 @@ fn run(ops: &[Op], kind: FreeListKind) {
 proptest! {
     #![proptest_config(ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_0048),
-        ..ProptestConfig::with_cases(48)
+        ..ProptestConfig::with_cases(common::scaled(48))
     })]
     #[test]
     fn random_creates_and_deletes_keep_space_accounted(ops in prop::collection::vec(op(), 1..120)) {

@@ -125,7 +125,7 @@ fn options(c: &Case) -> DatasetOptions {
 proptest! {
     #![proptest_config(ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_07e5),
-        ..ProptestConfig::with_cases(96)
+        ..ProptestConfig::with_cases(common::scaled(96))
     })]
 
     #[test]

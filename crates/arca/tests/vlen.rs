@@ -181,7 +181,7 @@ fn run_model(
 proptest! {
     #![proptest_config(ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_71e0),
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(24),
+        cases: common::scaled(24),
         ..ProptestConfig::default()
     })]
 

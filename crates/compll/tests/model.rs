@@ -194,12 +194,16 @@ fn run(cfg: Config, ops: Vec<Op>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Case count: 96 by default, `PROPTEST_CASES` for longer runs.
+/// Case count: `default` times `ARCA_TEST_SCALE` (1 when unset), at least 1.
 fn cases(default: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
+    let scale = match std::env::var("ARCA_TEST_SCALE") {
+        Err(_) => 1.0,
+        Ok(s) => match s.parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() => x,
+            _ => panic!("ARCA_TEST_SCALE={s:?}: need a positive number"),
+        },
+    };
+    let n = ((f64::from(default) * scale).round() as u32).max(1);
     ProptestConfig {
         rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_c011 + n as u64),
         ..ProptestConfig::with_cases(n)

@@ -124,3 +124,20 @@ pub fn indices(dims: &[u64], sel: &Selection) -> Vec<usize> {
 }
 
 pub mod fields;
+
+/// `n` times `ARCA_TEST_SCALE` (a positive number, 1 when unset), at least 1:
+/// the one knob every heavy test's count follows (`make check` runs 0.1,
+/// a long soak 10).
+///
+/// # Panics
+/// When `ARCA_TEST_SCALE` is set but is not a positive number.
+pub fn scaled(n: u32) -> u32 {
+    let scale = match std::env::var("ARCA_TEST_SCALE") {
+        Err(_) => 1.0,
+        Ok(s) => match s.parse::<f64>() {
+            Ok(x) if x > 0.0 && x.is_finite() => x,
+            _ => panic!("ARCA_TEST_SCALE={s:?}: need a positive number"),
+        },
+    };
+    ((f64::from(n) * scale).round() as u32).max(1)
+}
