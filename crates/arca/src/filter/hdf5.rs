@@ -10,7 +10,7 @@
 
 use std::io::Read;
 
-use super::{deflated, shuffled, unshuffled, zstd_compressed, zstd_decompress};
+use super::codecs::{deflated, shuffled, unshuffled, zstd_compressed, zstd_decompress};
 use crate::error::{Error, Result};
 use crate::format::filter_pipeline::{Filter, Hdf5Filter};
 use crate::pool::lists::{CHUNKS, FILTER};

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
 
-use super::{lock, Counters, FreeList, PoolKind};
+use super::registry::{lock, pooling_enabled, Counters, FreeList, PoolKind};
 
 /// Capacity class (in elements) for a request of `n`.
 fn class_of(n: usize) -> usize {
@@ -59,7 +59,7 @@ impl<T: Send + 'static> ArrayList<T> {
     pub fn take(&'static self, cap: usize) -> PooledVec<T> {
         self.counters.register(self);
         let class = class_of(cap);
-        let got = if super::pooling_enabled() {
+        let got = if pooling_enabled() {
             lock(&self.free).get_mut(&class).and_then(|v| v.pop())
         } else {
             None
@@ -72,7 +72,7 @@ impl<T: Send + 'static> ArrayList<T> {
             }
             None => {
                 self.counters.handed_out(false, 0);
-                if super::pooling_enabled() {
+                if pooling_enabled() {
                     Vec::with_capacity(class)
                 } else {
                     Vec::with_capacity(cap)

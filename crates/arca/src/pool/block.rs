@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
 
-use super::{lock, Counters, FreeList, PoolKind};
+use super::registry::{lock, pooling_enabled, Counters, FreeList, PoolKind};
 
 /// Smallest block class.
 const MIN_CLASS: usize = 64;
@@ -71,7 +71,7 @@ impl BlockList {
     fn pop(&'static self, len: usize) -> (Vec<u8>, bool) {
         self.counters.register(self);
         let class = class_of(len);
-        let got = if super::pooling_enabled() {
+        let got = if pooling_enabled() {
             // The request's class, or failing that a block up to twice as
             // big: buffers that grew past their class still get reused,
             // and a large block never serves a tiny request.
@@ -105,7 +105,7 @@ impl BlockList {
         if hit {
             buf.clear();
             buf.resize(len, 0);
-        } else if super::pooling_enabled() {
+        } else if pooling_enabled() {
             buf = Vec::with_capacity(class_of(len));
             buf.resize(len, 0);
         } else {
@@ -130,7 +130,7 @@ impl BlockList {
         let (mut buf, hit) = self.pop(cap);
         if hit {
             buf.clear();
-        } else if super::pooling_enabled() {
+        } else if pooling_enabled() {
             buf = Vec::with_capacity(class_of(cap));
         } else {
             buf = Vec::with_capacity(cap);

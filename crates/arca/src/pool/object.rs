@@ -3,7 +3,7 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::Mutex;
 
-use super::{lock, Counters, FreeList, PoolKind};
+use super::registry::{lock, pooling_enabled, Counters, FreeList, PoolKind};
 
 /// How a pooled object is reset between uses.
 ///
@@ -78,7 +78,7 @@ impl<T: Recycle> ObjectList<T> {
     /// ```
     pub fn take(&'static self) -> Pooled<T> {
         self.counters.register(self);
-        let got = if super::pooling_enabled() {
+        let got = if pooling_enabled() {
             lock(&self.free).pop()
         } else {
             None

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use super::{lock, Counters, FreeList, PoolKind};
+use super::registry::{lock, pooling_enabled, Counters, FreeList, PoolKind};
 
 pub(crate) struct SharedBlockList {
     name: &'static str,
@@ -28,7 +28,7 @@ impl SharedBlockList {
     /// An unshared block of exactly `len` bytes, all zero.
     pub(crate) fn take_zeroed(&'static self, len: usize) -> Arc<Vec<u8>> {
         self.counters.register(self);
-        let got = if super::pooling_enabled() {
+        let got = if pooling_enabled() {
             lock(&self.free).get_mut(&len).and_then(|v| v.pop())
         } else {
             None
