@@ -5,6 +5,7 @@ import os
 
 from . import _native
 from ._group import Group
+from ._object import register
 
 _MODES = ("r", "r+", "w", "w-", "x", "a")
 
@@ -247,3 +248,6 @@ class _Transaction:
     def __exit__(self, exc_type, exc, tb):
         self._native.end_transaction(exc_type is None)
         return False
+
+
+register("file", File)

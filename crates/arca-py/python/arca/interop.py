@@ -168,9 +168,7 @@ def _from_h5(h5py, tid, dt):
 
 
 def _vlen(base):
-    from ._vlen import vlen_dtype
-
-    return vlen_dtype(base)
+    return _dtypes.vlen_dtype(base)
 
 
 def _to_h5(h5py, dt):
@@ -197,11 +195,9 @@ def _to_h5(h5py, dt):
             return h5py.h5t.py_create(h5py.vlen_dtype(h5py.ref_dtype), logical=True)
         return h5py.h5t.py_create(h5py.vlen_dtype(np.dtype(base)), logical=True)
     if dt.names is not None and _needs_own_type(dt):
-        from . import _rows
-
-        if _rows.has_vlen(dt):
+        if _dtypes.has_vlen_members(dt):
             # HDF5 lays such a compound out itself; its members' own types.
-            members, size = _rows._mem_layout(dt)
+            members, size = _dtypes.memory_layout(dt)
             tid = h5py.h5t.create(h5py.h5t.COMPOUND, size)
             for n, at, ft in members:
                 tid.insert(n.encode(), at, _to_h5(h5py, ft))
@@ -231,12 +227,10 @@ def _has_fixed_str(dt):
 def _arca_raw(ads, start, count):
     """A box of an arca dataset's elements as stored (strings with their
     padding), numbers native."""
-    from ._dataset import _elements
-
     mdt = _dtypes.native(ads.dtype)
     if not count:
-        return _elements(ads._id.read([], [], []), mdt, ())
-    return _elements(ads._id.read(list(start), list(count), [1] * len(count)), mdt, count)
+        return _dtypes.as_elements(ads._id.read([], [], []), mdt, ())
+    return _dtypes.as_elements(ads._id.read(list(start), list(count), [1] * len(count)), mdt, count)
 
 
 def _stored(value, dt):
@@ -689,9 +683,7 @@ class _Importer:
 
 def _needs_values(dt):
     """Whether values must be copied one by one (variable-length members)."""
-    from . import _rows
-
-    return _rows.has_vlen(dt)
+    return _dtypes.has_vlen_members(dt)
 
 
 def _unfiltered(data, ds):

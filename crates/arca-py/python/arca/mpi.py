@@ -38,8 +38,9 @@ import os
 import numpy as np
 
 from . import _native, _selection
+from ._dtypes import vlen_base_of_type
 from ._file import File as _File
-from ._vlen import _base_of
+from ._util import prod
 
 __all__ = ["ArrayDataset", "Attrs", "CollectiveError", "File", "Dataset"]
 
@@ -61,17 +62,11 @@ def _agree(comm, err, what):
         raise CollectiveError(f"{what} failed: {detail}") from err
 
 
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
-
-
 class File:
     """A file opened collectively by every rank of ``comm`` (default
     ``MPI.COMM_WORLD``). ``mode`` and keyword options are those of
-    :class:`arca.File`; rank 0 opens it, the others only write raw bytes."""
+    :class:`arca.File`; rank 0 opens it, the others only write bytes into it
+    where rank 0 has made room."""
 
     def __init__(self, path, mode="r", comm=None, **kwargs):
         if comm is None:
@@ -202,7 +197,7 @@ class Dataset:
         self.file = file
         self.name = name
         self.shape = tuple(shape)
-        self.vlen_base = _base_of(type_string)
+        self.vlen_base = vlen_base_of_type(type_string)
         b = self.vlen_base
         self._item = 1 if b in (str, bytes) else np.dtype(b).itemsize
 
@@ -220,7 +215,7 @@ class Dataset:
 
     def _prepare(self, values, offsets, sel):
         box = self._box(sel)
-        n = _prod(box[1])
+        n = prod(box[1])
         b = self.vlen_base
         if b in (str, bytes):
             if isinstance(values, (bytes, bytearray, memoryview)):
@@ -352,7 +347,7 @@ class Dataset:
             try:
                 ds = self._ds()
                 for pbox, pdata, po in parts:
-                    if _prod(pbox[1]):
+                    if prod(pbox[1]):
                         _native.vlen_write(ds.id, *pbox, pdata, po)
                 f._f._native.end_transaction(True)
             except Exception as e:  # noqa: BLE001 -- reported on every rank
@@ -412,7 +407,7 @@ def _pwrite_all(fd, data, at):
 
 
 # -- fixed-size datasets -----------------------------------------------------------
-# Raw bytes a rank compresses before it writes them out: big enough that a
+# Plain bytes a rank encodes before it writes them out: big enough that a
 # write is one large syscall, small enough to overlap the other ranks.
 _SLAB_BYTES = 8 << 20
 
@@ -548,7 +543,7 @@ class ArrayDataset:
                     raise CollectiveError("; ".join(f"rank {r}: {m}" for r, m in bad))
                 f._f._native.begin_transaction()
                 n = sum(c[1] for c in counts)
-                total = n * _prod(self.chunks) * self.dtype.itemsize if n else 0
+                total = n * prod(self.chunks) * self.dtype.itemsize if n else 0
                 try:
                     if total:
                         room = (_native.chunks_reserve(self._ds()._id, total), f._counter_base())
