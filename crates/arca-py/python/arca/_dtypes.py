@@ -587,8 +587,8 @@ class Reference:
     """A reference to a group or dataset of a file, as h5py's: ``obj.ref``
     makes one, ``f[ref]`` follows it; a null reference is false::
 
-        f["events"].attrs["source"] = f["raw/run7"].ref
-        f[f["events"].attrs["source"]]      # the dataset /raw/run7
+        f["events"].attrs["source"] = f["runs/run7"].ref
+        f[f["events"].attrs["source"]]      # the dataset /runs/run7
     """
 
     __slots__ = ("_oid",)

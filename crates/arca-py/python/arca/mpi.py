@@ -475,7 +475,7 @@ class ArrayDataset:
     A collective write (``ds[sel] = local`` or :meth:`write_direct`) takes
     each rank's own hyperslab. Of a chunked dataset with arca's filters,
     every chunk a rank's selection covers whole is filtered (compressed) by
-    that rank and written by it into the file, at a place rank 0 gives it,
+    that rank and written by it into the file, at an offset rank 0 gives it,
     in parallel with the others; rank 0 indexes those chunks, merges the
     parts of chunks that several ranks share (each rank's part written over
     the chunk as it stands), and commits once. A failure on any rank fails
@@ -512,7 +512,7 @@ class ArrayDataset:
         Four steps: every rank counts the chunks its local data covers whole;
         rank 0 reserves room for all of them unfiltered (the most they can
         take) inside a transaction; each rank compresses its chunks a slab
-        at a time and writes each slab at once into the room, at a place it
+        at a time and writes each slab at once into the room, at an offset it
         takes from a shared counter (one MPI atomic add), so that ranks
         pack their chunks tightly without waiting for each other; rank 0
         indexes every chunk, gives back the room left over, merges the

@@ -11,7 +11,7 @@ type arca holds, string character sets and padding included.
 Chunks are copied as stored, never decompressed and recompressed, when
 their filters are ones arca shares with HDF5: shuffle, deflate (gzip),
 zstd (id 32015) and lz4 (id 32004, whose framing is rewritten around the
-same compressed block). A dataset with any other filter (fletcher32, lzf,
+same compressed bytes). A dataset with any other filter (fletcher32, lzf,
 blosc, bitshuffle, scale-offset, szip, ...) keeps HDF5's pipeline itself:
 the filter ids, flags and values as recorded and every chunk exactly as
 stored, with its filter mask, exported back unchanged. arca reads such
