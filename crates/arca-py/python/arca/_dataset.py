@@ -27,6 +27,7 @@ _DENSE_SPAN = 4
 # HDF5 compressors by id, as h5py names them.
 _H5_COMPRESSORS = {1: "gzip", 32000: "lzf", 32004: "lz4", 32015: "zstd", 4: "szip"}
 
+
 class Dataset(HLObject):
     """A dataset in an open :class:`arca.File`.
 

@@ -450,6 +450,7 @@ def as_array(value, dtype=None):
         arr = arr.astype(dtype)
     return arr
 
+
 def as_elements(data, mdt, shape):
     """Native-order element bytes (``bytes`` or a ``uint8`` array) as an
     array of ``shape`` elements of ``mdt`` (an array element type adds its
@@ -696,6 +697,7 @@ def objects_to_refs(arr, dt):
             out[n] = objects_to_refs(arr[n], dt.fields[n][0])
         return out
     return arr
+
 
 # -- variable-length dtypes --------------------------------------------------------
 def vlen_item_dtype(base):

@@ -33,7 +33,9 @@ def registered(kind):
 
 def dataset_class(dsid):
     """The class of the dataset behind the native handle ``dsid``:
-    variable-length datasets get their own (object arrays, bulk paths)."""
+    variable-length datasets get their own (object arrays, bulk paths).
+    The one place a dataset's class is chosen: ``Dataset(file, dsid)`` and
+    :func:`wrap` both ask here."""
     t = dsid.dtype()
     if t.startswith("vlen:"):
         return _CLASSES["vlen"]

@@ -411,6 +411,7 @@ def _pwrite_all(fd, data, at):
 # write is one large syscall, small enough to overlap the other ranks.
 _SLAB_BYTES = 8 << 20
 
+
 def _whole_chunks(box, shape, chunks):
     """How many chunks of the grid the box covers whole (a chunk running
     past the extent counts when its part inside is covered)."""
