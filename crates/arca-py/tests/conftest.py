@@ -30,10 +30,10 @@ def random_array(rng, shape, dtype):
         a = (rng.standard_normal(n) * 1e3).astype(dt)
     else:
         # Letters, NUL-padded to a random length: what both peers store alike.
-        raw = rng.integers(ord("a"), ord("z") + 1, (n, dt.itemsize), dtype=np.uint8)
+        chars = rng.integers(ord("a"), ord("z") + 1, (n, dt.itemsize), dtype=np.uint8)
         lens = rng.integers(0, dt.itemsize + 1, n)
-        raw[np.arange(dt.itemsize)[None, :] >= lens[:, None]] = 0
-        a = raw.reshape(-1).view(dt)
+        chars[np.arange(dt.itemsize)[None, :] >= lens[:, None]] = 0
+        a = chars.reshape(-1).view(dt)
     return a.reshape(shape)
 
 

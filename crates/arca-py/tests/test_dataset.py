@@ -163,11 +163,11 @@ def test_resize_appending_and_reopen(path):
         total = []
         rng = np.random.default_rng(5)
         for _ in range(30):
-            block = rng.standard_normal(int(rng.integers(1, 250)))
+            part = rng.standard_normal(int(rng.integers(1, 250)))
             n = ds.shape[0]
-            ds.resize(n + len(block), axis=0)
-            ds[n:] = block
-            total.append(block)
+            ds.resize(n + len(part), axis=0)
+            ds[n:] = part
+            total.append(part)
     ref = np.concatenate(total)
     with arca.File(path) as f:
         assert_same(f["log"][...], ref)

@@ -146,11 +146,11 @@ def test_damaged_chunk_is_reported(path):
     data = np.arange(100_000, dtype="<i8")
     with arca.File(path, "w") as f:
         f.create_dataset("d", data=data, chunks=(10_000,), compression="zstd")
-    raw = bytearray(pathlib.Path(path).read_bytes())
+    image = bytearray(pathlib.Path(path).read_bytes())
     # Flip bytes in the second half of the file, where chunk data lives.
-    for off in range(len(raw) // 2, len(raw) - 8192, 997):
-        raw[off] ^= 0xFF
-    pathlib.Path(path).write_bytes(bytes(raw))
+    for off in range(len(image) // 2, len(image) - 8192, 997):
+        image[off] ^= 0xFF
+    pathlib.Path(path).write_bytes(bytes(image))
     with pytest.raises(OSError):
         with arca.File(path) as f:
             f["d"][...]

@@ -160,13 +160,13 @@ def test_float_specials_survive_bit_exact(path):
         assert f["y"][...].tobytes() == ref.tobytes()
 
 
-def test_raw_bytes_with_embedded_nuls_roundtrip(path):
+def test_arbitrary_bytes_with_embedded_nuls_roundtrip(path):
     rng = np.random.default_rng(3)
-    raw = rng.integers(0, 256, 64 * 9, dtype=np.uint8).view("S9")
+    data = rng.integers(0, 256, 64 * 9, dtype=np.uint8).view("S9")
     with arca.File(path, "w") as f:
-        f.create_dataset("s", data=raw, chunks=(10,), compression="lz4")
+        f.create_dataset("s", data=data, chunks=(10,), compression="lz4")
     with arca.File(path) as f:
-        assert f["s"][...].tobytes() == raw.tobytes()
+        assert f["s"][...].tobytes() == data.tobytes()
         assert f["s"].dtype == np.dtype("S9")
 
 

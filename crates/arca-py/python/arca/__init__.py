@@ -23,6 +23,17 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 ``FileNotFoundError``/``FileExistsError``/``PermissionError``).
 """
 
+# The modules form layers, each importing only from those before it
+# (tests/test_layers.py checks that there is no cycle, no import inside a
+# function and no use of another module's private names):
+#   _native, _errors, _links, _selection, _util   no package imports (bar _native)
+#   _dtypes    numpy dtypes <-> type strings, and elements as they cross
+#   _rows      the buffer of compounds with variable-length members
+#   _attrs     attributes
+#   _object    HLObject, and the class registry that wraps native handles
+#   _dims      dimension scales
+#   _dataset, _vlen, _group, _file   the object classes, each registering itself
+# This file imports them all; interop/, mpi and xarray sit above it.
 from . import _native
 from ._attrs import AttributeManager
 from ._dataset import Dataset
@@ -33,11 +44,14 @@ from ._dtypes import (
     check_opaque_dtype,
     check_ref_dtype,
     check_string_dtype,
+    check_vlen_dtype,
     enum_dtype,
     opaque_dtype,
     ref_dtype,
     special_dtype,
+    string_dtype,
     string_info,
+    vlen_dtype,
 )
 from ._dtypes import h5py_check_dtype as check_dtype
 from ._errors import (
@@ -52,7 +66,7 @@ from ._errors import (
 from ._file import File
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
-from ._vlen import VlenDataset, check_vlen_dtype, string_dtype, vlen_dtype
+from ._vlen import VlenDataset
 
 __version__ = _native.__version__
 

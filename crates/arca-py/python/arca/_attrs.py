@@ -1,9 +1,16 @@
-"""Attributes: small named values attached to groups and datasets."""
+"""Attributes: small named values attached to groups and datasets.
+
+A value crosses to the core as ``(type string, shape, bytes)``: fixed-size
+elements in native byte order; compounds with variable-length members as
+the rows buffer (see ``_rows``); variable-length elements as little-endian
+u64 byte lengths, then the items.
+"""
 
 from collections.abc import MutableMapping
 
 import numpy as np
 
+from . import _native, _rows
 from ._dtypes import (
     Empty,
     Reference,
@@ -11,30 +18,34 @@ from ._dtypes import (
     check_dtype,
     from_type_string,
     has_refs,
+    infer_vlen_base,
+    layout_dtype,
     native,
+    object_array,
     objects_to_refs,
-    raw_dtype,
-    refs_to_objects,
     ref_dtype,
+    refs_to_objects,
     repad,
+    rows_dtype,
     type_string,
     unpad,
+    vlen_base_of_dtype,
+    vlen_base_of_type,
+    vlen_item_dtype,
+    vlen_type_string,
 )
+from ._util import prod
 
 
 def _encode(value, dtype=None):
     """``(type string, shape, native-order bytes)`` for an attribute value."""
-    from . import _vlen  # late: _vlen imports the dataset module, which imports this one
-
-    rows = _vlen._rows_dtype(dtype, value)
+    rows = rows_dtype(dtype, value)
     if rows is not None:
-        from . import _rows
-
         arr = np.asarray(value, dtype=rows)
         t = type_string(rows)
         return t, [int(s) for s in arr.shape], _rows.encode(arr, t).tobytes()
-    if _vlen.is_vlen_attr(value, dtype):
-        return _vlen.encode_attr(value, dtype)
+    if _is_vlen(value, dtype):
+        return _encode_vlen(value, dtype)
     if isinstance(value, (str, bytes, np.bytes_)) and dtype is None:
         b = value.encode("utf-8") if isinstance(value, str) else bytes(value)
         # A zero-length string is stored as one NUL, which reads back as "".
@@ -64,19 +75,15 @@ def _decode(dtype, shape, data):
     if shape is None:
         return Empty(from_type_string(dtype))
     if dtype.startswith("vlen:"):
-        from . import _vlen
-
-        return _vlen.decode_attr(dtype, shape, data)
+        return _decode_vlen(dtype, shape, data)
     dt = from_type_string(dtype)
     mdt = native(dt)
     if "vlen:" in dtype:
-        from . import _rows
-
         n = int(np.prod(shape, dtype=np.int64))
         arr = _rows.decode(np.frombuffer(data, np.uint8), n, dtype, mdt).reshape(shape)
         return arr if shape else arr[()]
     if has_refs(mdt):
-        arr = refs_to_objects(np.frombuffer(data, dtype=raw_dtype(mdt)).reshape(shape), mdt)
+        arr = refs_to_objects(np.frombuffer(data, dtype=layout_dtype(mdt)).reshape(shape), mdt)
         return arr if shape else arr[()]
     if mdt.subdtype is not None:
         base, sub = mdt.subdtype
@@ -142,22 +149,20 @@ class AttributeManager(MutableMapping):
 
     def create(self, name, data, shape=None, dtype=None):
         """Create or replace an attribute, optionally with a given shape and dtype."""
-        from . import _vlen
-
         if isinstance(data, Empty):
             t = check_dtype(data.dtype if dtype is None else dtype)
             return self._id.set_empty(_name(name), type_string(t))
-        if _vlen.is_vlen_attr(data, dtype):
-            self._id.set(_name(name), *_vlen.encode_attr(data, dtype, shape))
+        if _is_vlen(data, dtype):
+            self._id.set(_name(name), *_encode_vlen(data, dtype, shape))
             return
         want = None if dtype is None else check_dtype(dtype)
         if want is not None and want.subdtype is not None:
-            t, shp, raw = _encode(data, want)
+            t, shp, buf = _encode(data, want)
             if shape is not None:
                 if int(np.prod(shape, dtype=np.int64)) != int(np.prod(shp, dtype=np.int64)):
-                    raise ValueError(f"shape {shape} does not fit {len(raw)} bytes of {want}")
+                    raise ValueError(f"shape {shape} does not fit {len(buf)} bytes of {want}")
                 shp = [int(s) for s in shape]
-            self._id.set(_name(name), t, shp, raw)
+            self._id.set(_name(name), t, shp, buf)
             return
         if shape is not None or dtype is not None:
             arr = as_array(data, want)
@@ -178,10 +183,10 @@ class AttributeManager(MutableMapping):
         old = from_type_string(t)
         # Numbers take the attribute's type, as in h5py; strings keep their
         # own length (h5py's are variable-length, so nothing is cut).
-        new_t, new_shape, raw = _encode(value, None if old.kind in "SUO" else old)
+        new_t, new_shape, buf = _encode(value, None if old.kind in "SUO" else old)
         if shape is None or list(new_shape) != list(shape):
             raise TypeError("Shape of data is incompatible with existing attribute")
-        self._id.modify(name, new_t, new_shape, raw)
+        self._id.modify(name, new_t, new_shape, buf)
 
     def rename(self, src, dst):
         """Rename an attribute."""
@@ -189,6 +194,71 @@ class AttributeManager(MutableMapping):
 
     def __repr__(self):
         return f"<Attributes of arca object ({len(self)} attributes)>"
+
+
+# -- variable-length values --------------------------------------------------------
+def _is_vlen(value, dtype):
+    """Whether an attribute value should be stored variable-length."""
+    if rows_dtype(dtype, value) is not None:
+        return False
+    if dtype is not None:
+        return vlen_base_of_dtype(dtype) is not None or dtype is str
+    return isinstance(value, np.ndarray) and value.dtype.kind == "O"
+
+
+def _encode_vlen(value, dtype=None, shape=None):
+    """``(type string, shape, payload)`` of a variable-length attribute:
+    little-endian u64 byte lengths, then the items."""
+    base = vlen_base_of_dtype(dtype) if dtype is not None else None
+    arr = object_array(value, base)
+    if base is None:
+        base = infer_vlen_base(arr) if arr.size else str
+    if shape is not None:
+        arr = arr.reshape(shape)
+    flat = arr.reshape(-1)
+    if base in (str, bytes):
+        chunks = [
+            (x.encode("utf-8") if isinstance(x, str) else bytes(x)) for x in flat.tolist()
+        ]
+        data = b"".join(chunks)
+        lens = np.fromiter((len(c) for c in chunks), dtype="<u8", count=len(chunks))
+    elif isinstance(base, np.dtype) and base.kind == "O":
+        # Sequences of references: each item the referenced object's id.
+        rows = [objects_to_refs(np.asarray(x, dtype=base).reshape(-1), base) for x in flat]
+        data = b"".join(np.ascontiguousarray(r, dtype="=u8").tobytes() for r in rows)
+        lens = np.fromiter((r.nbytes for r in rows), dtype="<u8", count=len(rows))
+    else:
+        base = vlen_item_dtype(base)
+        rows = [np.asarray(x, dtype=base).reshape(-1) for x in flat]
+        data = b"".join(np.ascontiguousarray(r, dtype=base.newbyteorder("=")).tobytes() for r in rows)
+        lens = np.fromiter((r.nbytes for r in rows), dtype="<u8", count=len(rows))
+    return vlen_type_string(base), [int(s) for s in arr.shape], lens.tobytes() + data
+
+
+def _decode_vlen(type_string, shape, data):
+    """The value of a variable-length attribute: ``str``/``bytes``/array for
+    a scalar, else an object array."""
+    base = vlen_base_of_type(type_string)
+    n = prod(shape)
+    lens = np.frombuffer(data, dtype="<u8", count=n)
+    offsets = np.zeros(n + 1, dtype=np.uint64)
+    np.cumsum(lens, out=offsets[1:])
+    values = np.frombuffer(data, dtype=np.uint8, offset=8 * n)
+    out = np.empty(n, dtype=object)
+    if base in (str, bytes):
+        out[:] = _native.vlen_unpack(np.ascontiguousarray(values), offsets, base is str)
+    elif base.kind == "O":
+        # Object references: ids become References.
+        for i in range(n):
+            ids = values[offsets[i]:offsets[i + 1]].view("=u8")
+            out[i] = refs_to_objects(ids, base)
+    else:
+        nb = base.newbyteorder("=")
+        for i in range(n):
+            out[i] = values[offsets[i]:offsets[i + 1]].view(nb).copy()
+    if not shape:
+        return out[0]
+    return out.reshape(shape)
 
 
 def _name(name):

@@ -4,21 +4,20 @@ import itertools
 
 import numpy as np
 
-from . import _selection
+from . import _dims, _selection
 from ._dtypes import (
     Empty,
     as_array,
+    as_elements,
     from_type_string,
     has_refs,
     native,
     objects_to_refs,
-    raw_dtype,
-    refs_to_objects,
     repad,
     strpad,
     unpad,
 )
-from ._object import HLObject
+from ._object import HLObject, dataset_class, register
 
 # A list index whose span is at most this many times its length is read as
 # one box and picked from in memory; sparser ones are read index by index.
@@ -27,6 +26,7 @@ _DENSE_SPAN = 4
 
 # HDF5 compressors by id, as h5py names them.
 _H5_COMPRESSORS = {1: "gzip", 32000: "lzf", 32004: "lz4", 32015: "zstd", 4: "szip"}
+
 
 class Dataset(HLObject):
     """A dataset in an open :class:`arca.File`.
@@ -45,15 +45,7 @@ class Dataset(HLObject):
     def __new__(cls, file=None, dsid=None):
         # Variable-length datasets get their own class (object arrays, bulk paths).
         if cls is Dataset and dsid is not None:
-            t = dsid.dtype()
-            if t.startswith("vlen:"):
-                from ._vlen import VlenDataset
-
-                cls = VlenDataset
-            elif "vlen:" in t and t.startswith("struct("):
-                from ._vlen import RowsDataset
-
-                cls = RowsDataset
+            cls = dataset_class(dsid)
         return super().__new__(cls)
 
     def __init__(self, file, dsid):
@@ -85,22 +77,16 @@ class Dataset(HLObject):
     def dims(self):
         """The dimensions: labels and attached dimension scales
         (``ds.dims[0].label``, ``ds.dims[0].attach_scale(x)``, ``ds.dims[0][0]``)."""
-        from ._dims import DimensionManager
-
-        return DimensionManager(self)
+        return _dims.DimensionManager(self)
 
     def make_scale(self, name=""):
         """Make this dataset a dimension scale called ``name``."""
-        from ._dims import make_scale
-
-        make_scale(self, name)
+        _dims.make_scale(self, name)
 
     @property
     def is_scale(self):
         """Whether this dataset is a dimension scale."""
-        from ._dims import is_scale
-
-        return is_scale(self)
+        return _dims.is_scale(self)
 
     @property
     def _sub(self):
@@ -217,7 +203,7 @@ class Dataset(HLObject):
     @property
     def fillvalue(self):
         """The value shown where nothing was written, a numpy scalar."""
-        return _elements(self._id.fill_value(), self._memtype, ())[()]
+        return as_elements(self._id.fill_value(), self._memtype, ())[()]
 
     @property
     def storage_size(self):
@@ -326,8 +312,7 @@ class Dataset(HLObject):
             n *= c
         if n == 0:
             return np.empty(count, dtype=mdt)
-        raw = self._id.read(start, count, step)
-        arr = _elements(raw, mdt, count)
+        arr = as_elements(self._id.read(start, count, step), mdt, count)
         return unpad(arr, mdt) if mdt.kind == "S" else arr
 
     def fields(self, names):
@@ -550,23 +535,6 @@ class Dataset(HLObject):
         self[() if dest_sel is None else dest_sel] = src
 
 
-def _elements(raw, mdt, shape):
-    """Native-order element bytes as an array of ``shape`` elements (an
-    array element type adds its own axes, as numpy does)."""
-    shape = tuple(shape)
-    if has_refs(mdt):
-        # Stored ids become Reference objects.
-        stored = raw_dtype(mdt)
-        r = np.frombuffer(raw, dtype=stored).reshape(shape) if not isinstance(raw, np.ndarray) \
-            else raw.view(stored).reshape(shape)
-        return refs_to_objects(r, mdt)
-    if mdt.subdtype is not None:
-        base, sub = mdt.subdtype
-        return np.frombuffer(raw, dtype=base).reshape(shape + sub)
-    return np.frombuffer(raw, dtype=mdt).reshape(shape) if not isinstance(raw, np.ndarray) \
-        else raw.view(mdt).reshape(shape)
-
-
 def _split_names(key):
     """Member names (str) and the rest of an index, as h5py splits them."""
     if isinstance(key, str):
@@ -650,3 +618,6 @@ class _FixedStr:
 
     def __len__(self):
         return len(self._ds)
+
+
+register("dataset", Dataset)

@@ -18,7 +18,8 @@ import struct
 
 import numpy as np
 
-from ._dtypes import Reference, ref_dtype
+from ._dtypes import Reference, ref_dtype, string_dtype
+from ._object import registered
 
 REFERENCE_LIST_DTYPE = np.dtype(
     {"names": ["dataset", "dimension"], "formats": [ref_dtype, "<u4"],
@@ -31,8 +32,8 @@ def is_scale(ds):
     a = ds._id.attrs()
     if not a.contains("CLASS"):
         return False
-    t, _, raw = a.get("CLASS")
-    return not t.startswith("vlen:") and raw.rstrip(b"\0") == b"DIMENSION_SCALE"
+    t, _, data = a.get("CLASS")
+    return not t.startswith("vlen:") and data.rstrip(b"\0") == b"DIMENSION_SCALE"
 
 
 def make_scale(ds, name=""):
@@ -52,11 +53,11 @@ def _dim_lists(ds):
     a = ds._id.attrs()
     if not a.contains("DIMENSION_LIST"):
         return [[] for _ in range(rank)]
-    t, shape, raw = a.get("DIMENSION_LIST")
+    t, shape, data = a.get("DIMENSION_LIST")
     if t != "vlen:ref" or list(shape) != [rank]:
         raise RuntimeError(f"DIMENSION_LIST of {ds.name} is not one list of references per dimension")
-    lens = struct.unpack_from(f"<{rank}Q", raw)
-    ids = np.frombuffer(raw, dtype="=u8", offset=8 * rank)
+    lens = struct.unpack_from(f"<{rank}Q", data)
+    ids = np.frombuffer(data, dtype="=u8", offset=8 * rank)
     out, at = [], 0
     for n in lens:
         k = n // 8
@@ -95,9 +96,7 @@ def _set_ref_list(scale, entries):
 
 
 def attach(ds, scale, dim):
-    from ._dataset import Dataset
-
-    if not isinstance(scale, Dataset):
+    if not isinstance(scale, registered("dataset")):
         raise TypeError("a dimension scale is a dataset")
     if scale == ds:
         raise RuntimeError("a dataset cannot be its own dimension scale")
@@ -189,8 +188,6 @@ class DimensionProxy:
 
     @label.setter
     def label(self, value):
-        from ._vlen import string_dtype
-
         a = self._ds.attrs
         rank = len(self._ds.shape)
         if "DIMENSION_LABELS" in a:

@@ -1,12 +1,19 @@
 """Which numpy dtypes arca stores, and how they cross to the native layer.
 
 A stored type crosses as a type string (``<f8``, ``struct(12){"t"@0:<f8,
-"ok"@8:|b1}``, ``enum(|u1){"RED":0}``, ...; see ``arca.Datatype.parse`` in
-the Rust docs). Special types are numpy dtypes tagged with metadata, as in
-h5py: ``{"enum": {name: value}}``, ``{"vlen": base}``, ``{"h5py_opaque":
-True}`` (and ``"tag"``), ``{"h5py_encoding": "utf-8"}`` on fixed-length
-strings; and arca's ``{"arca_strpad": "nullterm" | "spacepad"}`` for a
-fixed-length string's padding when it is not numpy's NUL padding.
+"ok"@8:|b1}``, ``enum(|u1){"RED":0}``, ``vlen:str``, ...; see
+``arca.Datatype.parse`` in the Rust docs). Special types are numpy dtypes
+tagged with metadata, as in h5py: ``{"enum": {name: value}}``, ``{"vlen":
+base}``, ``{"ref": Reference}``, ``{"h5py_opaque": True}`` (and ``"tag"``),
+``{"h5py_encoding": "utf-8"}`` on fixed-length strings; and arca's
+``{"arca_strpad": "nullterm" | "spacepad"}`` for a fixed-length string's
+padding when it is not numpy's NUL padding.
+
+In order below: type strings to and from dtypes; compounds with
+variable-length members, whose stored layout differs from their numpy one;
+strings and elements as they cross (padding, native byte order, the bytes
+of a box); h5py's dtype helpers; object references; variable-length dtypes
+and object arrays of their elements; ``Empty``.
 """
 
 import functools
@@ -16,6 +23,7 @@ import numpy as np
 
 from . import _native
 
+# -- type strings ------------------------------------------------------------------
 _INT_SIZES = (1, 2, 4, 8)
 
 # How a fixed-length string fills its element, as HDF5 records it; carried
@@ -89,10 +97,8 @@ def _type_string(dt):
             return type_string(base)
         return "[" + ",".join(str(int(d)) for d in shape) + "]" + type_string(base)
     if dt.fields is not None:
-        from . import _rows
-
-        if _rows.has_vlen(dt):
-            return _rows.stored_layout(dt)
+        if has_vlen_members(dt):
+            return stored_layout(dt)
         parts = []
         for name in dt.names:
             ft, off = dt.fields[name][:2]
@@ -125,7 +131,9 @@ def _type_string(dt):
     )
 
 
-def _from_info(info):
+def from_info(info):
+    """The numpy dtype of a type as the core describes it (see
+    :func:`type_info`)."""
     kind = info[0]
     if kind == "num":
         s = info[1]
@@ -155,20 +163,18 @@ def _from_info(info):
         return np.dtype(f"V{n}", metadata={"h5py_opaque": True, "tag": tag})
     if kind == "enum":
         _, base, members = info
-        return np.dtype(_from_info(base), metadata={"enum": {n: int(v) for n, v in members}})
+        return np.dtype(from_info(base), metadata={"enum": {n: int(v) for n, v in members}})
     if kind == "array":
         _, base, dims = info
-        return np.dtype((_from_info(base), tuple(dims)))
+        return np.dtype((from_info(base), tuple(dims)))
     if kind == "compound":
-        from . import _rows
-
-        if _rows.info_has_vlen(info):
-            return _rows.memory_dtype(info)
+        if info_has_vlen_members(info):
+            return memory_dtype(info)
         _, size, fields = info
         return np.dtype(
             {
                 "names": [f[0] for f in fields],
-                "formats": [_from_info(f[2]) for f in fields],
+                "formats": [from_info(f[2]) for f in fields],
                 "offsets": [f[1] for f in fields],
                 "itemsize": size,
             }
@@ -184,7 +190,7 @@ def _from_info(info):
 
 
 @functools.lru_cache(maxsize=4096)
-def _type_info(s):
+def type_info(s):
     """The core's description of a type string; a file holds few distinct
     types, so each is parsed once (errors are not cached)."""
     return _native.type_info(s)
@@ -194,7 +200,7 @@ def _type_info(s):
 def from_type_string(s):
     """The numpy dtype of a stored type string (dtypes are immutable, so
     one object serves every dataset and attribute of that type)."""
-    return _from_info(_type_info(s))
+    return from_info(type_info(s))
 
 
 def check_dtype(dt):
@@ -212,13 +218,155 @@ def check_dtype(dt):
         raise TypeError(f"arca cannot store Python objects ({dt!r})")
     s = type_string(dt)
     try:
-        _type_info(s)
+        type_info(s)
     except ValueError as e:
         raise TypeError(f"arca cannot store dtype {dt!r}: {e}") from None
     _accept(dt, s)
     return dt
 
 
+# -- compounds with variable-length members ---------------------------------------
+# In memory such a member is a numpy object field, as in h5py: a string
+# member is 8 bytes wide and a sequence 16 (HDF5's own in-memory sizes,
+# which h5py's dtypes follow, so the dtypes read back here equal h5py's).
+# In the file each such member is a 16-byte record pointing at the
+# dataset's byte vector, so the stored compound is laid out wider;
+# stored_layout and memory_dtype map one layout onto the other the way
+# HDF5 does.
+
+# Bytes of a member in memory, by kind: h5py's object fields stand in HDF5's
+# char* (strings) and hvl_t (sequences).
+_MEM_STR = 8
+_MEM_SEQ = 16
+
+
+def _member_vlen_base(dt):
+    """The base of a variable-length field dtype (str, bytes, a dtype, or a
+    reference dtype), else None."""
+    if dt.kind != "O":
+        return None
+    return (dt.metadata or {}).get("vlen")
+
+
+def has_vlen_members(dt):
+    """Whether a numpy dtype is a compound with variable-length members at
+    any depth."""
+    if dt is None or dt.fields is None:
+        return False
+    return any(
+        _member_vlen_base(dt.fields[n][0]) is not None or has_vlen_members(dt.fields[n][0])
+        for n in dt.names
+    )
+
+
+def _mem_size(dt):
+    """Bytes of a member in HDF5's memory layout (h5py's dtypes)."""
+    base = _member_vlen_base(dt)
+    if base is not None:
+        return _MEM_STR if base in (str, bytes) else _MEM_SEQ
+    if has_vlen_members(dt):
+        return memory_layout(dt)[1]
+    return dt.itemsize
+
+
+def memory_layout(dt):
+    """``([(name, offset, field dtype)], itemsize)`` of a compound with
+    variable-length members in memory: each member at its numpy offset, or
+    just after the one before when a wider member pushes it (h5py's rule)."""
+    names = sorted(dt.names, key=lambda n: dt.fields[n][1])
+    out, end = [], 0
+    for n in names:
+        ft, off = dt.fields[n][:2]
+        at = max(off, end)
+        out.append((n, at, ft))
+        end = at + _mem_size(ft)
+    return out, max(dt.itemsize, end)
+
+
+def stored_layout(dt):
+    """The type string of a compound with variable-length members as it is
+    stored: HDF5's memory layout, each variable-length member widened to a
+    16-byte record and the members after it moved along by the difference."""
+    members, size = memory_layout(dt)
+    parts, shift = [], 0
+    for n, at, ft in members:
+        if _member_vlen_base(ft) is not None:
+            s, disk = type_string(ft), 16
+        elif has_vlen_members(ft):
+            s = stored_layout(ft)
+            disk = _struct_size(s)
+        else:
+            s, disk = type_string(ft), ft.itemsize
+        parts.append((dt.names.index(n), f"{json.dumps(n, ensure_ascii=False)}@{at + shift}:{s}"))
+        shift += disk - _mem_size(ft)
+    parts.sort()
+    return f"struct({size + shift}){{{','.join(p for _, p in parts)}}}"
+
+
+def _struct_size(s):
+    return int(s[len("struct("): s.index(")")])
+
+
+def info_has_vlen_members(info):
+    """Whether a core type description is a compound with variable-length
+    members at any depth."""
+    return info[0] == "compound" and any(
+        f[2][0] == "vlen" or info_has_vlen_members(f[2]) for f in info[2]
+    )
+
+
+def _info_mem_size(info):
+    if info[0] == "vlen":
+        return _MEM_STR if info[1] in ("str", "bytes") else _MEM_SEQ
+    return memory_dtype(info).itemsize
+
+
+def memory_dtype(info):
+    """The numpy dtype of a stored compound with variable-length members:
+    HDF5's memory layout, as h5py reads it (strings 8 bytes, sequences 16,
+    members after a narrowed one moved back by the difference)."""
+    size, fields = info[1], info[2]
+    order = sorted(range(len(fields)), key=lambda i: fields[i][1])
+    offsets = [0] * len(fields)
+    shift = 0
+    for i in order:
+        _, off, fi = fields[i]
+        offsets[i] = off + shift
+        if fi[0] == "vlen":
+            shift += _info_mem_size(fi) - 16
+        elif info_has_vlen_members(fi):
+            shift += _info_mem_size(fi) - fi[1]
+    formats = [memory_dtype(f[2]) if info_has_vlen_members(f[2]) else from_info(f[2])
+               for f in fields]
+    # In offset order, as HDF5 sorts the members of such a type (and h5py
+    # reports them).
+    return np.dtype(
+        {
+            "names": [fields[i][0] for i in order],
+            "formats": [formats[i] for i in order],
+            "offsets": [offsets[i] for i in order],
+            "itemsize": size + shift,
+        }
+    )
+
+
+def rows_dtype(dtype, data):
+    """The compound dtype with variable-length members that
+    ``create_dataset(dtype=..., data=...)`` (or an attribute's value and
+    dtype) asks for, else None."""
+    if dtype is not None and dtype is not str and dtype is not bytes:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            return None
+    elif dtype is None and isinstance(data, np.ndarray):
+        dt = data.dtype
+    else:
+        return None
+    return dt if has_vlen_members(dt) else None
+
+
+# -- strings and elements as they cross -------------------------------------------
 def strpad(dt):
     """A fixed-length string dtype's padding when it is not numpy's NUL
     padding ("nullterm" or "spacepad"), else None."""
@@ -301,6 +449,24 @@ def as_array(value, dtype=None):
     if dtype is not None and arr.dtype != dtype:
         arr = arr.astype(dtype)
     return arr
+
+
+def as_elements(data, mdt, shape):
+    """Native-order element bytes (``bytes`` or a ``uint8`` array) as an
+    array of ``shape`` elements of ``mdt`` (an array element type adds its
+    own axes, as numpy does); references become :class:`Reference`."""
+    shape = tuple(shape)
+    if has_refs(mdt):
+        # Stored ids become Reference objects.
+        ids = layout_dtype(mdt)
+        r = np.frombuffer(data, dtype=ids).reshape(shape) if not isinstance(data, np.ndarray) \
+            else data.view(ids).reshape(shape)
+        return refs_to_objects(r, mdt)
+    if mdt.subdtype is not None:
+        base, sub = mdt.subdtype
+        return np.frombuffer(data, dtype=base).reshape(shape + sub)
+    return np.frombuffer(data, dtype=mdt).reshape(shape) if not isinstance(data, np.ndarray) \
+        else data.view(mdt).reshape(shape)
 
 
 # -- h5py's dtype helpers ------------------------------------------------------
@@ -389,8 +555,6 @@ def h5py_check_dtype(**kwds):
         raise TypeError("check_dtype() takes exactly one keyword argument")
     (kind, dt), = kwds.items()
     if kind == "vlen":
-        from ._vlen import check_vlen_dtype
-
         return check_vlen_dtype(dt)
     if kind == "enum":
         return check_enum_dtype(dt)
@@ -406,8 +570,6 @@ def special_dtype(**kwds):
         raise TypeError("special_dtype() takes exactly one keyword argument")
     (kind, arg), = kwds.items()
     if kind == "vlen":
-        from ._vlen import vlen_dtype
-
         return vlen_dtype(arg)
     if kind == "enum":
         base, values = arg
@@ -426,8 +588,8 @@ class Reference:
     """A reference to a group or dataset of a file, as h5py's: ``obj.ref``
     makes one, ``f[ref]`` follows it; a null reference is false::
 
-        f["events"].attrs["source"] = f["raw/run7"].ref
-        f[f["events"].attrs["source"]]      # the dataset /raw/run7
+        f["events"].attrs["source"] = f["runs/run7"].ref
+        f[f["events"].attrs["source"]]      # the dataset /runs/run7
     """
 
     __slots__ = ("_oid",)
@@ -471,18 +633,20 @@ def has_refs(dt):
     return False
 
 
-def raw_dtype(dt):
-    """``dt`` with every reference as the native u64 id it is stored as."""
+def layout_dtype(dt):
+    """``dt`` as its elements lie in the bytes that cross to the core (the
+    file's layout, numbers in ``dt``'s byte order): every reference the
+    u64 id it is stored as."""
     if (dt.metadata or {}).get("ref") is not None:
         return np.dtype("=u8")
     if dt.subdtype is not None:
         base, shape = dt.subdtype
-        return np.dtype((raw_dtype(base), shape))
+        return np.dtype((layout_dtype(base), shape))
     if dt.fields is not None:
         return np.dtype(
             {
                 "names": list(dt.names),
-                "formats": [raw_dtype(dt.fields[n][0]) for n in dt.names],
+                "formats": [layout_dtype(dt.fields[n][0]) for n in dt.names],
                 "offsets": [dt.fields[n][1] for n in dt.names],
                 "itemsize": dt.itemsize,
             }
@@ -504,33 +668,163 @@ def _ref_id(r):
 _to_id = np.frompyfunc(_ref_id, 1, 1)
 
 
-def refs_to_objects(raw, dt):
-    """Stored elements (``raw_dtype(dt)``) as ``dt``: ids become References."""
+def refs_to_objects(elems, dt):
+    """Elements as they cross (``layout_dtype(dt)``) as ``dt``: ids become
+    References."""
     if (dt.metadata or {}).get("ref") is not None:
-        out = np.empty(raw.shape, dtype=dt)
-        out[...] = _to_ref(raw)
+        out = np.empty(elems.shape, dtype=dt)
+        out[...] = _to_ref(elems)
         return out
     if dt.fields is not None:
-        out = np.empty(raw.shape, dtype=dt)
+        out = np.empty(elems.shape, dtype=dt)
         for n in dt.names:
-            out[n] = refs_to_objects(raw[n], dt.fields[n][0])
+            out[n] = refs_to_objects(elems[n], dt.fields[n][0])
         return out
     if dt.subdtype is not None:
         base, _ = dt.subdtype
-        return refs_to_objects(raw, base)
-    return raw
+        return refs_to_objects(elems, base)
+    return elems
 
 
 def objects_to_refs(arr, dt):
-    """Elements of ``dt`` (References in object fields) as stored ids."""
+    """Elements of ``dt`` (References in object fields) as they cross: each
+    reference its u64 id."""
     if (dt.metadata or {}).get("ref") is not None:
         return np.asarray(_to_id(np.asarray(arr, dtype=object)), dtype="=u8")
     if dt.fields is not None:
-        out = np.zeros(arr.shape, dtype=raw_dtype(dt))
+        out = np.zeros(arr.shape, dtype=layout_dtype(dt))
         for n in dt.names:
             out[n] = objects_to_refs(arr[n], dt.fields[n][0])
         return out
     return arr
+
+
+# -- variable-length dtypes --------------------------------------------------------
+def vlen_item_dtype(base):
+    """The numpy dtype of the items of variable-length elements of numeric
+    ``base``; TypeError for a base arca cannot store."""
+    dt = np.dtype(base)
+    k, n = dt.kind, dt.itemsize
+    if not (k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (4, 8))):
+        raise TypeError(
+            f"variable-length base type must be bool, an integer or float32/64, not {dt}"
+        )
+    return dt
+
+
+def vlen_dtype(base):
+    """The dtype of variable-length elements of ``base``: ``str``, ``bytes``
+    or a numeric numpy type (each element a 1-D array), as h5py's."""
+    if base is str or base is bytes:
+        return np.dtype("O", metadata={"vlen": base})
+    if isinstance(base, np.dtype) and check_ref_dtype(base) is not None:
+        # Sequences of object references (HDF5's DIMENSION_LIST holds them).
+        return np.dtype("O", metadata={"vlen": ref_dtype})
+    return np.dtype("O", metadata={"vlen": vlen_item_dtype(base)})
+
+
+def string_dtype(encoding="utf-8", length=None):
+    """Variable-length UTF-8 strings (``length=None``), or fixed-length
+    ``S<length>`` tagged with the encoding (stored as the type's character
+    set); ``encoding="ascii"`` gives byte strings, as in h5py."""
+    enc = encoding.lower().replace("-", "")
+    if enc not in ("utf8", "ascii"):
+        raise ValueError(f"unknown encoding {encoding!r}; use 'utf-8' or 'ascii'")
+    if length is not None:
+        name = "utf-8" if enc == "utf8" else "ascii"
+        return np.dtype(f"S{int(length)}", metadata={"h5py_encoding": name})
+    if enc == "utf8":
+        return vlen_dtype(str)
+    if enc == "ascii":
+        return vlen_dtype(bytes)
+    raise ValueError(f"unknown encoding {encoding!r}; use 'utf-8' or 'ascii'")
+
+
+def check_vlen_dtype(dt):
+    """The base of a variable-length dtype (``str``, ``bytes`` or a numpy
+    dtype), or None."""
+    try:
+        dt = np.dtype(dt)
+    except TypeError:
+        return None
+    if dt.kind != "O" or not dt.metadata:
+        return None
+    return dt.metadata.get("vlen")
+
+
+def vlen_base_of_dtype(dtype):
+    """The element base a ``dtype`` argument asks for: ``str`` or ``bytes``
+    given as themselves, or a variable-length dtype's base; else None."""
+    if dtype is str or dtype is bytes:
+        return dtype
+    return check_vlen_dtype(dtype)
+
+
+def vlen_type_string(base):
+    """The type string of variable-length elements of ``base``."""
+    if base is str:
+        return "vlen:str"
+    if base is bytes:
+        return "vlen:bytes"
+    if isinstance(base, np.dtype) and base.kind == "O" and (base.metadata or {}).get("ref"):
+        return "vlen:ref"
+    return "vlen:" + vlen_item_dtype(base).str
+
+
+def vlen_base_of_type(type_string):
+    """The element base of a ``vlen:`` type string: ``str``, ``bytes``,
+    :data:`ref_dtype` or the items' numpy dtype (stored byte order)."""
+    rest = type_string[len("vlen:"):]
+    if rest == "str":
+        return str
+    if rest == "bytes":
+        return bytes
+    if rest == "ref":
+        return ref_dtype
+    return np.dtype(rest)
+
+
+def infer_vlen_base(data):
+    """The base of an object array or list of elements, from its first one."""
+    flat = data.reshape(-1) if isinstance(data, np.ndarray) else data
+    for x in flat:
+        if x is None:
+            continue
+        if isinstance(x, (str, np.str_)):
+            return str
+        if isinstance(x, (bytes, np.bytes_)):
+            return bytes
+        return vlen_item_dtype(np.asarray(x).dtype)
+    raise TypeError("cannot tell the element type of empty object data; pass dtype")
+
+
+def object_array(value, base):
+    """``value`` as an object array whose elements are the variable-length
+    items of ``base`` (None: strings or bytes, as given)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "O":
+        return value
+    if base in (str, bytes) or base is None:
+        if isinstance(value, (str, bytes, np.str_, np.bytes_)):
+            out = np.empty((), dtype=object)
+            out[()] = value
+            return out
+        arr = np.asarray(value)
+        if arr.dtype.kind in "USO":
+            return arr.astype(object)
+        raise TypeError(f"cannot store {arr.dtype} data in a string dataset")
+    # Numeric elements: a 1-D array is one element; a list of them is many.
+    if isinstance(value, np.ndarray) and value.ndim <= 1:
+        out = np.empty((), dtype=object)
+        out[()] = value
+        return out
+    seq = list(value)
+    out = np.empty(len(seq), dtype=object)
+    for i, x in enumerate(seq):
+        out[i] = x
+    return out
+
+
+# -- null dataspaces ---------------------------------------------------------------
 
 
 class Empty:

@@ -5,6 +5,7 @@ import os
 
 from . import _native
 from ._group import Group
+from ._object import register
 
 _MODES = ("r", "r+", "w", "w-", "x", "a")
 
@@ -198,9 +199,10 @@ class File(Group):
         return self._native.stat()
 
     def transaction(self):
-        """A context manager making its block one atomic change: committed
-        when the block ends, rolled back — the file as it was before — if
-        it raises. Nested blocks join the outer one.
+        """A context manager making the statements under it one atomic
+        change: committed when they end, rolled back — the file as it was
+        before — if they raise. A transaction opened inside another joins
+        the outer one.
 
         ::
 
@@ -247,3 +249,6 @@ class _Transaction:
     def __exit__(self, exc_type, exc, tb):
         self._native.end_transaction(exc_type is None)
         return False
+
+
+register("file", File)

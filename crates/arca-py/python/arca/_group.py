@@ -6,13 +6,13 @@ from collections.abc import MutableMapping
 
 import numpy as np
 
-from . import _links, _native, _vlen
+from . import _links, _vlen
 from ._dataset import Dataset
+from ._dims import detach_everywhere
 from ._dtypes import Empty, Reference, as_array, check_dtype, native, type_string
-from ._object import HLObject
+from ._object import HLObject, register, wrap
+from ._util import COMPRESSORS, DEFAULT_LEVEL, auto_chunks, member_path, shape_tuple
 
-_COMPRESSORS = ("gzip", "zstd", "lz4")
-_DEFAULT_LEVEL = {"gzip": 4, "zstd": 3}
 # HDF5 filter ids: those arca encodes, and how h5py names them.
 _H5_DEFLATE, _H5_SHUFFLE, _H5_FLETCHER32, _H5_LZF, _H5_LZ4, _H5_ZSTD = 1, 2, 3, 32000, 32004, 32015
 _H5_ENCODES = {_H5_DEFLATE: "gzip", _H5_SHUFFLE: "shuffle", _H5_FLETCHER32: "fletcher32",
@@ -74,50 +74,6 @@ def _with_chunk_size(hdf5_filters, chunks, dtype):
             vals = [4, 261, size]
         out.append((c, fl, vals, nm))
     return out
-# Automatic chunks aim at about this many bytes, like the core's own choice.
-_AUTO_CHUNK_BYTES = 1 << 20
-
-
-def _path(name):
-    if isinstance(name, bytes):
-        name = name.decode("utf-8")
-    if not isinstance(name, str):
-        raise TypeError(
-            f"Accessing a group is done with bytes or str, not {type(name).__name__}"
-        )
-    return name
-
-
-def _shape_tuple(shape, what="shape"):
-    if shape is None:
-        return None
-    try:
-        shape = (operator.index(shape),)
-    except TypeError:
-        pass
-    try:
-        out = tuple(operator.index(s) for s in shape)
-    except TypeError as e:
-        raise TypeError(f"{what} must be a tuple of integers, not {shape!r}") from e
-    if any(s < 0 for s in out):
-        raise ValueError(f"{what} {out} has a negative entry")
-    return out
-
-
-def auto_chunks(shape, maxshape, itemsize):
-    """A chunk shape near 1 MiB: start from the extent and halve the largest axis."""
-    c = []
-    for s, m in zip(shape, maxshape):
-        if s == 0:
-            c.append(1024 if m is None else max(1, min(m, 1024)))
-        else:
-            c.append(s)
-    while int(np.prod(c, dtype=np.int64)) * itemsize > _AUTO_CHUNK_BYTES:
-        i = max(range(len(c)), key=lambda j: c[j])
-        if c[i] == 1:
-            break
-        c[i] = (c[i] + 1) // 2
-    return tuple(c)
 
 
 class Group(HLObject, MutableMapping):
@@ -136,11 +92,6 @@ class Group(HLObject, MutableMapping):
     def __init__(self, file, gid):
         super().__init__(file, gid)
 
-    def _wrap(self, obj):
-        if isinstance(obj, _native.Dataset):
-            return Dataset(self._file, obj)
-        return Group(self._file, obj)
-
     def __repr__(self):
         if not self:
             return "<Closed arca Group>"
@@ -151,8 +102,8 @@ class Group(HLObject, MutableMapping):
         if isinstance(name, Reference):
             if not name:
                 raise ValueError("Invalid HDF5 object reference")
-            return self._wrap(self._id.dereference(name._oid))
-        return self._wrap(self._id.object(_path(name)))
+            return wrap(self._file, self._id.dereference(name._oid))
+        return wrap(self._file, self._id.object(member_path(name)))
 
     def get(self, name, default=None, getclass=False, getlink=False):
         """The object at ``name``, or ``default`` if there is none. With
@@ -167,7 +118,7 @@ class Group(HLObject, MutableMapping):
         if name not in self:
             return default
         if getlink:
-            link = _links.from_native(self._id.link(_path(name)))
+            link = _links.from_native(self._id.link(member_path(name)))
             return type(link) if getclass else link
         return type(self[name])
 
@@ -175,7 +126,7 @@ class Group(HLObject, MutableMapping):
         """``g[name] = SoftLink(path) | ExternalLink(file, path)`` makes a
         link; ``g[name] = obj`` (a group or dataset of this file) gives
         ``obj`` a second name; anything else becomes a new dataset."""
-        path = _path(name)
+        path = member_path(name)
         try:
             if isinstance(value, _links.SoftLink):
                 return self._id.link_soft(path, value.path)
@@ -193,7 +144,7 @@ class Group(HLObject, MutableMapping):
         self.create_dataset(name, data=value)
 
     def __delitem__(self, name):
-        path = _path(name)
+        path = member_path(name)
         # A dimension scale that goes is detached from the datasets using
         # it first (when this is its last name).
         try:
@@ -203,8 +154,6 @@ class Group(HLObject, MutableMapping):
         if link is not None and link[0] == "hard" and link[1] == "dataset":
             obj = self[path]
             if obj.is_scale and self._id.link_count(obj._id.id) == 1:
-                from ._dims import detach_everywhere
-
                 detach_everywhere(obj)
         self._id.delete(path)
 
@@ -213,7 +162,7 @@ class Group(HLObject, MutableMapping):
         external link counts: its name is taken)."""
         if not isinstance(name, (str, bytes)):
             return False
-        path = _path(name)
+        path = member_path(name)
         if path.strip("/") == "":
             return True
         try:
@@ -237,14 +186,14 @@ class Group(HLObject, MutableMapping):
         """Create a group (and missing parents); ValueError if the name is
         taken. ``track_order=True`` lists its members in creation order
         (kept on reopen)."""
-        return Group(self._file, self._id.create_group(_path(name), bool(track_order)))
+        return Group(self._file, self._id.create_group(member_path(name), bool(track_order)))
 
     def require_group(self, name):
         """Open the group at ``name``, creating it if absent.
 
         TypeError if a dataset is there.
         """
-        name = _path(name)
+        name = member_path(name)
         if name in self:
             obj = self[name]
             if not isinstance(obj, Group):
@@ -316,7 +265,7 @@ class Group(HLObject, MutableMapping):
                                         vlen_options, bool(track_order))
         if vlen_options:
             raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
-        name = _path(name)
+        name = member_path(name)
         if isinstance(data, Empty) or (data is None and shape is None and dtype is not None):
             # A null dataspace: a type and no elements (h5py's Empty).
             t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
@@ -342,7 +291,7 @@ class Group(HLObject, MutableMapping):
         if data is not None and dtype.subdtype is None and data.dtype != dtype:
             data = data.astype(dtype)
 
-        shape = _shape_tuple(shape)
+        shape = shape_tuple(shape)
         if shape is None:
             if data is None:
                 raise TypeError("One of data or shape must be specified")
@@ -378,7 +327,7 @@ class Group(HLObject, MutableMapping):
             hdf5_filters = _hdf5_pipeline(compression, compression_opts, shuffle, fletcher32, dtype)
         elif hdf5_filters is None:
             if compression is not None:
-                if compression not in _COMPRESSORS:
+                if compression not in COMPRESSORS:
                     raise ValueError(
                         f"Compression filter {compression!r} is unavailable; "
                         "use gzip, zstd, lz4 or lzf"
@@ -393,7 +342,7 @@ class Group(HLObject, MutableMapping):
             if shuffle:
                 filters.append(("shuffle", None))
             if compression is not None:
-                level = compression_opts if compression_opts is not None else _DEFAULT_LEVEL.get(compression)
+                level = compression_opts if compression_opts is not None else DEFAULT_LEVEL.get(compression)
                 filters.append((compression, None if level is None else int(level)))
         elif compression is not None or shuffle or fletcher32:
             raise TypeError("hdf5_filters is the whole pipeline: no compression, shuffle or "
@@ -417,7 +366,7 @@ class Group(HLObject, MutableMapping):
         if chunks is True:
             chunks = auto_chunks(shape, maxshape or shape, dtype.itemsize)
         elif chunks is not None:
-            chunks = _shape_tuple(chunks, "chunks")
+            chunks = shape_tuple(chunks, "chunks")
             if len(chunks) != len(shape):
                 raise ValueError(f"chunks {chunks} must have one entry per dimension of {shape}")
             if any(c == 0 for c in chunks):
@@ -466,13 +415,13 @@ class Group(HLObject, MutableMapping):
         TypeError if something incompatible is there: a group, another
         shape, or a dtype that differs (``exact``) or cannot hold ``dtype``.
         """
-        name = _path(name)
+        name = member_path(name)
         if name not in self:
             return self.create_dataset(name, shape=shape, dtype=dtype, **kwds)
         ds = self[name]
         if not isinstance(ds, Dataset):
             raise TypeError(f"Incompatible object (Group) already exists at {name!r}")
-        shape = _shape_tuple(shape)
+        shape = shape_tuple(shape)
         if shape != ds.shape:
             raise TypeError(f"Shapes do not match (existing {ds.shape} vs new {shape})")
         dtype = np.dtype(dtype)
@@ -499,11 +448,11 @@ class Group(HLObject, MutableMapping):
             raise TypeError("source must be a path, Group or Dataset")
         if isinstance(dest, Group):
             target = dest
-            path = _path(name) if name is not None else (posixpath.basename(src.name) or None)
+            path = member_path(name) if name is not None else (posixpath.basename(src.name) or None)
             if path is None:
                 raise ValueError("copying the root group needs a name")
         elif isinstance(dest, (str, bytes)):
-            target, path = self, _path(dest)
+            target, path = self, member_path(dest)
         else:
             raise TypeError("Destination must be path or Group object")
         _copy_object(src, target, path, 1 if shallow else -1, without_attrs)
@@ -511,7 +460,7 @@ class Group(HLObject, MutableMapping):
     # -- walking -----------------------------------------------------------------
     def move(self, source, dest):
         """Move or rename the object at ``source`` to ``dest``."""
-        source, dest = _path(source), _path(dest)
+        source, dest = member_path(source), member_path(dest)
         if source == dest:
             return
         self._id.rename(source, dest)
@@ -592,3 +541,6 @@ def _copy_object(src, target, path, depth, without_attrs):
         for k in src.attrs:
             out.attrs[k] = src.attrs[k]
     return out
+
+
+register("group", Group)

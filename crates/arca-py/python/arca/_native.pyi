@@ -1,4 +1,4 @@
-"""Type stubs for the native module (see src/lib.rs)."""
+"""Type stubs for the native module (see src/)."""
 
 from os import PathLike
 from typing import Any, Dict, Optional, Union

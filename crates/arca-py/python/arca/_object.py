@@ -1,9 +1,54 @@
-"""What groups and datasets share: identity, place in the file, attributes."""
+"""What groups and datasets share: identity, place in the file, attributes;
+and the classes a native handle is wrapped in.
+
+The modules defining :class:`arca.File`, :class:`arca.Group` and the dataset
+classes sit above this one and register their classes here when imported
+(``register``), so this module, and those between, reach them without
+importing them: :func:`dataset_class` picks a dataset's class from its
+type, :func:`wrap` wraps any native handle.
+"""
 
 import posixpath
 import weakref
 
+from . import _native
 from ._attrs import AttributeManager
+from ._dtypes import Reference
+
+# kind -> class: "file", "group", "dataset", and the dataset kinds that
+# have their own class, "vlen" (variable-length elements) and "rows"
+# (compounds with variable-length members).
+_CLASSES = {}
+
+
+def register(kind, cls):
+    """Make ``cls`` the class of objects of ``kind``."""
+    _CLASSES[kind] = cls
+
+
+def registered(kind):
+    """The class registered for ``kind``."""
+    return _CLASSES[kind]
+
+
+def dataset_class(dsid):
+    """The class of the dataset behind the native handle ``dsid``:
+    variable-length datasets get their own (object arrays, bulk paths).
+    The one place a dataset's class is chosen: ``Dataset(file, dsid)`` and
+    :func:`wrap` both ask here."""
+    t = dsid.dtype()
+    if t.startswith("vlen:"):
+        return _CLASSES["vlen"]
+    if "vlen:" in t and t.startswith("struct("):
+        return _CLASSES["rows"]
+    return _CLASSES["dataset"]
+
+
+def wrap(file, handle):
+    """The group or dataset of ``file`` behind a native handle."""
+    if isinstance(handle, _native.Dataset):
+        return dataset_class(handle)(file, handle)
+    return _CLASSES["group"](file, handle)
 
 
 class HLObject:
@@ -35,8 +80,6 @@ class HLObject:
     @property
     def ref(self):
         """A :class:`arca.Reference` to this object (``f[obj.ref] == obj``)."""
-        from ._dtypes import Reference
-
         return Reference(self._id.id)
 
     @property
@@ -100,11 +143,9 @@ _REOPENED = weakref.WeakValueDictionary()
 def _reopen(path, options, name):
     """Unpickle: the object at ``name`` (None: the file) of ``path`` opened
     read-only with ``options``."""
-    from ._file import File
-
     key = (path, tuple(sorted(options.items())))
     f = _REOPENED.get(key)
     if f is None or f._native.closed:
-        f = File(path, "r", **options)
+        f = _CLASSES["file"](path, "r", **options)
         _REOPENED[key] = f
     return f if name is None else f[name]

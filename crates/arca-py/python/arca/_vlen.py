@@ -1,6 +1,6 @@
 """Variable-length data: strings, byte strings and ragged arrays.
 
-Types are numpy object dtypes tagged as in h5py::
+Types are numpy object dtypes tagged as in h5py (see ``_dtypes``)::
 
     arca.string_dtype()              # str elements (UTF-8)
     arca.vlen_dtype(bytes)           # bytes elements
@@ -27,11 +27,22 @@ Every such dataset stores its data in its own chunked byte vector;
 import numpy as np
 
 from . import _native, _rows, _selection
-from ._dtypes import has_refs, type_string
 from ._dataset import Dataset
+from ._dtypes import (
+    check_vlen_dtype,
+    has_refs,
+    infer_vlen_base,
+    object_array,
+    rows_dtype,
+    type_string,
+    vlen_base_of_dtype,
+    vlen_base_of_type,
+    vlen_dtype,
+    vlen_type_string,
+)
+from ._object import register
+from ._util import COMPRESSORS, DEFAULT_LEVEL, auto_chunks, member_path, prod, shape_tuple
 
-_COMPRESSORS = ("gzip", "zstd", "lz4")
-_DEFAULT_LEVEL = {"gzip": 4, "zstd": 3}
 _VLEN_OPTIONS = (
     "vlen_chunk_bytes",
     "vlen_compression",
@@ -41,117 +52,13 @@ _VLEN_OPTIONS = (
 )
 
 
-# -- types ----------------------------------------------------------------------
-def _check_base(base):
-    dt = np.dtype(base)
-    k, n = dt.kind, dt.itemsize
-    if not (k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (4, 8))):
-        raise TypeError(
-            f"variable-length base type must be bool, an integer or float32/64, not {dt}"
-        )
-    return dt
-
-
-def vlen_dtype(base):
-    """The dtype of variable-length elements of ``base``: ``str``, ``bytes``
-    or a numeric numpy type (each element a 1-D array), as h5py's."""
-    if base is str or base is bytes:
-        return np.dtype("O", metadata={"vlen": base})
-    from ._dtypes import check_ref_dtype, ref_dtype
-
-    if isinstance(base, np.dtype) and check_ref_dtype(base) is not None:
-        # Sequences of object references (HDF5's DIMENSION_LIST holds them).
-        return np.dtype("O", metadata={"vlen": ref_dtype})
-    return np.dtype("O", metadata={"vlen": _check_base(base)})
-
-
-def string_dtype(encoding="utf-8", length=None):
-    """Variable-length UTF-8 strings (``length=None``), or fixed-length
-    ``S<length>`` tagged with the encoding (stored as the type's character
-    set); ``encoding="ascii"`` gives byte strings, as in h5py."""
-    enc = encoding.lower().replace("-", "")
-    if enc not in ("utf8", "ascii"):
-        raise ValueError(f"unknown encoding {encoding!r}; use 'utf-8' or 'ascii'")
-    if length is not None:
-        name = "utf-8" if enc == "utf8" else "ascii"
-        return np.dtype(f"S{int(length)}", metadata={"h5py_encoding": name})
-    if enc == "utf8":
-        return vlen_dtype(str)
-    if enc == "ascii":
-        return vlen_dtype(bytes)
-    raise ValueError(f"unknown encoding {encoding!r}; use 'utf-8' or 'ascii'")
-
-
-def check_vlen_dtype(dt):
-    """The base of a variable-length dtype (``str``, ``bytes`` or a numpy
-    dtype), or None."""
-    try:
-        dt = np.dtype(dt)
-    except TypeError:
-        return None
-    if dt.kind != "O" or not dt.metadata:
-        return None
-    return dt.metadata.get("vlen")
-
-
-def _type_string(base):
-    if base is str:
-        return "vlen:str"
-    if base is bytes:
-        return "vlen:bytes"
-    if isinstance(base, np.dtype) and base.kind == "O" and (base.metadata or {}).get("ref"):
-        return "vlen:ref"
-    return "vlen:" + _check_base(base).str
-
-
-def _base_of(type_string):
-    rest = type_string[len("vlen:"):]
-    if rest == "str":
-        return str
-    if rest == "bytes":
-        return bytes
-    if rest == "ref":
-        from ._dtypes import ref_dtype
-
-        return ref_dtype
-    return np.dtype(rest)
-
-
-def _infer_base(data):
-    """The base of an object array or list of elements, from its first one."""
-    flat = data.reshape(-1) if isinstance(data, np.ndarray) else data
-    for x in flat:
-        if x is None:
-            continue
-        if isinstance(x, (str, np.str_)):
-            return str
-        if isinstance(x, (bytes, np.bytes_)):
-            return bytes
-        return _check_base(np.asarray(x).dtype)
-    raise TypeError("cannot tell the element type of empty object data; pass dtype")
-
-
-def _rows_dtype(dtype, data):
-    """The compound dtype with variable-length members that
-    ``create_dataset(dtype=..., data=...)`` asks for, else None."""
-    if dtype is not None and dtype is not str and dtype is not bytes:
-        try:
-            dt = np.dtype(dtype)
-        except TypeError:
-            return None
-    elif dtype is None and isinstance(data, np.ndarray):
-        dt = data.dtype
-    else:
-        return None
-    return dt if _rows.has_vlen(dt) else None
-
-
+# -- creation ---------------------------------------------------------------------
 def wants_vlen(dtype, data):
     """Whether ``create_dataset(dtype=..., data=...)`` asks for variable
     length (elements or members)."""
     if dtype is str or dtype is bytes:
         return True
-    if _rows_dtype(dtype, data) is not None:
+    if rows_dtype(dtype, data) is not None:
         return True
     if dtype is not None:
         if check_vlen_dtype(dtype) is not None:
@@ -168,7 +75,7 @@ def _filters(compression, opts, shuffle, what):
     fs = []
     if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool):
         compression, opts = "gzip", int(compression)
-    if compression is not None and compression not in _COMPRESSORS:
+    if compression is not None and compression not in COMPRESSORS:
         raise ValueError(f"{what} filter {compression!r} is unavailable; use gzip, zstd or lz4")
     if compression is None and opts is not None:
         raise TypeError(f"{what} options given without a compression method")
@@ -177,7 +84,7 @@ def _filters(compression, opts, shuffle, what):
     if shuffle:
         fs.append(("shuffle", None))
     if compression is not None:
-        level = opts if opts is not None else _DEFAULT_LEVEL.get(compression)
+        level = opts if opts is not None else DEFAULT_LEVEL.get(compression)
         fs.append((compression, None if level is None else int(level)))
     return fs
 
@@ -185,8 +92,6 @@ def _filters(compression, opts, shuffle, what):
 def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compression,
                    compression_opts, shuffle, fillvalue, options, track_order=False):
     """The variable-length branch of :meth:`Group.create_dataset`."""
-    from ._group import _path, _shape_tuple, auto_chunks
-
     unknown = set(options) - set(_VLEN_OPTIONS)
     if unknown:
         raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}")
@@ -194,26 +99,26 @@ def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compressio
         raise ValueError("variable-length datasets take no fillvalue (unwritten elements are empty)")
     if isinstance(data, Dataset):
         data = data[()]
-    rows = _rows_dtype(dtype, data)
+    rows = rows_dtype(dtype, data)
     if rows is not None:
         if data is not None:
             data = np.asarray(data, dtype=rows)
         type_str = type_string(rows)
     else:
         if data is not None and not isinstance(data, np.ndarray):
-            data = _object_array(data, None if dtype is None else _dtype_base(dtype))
-        base = _dtype_base(dtype) if dtype is not None and _dtype_base(dtype) is not None else None
+            data = object_array(data, None if dtype is None else vlen_base_of_dtype(dtype))
+        base = vlen_base_of_dtype(dtype) if dtype is not None else None
         if base is None:
             if data is None:
                 raise TypeError("a plain object dtype needs data to tell the element type")
-            base = _infer_base(data)
-        type_str = _type_string(base)
-    shape = _shape_tuple(shape)
+            base = infer_vlen_base(data)
+        type_str = vlen_type_string(base)
+    shape = shape_tuple(shape)
     if shape is None:
         if data is None:
             raise TypeError("One of data or shape must be specified")
         shape = data.shape
-    name = _path(name)
+    name = member_path(name)
     # `compression` (and `compression_opts`, `shuffle`) compress the whole
     # dataset, as an h5py user expects: the records and the values. The
     # records (offset and length, 16 bytes) are shuffled when compressed,
@@ -230,7 +135,7 @@ def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compressio
             "vlen_compression",
         )
     else:
-        base = _base_of(type_str) if rows is None else None
+        base = vlen_base_of_type(type_str) if rows is None else None
         wide = isinstance(base, np.dtype) and base.itemsize > 1
         vfilters = _filters(compression, compression_opts, compression is not None and
                             (shuffle or wide), "Compression")
@@ -246,7 +151,7 @@ def create_dataset(group, name, shape, dtype, data, chunks, maxshape, compressio
             raise ValueError("Chunked format required for given storage options")
         chunks = None
     elif chunks is not None:
-        chunks = _shape_tuple(chunks, "chunks")
+        chunks = shape_tuple(chunks, "chunks")
     vchunk = options.get("vlen_chunk_bytes")
     dsid = _native.vlen_create(
         group._id,
@@ -273,44 +178,6 @@ def _is_empty(value):
         return len(value) == 0
     except TypeError:
         return False
-
-
-def _dtype_base(dtype):
-    if dtype is str or dtype is bytes:
-        return dtype
-    return check_vlen_dtype(dtype)
-
-
-def _object_array(value, base):
-    """``value`` as an object array whose elements are the variable-length items."""
-    if isinstance(value, np.ndarray) and value.dtype.kind == "O":
-        return value
-    if base in (str, bytes) or base is None:
-        if isinstance(value, (str, bytes, np.str_, np.bytes_)):
-            out = np.empty((), dtype=object)
-            out[()] = value
-            return out
-        arr = np.asarray(value)
-        if arr.dtype.kind in "USO":
-            return arr.astype(object)
-        raise TypeError(f"cannot store {arr.dtype} data in a string dataset")
-    # Numeric elements: a 1-D array is one element; a list of them is many.
-    if isinstance(value, np.ndarray) and value.ndim <= 1:
-        out = np.empty((), dtype=object)
-        out[()] = value
-        return out
-    seq = list(value)
-    out = np.empty(len(seq), dtype=object)
-    for i, x in enumerate(seq):
-        out[i] = x
-    return out
-
-
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 # -- datasets ---------------------------------------------------------------------
@@ -398,7 +265,7 @@ class VlenDataset(_Vector, Dataset):
     def dtype(self):
         """The object dtype tagged with the element base (see :func:`vlen_dtype`)."""
         if self._dtype is None:
-            self._base = _base_of(self._id.dtype())
+            self._base = vlen_base_of_type(self._id.dtype())
             self._dtype = vlen_dtype(self._base)
             self._mdtype = self._dtype
         return self._dtype
@@ -426,7 +293,7 @@ class VlenDataset(_Vector, Dataset):
 
     # -- object arrays ---------------------------------------------------------
     def _read_box(self, start, count, step):
-        n = _prod(count)
+        n = prod(count)
         out = np.empty(n, dtype=object)
         if n:
             values, offsets = _native.vlen_read(self._id, start, count, step)
@@ -472,9 +339,9 @@ class VlenDataset(_Vector, Dataset):
             arr = np.empty((), dtype=object)
             arr[()] = np.asarray(value, dtype=b)
             return arr.reshape(count)
-        arr = _object_array(value, b)
+        arr = object_array(value, b)
         if arr.shape != tuple(out_shape):
-            if arr.size == _prod(out_shape):
+            if arr.size == prod(out_shape):
                 arr = arr.reshape(out_shape)
             else:
                 try:
@@ -625,70 +492,5 @@ def _item_text(x):
     raise TypeError(f"cannot store {type(x).__name__} in a string dataset; use str or bytes")
 
 
-# -- attributes -------------------------------------------------------------------
-def is_vlen_attr(value, dtype):
-    """Whether an attribute value should be stored variable-length."""
-    if _rows_dtype(dtype, value) is not None:
-        return False
-    if dtype is not None:
-        return _dtype_base(dtype) is not None or dtype is str
-    return isinstance(value, np.ndarray) and value.dtype.kind == "O"
-
-
-def encode_attr(value, dtype=None, shape=None):
-    """``(type string, shape, payload)`` of a variable-length attribute:
-    little-endian u64 byte lengths, then the items."""
-    base = _dtype_base(dtype) if dtype is not None else None
-    arr = _object_array(value, base)
-    if base is None:
-        base = _infer_base(arr) if arr.size else str
-    if shape is not None:
-        arr = arr.reshape(shape)
-    flat = arr.reshape(-1)
-    if base in (str, bytes):
-        chunks = [
-            (x.encode("utf-8") if isinstance(x, str) else bytes(x)) for x in flat.tolist()
-        ]
-        data = b"".join(chunks)
-        lens = np.fromiter((len(c) for c in chunks), dtype="<u8", count=len(chunks))
-    elif isinstance(base, np.dtype) and base.kind == "O":
-        # Sequences of references: each item the referenced object's id.
-        from ._dtypes import objects_to_refs
-
-        rows = [objects_to_refs(np.asarray(x, dtype=base).reshape(-1), base) for x in flat]
-        data = b"".join(np.ascontiguousarray(r, dtype="=u8").tobytes() for r in rows)
-        lens = np.fromiter((r.nbytes for r in rows), dtype="<u8", count=len(rows))
-    else:
-        base = _check_base(base)
-        rows = [np.asarray(x, dtype=base).reshape(-1) for x in flat]
-        data = b"".join(np.ascontiguousarray(r, dtype=base.newbyteorder("=")).tobytes() for r in rows)
-        lens = np.fromiter((r.nbytes for r in rows), dtype="<u8", count=len(rows))
-    return _type_string(base), [int(s) for s in arr.shape], lens.tobytes() + data
-
-
-def decode_attr(type_string, shape, data):
-    """The value of a variable-length attribute: ``str``/``bytes``/array for
-    a scalar, else an object array."""
-    base = _base_of(type_string)
-    n = _prod(shape)
-    lens = np.frombuffer(data, dtype="<u8", count=n)
-    offsets = np.zeros(n + 1, dtype=np.uint64)
-    np.cumsum(lens, out=offsets[1:])
-    values = np.frombuffer(data, dtype=np.uint8, offset=8 * n)
-    out = np.empty(n, dtype=object)
-    if base in (str, bytes):
-        out[:] = _native.vlen_unpack(np.ascontiguousarray(values), offsets, base is str)
-    elif base.kind == "O":
-        # Object references: ids become References.
-        from ._dtypes import refs_to_objects
-
-        for i in range(n):
-            ids = values[offsets[i]:offsets[i + 1]].view("=u8")
-            out[i] = refs_to_objects(ids, base)
-    else:
-        nb = base.newbyteorder("=")
-        for i in range(n):
-            out[i] = values[offsets[i]:offsets[i + 1]].view(nb).copy()
-    if not shape:
-        return out[0]
-    return out.reshape(shape)
+register("vlen", VlenDataset)
+register("rows", RowsDataset)

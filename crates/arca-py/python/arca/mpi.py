@@ -38,8 +38,9 @@ import os
 import numpy as np
 
 from . import _native, _selection
+from ._dtypes import vlen_base_of_type
 from ._file import File as _File
-from ._vlen import _base_of
+from ._util import prod
 
 __all__ = ["ArrayDataset", "Attrs", "CollectiveError", "File", "Dataset"]
 
@@ -61,17 +62,11 @@ def _agree(comm, err, what):
         raise CollectiveError(f"{what} failed: {detail}") from err
 
 
-def _prod(shape):
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
-
-
 class File:
     """A file opened collectively by every rank of ``comm`` (default
     ``MPI.COMM_WORLD``). ``mode`` and keyword options are those of
-    :class:`arca.File`; rank 0 opens it, the others only write raw bytes."""
+    :class:`arca.File`; rank 0 opens it, the others only write bytes into it
+    where rank 0 has made room."""
 
     def __init__(self, path, mode="r", comm=None, **kwargs):
         if comm is None:
@@ -202,7 +197,7 @@ class Dataset:
         self.file = file
         self.name = name
         self.shape = tuple(shape)
-        self.vlen_base = _base_of(type_string)
+        self.vlen_base = vlen_base_of_type(type_string)
         b = self.vlen_base
         self._item = 1 if b in (str, bytes) else np.dtype(b).itemsize
 
@@ -220,7 +215,7 @@ class Dataset:
 
     def _prepare(self, values, offsets, sel):
         box = self._box(sel)
-        n = _prod(box[1])
+        n = prod(box[1])
         b = self.vlen_base
         if b in (str, bytes):
             if isinstance(values, (bytes, bytearray, memoryview)):
@@ -352,7 +347,7 @@ class Dataset:
             try:
                 ds = self._ds()
                 for pbox, pdata, po in parts:
-                    if _prod(pbox[1]):
+                    if prod(pbox[1]):
                         _native.vlen_write(ds.id, *pbox, pdata, po)
                 f._f._native.end_transaction(True)
             except Exception as e:  # noqa: BLE001 -- reported on every rank
@@ -412,9 +407,10 @@ def _pwrite_all(fd, data, at):
 
 
 # -- fixed-size datasets -----------------------------------------------------------
-# Raw bytes a rank compresses before it writes them out: big enough that a
+# Plain bytes a rank encodes before it writes them out: big enough that a
 # write is one large syscall, small enough to overlap the other ranks.
 _SLAB_BYTES = 8 << 20
+
 
 def _whole_chunks(box, shape, chunks):
     """How many chunks of the grid the box covers whole (a chunk running
@@ -480,7 +476,7 @@ class ArrayDataset:
     A collective write (``ds[sel] = local`` or :meth:`write_direct`) takes
     each rank's own hyperslab. Of a chunked dataset with arca's filters,
     every chunk a rank's selection covers whole is filtered (compressed) by
-    that rank and written by it into the file, at a place rank 0 gives it,
+    that rank and written by it into the file, at an offset rank 0 gives it,
     in parallel with the others; rank 0 indexes those chunks, merges the
     parts of chunks that several ranks share (each rank's part written over
     the chunk as it stands), and commits once. A failure on any rank fails
@@ -517,7 +513,7 @@ class ArrayDataset:
         Four steps: every rank counts the chunks its local data covers whole;
         rank 0 reserves room for all of them unfiltered (the most they can
         take) inside a transaction; each rank compresses its chunks a slab
-        at a time and writes each slab at once into the room, at a place it
+        at a time and writes each slab at once into the room, at an offset it
         takes from a shared counter (one MPI atomic add), so that ranks
         pack their chunks tightly without waiting for each other; rank 0
         indexes every chunk, gives back the room left over, merges the
@@ -548,7 +544,7 @@ class ArrayDataset:
                     raise CollectiveError("; ".join(f"rank {r}: {m}" for r, m in bad))
                 f._f._native.begin_transaction()
                 n = sum(c[1] for c in counts)
-                total = n * _prod(self.chunks) * self.dtype.itemsize if n else 0
+                total = n * prod(self.chunks) * self.dtype.itemsize if n else 0
                 try:
                     if total:
                         room = (_native.chunks_reserve(self._ds()._id, total), f._counter_base())

@@ -36,6 +36,7 @@ from xarray.core.utils import FrozenDict, close_on_error
 
 from . import _dims
 from ._dataset import Dataset
+from ._dtypes import string_dtype
 from ._file import File
 from ._group import Group
 
@@ -408,8 +409,6 @@ class ArcaWriteStore(_GroupReader, WritableCFDataStore):
             if enc.get("fletcher32") and "chunks" in kw:
                 kw["fletcher32"] = True
         if dtype is str:
-            from ._vlen import string_dtype
-
             dtype = string_dtype()
         elif fill is not None:
             kw["fillvalue"] = np.asarray(fill, dtype=dtype)

@@ -1,0 +1,61 @@
+"""The command line: ``python -m arca.interop import|export SRC DST
+[--strict] [--force] [--quiet]``, which ``arca import`` and ``arca export``
+run."""
+
+import argparse
+import sys
+
+from ._common import ConversionError
+from ._exporter import export_hdf5
+from ._importer import import_hdf5
+
+
+def main(argv=None):
+    """``python -m arca.interop import|export SRC DST [--strict] [--force]``."""
+    p = argparse.ArgumentParser(prog="arca", description="HDF5/netCDF4 files in and out")
+    p.add_argument("command", choices=["import", "export"])
+    p.add_argument("src")
+    p.add_argument("dst")
+    p.add_argument("--strict", action="store_true",
+                   help="refuse a file that would not map one to one")
+    p.add_argument("--force", action="store_true", help="replace an existing destination")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    a = p.parse_args(argv)
+    bar = None if a.quiet or not sys.stderr.isatty() else _Bar()
+    try:
+        if a.command == "import":
+            report = import_hdf5(a.src, a.dst, strict=a.strict, progress=bar, force=a.force)
+        else:
+            report = export_hdf5(a.src, a.dst, progress=bar, force=a.force)
+    except ConversionError as e:
+        print(f"arca {a.command}: refused (--strict): {e}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        print(f"arca {a.command}: {a.src}: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if bar is not None:
+            bar.close()
+    for path, note in report:
+        print(f"{path}: {note}")
+    print(f"{a.command}: {a.src} -> {a.dst}" + (f" ({len(report)} notes)" if report else ""),
+          file=sys.stderr)
+    return 0
+
+
+class _Bar:
+    """A one-line progress display on stderr."""
+
+    def __init__(self):
+        self.last = -1
+
+    def __call__(self, done, total):
+        pct = int(100 * done / max(total, 1))
+        if pct != self.last:
+            self.last = pct
+            sys.stderr.write(f"\r{pct:3d}% ({done >> 20} of {total >> 20} MiB)")
+            sys.stderr.flush()
+
+    def close(self):
+        if self.last >= 0:
+            sys.stderr.write("\n")

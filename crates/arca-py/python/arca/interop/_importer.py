@@ -1,0 +1,381 @@
+"""HDF5 (or netCDF4) files into arca files: :func:`import_hdf5`."""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from .. import _links, _native
+from .._dtypes import Empty, Reference, ref_dtype
+from .._file import File
+from .._group import Group
+from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, finish, load_h5py, \
+    slabs, temp_beside
+from ._filters import arca_pipeline, filter_name
+from ._lz4 import lz4_from_hdf5
+from ._types import Unmappable, from_h5, has_fixed_str, holds_refs, map_refs, needs_values
+
+
+class _Importer:
+    def __init__(self, h5py, src, dst, strict, progress):
+        self.h5py, self.src, self.dst = h5py, src, dst
+        self.strict, self.progress = strict, progress
+        self.report = Report()
+        self.copied = {}  # HDF5 object address -> arca object
+        self.later = []  # (closure) values holding references, set once all objects exist
+        self.fds = []  # the source file opened for direct chunk reads
+        self.direct = None  # its path, when chunk addresses were checked
+        self.done = 0
+        self.total = max(1, _h5_bytes(h5py, src))
+
+    def note(self, path, what):
+        """Report something that did not map one to one; ``strict`` refuses
+        the file instead."""
+        if self.strict:
+            raise ConversionError(f"{path}: {what}", [(path, what)])
+        self.report.add(path, what)
+
+    def key(self, obj):
+        return self.h5py.h5o.get_info(obj.id).addr
+
+    def tracked(self, obj, attrs=False):
+        """Whether ``obj`` tracks the creation order of its links (or, with
+        ``attrs``, of its attributes)."""
+        h5py = self.h5py
+        try:
+            if isinstance(obj, h5py.File):
+                obj = obj["/"]
+            cpl = obj.id.get_create_plist()
+            flags = cpl.get_attr_creation_order() if attrs else cpl.get_link_creation_order()
+            return bool(flags & h5py.h5p.CRT_ORDER_TRACKED)
+        except (AttributeError, ValueError):
+            return False
+
+    def names(self, g):
+        h5py = self.h5py
+        out = []
+        order = h5py.h5.INDEX_CRT_ORDER if self.tracked(g) else h5py.h5.INDEX_NAME
+        g.id.links.iterate(lambda n: out.append(n.decode("utf-8", "surrogateescape")),
+                           idx_type=order)
+        return out
+
+    def run(self):
+        try:
+            self.copy_attrs(self.src, self.dst)
+            self.copied[self.key(self.src["/"])] = self.dst
+            self.walk(self.src["/"], self.dst)
+            for fix in self.later:
+                fix()
+        finally:
+            for fd in self.fds:
+                os.close(fd)
+
+    def walk(self, hg, ag):
+        h5py = self.h5py
+        for name in self.names(hg):
+            path = f"{hg.name.rstrip('/')}/{name}"
+            link = hg.get(name, getlink=True)
+            if isinstance(link, h5py.SoftLink):
+                ag[name] = _links.SoftLink(link.path)
+                continue
+            if isinstance(link, h5py.ExternalLink):
+                ag[name] = _links.ExternalLink(link.filename, link.path)
+                continue
+            obj = hg[name]
+            k = self.key(obj)
+            if k in self.copied:
+                ag[name] = self.copied[k]
+                continue
+            if isinstance(obj, h5py.Group):
+                g = Group(ag._file, ag._id.create_group(name, self.tracked(obj),
+                                                        self.tracked(obj, attrs=True)))
+                self.copied[k] = g
+                self.copy_attrs(obj, g)
+                self.walk(obj, g)
+            elif isinstance(obj, h5py.Dataset):
+                d = self.copy_dataset(obj, ag, name, path)
+                if d is not None:
+                    self.copied[k] = d
+                    self.copy_attrs(obj, d)
+            else:
+                self.note(path, "named datatype not imported (arca has no committed types)")
+
+    def ref_to_arca(self, r):
+        if not r:
+            return Reference()
+        target = self.src[r]
+        k = self.key(target)
+        if k not in self.copied:
+            return Reference()
+        return self.copied[k].ref
+
+    def copy_attrs(self, hobj, aobj):
+        h5py = self.h5py
+        names = []
+        order = h5py.h5.INDEX_CRT_ORDER if self.tracked(hobj, attrs=True) else h5py.h5.INDEX_NAME
+        h5py.h5a.iterate(hobj.id, lambda n: names.append(n.decode("utf-8", "surrogateescape")),
+                         index_type=order)
+        for name in names:
+            where = f"{hobj.name} @{name}"
+            aid = h5py.h5a.open(hobj.id, name.encode("utf-8", "surrogateescape"))
+            try:
+                dt = from_h5(h5py, aid.get_type(), aid.dtype)
+            except Unmappable as e:
+                self.skip(where, str(e))
+                continue
+            if aid.get_space().get_simple_extent_type() == h5py.h5s.NULL:
+                aobj.attrs.create(name, Empty(dt))
+                continue
+            if has_fixed_str(aid.dtype) and not holds_refs(aid.dtype):
+                value = np.zeros(aid.shape, dtype=aid.dtype)
+                aid.read(value, mtype=aid.get_type())
+            else:
+                value = hobj.attrs[name]
+            if holds_refs(dt) or holds_refs(aid.dtype):
+                def fix(aobj=aobj, name=name, value=value, hdt=aid.dtype, dt=dt):
+                    v = map_refs(value, hdt, self.ref_to_arca, ref_dtype)
+                    aobj.attrs.create(name, v, dtype=dt)
+
+                self.later.append(fix)
+                continue
+            aobj.attrs.create(name, value, dtype=dt)
+
+    def skip(self, path, why):
+        self.note(path, f"not imported: {why}")
+
+    def copy_dataset(self, hds, ag, name, path):
+        h5py = self.h5py
+        try:
+            dt = from_h5(h5py, hds.id.get_type(), hds.dtype)
+        except Unmappable as e:
+            self.skip(path, str(e))
+            return None
+        dcpl = hds.id.get_create_plist()
+        layout = dcpl.get_layout()
+        if hds.shape is None:
+            return ag.create_dataset(name, data=Empty(dt), track_order=self.tracked(hds, attrs=True))
+        filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
+        pipeline, exact = arca_pipeline(filters)
+        kw = {}
+        if self.tracked(hds, attrs=True):
+            kw["track_order"] = True
+        if layout == h5py.h5d.CHUNKED:
+            kw["chunks"] = hds.chunks
+            kw["maxshape"] = hds.maxshape
+            kw["layout"] = "chunked"
+            if pipeline.get("shuffle"):
+                kw["shuffle"] = True
+            if pipeline.get("compression"):
+                kw["compression"] = pipeline["compression"]
+                if pipeline.get("level") is not None:
+                    kw["compression_opts"] = pipeline["level"]
+        elif layout == h5py.h5d.COMPACT:
+            kw["layout"] = "compact"
+        elif layout == h5py.h5d.VIRTUAL:
+            self.note(path, "virtual dataset: its values were imported into a contiguous dataset")
+            kw["layout"] = "contiguous"
+        else:
+            kw["layout"] = "contiguous"
+        vlen = dt.kind == "O" or needs_values(dt)
+        if vlen and "compression" in kw and kw["compression"] == "lz4":
+            kw["compression"] = "zstd"
+        # A pipeline arca does not share is kept as HDF5's own, its chunks
+        # exactly as stored, where the chunks hold the elements themselves.
+        as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen
+                   and not holds_refs(dt) and not holds_refs(hds.dtype))
+        if as_hdf5:
+            for k in ("shuffle", "compression", "compression_opts"):
+                kw.pop(k, None)
+            kw["hdf5_filters"] = [(c, fl, list(vals), nm) for c, fl, vals, nm in filters]
+        elif not exact:
+            names = ", ".join(filter_name(f) for f in filters)
+            kept = "+".join(x for x in (("shuffle" if kw.get("shuffle") else ""),
+                                        kw.get("compression", "")) if x) or "no filters"
+            self.note(path, f"filters {names}: values decoded and stored with {kept}")
+        if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED and not vlen:
+            fill = np.zeros((), dtype=hds.dtype)
+            dcpl.get_fill_value(fill)
+            if holds_refs(dt):
+                fill = None
+            if fill is not None:
+                kw["fillvalue"] = fill
+        if vlen:
+            for k in ("fillvalue",):
+                kw.pop(k, None)
+        if kw.get("layout") == "compact" and vlen:
+            kw["layout"] = "contiguous"
+            self.note(path, "compact variable-length dataset stored contiguous")
+        ds = ag.create_dataset(name, shape=hds.shape, dtype=dt, **kw)
+        if holds_refs(dt) or holds_refs(hds.dtype):
+            def fix(ds=ds, hds=hds, dt=dt):
+                ds[...] = map_refs(hds[()], hds.dtype, self.ref_to_arca, ref_dtype)
+
+            self.later.append(fix)
+        elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen:
+            self.copy_chunks(hds, ds, len(filters), pipeline, keep_masks=as_hdf5)
+        else:
+            self.copy_values(hds, ds)
+        return ds
+
+    def copy_chunks(self, hds, ds, nfilters, pipeline, keep_masks=False):
+        """Stored chunks as they are (lz4 reframed), read straight from the
+        source file where HDF5 says they lie and written in batches; a
+        chunk some filters skipped (a partial mask) goes by value, except
+        under an HDF5 pipeline (``keep_masks``), which keeps HDF5's mask."""
+        infos = []
+        if hasattr(hds.id, "chunk_iter"):
+            hds.id.chunk_iter(lambda i: infos.append((i.chunk_offset, i.filter_mask,
+                                                      i.byte_offset, i.size)))
+        else:  # pragma: no cover - older HDF5
+            for i in range(hds.id.get_num_chunks()):
+                c = hds.id.get_chunk_info(i)
+                infos.append((c.chunk_offset, c.filter_mask, c.byte_offset, c.size))
+        every = (1 << nfilters) - 1
+        lz4 = pipeline.get("compression") == "lz4"
+        read = self.chunk_reader(hds, infos)
+        if self.direct is not None and not lz4:
+            # Chunks whose bytes arca stores as they are: copied file to
+            # file by the native layer, in batches; the rest below.
+            rest, batch, held = [], [], 0
+            for info in infos:
+                offset, mask, at, size = info
+                if keep_masks:
+                    batch.append((list(offset), at, size, mask))
+                elif nfilters == 0 or mask & every == every:
+                    batch.append((list(offset), at, size, ALL))
+                elif mask == 0:
+                    batch.append((list(offset), at, size, 0))
+                else:
+                    rest.append(info)
+                    continue
+                held += size
+                if held >= BATCH:
+                    _native.chunks_write_from_file(ds._id, self.direct, batch)
+                    self.done += held
+                    self.tick()
+                    batch, held = [], 0
+            if batch:
+                _native.chunks_write_from_file(ds._id, self.direct, batch)
+                self.done += held
+                self.tick()
+            infos = rest
+        # Batches of about BATCH stored bytes; the next batch is read on a
+        # second thread while this one is written (both release the GIL).
+        if not infos:
+            return
+        batches, cur, held = [], [], 0
+        for info in infos:
+            cur.append(info)
+            held += info[3]
+            if held >= BATCH:
+                batches.append(cur)
+                cur, held = [], 0
+        if cur:
+            batches.append(cur)
+
+        def fetch(batch):
+            return [read(offset, at, size) for offset, _, at, size in batch]
+
+        with ThreadPoolExecutor(1) as pool:
+            ahead = pool.submit(fetch, batches[0]) if batches else None
+            for k, batch in enumerate(batches):
+                datas = ahead.result()
+                ahead = pool.submit(fetch, batches[k + 1]) if k + 1 < len(batches) else None
+                items = []
+                for (offset, mask, _, size), data in zip(batch, datas):
+                    if keep_masks:
+                        items.append((list(offset), data, mask))
+                    elif nfilters == 0 or mask & every == every:
+                        items.append((list(offset), data, ALL))
+                    elif mask == 0 and lz4 and lz4_from_hdf5(data):
+                        d, m = lz4_from_hdf5(data)
+                        items.append((list(offset), d, m))
+                    elif mask == 0 and not lz4:
+                        items.append((list(offset), data, 0))
+                    else:
+                        sel = tuple(slice(o, min(o + c, s))
+                                    for o, c, s in zip(offset, hds.chunks, hds.shape))
+                        ds[sel] = hds[sel]
+                    self.done += size
+                _native.chunks_write_stored(ds._id, items)
+                self.tick()
+
+    def chunk_reader(self, hds, infos):
+        """How to fetch a chunk's stored bytes: from the source file at the
+        address HDF5 reports (checked against HDF5's own read of the first
+        chunk), else through HDF5."""
+        path = self.src.filename
+        if infos and self.src.driver == "sec2" and os.path.isfile(path):
+            offset, _, at, size = infos[0]
+            fd = os.open(path, os.O_RDONLY)
+            if os.pread(fd, size, at) == hds.id.read_direct_chunk(offset)[1]:
+                self.fds.append(fd)
+                self.direct = path
+                return lambda offset, at, size: os.pread(fd, size, at)
+            os.close(fd)
+        self.direct = None
+        return lambda offset, at, size: hds.id.read_direct_chunk(offset)[1]
+
+    def copy_values(self, hds, ds):
+        shape = hds.shape
+        if has_fixed_str(hds.dtype) and hds.dtype.kind != "O":
+            for start, count in slabs(shape, hds.dtype.itemsize):
+                arr = np.zeros(count, dtype=hds.dtype)
+                if arr.size:
+                    exact_io(self.h5py, hds.id, start, count, arr, write=False)
+                    ds[tuple(slice(a, a + n) for a, n in zip(start, count))] = arr
+                self.done += arr.nbytes
+                self.tick()
+            return
+        if not shape or hds.size == 0:
+            if hds.size:
+                ds[()] = hds[()]
+            return
+        row = max(1, hds.dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64)))
+        step = max(1, SLAB // row)
+        for i in range(0, shape[0], step):
+            ds[i:i + step] = hds[i:i + step]
+            self.done += row * min(step, shape[0] - i)
+            self.tick()
+
+    def tick(self):
+        if self.progress is not None:
+            self.progress(min(self.done, self.total), self.total)
+
+
+def _h5_bytes(h5py, f):
+    total = [0]
+
+    def visit(name, obj):
+        if isinstance(obj, h5py.Dataset) and obj.shape:
+            total[0] += obj.id.get_storage_size()
+
+    f.visititems(visit)
+    return total[0]
+
+
+def import_hdf5(src, dst, strict=False, progress=None, force=False):
+    """Copy the HDF5 (or netCDF4) file ``src`` into a new arca file ``dst``
+    and return the :class:`Report` of what did not map one to one (empty
+    when everything did). ``strict=True`` raises :class:`ConversionError`
+    instead of importing anything that would be reported. ``progress(done,
+    total)`` is called as data is copied. An existing ``dst`` is replaced
+    only with ``force=True``; on any failure no ``dst`` is left behind."""
+    h5py = load_h5py()
+    src, dst = os.fspath(src), os.fspath(dst)
+    if os.path.exists(dst) and not force:
+        raise FileExistsError(f"{dst} exists (pass force=True / --force to replace it)")
+    tmp = temp_beside(dst)
+    try:
+        with h5py.File(src, "r") as h:
+            imp = _Importer(h5py, h, None, strict, progress)
+            track = imp.tracked(h)
+            with File(tmp, "w", track_order=track) as a:
+                imp.dst = a
+                imp.run()
+        finish(tmp, dst, force)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return imp.report

@@ -1,0 +1,208 @@
+"""HDF5 types to arca's (numpy dtypes) and back, and values whose
+references are rewritten from one file's objects to the other's."""
+
+import numpy as np
+
+from .._dtypes import check_ref_dtype, has_vlen_members, memory_layout, ref_dtype, vlen_dtype
+
+
+def _h5_string_meta(h5py, tid):
+    """The metadata arca keeps for a fixed-length HDF5 string type."""
+    meta = {"h5py_encoding": "utf-8" if tid.get_cset() == h5py.h5t.CSET_UTF8 else "ascii"}
+    pad = tid.get_strpad()
+    if pad == h5py.h5t.STR_NULLTERM:
+        meta["arca_strpad"] = "nullterm"
+    elif pad == h5py.h5t.STR_SPACEPAD:
+        meta["arca_strpad"] = "spacepad"
+    return meta
+
+
+class Unmappable(Exception):
+    pass
+
+
+def from_h5(h5py, tid, dt):
+    """The arca (numpy) dtype for an HDF5 type ``tid`` that h5py reads as
+    ``dt``: strings keep their character set and padding, references
+    become arca's."""
+    cls = tid.get_class()
+    if cls == h5py.h5t.STRING and not tid.is_variable_str():
+        return np.dtype(f"S{tid.get_size()}", metadata=_h5_string_meta(h5py, tid))
+    if cls == h5py.h5t.REFERENCE:
+        if dt.metadata and dt.metadata.get("ref") is h5py.RegionReference:
+            raise Unmappable("region references have no arca equivalent")
+        return ref_dtype
+    if cls == h5py.h5t.VLEN:
+        base = h5py.check_vlen_dtype(dt)
+        sup = tid.get_super()
+        if sup.get_class() == h5py.h5t.REFERENCE:
+            return vlen_dtype(ref_dtype)
+        if sup.get_class() not in (h5py.h5t.INTEGER, h5py.h5t.FLOAT):
+            raise Unmappable(f"variable-length sequences of {np.dtype(base)} have no arca equivalent")
+        return vlen_dtype(base)
+    if cls == h5py.h5t.STRING:
+        return vlen_dtype(h5py.check_vlen_dtype(dt) or str)
+    if cls == h5py.h5t.COMPOUND and dt.names is not None:
+        names, formats, offsets = [], [], []
+        for i in range(tid.get_nmembers()):
+            n = tid.get_member_name(i).decode()
+            mt = tid.get_member_type(i)
+            names.append(n)
+            formats.append(from_h5(h5py, mt, dt.fields[n][0]))
+            offsets.append(dt.fields[n][1])
+        return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                         "itemsize": dt.itemsize})
+    if cls == h5py.h5t.ARRAY and dt.subdtype is not None:
+        base, shape = dt.subdtype
+        return np.dtype((from_h5(h5py, tid.get_super(), base), shape))
+    if cls in (h5py.h5t.BITFIELD, h5py.h5t.TIME):
+        raise Unmappable("HDF5 bitfield and time types have no arca equivalent")
+    if dt.kind == "O":
+        raise Unmappable(f"type {dt} has no arca equivalent")
+    return dt
+
+
+def to_h5(h5py, dt):
+    """An HDF5 type id for an arca (numpy) dtype: h5py's own, with string
+    character sets and padding set as arca holds them."""
+    meta = dt.metadata or {}
+    if dt.kind == "S":
+        tid = h5py.h5t.C_S1.copy()
+        tid.set_size(dt.itemsize)
+        pad = meta.get("arca_strpad", "nullpad")
+        tid.set_strpad({"nullpad": h5py.h5t.STR_NULLPAD, "nullterm": h5py.h5t.STR_NULLTERM,
+                        "spacepad": h5py.h5t.STR_SPACEPAD}[pad])
+        if meta.get("h5py_encoding") == "utf-8":
+            tid.set_cset(h5py.h5t.CSET_UTF8)
+        return tid
+    if check_ref_dtype(dt) is not None:
+        return h5py.h5t.py_create(h5py.ref_dtype, logical=True)
+    if meta.get("vlen") is not None:
+        base = meta["vlen"]
+        if base is str or base is bytes:
+            return h5py.h5t.py_create(h5py.string_dtype("utf-8" if base is str else "ascii"),
+                                      logical=True)
+        if check_ref_dtype(base) is not None:
+            return h5py.h5t.py_create(h5py.vlen_dtype(h5py.ref_dtype), logical=True)
+        return h5py.h5t.py_create(h5py.vlen_dtype(np.dtype(base)), logical=True)
+    if dt.names is not None and needs_own_type(dt):
+        if has_vlen_members(dt):
+            # HDF5 lays such a compound out itself; its members' own types.
+            members, size = memory_layout(dt)
+            tid = h5py.h5t.create(h5py.h5t.COMPOUND, size)
+            for n, at, ft in members:
+                tid.insert(n.encode(), at, to_h5(h5py, ft))
+            return tid
+        tid = h5py.h5t.create(h5py.h5t.COMPOUND, dt.itemsize)
+        for n in dt.names:
+            ft, off = dt.fields[n][:2]
+            tid.insert(n.encode(), off, to_h5(h5py, ft))
+        return tid
+    if dt.subdtype is not None and needs_own_type(dt.subdtype[0]):
+        base, shape = dt.subdtype
+        return h5py.h5t.array_create(to_h5(h5py, base), shape)
+    return h5py.h5t.py_create(dt, logical=True)
+
+
+def has_fixed_str(dt):
+    """Whether a fixed-size dtype holds fixed-length strings anywhere."""
+    if dt.kind == "S":
+        return True
+    if dt.names is not None:
+        return any(has_fixed_str(dt.fields[n][0]) for n in dt.names)
+    if dt.subdtype is not None:
+        return has_fixed_str(dt.subdtype[0])
+    return False
+
+
+def needs_own_type(dt):
+    """Whether h5py's own mapping of ``dt`` would lose something arca keeps
+    (a string's padding or character set, references, vlen members)."""
+    meta = dt.metadata or {}
+    if dt.kind == "S":
+        return True
+    if meta.get("vlen") is not None or check_ref_dtype(dt) is not None:
+        return True
+    if dt.names is not None:
+        return any(needs_own_type(dt.fields[n][0]) for n in dt.names)
+    if dt.subdtype is not None:
+        return needs_own_type(dt.subdtype[0])
+    return False
+
+
+def needs_values(dt):
+    """Whether values must be copied one by one (variable-length members)."""
+    return has_vlen_members(dt)
+
+
+def h5_dtype(h5py, dt):
+    meta = dt.metadata or {}
+    base = meta.get("vlen")
+    if base is str:
+        return h5py.string_dtype("utf-8")
+    if base is bytes:
+        return h5py.string_dtype("ascii")
+    if base is not None:
+        return h5py.vlen_dtype(base)
+    return dt
+
+
+# -- references ------------------------------------------------------------------
+def map_refs(value, dt, fn, ref_out):
+    """``value`` (of dtype ``dt``) with every reference replaced by
+    ``fn(ref)``: in reference elements, in compound members and in
+    sequences of references; ``ref_out`` is the dtype references take."""
+    if value is None:
+        return None
+    meta = dt.metadata or {}
+    if check_ref_dtype(dt) is not None or meta.get("ref") is not None:
+        arr = np.asarray(value, dtype=object)
+        out = np.empty(arr.shape, dtype=ref_out)
+        flat_in, flat_out = arr.reshape(-1), out.reshape(-1)
+        for i, r in enumerate(flat_in):
+            flat_out[i] = fn(r)
+        return out if arr.shape else out[()]
+    base = meta.get("vlen")
+    if base is not None and (check_ref_dtype(base) is not None
+                             or (getattr(base, "metadata", None) or {}).get("ref") is not None):
+        arr = np.asarray(value, dtype=object)
+        out = np.empty(arr.shape, dtype=object)
+        for i, seq in enumerate(arr.reshape(-1)):
+            out.reshape(-1)[i] = map_refs(np.asarray(seq, dtype=object).reshape(-1),
+                                           np.dtype("O", metadata={"ref": True}), fn, ref_out)
+        return out if arr.shape else out[()]
+    if dt.names is not None:
+        arr = np.asarray(value)
+        out = np.empty(arr.shape, dtype=swap_ref_dtype(dt, ref_out))
+        for n in dt.names:
+            out[n] = map_refs(arr[n], dt.fields[n][0], fn, ref_out)
+        return out if arr.shape else out[()]
+    return value
+
+
+def swap_ref_dtype(dt, ref_out):
+    """``dt`` with its reference types (fields, sequences) made ``ref_out``'s."""
+    meta = dt.metadata or {}
+    if meta.get("ref") is not None:
+        return ref_out
+    base = meta.get("vlen")
+    if base is not None and not isinstance(base, type) and (base.metadata or {}).get("ref"):
+        return np.dtype("O", metadata={"vlen": ref_out})
+    if dt.names is not None:
+        return np.dtype({"names": list(dt.names),
+                         "formats": [swap_ref_dtype(dt.fields[n][0], ref_out) for n in dt.names],
+                         "offsets": [dt.fields[n][1] for n in dt.names],
+                         "itemsize": dt.itemsize})
+    return dt
+
+
+def holds_refs(dt):
+    meta = dt.metadata or {}
+    if meta.get("ref") is not None:
+        return True
+    base = meta.get("vlen")
+    if base is not None and not isinstance(base, type):
+        return bool((base.metadata or {}).get("ref"))
+    if dt.names is not None:
+        return any(holds_refs(dt.fields[n][0]) for n in dt.names)
+    return False

@@ -1,0 +1,292 @@
+//! `_native.File`: an open file (on disk, in memory or in a Python
+//! file-like object), its commits, transactions and whole-file figures.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use arca::{Mode, Stat};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::error::{open_err, PoisonedError};
+use crate::fileobj;
+use crate::group::PyGroup;
+use crate::{cvt, io_stats_dict};
+
+fn stat_dict<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("groups", s.groups)?;
+    d.set_item("datasets", s.datasets)?;
+    d.set_item("attributes", s.attributes)?;
+    d.set_item("chunks", s.chunks)?;
+    d.set_item("file_bytes", s.file_bytes)?;
+    d.set_item("superblock_bytes", s.superblock_bytes)?;
+    d.set_item("metadata_bytes", s.metadata_bytes)?;
+    d.set_item("data_bytes", s.data_bytes)?;
+    d.set_item("data_logical_bytes", s.data_logical_bytes)?;
+    d.set_item("compact_bytes", s.compact_bytes)?;
+    d.set_item("unused_bytes", s.unused_bytes)?;
+    Ok(d)
+}
+
+/// An open arca file; mirrors `arca::File`.
+///
+/// ```python
+/// f = _native.File("data.arca", "a")
+/// g = f.root()
+/// f.close()
+/// ```
+#[pyclass(module = "arca._native", name = "File", frozen)]
+pub(crate) struct PyFile {
+    inner: Mutex<Option<arca::File>>,
+    writable: bool,
+}
+
+impl PyFile {
+    fn get(&self) -> PyResult<arca::File> {
+        self.inner
+            .lock()
+            .map_err(|_| PoisonedError::new_err("file handle poisoned"))?
+            .clone()
+            .ok_or_else(|| pyo3::exceptions::PyValueError::new_err("the file is closed"))
+    }
+
+    fn wrap(f: arca::File) -> Self {
+        PyFile {
+            writable: f.is_writable(),
+            inner: Mutex::new(Some(f)),
+        }
+    }
+}
+
+#[pymethods]
+impl PyFile {
+    /// Open or create `path` with an h5py mode letter (r, r+, w, w-, x, a).
+    /// `locking` and `journal` default to the core's defaults (both on).
+    #[new]
+    #[pyo3(signature = (path, mode = "r", chunk_cache_bytes = None, page_cache_pages = None, locking = None, journal = None, free_list = None, exact_rollback = None, track_order = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        mode: &str,
+        chunk_cache_bytes: Option<usize>,
+        page_cache_pages: Option<usize>,
+        locking: Option<bool>,
+        journal: Option<bool>,
+        free_list: Option<&str>,
+        exact_rollback: Option<bool>,
+        track_order: bool,
+    ) -> PyResult<Self> {
+        let mode = cvt(Mode::parse(mode))?;
+        let mut o = arca::File::options();
+        o.mode(mode).track_order(track_order);
+        if let Some(b) = chunk_cache_bytes {
+            o.chunk_cache_bytes(b);
+        }
+        if let Some(p) = page_cache_pages {
+            o.page_cache_pages(p);
+        }
+        if let Some(l) = locking {
+            o.lock(l);
+        }
+        if let Some(j) = journal {
+            o.journal(j);
+        }
+        if let Some(x) = exact_rollback {
+            o.exact_rollback(x);
+        }
+        match free_list {
+            None | Some("managed") => {}
+            Some("naive") => {
+                o.free_list(arca::FreeListKind::Naive);
+            }
+            Some(other) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "free_list must be 'managed' or 'naive', not {other:?}"
+                )))
+            }
+        }
+        let f = py.detach(|| o.open(&path)).map_err(open_err)?;
+        Ok(Self::wrap(f))
+    }
+
+    /// A new file that lives in memory only; with `compress`, its bytes
+    /// are kept compressed in a compll arena.
+    #[staticmethod]
+    #[pyo3(signature = (compress = false, track_order = false))]
+    fn in_memory(compress: bool, track_order: bool) -> PyResult<Self> {
+        let driver: Box<dyn arca::io::Driver> = if compress {
+            Box::new(cvt(arca::io::CompressedMemoryDriver::new())?)
+        } else {
+            Box::new(arca::io::MemoryDriver::new())
+        };
+        let mut o = arca::File::options();
+        o.track_order(track_order);
+        Ok(Self::wrap(cvt(o.open_driver(driver, true, true))?))
+    }
+
+    /// Bytes of RAM an in-memory file holds (None for files on disk).
+    #[getter]
+    fn memory_bytes(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        // Never wait for the file's lock holding the GIL: a driver over a
+        // Python object takes the GIL while the lock is held.
+        let f = self.get()?;
+        Ok(py.detach(|| f.memory_bytes()))
+    }
+
+    /// Open or create a file held by a Python file-like object (`read`,
+    /// `write`, `seek`, `tell`, `truncate`); `mode` as for files. Changes
+    /// are journaled in memory: a crash loses the open transaction, and
+    /// what reaches the object is whole commits.
+    #[staticmethod]
+    #[pyo3(signature = (obj, mode = "r", track_order = false))]
+    fn from_fileobj(
+        py: Python<'_>,
+        obj: Py<PyAny>,
+        mode: &str,
+        track_order: bool,
+    ) -> PyResult<Self> {
+        use arca::io::Driver;
+        let mode = cvt(Mode::parse(mode))?;
+        let mut d = fileobj::PyFileDriver::new(obj);
+        let empty = py.detach(|| d.len()).map_err(open_err)? == 0;
+        let (create, writable) = match mode {
+            Mode::Read => (false, false),
+            Mode::ReadWrite => (false, true),
+            Mode::Create => (true, true),
+            Mode::CreateNew => {
+                if !empty {
+                    return Err(pyo3::exceptions::PyFileExistsError::new_err(
+                        "the file-like object is not empty",
+                    ));
+                }
+                (true, true)
+            }
+            Mode::Append => (empty, true),
+        };
+        if create {
+            py.detach(|| d.truncate(0)).map_err(open_err)?;
+        }
+        let mut o = arca::File::options();
+        o.track_order(track_order);
+        let f = py
+            .detach(|| o.open_driver(Box::new(d), create, writable))
+            .map_err(open_err)?;
+        Ok(Self::wrap(f))
+    }
+
+    /// Open an arca file image held in memory, read-only.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: Vec<u8>) -> PyResult<Self> {
+        Ok(Self::wrap(cvt(py.detach(|| arca::File::from_bytes(data)))?))
+    }
+
+    /// The root group.
+    /// The root group.
+    fn root(&self, py: Python<'_>) -> PyResult<PyGroup> {
+        let f = self.get()?;
+        Ok(PyGroup {
+            g: py.detach(|| f.root()),
+        })
+    }
+
+    /// Whether the file was opened for writing.
+    #[getter]
+    fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Whether opening rolled back a transaction a crash interrupted.
+    #[getter]
+    fn recovered(&self, py: Python<'_>) -> PyResult<bool> {
+        let f = self.get()?;
+        Ok(py.detach(|| f.recovered()))
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.lock().map(|g| g.is_none()).unwrap_or(true)
+    }
+
+    /// Write pending changes and sync.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.flush()))
+    }
+
+    /// Move a read-only file to the newest commit of a writer in another
+    /// process; returns whether anything changed.
+    fn refresh(&self, py: Python<'_>) -> PyResult<bool> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.refresh()))
+    }
+
+    /// The number of commits in the state this file shows.
+    #[getter]
+    fn generation(&self, py: Python<'_>) -> PyResult<u64> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.generation()))
+    }
+
+    /// Flush and close; a second call does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let f = self
+            .inner
+            .lock()
+            .map_err(|_| PoisonedError::new_err("file handle poisoned"))?
+            .take();
+        match f {
+            Some(f) => cvt(py.detach(|| f.close())),
+            None => Ok(()),
+        }
+    }
+
+    /// Object counts and byte totals as a dict.
+    fn stat<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = self.get()?;
+        let s = cvt(py.detach(|| f.stat()))?;
+        stat_dict(py, &s)
+    }
+
+    /// What reads of this file fetched from storage: `{"chunks_read",
+    /// "bytes_read"}`.
+    fn io_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        io_stats_dict(py, self.get()?.io_stats())
+    }
+
+    /// Start a transaction (see `arca::File::begin_transaction`).
+    fn begin_transaction(&self, py: Python<'_>) -> PyResult<()> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.begin_transaction()))
+    }
+
+    /// Commit (`commit=True`) or roll back the innermost transaction.
+    fn end_transaction(&self, py: Python<'_>, commit: bool) -> PyResult<()> {
+        let f = self.get()?;
+        cvt(py.detach(|| f.end_transaction(commit)))
+    }
+
+    /// Free-space figures as a dict: sections, free_bytes, largest,
+    /// histogram [(bin lower bound, count, bytes)], fragmentation, eof.
+    fn space_info<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = self.get()?;
+        let i = cvt(py.detach(|| f.space_info()))?;
+        let d = PyDict::new(py);
+        d.set_item("sections", i.sections)?;
+        d.set_item("free_bytes", i.free_bytes)?;
+        d.set_item("largest", i.largest)?;
+        d.set_item("histogram", i.histogram)?;
+        d.set_item("fragmentation", i.fragmentation)?;
+        d.set_item("eof", i.eof)?;
+        Ok(d)
+    }
+
+    /// Verify every structure and chunk; returns the same dict as `stat()`.
+    fn check<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let f = self.get()?;
+        let s = cvt(py.detach(|| f.check()))?;
+        stat_dict(py, &s)
+    }
+}

@@ -1,0 +1,292 @@
+//! `_native.Group`: a group's members, links and the creation of groups
+//! and datasets.
+
+use arca::{DatasetOptions, Datatype, Filter, Hdf5Filter, ObjectKind, StorageLayout};
+use pyo3::prelude::*;
+
+use crate::attrs::PyAttributes;
+use crate::dataset::PyDataset;
+use crate::{cvt, parse_filters, H5FilterTuple};
+
+fn kind_name(k: ObjectKind) -> &'static str {
+    match k {
+        ObjectKind::Group => "group",
+        ObjectKind::Dataset => "dataset",
+    }
+}
+
+/// Parse a layout name: `compact`, `contiguous` or `chunked`.
+fn parse_layout(name: &str) -> PyResult<StorageLayout> {
+    match name {
+        "compact" => Ok(StorageLayout::Compact),
+        "contiguous" => Ok(StorageLayout::Contiguous),
+        "chunked" => Ok(StorageLayout::Chunked),
+        _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "layout {name:?}: use 'compact', 'contiguous' or 'chunked'"
+        ))),
+    }
+}
+
+/// A group; mirrors `arca::Group`.
+///
+/// ```python
+/// g = f.root().create_group("a/b")
+/// assert g.path == "/a/b"
+/// ```
+#[pyclass(module = "arca._native", name = "Group", frozen)]
+pub(crate) struct PyGroup {
+    pub(crate) g: arca::Group,
+}
+
+fn link_to_py(py: Python<'_>, l: &arca::Link) -> PyResult<Py<PyAny>> {
+    Ok(match l {
+        arca::Link::Hard(k) => ("hard", kind_name(*k))
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+        arca::Link::Soft(t) => ("soft", t.as_str()).into_pyobject(py)?.into_any().unbind(),
+        arca::Link::External { file, path } => ("external", file.as_str(), path.as_str())
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
+    })
+}
+
+fn object_to_py(py: Python<'_>, o: arca::Object) -> PyResult<Py<PyAny>> {
+    Ok(match o {
+        arca::Object::Group(g) => Bound::new(py, PyGroup { g })?.into_any().unbind(),
+        arca::Object::Dataset(d) => Bound::new(py, PyDataset::new(d))?.into_any().unbind(),
+    })
+}
+
+#[pymethods]
+impl PyGroup {
+    /// Absolute path.
+    #[getter]
+    fn path(&self) -> &str {
+        self.g.path()
+    }
+
+    /// Last path component (`/` for the root).
+    #[getter]
+    fn name(&self) -> &str {
+        self.g.name()
+    }
+
+    /// This group's attributes.
+    fn attrs(&self) -> PyAttributes {
+        PyAttributes { a: self.g.attrs() }
+    }
+
+    /// The group or dataset at `path`.
+    fn object(&self, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
+        let o = cvt(py.detach(|| self.g.object(path)))?;
+        object_to_py(py, o)
+    }
+
+    /// How many hard links lead to the object with this id.
+    fn link_count(&self, py: Python<'_>, id: u64) -> PyResult<u64> {
+        cvt(py.detach(|| self.g.link_count(id)))
+    }
+
+    /// The group or dataset with this id (an object reference).
+    fn dereference(&self, py: Python<'_>, id: u64) -> PyResult<Py<PyAny>> {
+        let o = cvt(py.detach(|| self.g.dereference(id)))?;
+        object_to_py(py, o)
+    }
+
+    /// The group at `path`.
+    fn group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
+        Ok(PyGroup {
+            g: cvt(py.detach(|| self.g.group(path)))?,
+        })
+    }
+
+    /// The dataset at `path`.
+    fn dataset(&self, py: Python<'_>, path: &str) -> PyResult<PyDataset> {
+        Ok(PyDataset::new(cvt(py.detach(|| self.g.dataset(path)))?))
+    }
+
+    /// Whether anything exists at `path`.
+    fn contains(&self, py: Python<'_>, path: &str) -> PyResult<bool> {
+        cvt(py.detach(|| self.g.contains(path)))
+    }
+
+    /// Create a group (and missing parents); `track_order` lists its
+    /// members and attributes in creation order (`attr_order`, if given,
+    /// decides for attributes alone).
+    #[pyo3(signature = (path, track_order = false, attr_order = None))]
+    fn create_group(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        track_order: bool,
+        attr_order: Option<bool>,
+    ) -> PyResult<PyGroup> {
+        let mut o = arca::GroupOptions::new().track_order(track_order);
+        if let Some(a) = attr_order {
+            o = o.track_attr_order(a);
+        }
+        Ok(PyGroup {
+            g: cvt(py.detach(|| self.g.create_group_with(path, &o)))?,
+        })
+    }
+
+    /// Whether members are listed in creation order.
+    fn track_order(&self, py: Python<'_>) -> PyResult<bool> {
+        cvt(py.detach(|| self.g.track_order()))
+    }
+
+    /// The object's identity in its file (equal for all its names).
+    #[getter]
+    fn id(&self) -> u64 {
+        self.g.id()
+    }
+
+    /// Make `path` a soft link to `target`.
+    fn link_soft(&self, py: Python<'_>, path: &str, target: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.link_soft(path, target)))
+    }
+
+    /// Make `path` an external link to `target` in `file`.
+    fn link_external(&self, py: Python<'_>, path: &str, file: &str, target: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.link_external(path, file, target)))
+    }
+
+    /// Give the object at `existing` a second name `path`.
+    fn link_hard(&self, py: Python<'_>, existing: &str, path: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.link_hard(existing, path)))
+    }
+
+    /// The link at `path`: `("hard", kind)`, `("soft", target)` or
+    /// `("external", file, target)`.
+    fn link(&self, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
+        let l = cvt(py.detach(|| self.g.link(path)))?;
+        link_to_py(py, &l)
+    }
+
+    /// `[(path, link)]` of every link below, depth first (see `link`).
+    fn visit_links(&self, py: Python<'_>) -> PyResult<Vec<(String, Py<PyAny>)>> {
+        let all = cvt(py.detach(|| {
+            let mut out = vec![];
+            self.g.visit_links(&mut |p, l| {
+                out.push((p.to_string(), l.clone()));
+                Ok(())
+            })?;
+            Ok(out)
+        }))?;
+        all.into_iter()
+            .map(|(p, l)| Ok((p, link_to_py(py, &l)?)))
+            .collect()
+    }
+
+    /// Open or create the group at `path`.
+    fn require_group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
+        Ok(PyGroup {
+            g: cvt(py.detach(|| self.g.require_group(path)))?,
+        })
+    }
+
+    /// Create a dataset. `dtype` is a numpy type string; `filters` a list of
+    /// `(name, level)`, or `hdf5_filters` an HDF5 pipeline as h5py's
+    /// `get_filter` gives it, `(id, flags, values, name)`; `fill` one
+    /// element in native byte order.
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_dataset(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        dtype: &str,
+        shape: Vec<u64>,
+        maxshape: Option<Vec<Option<u64>>>,
+        chunks: Option<Vec<u64>>,
+        filters: Vec<(String, Option<i32>)>,
+        fill: Option<Vec<u8>>,
+        layout: Option<&str>,
+        hdf5_filters: Vec<H5FilterTuple>,
+        track_order: bool,
+    ) -> PyResult<PyDataset> {
+        let dt = cvt(Datatype::parse(dtype))?;
+        let mut o = DatasetOptions::new(dt, &shape).track_order(track_order);
+        if let Some(l) = layout {
+            o = o.layout(parse_layout(l)?);
+        }
+        if let Some(m) = maxshape {
+            o = o.maxshape(&m);
+        }
+        if let Some(c) = chunks {
+            o = o.chunks(&c);
+        }
+        let mut fs = parse_filters(&filters)?;
+        fs.extend(hdf5_filters.into_iter().map(|(id, flags, params, label)| {
+            Filter::Hdf5(Hdf5Filter {
+                id,
+                flags,
+                label,
+                params,
+            })
+        }));
+        if !fs.is_empty() {
+            o = o.filters(&fs);
+        }
+        if let Some(f) = fill {
+            o = o.fill_value(&f);
+        }
+        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
+        Ok(PyDataset::new(d))
+    }
+
+    /// Create a dataset with a null dataspace (a type, no elements).
+    #[pyo3(signature = (path, dtype, track_order = false))]
+    fn create_empty(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        dtype: &str,
+        track_order: bool,
+    ) -> PyResult<PyDataset> {
+        let dt = cvt(Datatype::parse(dtype))?;
+        let o = DatasetOptions::empty(dt).track_order(track_order);
+        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
+        Ok(PyDataset::new(d))
+    }
+
+    /// Delete the object at `path` and everything below it.
+    fn delete(&self, py: Python<'_>, path: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.delete(path)))
+    }
+
+    /// Move or rename `src` to `dst`.
+    fn rename(&self, py: Python<'_>, src: &str, dst: &str) -> PyResult<()> {
+        cvt(py.detach(|| self.g.rename(src, dst)))
+    }
+
+    /// `[(name, "group" | "dataset")]` of the direct members, in name order.
+    fn members(&self, py: Python<'_>) -> PyResult<Vec<(String, &'static str)>> {
+        let m = cvt(py.detach(|| self.g.members()))?;
+        Ok(m.into_iter().map(|(n, k)| (n, kind_name(k))).collect())
+    }
+
+    /// Names of the direct members, in name order.
+    fn member_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        cvt(py.detach(|| self.g.member_names()))
+    }
+
+    /// Number of direct members.
+    fn len(&self, py: Python<'_>) -> PyResult<u64> {
+        cvt(py.detach(|| self.g.len()))
+    }
+
+    /// `[(relative path, kind)]` of every object below, depth first in name order.
+    fn visit(&self, py: Python<'_>) -> PyResult<Vec<(String, &'static str)>> {
+        cvt(py.detach(|| {
+            let mut out = vec![];
+            self.g.visit(&mut |p, k| {
+                out.push((p.to_string(), kind_name(k)));
+                Ok(())
+            })?;
+            Ok(out)
+        }))
+    }
+}
