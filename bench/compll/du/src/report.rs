@@ -23,6 +23,7 @@ pub(crate) fn median(mut xs: Vec<f64>) -> f64 {
     }
 }
 
+/// Each figure's median over the runs.
 pub(crate) fn median_figures(runs: &[Figures]) -> Figures {
     let m = |f: fn(&Figures) -> f64| median(runs.iter().map(f).collect());
     Figures {
@@ -39,6 +40,7 @@ pub(crate) fn median_figures(runs: &[Figures]) -> Figures {
     }
 }
 
+/// compll against the heap: memory as heap / compll, times as compll / heap.
 #[derive(Serialize, Clone, Copy, Debug)]
 pub(crate) struct Ratios {
     /// Heap backend / compll, counted bytes.
@@ -57,6 +59,7 @@ pub(crate) struct Ratios {
     pub(crate) delete_cpu: f64,
 }
 
+/// The ratios of compll's figures `c` to the heap's `h`.
 pub(crate) fn ratios(h: &Figures, c: &Figures) -> Ratios {
     let r = |a: f64, b: f64| if a > 0.0 { b / a } else { 0.0 };
     Ratios {
@@ -80,6 +83,7 @@ impl Ratios {
     }
 }
 
+/// Everything one invocation measured; written by `--json`.
 #[derive(Serialize)]
 pub(crate) struct Report {
     pub(crate) source: String,
@@ -123,6 +127,8 @@ pub(crate) struct FloorReport {
     pub(crate) delete_vs_heap: f64,
 }
 
+/// The floor of the runs (medians of its times), against the heap medians;
+/// `None` if no run measured it.
 pub(crate) fn floor_report(runs: &[CompllRun], heap: &Figures) -> Option<FloorReport> {
     let floors: Vec<Floor> = runs.iter().filter_map(|r| r.floor).collect();
     let first = *floors.first()?;
@@ -146,6 +152,7 @@ pub(crate) fn floor_report(runs: &[CompllRun], heap: &Figures) -> Option<FloorRe
     })
 }
 
+/// Prints the floor, each line beside what compll took.
 pub(crate) fn print_floor(r: &FloorReport, heap: &Figures, rat: &Ratios, d: &PerOp, reps: usize) {
     let f = &r.floor;
     println!(
@@ -172,6 +179,7 @@ pub(crate) fn print_floor(r: &FloorReport, heap: &Figures, rat: &Ratios, d: &Per
     );
 }
 
+/// Bytes as MiB.
 pub(crate) fn mib(b: i64) -> f64 {
     b as f64 / (1024.0 * 1024.0)
 }
