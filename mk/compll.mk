@@ -1,7 +1,7 @@
 # compll: compressed in-memory allocator (crates/compll, C API in crates/compll-capi).
 #   make compll-c-test    build libcompll_capi.{a,so}, compile tests/c/*.c with gcc,
 #                         run the C test (library and COMPLL_NOLIB builds) and the example
-#   make compll-bench     quick compll-du run: heap nodes vs compll, medians and ratios
+#   make compll-bench     quick compll-du run (bench/compll/du): heap nodes vs compll, medians and ratios
 #   make compll-bench COMPLL_BENCH_ARGS="--json compll.json"   (full size: drop --quick)
 #   make compll-memfile-bench   in-memory arca files, plain and compll-backed, against
 #                               h5py's core driver: RAM held vs file size (MEMFILE_ARGS)

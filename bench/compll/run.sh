@@ -13,7 +13,8 @@
 #                                               # the earlier default: no background thread, fixed cache
 #
 # Times are wall clock (the aims use them), with process CPU time beside.
-# Every other argument is passed to compll-du (see `compll-du --help`).
+# Every other argument is passed to compll-du (bench/compll/du; see
+# `compll-du --help`).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
@@ -31,5 +32,5 @@ done
 if [[ -z "$reps" ]]; then
   if [[ $quick == 1 ]]; then reps=3; else reps=5; fi
 fi
-$CARGO build --quiet --release -p compll --example compll-du
-exec "$TARGET_DIR/release/examples/compll-du" --reps "$reps" "${args[@]}"
+$CARGO build --quiet --release -p compll-du
+exec "$TARGET_DIR/release/compll-du" --reps "$reps" "${args[@]}"

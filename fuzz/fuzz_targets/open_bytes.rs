@@ -6,7 +6,9 @@ use arca::{File, Object, Selection};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(f) = File::from_bytes(data.to_vec()) else { return };
+    let Ok(f) = File::from_bytes(data.to_vec()) else {
+        return;
+    };
     let _ = f.check();
     let _ = f.stat();
     let mut paths = vec![];
@@ -17,8 +19,12 @@ fuzz_target!(|data: &[u8]| {
     for p in paths.iter().take(1000) {
         match f.root().object(p) {
             Ok(Object::Dataset(d)) => {
-                let (Ok(shape), Ok(t)) = (d.shape(), d.dtype()) else { continue };
-                let n = shape.iter().try_fold(t.size() as u64, |a, &x| a.checked_mul(x));
+                let (Ok(shape), Ok(t)) = (d.shape(), d.dtype()) else {
+                    continue;
+                };
+                let n = shape
+                    .iter()
+                    .try_fold(t.size() as u64, |a, &x| a.checked_mul(x));
                 if n.is_some_and(|n| n <= 1 << 24) {
                     let mut buf = vec![0u8; n.unwrap_or(0) as usize];
                     let _ = d.read_bytes(&Selection::all(&shape), &mut buf);

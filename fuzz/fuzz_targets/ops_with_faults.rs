@@ -55,7 +55,12 @@ fuzz_target!(|data: &[u8]| {
     }
     let crash_at = u64::from(data[0]) * 4 + 1;
     let disk = FaultDisk::new(Some(crash_at), u64::from(data[1]));
-    let Ok(f) = File::options().open_drivers(Box::new(disk.driver()), Some(Box::new(disk.driver())), true, true) else {
+    let Ok(f) = File::options().open_drivers(
+        Box::new(disk.driver()),
+        Some(Box::new(disk.driver())),
+        true,
+        true,
+    ) else {
         return;
     };
     for (i, op) in data[2..].iter().enumerate() {
@@ -66,7 +71,11 @@ fuzz_target!(|data: &[u8]| {
             1 => r.delete(&name),
             2 => r.attrs().set(&name, &AttrValue::scalar(i as u64)),
             3 => r
-                .create_dataset(&name, &DatasetOptions::new(Datatype::uint(1), &[u64::from(*op) * 64 + 1]).allocate_early(true))
+                .create_dataset(
+                    &name,
+                    &DatasetOptions::new(Datatype::uint(1), &[u64::from(*op) * 64 + 1])
+                        .allocate_early(true),
+                )
                 .map(|_| ()),
             4 => f.flush(),
             5 => r
@@ -85,16 +94,16 @@ fuzz_target!(|data: &[u8]| {
     }
     drop(f);
     let imgs = disk.durable_images();
-    let f = File::options()
-        .open_drivers(
-            Box::new(MemoryDriver::from_bytes(imgs[0].clone())),
-            Some(Box::new(MemoryDriver::from_bytes(imgs[1].clone()))),
-            false,
-            true,
-        );
+    let f = File::options().open_drivers(
+        Box::new(MemoryDriver::from_bytes(imgs[0].clone())),
+        Some(Box::new(MemoryDriver::from_bytes(imgs[1].clone()))),
+        false,
+        true,
+    );
     // The file was committed once (creation succeeded), so it must reopen.
     let f = f.expect("a file committed before the crash must reopen");
-    f.check().expect("a crashed file must pass check after recovery");
+    f.check()
+        .expect("a crashed file must pass check after recovery");
     // Every variable-length element must read back whole.
     let mut names = vec![];
     f.root()

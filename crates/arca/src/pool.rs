@@ -9,9 +9,12 @@
 //! - [`ObjectList`]: single objects of one type (`Box<T>`), reset between uses;
 //! - [`ArrayList`]: vectors of one element type, fixed or variable length,
 //!   kept by capacity class;
-//! - [`BlockList`]: byte blocks by size class — exact classes for the page
-//!   sizes (512 to 4096 bytes, and powers of two below), quarter steps
-//!   between powers of two above.
+//! - [`BlockList`]: byte blocks by size class — powers of two from 64 to
+//!   4096 bytes, quarter steps between powers of two above.
+//!
+//! The page cache's pages (64 to 4096 bytes in steps of 32) are kept by
+//! exact size on a shared variant of the block list (`SharedBlockList`,
+//! reported as a block list), which keeps the `Arc` around each page too.
 //!
 //! Lists are process-wide and thread-safe. Every list records what it holds
 //! and how often it served a request ([`pool_stats`]); [`gc`] releases all

@@ -8,7 +8,8 @@ use super::registry::{lock, pooling_enabled, Counters, FreeList, PoolKind};
 
 /// Smallest block class.
 const MIN_CLASS: usize = 64;
-/// Up to this size classes are powers of two (so the page sizes are exact).
+/// Up to this size classes are powers of two; above it, four per power of
+/// two.
 const POW2_UP_TO: usize = 4096;
 
 /// The size class serving a request of `len` bytes: a power of two up to

@@ -2,7 +2,8 @@
 
 use super::{ArrayList, BlockList, SharedBlockList};
 
-/// Metadata pages held by the page cache (512 to 4096 bytes).
+/// Metadata pages held by the page cache (64 to 4096 bytes in steps of 32),
+/// by exact size.
 pub(crate) static PAGES: SharedBlockList = SharedBlockList::new("pages");
 /// Decoded chunks: filled, loaded, cached and batched chunk buffers.
 pub(crate) static CHUNKS: BlockList = BlockList::new("chunk buffers");

@@ -1,0 +1,113 @@
+//! The command line, and the arena configuration it describes.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use compll::{Codec, Config};
+
+use crate::store::compll::F_NAME;
+
+#[derive(Parser, Debug, Clone)]
+#[command(about = "ncdu-like workload: heap nodes vs a compll arena")]
+pub(crate) struct Args {
+    /// Scan this directory for the entries.
+    #[arg(long)]
+    pub(crate) scan: Option<PathBuf>,
+    /// Import an ncdu JSON export.
+    #[arg(long)]
+    pub(crate) import: Option<PathBuf>,
+    /// Generate this many entries (default 300000, or 40000 with --quick).
+    #[arg(long)]
+    pub(crate) generate: Option<usize>,
+    /// Entries in the largest directory (the one opened and browsed).
+    #[arg(long)]
+    pub(crate) big_dir: Option<usize>,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seed: u64,
+    /// Write the entries as an ncdu JSON export and exit.
+    #[arg(long)]
+    pub(crate) export: Option<PathBuf>,
+    /// Small sizes: a run of seconds.
+    #[arg(long)]
+    pub(crate) quick: bool,
+    /// Block size in bytes.
+    #[arg(long, default_value_t = 32 * 1024)]
+    pub(crate) block_size: usize,
+    /// Blocks kept uncompressed.
+    #[arg(long, default_value_t = 4)]
+    pub(crate) uncompressed: usize,
+    /// Blocks that may wait for the background compressor
+    /// (`Config::background_compression`; 0: compress on the benchmark's
+    /// thread). While as many wait, the benchmark's thread compresses the
+    /// next block itself.
+    #[arg(long, default_value_t = 2)]
+    pub(crate) background: usize,
+    /// Blocks the background thread may decompress ahead of reads that
+    /// walk the arena one way (`Config::readahead`; 0: none).
+    #[arg(long, default_value_t = 4)]
+    pub(crate) readahead: usize,
+    /// Blocks the cache may grow by while reads reload blocks it has just
+    /// evicted (`Config::cache_growth`; 0: fixed).
+    #[arg(long, default_value_t = 64)]
+    pub(crate) cache_growth: usize,
+    /// Codec: lz4, zstd-N, zstd-N-dict, zstd-N-mM-bK (minimum match M,
+    /// zstd blocks of K KiB; either may be left out), zlib-N, copy.
+    #[arg(long, default_value = "zstd-1-m5-b16")]
+    pub(crate) codec: String,
+    /// Node cache budget in bytes (0 disables it).
+    #[arg(long, default_value_t = 32 * 1024)]
+    pub(crate) node_cache: usize,
+    /// Leading node bytes the arena stores column by column when it
+    /// compresses a block (`Config::group_fields`; 0: whole nodes). The
+    /// default is the node's fixed fields (74 bytes, all but the name).
+    #[arg(long, default_value_t = F_NAME)]
+    pub(crate) group_fields: usize,
+    /// Repetitions; medians are reported.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) reps: usize,
+    /// Print the table over block size x uncompressed count x codec x
+    /// grouping (none, or the 74 fixed bytes).
+    #[arg(long)]
+    pub(crate) sweep: bool,
+    /// Block sizes the sweep tries (default 4096,16384,32768,65536; with
+    /// --quick 8192,32768).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) sweep_blocks: Vec<usize>,
+    /// Uncompressed block counts the sweep tries (default 4,10,32; with
+    /// --quick 4,10).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) sweep_uncompressed: Vec<usize>,
+    /// Codecs the sweep tries (default lz4,zstd-1,zstd-3,zlib-5,zlib-9,
+    /// zstd-3-dict; with --quick lz4,zstd-1,zlib-5,zstd-3-dict).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) sweep_codecs: Vec<String>,
+    /// Grouped node bytes the sweep tries (default 0,74).
+    #[arg(long, value_delimiter = ',')]
+    pub(crate) sweep_groups: Vec<usize>,
+    /// Also write the figures as one JSON object to this file ("-" for
+    /// standard output).
+    #[arg(long)]
+    pub(crate) json: Option<String>,
+}
+
+/// The arena configuration for `args`, with the block size, cache size,
+/// codec and grouping given (the sweep varies them).
+pub(crate) fn config_for(
+    args: &Args,
+    block: usize,
+    unc: usize,
+    codec: &str,
+    group: usize,
+) -> Result<Config, String> {
+    let c = Codec::parse(codec).map_err(|e| e.to_string())?;
+    Ok(Config::default()
+        .background_compression(args.background)
+        .readahead(args.readahead)
+        .cache_growth(args.cache_growth)
+        .block_size(block)
+        .uncompressed_blocks(unc)
+        .node_cache(args.node_cache)
+        .group_fields(group)
+        .codec(c))
+}

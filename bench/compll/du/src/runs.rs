@@ -1,0 +1,153 @@
+//! One measured run of each backend: the heap's figures, and compll's with
+//! the arena's own counts and the codec's floor on the scan's blocks.
+
+use compll::{Arena, CompressedImage, Config};
+use serde::Serialize;
+
+use crate::entries::Entry;
+use crate::measure::{cpu_ns, ms};
+use crate::store::compll::CompllStore;
+use crate::store::heap::HeapStore;
+use crate::workload::{run, Figures, PerOp};
+
+/// One run on a compll arena: its figures and what the arena counted.
+#[derive(Serialize, Clone, Default, Debug)]
+pub(crate) struct CompllRun {
+    #[serde(flatten)]
+    pub(crate) figures: Figures,
+    pub(crate) compressed_bytes: u64,
+    pub(crate) uncompressed_bytes: u64,
+    pub(crate) overhead_bytes: u64,
+    pub(crate) codec_context_bytes: u64,
+    /// The same after delete: with read-ahead, the background thread's
+    /// decompression context exists by then.
+    pub(crate) codec_context_bytes_at_end: u64,
+    pub(crate) compressions: u64,
+    pub(crate) decompressions: u64,
+    pub(crate) hit_rate: f64,
+    pub(crate) dictionary_bytes: Option<usize>,
+    /// Block decompressions during each operation.
+    pub(crate) decompressions_by_operation: PerOp,
+    /// Of those, decompressed ahead on the background thread.
+    pub(crate) decompressed_ahead_by_operation: PerOp,
+    /// Uncompressed block bytes (cache, blocks waiting for the compressor)
+    /// held at the end of each operation; the cache may grow during reads
+    /// (`--cache-growth`).
+    pub(crate) uncompressed_after_operation: PerOp,
+    /// The codec alone on the scan's blocks (reported separately).
+    #[serde(skip)]
+    pub(crate) floor: Option<Floor>,
+}
+
+/// What the codec alone costs on exactly the blocks the arena holds after
+/// the scan (`Arena::block_images`): each compressed once as an eviction
+/// would (field grouping included) and decompressed once as a load would.
+#[derive(Serialize, Clone, Copy, Default, Debug)]
+pub(crate) struct Floor {
+    pub(crate) blocks: usize,
+    pub(crate) image_bytes: u64,
+    pub(crate) compressed_bytes: u64,
+    /// Thread cpu time to compress every block once.
+    pub(crate) compress_ms: f64,
+    /// Thread cpu time to decompress every block once.
+    pub(crate) decompress_ms: f64,
+    /// Distinct blocks holding the nodes open reads.
+    pub(crate) open_blocks: usize,
+    /// Distinct blocks holding the rows browse shows.
+    pub(crate) browse_blocks: usize,
+}
+
+/// Compresses every block image once, then decompresses every one once.
+fn measure_floor(arena: &Arena) -> Floor {
+    let images = arena.block_images().expect("block images");
+    let t0 = cpu_ns();
+    let packed: Vec<CompressedImage> = images
+        .iter()
+        .map(|i| arena.compress_image(i).expect("compress"))
+        .collect();
+    let t1 = cpu_ns();
+    for p in &packed {
+        let back = arena.decompress_image(p).expect("decompress");
+        std::hint::black_box(&back);
+    }
+    let t2 = cpu_ns();
+    Floor {
+        blocks: images.len(),
+        image_bytes: images.iter().map(|i| i.len() as u64).sum(),
+        compressed_bytes: packed.iter().map(|p| p.compressed_len() as u64).sum(),
+        compress_ms: ms(t1 - t0),
+        decompress_ms: ms(t2 - t1),
+        open_blocks: 0,
+        browse_blocks: 0,
+    }
+}
+
+/// Number of distinct blocks among node handles (a handle's bits 24-63
+/// name its block).
+fn distinct_blocks(ids: &[u64]) -> usize {
+    let mut b: Vec<u64> = ids.iter().map(|id| id >> 24).collect();
+    b.sort_unstable();
+    b.dedup();
+    b.len()
+}
+
+/// One run on plain heap nodes.
+pub(crate) fn run_heap(entries: &[Entry]) -> Figures {
+    // The id table is sized up front so no growth slack is counted against
+    // the heap backend.
+    run(
+        entries,
+        || HeapStore::with_capacity(entries.len()),
+        |_| 0,
+        |_| {},
+    )
+    .0
+}
+
+/// One run on a compll arena; with `floor`, also measures the codec alone
+/// on the scan's blocks ([`Floor`]).
+pub(crate) fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> CompllRun {
+    let mut after_scan = None;
+    let mut measured = None;
+    let (figures, store, trace) = run(
+        entries,
+        || CompllStore {
+            arena: Arena::new(cfg.clone()).expect("valid config"),
+        },
+        |s: &CompllStore| {
+            let st = s.arena.stats();
+            after_scan = Some((st, s.arena.dictionary_len()));
+            // zstd's contexts live on the C heap, invisible to the counting
+            // allocator; add what zstd reports for them.
+            st.codec_context_bytes as i64
+        },
+        |s: &CompllStore| {
+            if floor {
+                measured = Some(measure_floor(&s.arena));
+            }
+        },
+    );
+    let (st, dict) = after_scan.expect("measured");
+    let end = store.arena.stats();
+    let floor = measured.map(|f| Floor {
+        open_blocks: distinct_blocks(&trace.listed),
+        browse_blocks: distinct_blocks(&trace.shown),
+        ..f
+    });
+    CompllRun {
+        figures,
+        compressed_bytes: st.compressed_bytes,
+        uncompressed_bytes: st.uncompressed_bytes,
+        overhead_bytes: st.overhead_bytes,
+        codec_context_bytes: st.codec_context_bytes,
+        codec_context_bytes_at_end: end.codec_context_bytes,
+        compressions: end.compressions,
+        decompressions: end.decompressions,
+        hit_rate: end.hit_rate(),
+        dictionary_bytes: dict,
+        decompressions_by_operation: trace.decompressions,
+        decompressed_ahead_by_operation: trace.ahead,
+        uncompressed_after_operation: trace.cached,
+        floor,
+    }
+}
