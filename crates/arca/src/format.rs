@@ -19,6 +19,7 @@ pub(crate) mod link_count;
 pub(crate) mod object_header;
 pub(crate) mod page;
 pub(crate) mod rows;
+pub(crate) mod shape;
 pub(crate) mod superblock;
 pub(crate) mod vlen_attr;
 pub(crate) mod vlen_vector;

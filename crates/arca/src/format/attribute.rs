@@ -18,12 +18,9 @@
 use crate::error::Result;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
-use crate::format::object_header::MAX_RANK;
+use crate::format::shape::{self, Dataspace};
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
-
-/// The rank byte of a null dataspace.
-pub(crate) const NULL_RANK: u8 = 0xFF;
 
 /// Values up to this many bytes are kept inside the B-tree entry.
 const INLINE_MAX: usize = 256;
@@ -74,14 +71,7 @@ impl AttrRecord {
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut w = Writer::new();
         self.dtype.encode(&mut w);
-        w.u8(if self.null {
-            NULL_RANK
-        } else {
-            self.shape.len() as u8
-        });
-        for &d in &self.shape {
-            w.u64(d);
-        }
+        shape::encode(&mut w, self.null, &self.shape);
         match &self.data {
             AttrData::Inline(b) => {
                 w.u8(0).u32(b.len() as u32).bytes(b);
@@ -102,13 +92,7 @@ impl AttrRecord {
     pub(crate) fn decode(bytes: &[u8], owner: u64, eof: u64, ordered: bool) -> Result<Self> {
         let mut r = Reader::new(bytes, "attribute record", owner);
         let dtype = Datatype::decode(&mut r)?;
-        let rank = r.u8()?;
-        let null = rank == NULL_RANK;
-        let rank = if null { 0 } else { rank as usize };
-        if rank > MAX_RANK {
-            return Err(r.corrupt(format!("rank {rank}")));
-        }
-        let shape = (0..rank).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
+        let Dataspace { null, dims: shape } = shape::decode::<Vec<u64>>(&mut r)?;
         let data = match r.u8()? {
             0 => {
                 let n = r.u32()? as usize;

@@ -18,7 +18,7 @@
 use crate::error::{Error, Result};
 use crate::format::codec::Reader;
 use crate::format::filter_pipeline::Filter;
-use crate::format::object_header::MAX_RANK;
+use crate::format::shape::MAX_RANK;
 
 /// Mask value meaning "stored without filtering" (the filters did not shrink it).
 pub(crate) const MASK_UNFILTERED: u32 = u32::MAX;

@@ -38,6 +38,7 @@ use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::Filter;
 use crate::format::filter_pipeline::PIPELINES;
+use crate::format::shape::{self, MAX_RANK};
 use crate::format::vlen_vector::{VecMeta, MSG_VECTOR};
 use crate::pager::PAGE_SIZE;
 use crate::pool::lists::{EXTENTS, FILL};
@@ -45,8 +46,6 @@ use crate::pool::{PooledBuf, PooledVec};
 use crate::store::Store;
 
 pub(crate) const TAG: &crate::pager::Family = b"AOH";
-/// Highest rank a dataset may have.
-pub const MAX_RANK: usize = 32;
 /// Largest chunk, in bytes.
 pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
 /// Fill values up to this size live in the header itself.
@@ -196,17 +195,7 @@ impl Header {
             d.dtype.encode(&mut w);
             msgs.push((3, MUST_UNDERSTAND, w.buf));
             let mut w = Writer::new();
-            w.u8(if d.null {
-                crate::format::attribute::NULL_RANK
-            } else {
-                d.dims.len() as u8
-            });
-            d.dims.iter().for_each(|&x| {
-                w.u64(x);
-            });
-            d.maxdims.iter().for_each(|&x| {
-                w.u64(x);
-            });
+            shape::encode_with_max(&mut w, d.null, &d.dims, &d.maxdims);
             msgs.push((4, MUST_UNDERSTAND, w.buf));
             let mut w = Writer::new();
             match &d.layout {
@@ -277,7 +266,7 @@ impl Header {
             ..Header::group()
         };
         let mut dtype = None;
-        let mut shape = None;
+        let mut dims_max = None;
         let mut layout = None;
         let mut filters = PIPELINES.take(0);
         let mut fill = None;
@@ -328,23 +317,9 @@ impl Header {
                 }
                 3 => dtype = Some(Datatype::decode(&mut m)?),
                 4 => {
-                    let rank = m.u8()?;
-                    null = rank == crate::format::attribute::NULL_RANK;
-                    let rank = if null { 0 } else { rank as usize };
-                    if rank > MAX_RANK {
-                        return Err(m.corrupt(format!("rank {rank}")));
-                    }
-                    let mut dims = EXTENTS.take(rank);
-                    let mut maxdims = EXTENTS.take(rank);
-                    for v in [&mut dims, &mut maxdims] {
-                        for _ in 0..rank {
-                            v.push(m.u64()?);
-                        }
-                    }
-                    if dims.iter().zip(&maxdims).any(|(d, m)| d > m) {
-                        return Err(m.corrupt("dimension larger than its maximum"));
-                    }
-                    shape = Some((dims, maxdims));
+                    let (space, maxdims) = shape::decode_with_max::<PooledVec<u64>>(&mut m)?;
+                    null = space.null;
+                    dims_max = Some((space.dims, maxdims));
                 }
                 5 => {
                     layout = Some(match m.u8()? {
@@ -418,7 +393,8 @@ impl Header {
             return Err(r.corrupt(format!("{kind:?} header lacks a required message")));
         }
         if kind == ObjectKind::Dataset {
-            let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, shape, layout) else {
+            let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, dims_max, layout)
+            else {
                 return Err(r.corrupt("dataset header lacks type, shape or layout"));
             };
             let vitem = dtype.vector_item();
