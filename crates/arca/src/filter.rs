@@ -11,8 +11,8 @@ use crate::pool::{ObjectList, PooledBuf, Recycle};
 
 mod hdf5;
 
-pub(crate) use crate::format::chunk_index::MASK_UNFILTERED;
 pub use crate::format::filter_pipeline::Filter;
+pub(crate) use crate::format::filter_pipeline::MASK_UNFILTERED;
 
 /// Shuffle `data` into `out` (same length). Element sizes 2, 4, 8, 12 and
 /// 16 (complex numbers, 3-vectors of floats) have a specialised (unrolled)

@@ -20,8 +20,8 @@ use crate::format::codec::Reader;
 use crate::format::filter_pipeline::Filter;
 use crate::format::shape::MAX_RANK;
 
-/// Mask value meaning "stored without filtering" (the filters did not shrink it).
-pub(crate) const MASK_UNFILTERED: u32 = u32::MAX;
+/// Largest chunk, in bytes (of a dataset or a byte vector).
+pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
 /// Bytes of an entry's value.
 pub(crate) const ENTRY_LEN: usize = 24;
 /// Longest key: one u64 per dimension.
@@ -135,7 +135,7 @@ pub(crate) fn decode_key(k: &[u8], grid: &[u64], root: u64) -> Result<Vec<u64>> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::filter_pipeline::Hdf5Filter;
+    use crate::format::filter_pipeline::{Hdf5Filter, MASK_UNFILTERED};
 
     fn native() -> Vec<Filter> {
         vec![Filter::Zstd(3)]

@@ -17,9 +17,12 @@
 //! carry HDF5's per-filter skip mask (bit i: filter i skipped).
 
 use crate::error::{Error, Result};
-use crate::format::chunk_index::MASK_UNFILTERED;
 use crate::format::codec::{Reader, Writer};
 use crate::pool::ArrayList;
+
+/// The chunk mask (in a chunk-index entry) of a chunk stored with every
+/// filter skipped, because the filters did not shrink it.
+pub(crate) const MASK_UNFILTERED: u32 = u32::MAX;
 
 /// Filter pipelines of decoded dataset headers (every dataset call decodes
 /// its header again).

@@ -34,23 +34,35 @@
 //! messages (free-space records, variable-length heaps) without a format break.
 
 use crate::error::{Error, Result};
+use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
-use crate::format::filter_pipeline::Filter;
-use crate::format::filter_pipeline::PIPELINES;
+use crate::format::filter_pipeline::{Filter, PIPELINES};
 use crate::format::shape::{self, MAX_RANK};
-use crate::format::vlen_vector::{VecMeta, MSG_VECTOR};
+use crate::format::vlen_vector::VecMeta;
 use crate::pager::PAGE_SIZE;
 use crate::pool::lists::{EXTENTS, FILL};
 use crate::pool::{PooledBuf, PooledVec};
 use crate::store::Store;
 
 pub(crate) const TAG: &crate::pager::Family = b"AOH";
-/// Largest chunk, in bytes.
-pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
 /// Fill values up to this size live in the header itself.
 const FILL_INLINE: usize = 1024;
 const MUST_UNDERSTAND: u16 = 1;
+
+// Message types (see the layout above).
+const MSG_LINKS: u16 = 1;
+const MSG_ATTRS: u16 = 2;
+const MSG_DATATYPE: u16 = 3;
+const MSG_SHAPE: u16 = 4;
+const MSG_LAYOUT: u16 = 5;
+const MSG_FILTERS: u16 = 6;
+const MSG_FILL: u16 = 7;
+const MSG_VECTOR: u16 = 8;
+const MSG_ORDER: u16 = 9;
+const MSG_ATTR_ORDER: u16 = 10;
+/// Highest message type this version knows.
+const MSG_LAST: u16 = MSG_ATTR_ORDER;
 
 /// What kind of object a header describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -177,14 +189,14 @@ impl Header {
             w.buf
         };
         if self.kind == ObjectKind::Group {
-            msgs.push((1, MUST_UNDERSTAND, index(&self.links)));
+            msgs.push((MSG_LINKS, MUST_UNDERSTAND, index(&self.links)));
             if let Some(next) = self.order {
                 let mut w = Writer::new();
                 w.u64(next);
                 msgs.push((MSG_ORDER, MUST_UNDERSTAND, w.buf));
             }
         }
-        msgs.push((2, MUST_UNDERSTAND, index(&self.attrs)));
+        msgs.push((MSG_ATTRS, MUST_UNDERSTAND, index(&self.attrs)));
         if let Some(next) = self.attr_order {
             let mut w = Writer::new();
             w.u64(next);
@@ -193,10 +205,10 @@ impl Header {
         if let Some(d) = &self.dataset {
             let mut w = Writer::new();
             d.dtype.encode(&mut w);
-            msgs.push((3, MUST_UNDERSTAND, w.buf));
+            msgs.push((MSG_DATATYPE, MUST_UNDERSTAND, w.buf));
             let mut w = Writer::new();
             shape::encode_with_max(&mut w, d.null, &d.dims, &d.maxdims);
-            msgs.push((4, MUST_UNDERSTAND, w.buf));
+            msgs.push((MSG_SHAPE, MUST_UNDERSTAND, w.buf));
             let mut w = Writer::new();
             match &d.layout {
                 Layout::Contiguous { addr, size } => {
@@ -213,11 +225,11 @@ impl Header {
                     w.u8(2).bytes(data);
                 }
             }
-            msgs.push((5, MUST_UNDERSTAND, w.buf));
+            msgs.push((MSG_LAYOUT, MUST_UNDERSTAND, w.buf));
             if !d.filters.is_empty() {
                 let mut w = Writer::new();
                 Filter::encode_list(&d.filters, &mut w);
-                msgs.push((6, MUST_UNDERSTAND, w.buf));
+                msgs.push((MSG_FILTERS, MUST_UNDERSTAND, w.buf));
             }
             if let Some(fill) = &d.fill {
                 let mut w = Writer::new();
@@ -229,7 +241,7 @@ impl Header {
                         w.u8(1).u64(*addr).u64(*len);
                     }
                 }
-                msgs.push((7, MUST_UNDERSTAND, w.buf));
+                msgs.push((MSG_FILL, MUST_UNDERSTAND, w.buf));
             }
             if let Some(v) = &d.vlen {
                 msgs.push((MSG_VECTOR, MUST_UNDERSTAND, v.encode()));
@@ -279,21 +291,21 @@ impl Header {
             let flags = r.u16()?;
             let len = r.u32()? as usize;
             let body = r.bytes(len)?;
-            let known = (1..=MSG_LAST).contains(&t);
+            let known = (MSG_LINKS..=MSG_LAST).contains(&t);
             if known {
                 if seen & (1 << t) != 0 {
                     return Err(r.corrupt(format!("message {t} appears twice")));
                 }
                 seen |= 1 << t;
-                let for_groups = t == 1 || t == MSG_ORDER;
-                let for_both = t == 2 || t == MSG_ATTR_ORDER;
+                let for_groups = t == MSG_LINKS || t == MSG_ORDER;
+                let for_both = t == MSG_ATTRS || t == MSG_ATTR_ORDER;
                 if !for_both && for_groups != (kind == ObjectKind::Group) {
                     return Err(r.corrupt(format!("message {t} in a {kind:?} header")));
                 }
             }
             let mut m = Reader::new(body, what, addr);
             match t {
-                1 | 2 => {
+                MSG_LINKS | MSG_ATTRS => {
                     let i = Index {
                         root: m.u64()?,
                         count: m.u64()?,
@@ -309,19 +321,19 @@ impl Header {
                             i.root, i.count
                         )));
                     }
-                    if t == 1 {
+                    if t == MSG_LINKS {
                         h.links = i
                     } else {
                         h.attrs = i
                     }
                 }
-                3 => dtype = Some(Datatype::decode(&mut m)?),
-                4 => {
+                MSG_DATATYPE => dtype = Some(Datatype::decode(&mut m)?),
+                MSG_SHAPE => {
                     let (space, maxdims) = shape::decode_with_max::<PooledVec<u64>>(&mut m)?;
                     null = space.null;
                     dims_max = Some((space.dims, maxdims));
                 }
-                5 => {
+                MSG_LAYOUT => {
                     layout = Some(match m.u8()? {
                         0 => Layout::Contiguous {
                             addr: m.u64()?,
@@ -347,11 +359,11 @@ impl Header {
                         c => return Err(m.corrupt(format!("layout class {c}"))),
                     })
                 }
-                6 => {
+                MSG_FILTERS => {
                     filters.clear();
                     Filter::decode_list_into(&mut m, &mut filters)?;
                 }
-                7 => {
+                MSG_FILL => {
                     fill = Some(match m.u8()? {
                         0 => {
                             let n = m.u32()? as usize;
@@ -386,8 +398,10 @@ impl Header {
             }
         }
         let required = match kind {
-            ObjectKind::Group => (1 << 1) | (1 << 2),
-            ObjectKind::Dataset => (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5),
+            ObjectKind::Group => (1 << MSG_LINKS) | (1 << MSG_ATTRS),
+            ObjectKind::Dataset => {
+                (1 << MSG_ATTRS) | (1 << MSG_DATATYPE) | (1 << MSG_SHAPE) | (1 << MSG_LAYOUT)
+            }
         };
         if seen & required != required {
             return Err(r.corrupt(format!("{kind:?} header lacks a required message")));
@@ -424,11 +438,6 @@ impl Header {
         Ok(h)
     }
 }
-
-/// Highest message type this version knows.
-const MSG_ORDER: u16 = 9;
-const MSG_ATTR_ORDER: u16 = 10;
-const MSG_LAST: u16 = 10;
 
 impl DatasetMeta {
     /// Check the dataset's messages against each other and the file.

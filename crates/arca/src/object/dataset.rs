@@ -14,7 +14,7 @@ use crate::selection::{for_each_run, Place, Selection};
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
 
-pub use crate::format::object_header::MAX_CHUNK_BYTES;
+pub use crate::format::chunk_index::MAX_CHUNK_BYTES;
 /// Chunk size aimed at when chunks are chosen automatically.
 const AUTO_CHUNK_BYTES: u64 = 1 << 20;
 /// Datasets of fixed shape up to this many bytes are stored compact (in
