@@ -1,19 +1,24 @@
 //! Attribute records: the values stored in an object's attribute B-tree,
 //! keyed by attribute name.
 //!
+//! The fields follow one another; the first two vary in length, so the
+//! offsets below are from the start of the storage byte:
 //! ```text
-//! +0  8 bytes  datatype
-//! +8  u8       rank (0 = scalar; 0xFF = a null dataspace: no dims, no
-//!              value, version 3)
-//! +9  rank × u64 dims
-//! ..  u8       storage: 0 inline, 1 blob
-//!     inline:  u32 len, len bytes of elements in the datatype's byte order
-//!     blob:    u64 addr, u64 len
-//! [+ u64   creation index, exactly when the owner lists its attributes in
-//!          creation order (header message 10)]
+//!     datatype   its encoding (format/datatype/codec.rs): 8 bytes, more
+//!                for the classes that go on
+//!     dataspace  u8 rank, rank × u64 dims (format/shape.rs); rank 0 is a
+//!                scalar, 0xFF a null dataspace: no dims and an empty
+//!                inline value (format version 3)
+//! +0  u8         storage: 0 inline, 1 blob
+//!     inline:    +1 u32 len, +5 len bytes of elements in the datatype's
+//!                byte order
+//!     blob:      +1 u64 addr, +9 u64 len (a blob in metadata space)
+//! [.. u64        creation index, exactly when the owner lists its
+//!                attributes in creation order (header message 10)]
 //! ```
-//! Variable-length values are `n × u64` byte lengths and the concatenated
-//! items (see `vlen::attr`); the datatype is then 16 bytes, not 8.
+//! A value of a variable-length type is `n × u64` byte lengths and then
+//! the concatenated items (format/vlen_attr.rs); a value of a compound with
+//! variable-length members is in the rows form (format/rows.rs).
 
 use crate::error::Result;
 use crate::format::codec::{Reader, Writer};

@@ -8,8 +8,9 @@
 //! +0  u64 addr   file address of the stored chunk
 //! +8  u64 size   stored (filtered) bytes
 //! +16 u32 mask   0 = every filter applied; u32::MAX = stored unfiltered;
-//!                 under an HDF5 pipeline also HDF5's mask (bit i: filter i,
-//!                 an optional one, skipped)
+//!                under an HDF5 pipeline also HDF5's mask (bit i: filter i
+//!                skipped, optional or not); format/filter_pipeline.rs says
+//!                which masks a pipeline allows
 //! +20 u32 crc    CRC32C of the stored bytes
 //! ```
 //! Chunks carry a checksum like metadata does, so damaged data is reported

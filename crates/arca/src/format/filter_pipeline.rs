@@ -15,6 +15,9 @@
 //! (only id 5, at most 32 filters: HDF5's limit). HDF5 pipelines come from
 //! imported files whose chunks are kept exactly as stored; their chunks may
 //! carry HDF5's per-filter skip mask (bit i: filter i skipped).
+//!
+//! A chunk's mask (kept in its chunk-index entry) is 0 when every filter
+//! was applied and [`MASK_UNFILTERED`] when the chunk is stored unfiltered.
 
 use crate::error::{Error, Result};
 use crate::format::codec::{Reader, Writer};

@@ -11,17 +11,20 @@
 //! ```text
 //! 1 links     u64 B-tree root, u64 count            (groups)
 //! 2 attrs     u64 B-tree root, u64 count            (all objects)
-//! 3 datatype  8-byte datatype encoding              (datasets)
-//! 4 shape     u8 rank, rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited);
+//! 3 datatype  the datatype's encoding (format/datatype/codec.rs): 8
+//!             bytes and more for the classes that go on (datasets)
+//! 4 shape     the dataspace with its maxima (format/shape.rs): u8 rank,
+//!             rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited);
 //!             rank 0xFF: a null dataspace, no elements at all (version 3)
 //! 5 layout    u8 class; 0 contiguous: u64 addr (0 = unallocated), u64 size;
 //!             1 chunked: rank × u64 chunk dims, u64 chunk-index root;
 //!             2 compact: the elements themselves, shape × element size
 //!             bytes in the datatype's byte order (format version 2)
-//! 6 filters   u8 n, n × { u8 id, i32 level } (see format/filter_pipeline.rs;
-//!             HDF5 pipelines only over fixed-size types)
+//! 6 filters   the filter pipeline (format/filter_pipeline.rs): u8 n, n
+//!             filters; HDF5 pipelines only over fixed-size types
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
-//! 8 vector    the byte vector of a variable-length dataset (see `vlen`)
+//! 8 vector    the byte vector of a variable-length dataset
+//!             (format/vlen_vector.rs)
 //! 9 order     u64 the next creation index (groups that track creation
 //!             order; their links carry their index; format version 3)
 //! 10 attr order u64 the next attribute creation index (objects whose
@@ -31,7 +34,8 @@
 //! ```
 //! Flag bit 0 marks a message a reader must understand; unknown messages
 //! without it are carried along untouched, so later versions can add
-//! messages (free-space records, variable-length heaps) without a format break.
+//! messages without a format break. Each known message appears at most
+//! once; groups hold 1 and 2, datasets 2 to 5 at least.
 
 use crate::error::{Error, Result};
 use crate::format::chunk_index::MAX_CHUNK_BYTES;
