@@ -31,6 +31,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::codec::Reader;
+use crate::format::page::payload;
 use crate::pager::{size_for, Family, PAGE_PAYLOAD, PAGE_SIZE};
 use crate::pool::lists::ENCODE;
 use crate::pool::{ObjectList, Pooled, PooledBuf, Recycle};
@@ -190,8 +191,7 @@ impl Node {
         };
         st.check_live(what, addr, page.len() as u64)?;
         let eof = st.space.eof();
-        let payload = &page[8..];
-        let mut r = Reader::new(payload, what, addr);
+        let mut r = Reader::new(payload(&page), what, addr);
         let n = r.u16()? as usize;
         let mut node = Node::new(leaf);
         let key = |r: &mut Reader, kl: usize| {
@@ -364,7 +364,7 @@ pub(crate) fn get_with<R>(
             "B-tree internal page"
         };
         st.check_live(what, addr, page.len() as u64)?;
-        let mut r = Reader::new(&page[8..], what, addr);
+        let mut r = Reader::new(payload(&page), what, addr);
         let n = r.u16()? as usize;
         if leaf {
             for _ in 0..n {

@@ -119,10 +119,10 @@ pub(crate) fn decode_key(k: &[u8], grid: &[u64], root: u64) -> Result<Vec<u64>> 
             "key length does not match rank",
         ));
     }
-    let coords: Vec<u64> = k
-        .chunks_exact(8)
-        .map(|c| u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect();
+    let mut r = Reader::new(k, "chunk index", root);
+    let coords = (0..grid.len())
+        .map(|_| r.u64_be())
+        .collect::<Result<Vec<u64>>>()?;
     if coords.iter().zip(grid).any(|(c, g)| c >= g) {
         return Err(Error::corrupt(
             "chunk index",

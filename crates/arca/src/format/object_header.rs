@@ -42,6 +42,7 @@ use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::{Filter, PIPELINES};
+use crate::format::page::payload;
 use crate::format::shape::{self, MAX_RANK};
 use crate::format::vlen_vector::VecMeta;
 use crate::pager::PAGE_SIZE;
@@ -160,7 +161,7 @@ impl Header {
     pub(crate) fn load(st: &mut Store, addr: u64) -> Result<Header> {
         let page = st.pager.read(addr, TAG)?;
         st.check_live("object header", addr, page.len() as u64)?;
-        Self::decode(&page[8..], addr, st.space.eof())
+        Self::decode(payload(&page), addr, st.space.eof())
     }
 
     /// Rewrite an existing header in place (its size never changes after
