@@ -97,7 +97,8 @@ impl AttrRecord {
     pub(crate) fn decode(bytes: &[u8], owner: u64, eof: u64, ordered: bool) -> Result<Self> {
         let mut r = Reader::new(bytes, "attribute record", owner);
         let dtype = Datatype::decode(&mut r)?;
-        let Dataspace { null, dims: shape } = shape::decode::<Vec<u64>>(&mut r)?;
+        let space: Dataspace<Vec<u64>> = shape::decode(&mut r)?;
+        let null = space.null;
         let data = match r.u8()? {
             0 => {
                 let n = r.u32()? as usize;
@@ -133,7 +134,7 @@ impl AttrRecord {
         }
         let rec = AttrRecord {
             dtype,
-            shape,
+            shape: space.dims,
             data,
             null,
             order,
@@ -197,5 +198,93 @@ impl AttrRecord {
             }),
             AttrData::Inline(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::shape::MAX_RANK;
+
+    const OWNER: u64 = 8192;
+    const EOF: u64 = 1 << 20;
+
+    fn rec(shape: Vec<u64>, data: AttrData) -> AttrRecord {
+        AttrRecord {
+            dtype: Datatype::uint(2),
+            shape,
+            data,
+            null: false,
+            order: None,
+        }
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let inline = rec(vec![2, 3], AttrData::Inline(vec![1; 12]));
+        let blob = rec(
+            vec![1000],
+            AttrData::Blob {
+                addr: 16384,
+                len: 2000,
+            },
+        );
+        let scalar = rec(vec![], AttrData::Inline(vec![5, 0]));
+        let null = AttrRecord {
+            null: true,
+            ..rec(vec![], AttrData::Inline(vec![]))
+        };
+        for r in [inline, blob, scalar, null] {
+            assert_eq!(
+                AttrRecord::decode(&r.encode(), OWNER, EOF, false).unwrap(),
+                r
+            );
+            let ordered = AttrRecord {
+                order: Some(4),
+                ..r.clone()
+            };
+            let b = ordered.encode();
+            assert_eq!(AttrRecord::decode(&b, OWNER, EOF, true).unwrap(), ordered);
+            // The index is there exactly when the owner orders its attributes.
+            assert!(AttrRecord::decode(&b, OWNER, EOF, false).is_err());
+            assert!(AttrRecord::decode(&r.encode(), OWNER, EOF, true).is_err());
+        }
+    }
+
+    #[test]
+    fn damaged_records_are_refused() {
+        let bad = |r: AttrRecord| {
+            let e = AttrRecord::decode(&r.encode(), OWNER, EOF, false).unwrap_err();
+            assert!(matches!(e, crate::Error::Corrupt { .. }), "{e}");
+        };
+        // A value that does not fill the shape.
+        bad(rec(vec![2, 3], AttrData::Inline(vec![1; 11])));
+        // A blob outside the file, or in the superblock's page.
+        bad(rec(
+            vec![1000],
+            AttrData::Blob {
+                addr: EOF,
+                len: 2000,
+            },
+        ));
+        bad(rec(vec![1000], AttrData::Blob { addr: 0, len: 2000 }));
+        // A null dataspace with a value.
+        bad(AttrRecord {
+            null: true,
+            ..rec(vec![], AttrData::Inline(vec![1, 2]))
+        });
+        // A rank above the limit.
+        bad(rec(vec![1; MAX_RANK + 1], AttrData::Inline(vec![0; 2])));
+        // Storage of an unknown kind, bytes after the value, a cut record.
+        let mut b = rec(vec![], AttrData::Inline(vec![5, 0])).encode();
+        b.push(0);
+        assert!(AttrRecord::decode(&b, OWNER, EOF, false).is_err());
+        assert!(AttrRecord::decode(&b[..b.len() - 2], OWNER, EOF, false).is_err());
+        let mut b = rec(vec![], AttrData::Inline(vec![5, 0])).encode();
+        // The datatype's 8 bytes and the rank byte come first.
+        assert_eq!(b[9], 0);
+        b[9] = 2;
+        let e = AttrRecord::decode(&b, OWNER, EOF, false).unwrap_err();
+        assert!(e.to_string().contains("storage 2"), "{e}");
     }
 }

@@ -564,3 +564,107 @@ impl DatasetMeta {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AT: u64 = 8192;
+    const EOF: u64 = 1 << 20;
+
+    fn chunked() -> Header {
+        let mut h = Header::dataset(DatasetMeta {
+            dtype: Datatype::float(4),
+            dims: EXTENTS.take_copy(&[10, 20]),
+            maxdims: EXTENTS.take_copy(&[u64::MAX, 20]),
+            layout: Layout::Chunked {
+                chunk: EXTENTS.take_copy(&[5, 5]),
+                index: 12288,
+            },
+            filters: PIPELINES.take_copy(&[Filter::Shuffle, Filter::Zstd(3)]),
+            fill: Some(Fill::Inline(vec![0, 0, 128, 63])),
+            vlen: None,
+            null: false,
+        });
+        h.attrs = Index {
+            root: 16384,
+            count: 2,
+        };
+        h.attr_order = Some(2);
+        h
+    }
+
+    /// A header payload of `kind` holding `msgs` as given.
+    fn header_bytes(kind: u8, msgs: &[(u16, u16, Vec<u8>)]) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u8(kind).u8(0).u16(msgs.len() as u16);
+        for (t, f, body) in msgs {
+            w.u16(*t).u16(*f).u32(body.len() as u32).bytes(body);
+        }
+        w.buf
+    }
+
+    #[test]
+    fn headers_round_trip() {
+        let mut g = Header::group();
+        g.links = Index {
+            root: 16384,
+            count: 3,
+        };
+        g.order = Some(3);
+        g.other.push((200, 0, vec![1, 2, 3]));
+        for h in [Header::group(), g, chunked()] {
+            assert_eq!(Header::decode(&h.encode(), AT, EOF).unwrap(), h);
+        }
+    }
+
+    #[test]
+    fn damaged_headers_are_refused() {
+        let index = vec![0u8; 16];
+        let group = |extra: (u16, u16, Vec<u8>)| {
+            header_bytes(
+                1,
+                &[
+                    (MSG_LINKS, MUST_UNDERSTAND, index.clone()),
+                    (MSG_ATTRS, MUST_UNDERSTAND, index.clone()),
+                    extra,
+                ],
+            )
+        };
+        let corrupt = |b: Vec<u8>| {
+            let e = Header::decode(&b, AT, EOF).unwrap_err();
+            assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+            e.to_string()
+        };
+        assert!(corrupt(group((MSG_ATTRS, MUST_UNDERSTAND, index.clone()))).contains("twice"));
+        assert!(corrupt(group((MSG_FILL, MUST_UNDERSTAND, vec![0, 0, 0, 0, 0]))).contains("Group"));
+        let e = Header::decode(&group((99, MUST_UNDERSTAND, vec![])), AT, EOF).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{e}");
+        // An unknown message a reader may skip is kept.
+        assert!(Header::decode(&group((99, 0, vec![7])), AT, EOF).is_ok());
+        // A known message with bytes left over, and one cut short.
+        let mut long = index.clone();
+        long.push(0);
+        let b = header_bytes(1, &[(MSG_LINKS, 1, index.clone()), (MSG_ATTRS, 1, long)]);
+        assert!(corrupt(b).contains("left over"));
+        let b = header_bytes(
+            1,
+            &[(MSG_LINKS, 1, index.clone()), (MSG_ATTRS, 1, vec![0; 8])],
+        );
+        corrupt(b);
+        // A group without its links, an object of an unknown kind.
+        corrupt(header_bytes(1, &[(MSG_ATTRS, 1, index.clone())]));
+        corrupt(header_bytes(3, &[]));
+        // A chunk index inside the header itself, a fill of the wrong size.
+        let mut h = chunked();
+        let meta = h.dataset.as_mut().unwrap();
+        meta.layout = Layout::Chunked {
+            chunk: EXTENTS.take_copy(&[5, 5]),
+            index: AT,
+        };
+        corrupt(h.encode());
+        let mut h = chunked();
+        h.dataset.as_mut().unwrap().fill = Some(Fill::Inline(vec![0; 3]));
+        corrupt(h.encode());
+    }
+}
