@@ -153,11 +153,11 @@ mod tests {
         assert_eq!(ChunkRef::decode(&e.encode(), 0, 400, &native()).unwrap(), e);
         // Unfiltered, the stored size is the chunk's size.
         assert!(ChunkRef::decode(&e.encode(), 0, 400, &[]).is_err());
-        let raw = ChunkRef {
+        let unfiltered = ChunkRef {
             mask: MASK_UNFILTERED,
             ..e
         };
-        assert!(ChunkRef::decode(&raw.encode(), 0, 400, &native()).is_err());
+        assert!(ChunkRef::decode(&unfiltered.encode(), 0, 400, &native()).is_err());
         let bad = ChunkRef { mask: 3, ..e };
         assert!(ChunkRef::decode(&bad.encode(), 0, 400, &native()).is_err());
         let huge = ChunkRef {

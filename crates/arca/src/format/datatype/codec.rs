@@ -218,10 +218,10 @@ impl Datatype {
                 let mut members = Vec::with_capacity(n);
                 for _ in 0..n {
                     let m = name(r, "enum member")?;
-                    let raw = r.u64()?;
+                    let bits = r.u64()?;
                     let v = match base {
-                        Datatype::Int { .. } => raw as i64 as i128,
-                        _ => raw as i128,
+                        Datatype::Int { .. } => bits as i64 as i128,
+                        _ => bits as i128,
                     };
                     members.push((m, v));
                 }
