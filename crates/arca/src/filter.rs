@@ -14,8 +14,8 @@ mod hdf5;
 
 use codecs::{deflated, lz4_decode, shuffled, unshuffle_into, zstd_compressed, zstd_decompress};
 
-pub(crate) use crate::format::chunk_index::MASK_UNFILTERED;
 pub use crate::format::filter_pipeline::Filter;
+pub(crate) use crate::format::filter_pipeline::MASK_UNFILTERED;
 
 /// A chunk's elements (`plain`, `element_size`-byte elements in the dataset's
 /// byte order) through `filters`, as a write would store them: the stored

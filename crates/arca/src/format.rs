@@ -5,6 +5,12 @@
 //!
 //! `codec`, `page` and `blob` are byte layouts with no I/O of their own:
 //! the pager and the store use them, so they sit below every other layer.
+//!
+//! The files here use one another without a cycle: what two structures
+//! share sits in the module it describes (the dataspace in `shape`, the
+//! unfiltered chunk mask in `filter_pipeline`, the largest chunk in
+//! `chunk_index`), and every file decodes through `codec`'s one
+//! bounds-checked reader.
 
 pub(crate) mod attribute;
 pub(crate) mod blob;
@@ -19,6 +25,7 @@ pub(crate) mod link_count;
 pub(crate) mod object_header;
 pub(crate) mod page;
 pub(crate) mod rows;
+pub(crate) mod shape;
 pub(crate) mod superblock;
 pub(crate) mod vlen_attr;
 pub(crate) mod vlen_vector;

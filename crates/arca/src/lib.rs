@@ -59,7 +59,8 @@ pub use format::datatype::{
     MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,
 };
 pub use format::filter_pipeline::{Filter, Hdf5Filter};
-pub use format::object_header::{ObjectKind, MAX_RANK};
+pub use format::object_header::ObjectKind;
+pub use format::shape::MAX_RANK;
 pub use format::superblock::VERSION as FORMAT_VERSION;
 pub use io::{process_stats as io_stats, IoStats};
 pub use object::{journal_is_hot, journal_path, repack, Progress};

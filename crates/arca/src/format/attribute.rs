@@ -1,29 +1,31 @@
 //! Attribute records: the values stored in an object's attribute B-tree,
 //! keyed by attribute name.
 //!
+//! The fields follow one another; the first two vary in length, so the
+//! offsets below are from the start of the storage byte:
 //! ```text
-//! +0  8 bytes  datatype
-//! +8  u8       rank (0 = scalar; 0xFF = a null dataspace: no dims, no
-//!              value, version 3)
-//! +9  rank × u64 dims
-//! ..  u8       storage: 0 inline, 1 blob
-//!     inline:  u32 len, len bytes of elements in the datatype's byte order
-//!     blob:    u64 addr, u64 len
-//! [+ u64   creation index, exactly when the owner lists its attributes in
-//!          creation order (header message 10)]
+//!     datatype   its encoding (format/datatype/codec.rs): 8 bytes, more
+//!                for the classes that go on
+//!     dataspace  u8 rank, rank × u64 dims (format/shape.rs); rank 0 is a
+//!                scalar, 0xFF a null dataspace: no dims and an empty
+//!                inline value (format version 3)
+//! +0  u8         storage: 0 inline, 1 blob
+//!     inline:    +1 u32 len, +5 len bytes of elements in the datatype's
+//!                byte order
+//!     blob:      +1 u64 addr, +9 u64 len (a blob in metadata space)
+//! [.. u64        creation index, exactly when the owner lists its
+//!                attributes in creation order (header message 10)]
 //! ```
-//! Variable-length values are `n × u64` byte lengths and the concatenated
-//! items (see `vlen::attr`); the datatype is then 16 bytes, not 8.
+//! A value of a variable-length type is `n × u64` byte lengths and then
+//! the concatenated items (format/vlen_attr.rs); a value of a compound with
+//! variable-length members is in the rows form (format/rows.rs).
 
 use crate::error::Result;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
-use crate::format::object_header::MAX_RANK;
+use crate::format::shape::{self, Dataspace};
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
-
-/// The rank byte of a null dataspace.
-pub(crate) const NULL_RANK: u8 = 0xFF;
 
 /// Values up to this many bytes are kept inside the B-tree entry.
 const INLINE_MAX: usize = 256;
@@ -74,14 +76,7 @@ impl AttrRecord {
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut w = Writer::new();
         self.dtype.encode(&mut w);
-        w.u8(if self.null {
-            NULL_RANK
-        } else {
-            self.shape.len() as u8
-        });
-        for &d in &self.shape {
-            w.u64(d);
-        }
+        shape::encode(&mut w, self.null, &self.shape);
         match &self.data {
             AttrData::Inline(b) => {
                 w.u8(0).u32(b.len() as u32).bytes(b);
@@ -102,13 +97,8 @@ impl AttrRecord {
     pub(crate) fn decode(bytes: &[u8], owner: u64, eof: u64, ordered: bool) -> Result<Self> {
         let mut r = Reader::new(bytes, "attribute record", owner);
         let dtype = Datatype::decode(&mut r)?;
-        let rank = r.u8()?;
-        let null = rank == NULL_RANK;
-        let rank = if null { 0 } else { rank as usize };
-        if rank > MAX_RANK {
-            return Err(r.corrupt(format!("rank {rank}")));
-        }
-        let shape = (0..rank).map(|_| r.u64()).collect::<Result<Vec<_>>>()?;
+        let space: Dataspace<Vec<u64>> = shape::decode(&mut r)?;
+        let null = space.null;
         let data = match r.u8()? {
             0 => {
                 let n = r.u32()? as usize;
@@ -144,7 +134,7 @@ impl AttrRecord {
         }
         let rec = AttrRecord {
             dtype,
-            shape,
+            shape: space.dims,
             data,
             null,
             order,
@@ -208,5 +198,93 @@ impl AttrRecord {
             }),
             AttrData::Inline(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::shape::MAX_RANK;
+
+    const OWNER: u64 = 8192;
+    const EOF: u64 = 1 << 20;
+
+    fn rec(shape: Vec<u64>, data: AttrData) -> AttrRecord {
+        AttrRecord {
+            dtype: Datatype::uint(2),
+            shape,
+            data,
+            null: false,
+            order: None,
+        }
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let inline = rec(vec![2, 3], AttrData::Inline(vec![1; 12]));
+        let blob = rec(
+            vec![1000],
+            AttrData::Blob {
+                addr: 16384,
+                len: 2000,
+            },
+        );
+        let scalar = rec(vec![], AttrData::Inline(vec![5, 0]));
+        let null = AttrRecord {
+            null: true,
+            ..rec(vec![], AttrData::Inline(vec![]))
+        };
+        for r in [inline, blob, scalar, null] {
+            assert_eq!(
+                AttrRecord::decode(&r.encode(), OWNER, EOF, false).unwrap(),
+                r
+            );
+            let ordered = AttrRecord {
+                order: Some(4),
+                ..r.clone()
+            };
+            let b = ordered.encode();
+            assert_eq!(AttrRecord::decode(&b, OWNER, EOF, true).unwrap(), ordered);
+            // The index is there exactly when the owner orders its attributes.
+            assert!(AttrRecord::decode(&b, OWNER, EOF, false).is_err());
+            assert!(AttrRecord::decode(&r.encode(), OWNER, EOF, true).is_err());
+        }
+    }
+
+    #[test]
+    fn damaged_records_are_refused() {
+        let bad = |r: AttrRecord| {
+            let e = AttrRecord::decode(&r.encode(), OWNER, EOF, false).unwrap_err();
+            assert!(matches!(e, crate::Error::Corrupt { .. }), "{e}");
+        };
+        // A value that does not fill the shape.
+        bad(rec(vec![2, 3], AttrData::Inline(vec![1; 11])));
+        // A blob outside the file, or in the superblock's page.
+        bad(rec(
+            vec![1000],
+            AttrData::Blob {
+                addr: EOF,
+                len: 2000,
+            },
+        ));
+        bad(rec(vec![1000], AttrData::Blob { addr: 0, len: 2000 }));
+        // A null dataspace with a value.
+        bad(AttrRecord {
+            null: true,
+            ..rec(vec![], AttrData::Inline(vec![1, 2]))
+        });
+        // A rank above the limit.
+        bad(rec(vec![1; MAX_RANK + 1], AttrData::Inline(vec![0; 2])));
+        // Storage of an unknown kind, bytes after the value, a cut record.
+        let mut b = rec(vec![], AttrData::Inline(vec![5, 0])).encode();
+        b.push(0);
+        assert!(AttrRecord::decode(&b, OWNER, EOF, false).is_err());
+        assert!(AttrRecord::decode(&b[..b.len() - 2], OWNER, EOF, false).is_err());
+        let mut b = rec(vec![], AttrData::Inline(vec![5, 0])).encode();
+        // The datatype's 8 bytes and the rank byte come first.
+        assert_eq!(b[9], 0);
+        b[9] = 2;
+        let e = AttrRecord::decode(&b, OWNER, EOF, false).unwrap_err();
+        assert!(e.to_string().contains("storage 2"), "{e}");
     }
 }

@@ -51,7 +51,10 @@ pub(crate) fn decode_header(head: &[u8], addr: u64, limit: u64) -> Result<(u32, 
 
 /// Check the data read after a header against its checksum.
 pub(crate) fn verify(head: &[u8], data: &[u8], crc: u32, addr: u64) -> Result<()> {
-    let c = crc32c::crc32c_append(crc32c::crc32c(&head[8..HEADER as usize]), data);
+    let len_field = head
+        .get(8..HEADER as usize)
+        .ok_or_else(|| Error::corrupt(WHAT, addr, "header cut short"))?;
+    let c = crc32c::crc32c_append(crc32c::crc32c(len_field), data);
     if c != crc {
         return Err(Error::corrupt(WHAT, addr, "checksum mismatch"));
     }

@@ -31,6 +31,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::codec::Reader;
+use crate::format::page::{payload, HEADER as PAGE_HEADER};
 use crate::pager::{size_for, Family, PAGE_PAYLOAD, PAGE_SIZE};
 use crate::pool::lists::ENCODE;
 use crate::pool::{ObjectList, Pooled, PooledBuf, Recycle};
@@ -190,8 +191,7 @@ impl Node {
         };
         st.check_live(what, addr, page.len() as u64)?;
         let eof = st.space.eof();
-        let payload = &page[8..];
-        let mut r = Reader::new(payload, what, addr);
+        let mut r = Reader::new(payload(&page), what, addr);
         let n = r.u16()? as usize;
         let mut node = Node::new(leaf);
         let key = |r: &mut Reader, kl: usize| {
@@ -246,7 +246,7 @@ impl Node {
     }
 
     /// Write to a new page of at least `min` bytes, sized with room to grow.
-    fn store_new(&self, st: &mut Store, min: usize) -> Result<u64> {
+    fn write_new(&self, st: &mut Store, min: usize) -> Result<u64> {
         let enc = self.encode();
         // A quarter more than needed, so a node that grows moves rarely;
         // a small tree (one object's few attributes) stays small.
@@ -259,17 +259,17 @@ impl Node {
         Ok(addr)
     }
 
-    /// Write at `addr`, or move to a larger page if the node outgrew it;
+    /// Write back at `addr`, or move to a larger page if the node outgrew it;
     /// returns where the node now lives (B2).
-    fn place(&self, st: &mut Store, addr: u64) -> Result<u64> {
+    fn rewrite(&self, st: &mut Store, addr: u64) -> Result<u64> {
         let enc = self.encode();
         let size = st.pager.size_of(addr)?;
-        if enc.len() + 8 <= size {
+        if enc.len() + PAGE_HEADER <= size {
             st.pager.write(addr, self.family(), &enc)?;
             return Ok(addr);
         }
         // At least double, so a node that keeps growing moves O(log) times.
-        let new = self.store_new(st, (size * 2).min(PAGE_SIZE))?;
+        let new = self.write_new(st, (size * 2).min(PAGE_SIZE))?;
         st.free_page(addr)?;
         Ok(new)
     }
@@ -364,7 +364,7 @@ pub(crate) fn get_with<R>(
             "B-tree internal page"
         };
         st.check_live(what, addr, page.len() as u64)?;
-        let mut r = Reader::new(&page[8..], what, addr);
+        let mut r = Reader::new(payload(&page), what, addr);
         let n = r.u16()? as usize;
         if leaf {
             for _ in 0..n {
@@ -422,7 +422,7 @@ pub(crate) fn insert(
     if root == 0 {
         let mut node = Node::new(true);
         node.insert_entry(0, key, val);
-        return Ok((node.store_new(st, 0)?, Inserted::New));
+        return Ok((node.write_new(st, 0)?, Inserted::New));
     }
     let op = Op { key, val, replace };
     let (outcome, split, root) = insert_rec(st, root, &op, 0)?;
@@ -432,7 +432,7 @@ pub(crate) fn insert(
             let mut node = Node::new(false);
             node.insert_entry(0, &sep, b"");
             node.children.extend_from_slice(&[root, right]);
-            Ok((node.store_new(st, 0)?, outcome))
+            Ok((node.write_new(st, 0)?, outcome))
         }
     }
 }
@@ -490,12 +490,12 @@ fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inser
         outcome = o;
     }
     if node.encoded_len() <= PAGE_PAYLOAD {
-        let at = node.place(st, addr)?;
+        let at = node.rewrite(st, addr)?;
         return Ok((outcome, None, at));
     }
     let (sep, right) = node.split();
-    let at = node.place(st, addr)?;
-    let right_addr = right.store_new(st, 0)?;
+    let at = node.rewrite(st, addr)?;
+    let right_addr = right.write_new(st, 0)?;
     Ok((outcome, Some((sep, right_addr)), at))
 }
 
@@ -546,7 +546,7 @@ fn remove_rec(
             return Ok((Some(old), true));
         }
         // A node only shrinks here, so it still fits its page.
-        node.place(st, addr)?;
+        node.rewrite(st, addr)?;
         return Ok((Some(old), false));
     }
     let i = node.child_index(key);
@@ -563,7 +563,7 @@ fn remove_rec(
     if node.children.is_empty() {
         return Ok((old, true));
     }
-    node.place(st, addr)?;
+    node.rewrite(st, addr)?;
     Ok((old, false))
 }
 

@@ -8,8 +8,9 @@
 //! +0  u64 addr   file address of the stored chunk
 //! +8  u64 size   stored (filtered) bytes
 //! +16 u32 mask   0 = every filter applied; u32::MAX = stored unfiltered;
-//!                 under an HDF5 pipeline also HDF5's mask (bit i: filter i,
-//!                 an optional one, skipped)
+//!                under an HDF5 pipeline also HDF5's mask (bit i: filter i
+//!                skipped, optional or not); format/filter_pipeline.rs says
+//!                which masks a pipeline allows
 //! +20 u32 crc    CRC32C of the stored bytes
 //! ```
 //! Chunks carry a checksum like metadata does, so damaged data is reported
@@ -18,10 +19,10 @@
 use crate::error::{Error, Result};
 use crate::format::codec::Reader;
 use crate::format::filter_pipeline::Filter;
-use crate::format::object_header::MAX_RANK;
+use crate::format::shape::MAX_RANK;
 
-/// Mask value meaning "stored without filtering" (the filters did not shrink it).
-pub(crate) const MASK_UNFILTERED: u32 = u32::MAX;
+/// Largest chunk, in bytes (of a dataset or a byte vector).
+pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
 /// Bytes of an entry's value.
 pub(crate) const ENTRY_LEN: usize = 24;
 /// Longest key: one u64 per dimension.
@@ -118,10 +119,10 @@ pub(crate) fn decode_key(k: &[u8], grid: &[u64], root: u64) -> Result<Vec<u64>> 
             "key length does not match rank",
         ));
     }
-    let coords: Vec<u64> = k
-        .chunks_exact(8)
-        .map(|c| u64::from_be_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-        .collect();
+    let mut r = Reader::new(k, "chunk index", root);
+    let coords = (0..grid.len())
+        .map(|_| r.u64_be())
+        .collect::<Result<Vec<u64>>>()?;
     if coords.iter().zip(grid).any(|(c, g)| c >= g) {
         return Err(Error::corrupt(
             "chunk index",
@@ -135,7 +136,7 @@ pub(crate) fn decode_key(k: &[u8], grid: &[u64], root: u64) -> Result<Vec<u64>> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::filter_pipeline::Hdf5Filter;
+    use crate::format::filter_pipeline::{Hdf5Filter, MASK_UNFILTERED};
 
     fn native() -> Vec<Filter> {
         vec![Filter::Zstd(3)]
@@ -152,11 +153,11 @@ mod tests {
         assert_eq!(ChunkRef::decode(&e.encode(), 0, 400, &native()).unwrap(), e);
         // Unfiltered, the stored size is the chunk's size.
         assert!(ChunkRef::decode(&e.encode(), 0, 400, &[]).is_err());
-        let raw = ChunkRef {
+        let unfiltered = ChunkRef {
             mask: MASK_UNFILTERED,
             ..e
         };
-        assert!(ChunkRef::decode(&raw.encode(), 0, 400, &native()).is_err());
+        assert!(ChunkRef::decode(&unfiltered.encode(), 0, 400, &native()).is_err());
         let bad = ChunkRef { mask: 3, ..e };
         assert!(ChunkRef::decode(&bad.encode(), 0, 400, &native()).is_err());
         let huge = ChunkRef {

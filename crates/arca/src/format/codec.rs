@@ -1,5 +1,7 @@
 //! The one bounds-checked reader every on-disk structure is decoded through,
-//! and its writing twin. All integers are little-endian and fixed-width.
+//! and its writing twin. All integers are little-endian and fixed-width,
+//! except B-tree keys, which are big-endian so that byte order is number
+//! order.
 
 use crate::error::{Error, Result};
 
@@ -69,6 +71,10 @@ impl<'a> Reader<'a> {
     pub(crate) fn u64(&mut self) -> Result<u64> {
         Ok(u64::from_le_bytes(self.array()?))
     }
+    /// A big-endian u64 (a B-tree key's).
+    pub(crate) fn u64_be(&mut self) -> Result<u64> {
+        Ok(u64::from_be_bytes(self.array()?))
+    }
 }
 
 /// Appends little-endian fields to a byte vector.
@@ -136,5 +142,7 @@ mod tests {
         assert_eq!(r.u32().unwrap(), 70000);
         assert_eq!(r.u64().unwrap(), 1 << 40);
         assert_eq!(r.i32().unwrap(), -5);
+        let mut r = Reader::new(&[1, 2, 3, 4, 5, 6, 7, 8], "t", 0);
+        assert_eq!(r.u64_be().unwrap(), 0x0102_0304_0506_0708);
     }
 }

@@ -15,11 +15,17 @@
 //! (only id 5, at most 32 filters: HDF5's limit). HDF5 pipelines come from
 //! imported files whose chunks are kept exactly as stored; their chunks may
 //! carry HDF5's per-filter skip mask (bit i: filter i skipped).
+//!
+//! A chunk's mask (kept in its chunk-index entry) is 0 when every filter
+//! was applied and [`MASK_UNFILTERED`] when the chunk is stored unfiltered.
 
 use crate::error::{Error, Result};
-use crate::format::chunk_index::MASK_UNFILTERED;
 use crate::format::codec::{Reader, Writer};
 use crate::pool::ArrayList;
+
+/// The chunk mask (in a chunk-index entry) of a chunk stored with every
+/// filter skipped, because the filters did not shrink it.
+pub(crate) const MASK_UNFILTERED: u32 = u32::MAX;
 
 /// Filter pipelines of decoded dataset headers (every dataset call decodes
 /// its header again).

@@ -3,7 +3,7 @@
 //! address is the superblock's first space slot.
 //!
 //! ```text
-//! +0  [u8; 4] tag "AFSR"
+//! +0  [u8; 4] tag "AFSR" ("AHSR" for the held-space record, below)
 //! +4  u32     n
 //! +8  n × { u8 kind (0 metadata, 1 data), u64 addr, u64 size }, in address order
 //! ```

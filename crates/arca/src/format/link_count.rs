@@ -24,9 +24,10 @@ pub(crate) fn encode(count: u64) -> Vec<u8> {
 /// Decode one entry of a file of `eof` bytes: `(address, count)`.
 pub(crate) fn decode(k: &[u8], v: &[u8], eof: u64) -> Result<(u64, u64)> {
     let mut r = Reader::new(v, "link count", 0);
-    let addr = <[u8; 8]>::try_from(k)
-        .map(u64::from_be_bytes)
-        .map_err(|_| r.corrupt(format!("key of {} bytes", k.len())))?;
+    if k.len() != 8 {
+        return Err(r.corrupt(format!("key of {} bytes", k.len())));
+    }
+    let addr = Reader::new(k, "link count", 0).u64_be()?;
     let count = r.u64()?;
     if r.remaining() != 0 || count < 2 || addr < PAGE_SIZE as u64 || addr >= eof {
         return Err(r.corrupt(format!(
@@ -34,4 +35,20 @@ pub(crate) fn decode(k: &[u8], v: &[u8], eof: u64) -> Result<(u64, u64)> {
         )));
     }
     Ok((addr, count))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_damage_is_refused() {
+        let (k, v) = (key(8192), encode(3));
+        assert_eq!(decode(&k, &v, 1 << 20).unwrap(), (8192, 3));
+        assert!(decode(&k[..7], &v, 1 << 20).is_err());
+        assert!(decode(&k, &v[..7], 1 << 20).is_err());
+        assert!(decode(&k, &encode(1), 1 << 20).is_err());
+        assert!(decode(&key(1 << 20), &v, 1 << 20).is_err());
+        assert!(decode(&key(0), &v, 1 << 20).is_err());
+    }
 }

@@ -11,17 +11,20 @@
 //! ```text
 //! 1 links     u64 B-tree root, u64 count            (groups)
 //! 2 attrs     u64 B-tree root, u64 count            (all objects)
-//! 3 datatype  8-byte datatype encoding              (datasets)
-//! 4 shape     u8 rank, rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited);
+//! 3 datatype  the datatype's encoding (format/datatype/codec.rs): 8
+//!             bytes and more for the classes that go on (datasets)
+//! 4 shape     the dataspace with its maxima (format/shape.rs): u8 rank,
+//!             rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited);
 //!             rank 0xFF: a null dataspace, no elements at all (version 3)
 //! 5 layout    u8 class; 0 contiguous: u64 addr (0 = unallocated), u64 size;
 //!             1 chunked: rank × u64 chunk dims, u64 chunk-index root;
 //!             2 compact: the elements themselves, shape × element size
 //!             bytes in the datatype's byte order (format version 2)
-//! 6 filters   u8 n, n × { u8 id, i32 level } (see format/filter_pipeline.rs;
-//!             HDF5 pipelines only over fixed-size types)
+//! 6 filters   the filter pipeline (format/filter_pipeline.rs): u8 n, n
+//!             filters; HDF5 pipelines only over fixed-size types
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
-//! 8 vector    the byte vector of a variable-length dataset (see `vlen`)
+//! 8 vector    the byte vector of a variable-length dataset
+//!             (format/vlen_vector.rs)
 //! 9 order     u64 the next creation index (groups that track creation
 //!             order; their links carry their index; format version 3)
 //! 10 attr order u64 the next attribute creation index (objects whose
@@ -31,27 +34,40 @@
 //! ```
 //! Flag bit 0 marks a message a reader must understand; unknown messages
 //! without it are carried along untouched, so later versions can add
-//! messages (free-space records, variable-length heaps) without a format break.
+//! messages without a format break. Each known message appears at most
+//! once; groups hold 1 and 2, datasets 2 to 5 at least.
 
 use crate::error::{Error, Result};
+use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::codec::{Reader, Writer};
 use crate::format::datatype::Datatype;
-use crate::format::filter_pipeline::Filter;
-use crate::format::filter_pipeline::PIPELINES;
-use crate::format::vlen_vector::{VecMeta, MSG_VECTOR};
+use crate::format::filter_pipeline::{Filter, PIPELINES};
+use crate::format::page::payload;
+use crate::format::shape::{self, MAX_RANK};
+use crate::format::vlen_vector::VecMeta;
 use crate::pager::PAGE_SIZE;
 use crate::pool::lists::{EXTENTS, FILL};
 use crate::pool::{PooledBuf, PooledVec};
 use crate::store::Store;
 
 pub(crate) const TAG: &crate::pager::Family = b"AOH";
-/// Highest rank a dataset may have.
-pub const MAX_RANK: usize = 32;
-/// Largest chunk, in bytes.
-pub const MAX_CHUNK_BYTES: u64 = 1 << 31;
 /// Fill values up to this size live in the header itself.
 const FILL_INLINE: usize = 1024;
 const MUST_UNDERSTAND: u16 = 1;
+
+// Message types (see the layout above).
+const MSG_LINKS: u16 = 1;
+const MSG_ATTRS: u16 = 2;
+const MSG_DATATYPE: u16 = 3;
+const MSG_SHAPE: u16 = 4;
+const MSG_LAYOUT: u16 = 5;
+const MSG_FILTERS: u16 = 6;
+const MSG_FILL: u16 = 7;
+const MSG_VECTOR: u16 = 8;
+const MSG_ORDER: u16 = 9;
+const MSG_ATTR_ORDER: u16 = 10;
+/// Highest message type this version knows.
+const MSG_LAST: u16 = MSG_ATTR_ORDER;
 
 /// What kind of object a header describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,7 +161,7 @@ impl Header {
     pub(crate) fn load(st: &mut Store, addr: u64) -> Result<Header> {
         let page = st.pager.read(addr, TAG)?;
         st.check_live("object header", addr, page.len() as u64)?;
-        Self::decode(&page[8..], addr, st.space.eof())
+        Self::decode(payload(&page), addr, st.space.eof())
     }
 
     /// Rewrite an existing header in place (its size never changes after
@@ -178,14 +194,14 @@ impl Header {
             w.buf
         };
         if self.kind == ObjectKind::Group {
-            msgs.push((1, MUST_UNDERSTAND, index(&self.links)));
+            msgs.push((MSG_LINKS, MUST_UNDERSTAND, index(&self.links)));
             if let Some(next) = self.order {
                 let mut w = Writer::new();
                 w.u64(next);
                 msgs.push((MSG_ORDER, MUST_UNDERSTAND, w.buf));
             }
         }
-        msgs.push((2, MUST_UNDERSTAND, index(&self.attrs)));
+        msgs.push((MSG_ATTRS, MUST_UNDERSTAND, index(&self.attrs)));
         if let Some(next) = self.attr_order {
             let mut w = Writer::new();
             w.u64(next);
@@ -194,20 +210,10 @@ impl Header {
         if let Some(d) = &self.dataset {
             let mut w = Writer::new();
             d.dtype.encode(&mut w);
-            msgs.push((3, MUST_UNDERSTAND, w.buf));
+            msgs.push((MSG_DATATYPE, MUST_UNDERSTAND, w.buf));
             let mut w = Writer::new();
-            w.u8(if d.null {
-                crate::format::attribute::NULL_RANK
-            } else {
-                d.dims.len() as u8
-            });
-            d.dims.iter().for_each(|&x| {
-                w.u64(x);
-            });
-            d.maxdims.iter().for_each(|&x| {
-                w.u64(x);
-            });
-            msgs.push((4, MUST_UNDERSTAND, w.buf));
+            shape::encode_with_max(&mut w, d.null, &d.dims, &d.maxdims);
+            msgs.push((MSG_SHAPE, MUST_UNDERSTAND, w.buf));
             let mut w = Writer::new();
             match &d.layout {
                 Layout::Contiguous { addr, size } => {
@@ -224,11 +230,11 @@ impl Header {
                     w.u8(2).bytes(data);
                 }
             }
-            msgs.push((5, MUST_UNDERSTAND, w.buf));
+            msgs.push((MSG_LAYOUT, MUST_UNDERSTAND, w.buf));
             if !d.filters.is_empty() {
                 let mut w = Writer::new();
                 Filter::encode_list(&d.filters, &mut w);
-                msgs.push((6, MUST_UNDERSTAND, w.buf));
+                msgs.push((MSG_FILTERS, MUST_UNDERSTAND, w.buf));
             }
             if let Some(fill) = &d.fill {
                 let mut w = Writer::new();
@@ -240,7 +246,7 @@ impl Header {
                         w.u8(1).u64(*addr).u64(*len);
                     }
                 }
-                msgs.push((7, MUST_UNDERSTAND, w.buf));
+                msgs.push((MSG_FILL, MUST_UNDERSTAND, w.buf));
             }
             if let Some(v) = &d.vlen {
                 msgs.push((MSG_VECTOR, MUST_UNDERSTAND, v.encode()));
@@ -277,7 +283,7 @@ impl Header {
             ..Header::group()
         };
         let mut dtype = None;
-        let mut shape = None;
+        let mut dims_max = None;
         let mut layout = None;
         let mut filters = PIPELINES.take(0);
         let mut fill = None;
@@ -290,21 +296,21 @@ impl Header {
             let flags = r.u16()?;
             let len = r.u32()? as usize;
             let body = r.bytes(len)?;
-            let known = (1..=MSG_LAST).contains(&t);
+            let known = (MSG_LINKS..=MSG_LAST).contains(&t);
             if known {
                 if seen & (1 << t) != 0 {
                     return Err(r.corrupt(format!("message {t} appears twice")));
                 }
                 seen |= 1 << t;
-                let for_groups = t == 1 || t == MSG_ORDER;
-                let for_both = t == 2 || t == MSG_ATTR_ORDER;
+                let for_groups = t == MSG_LINKS || t == MSG_ORDER;
+                let for_both = t == MSG_ATTRS || t == MSG_ATTR_ORDER;
                 if !for_both && for_groups != (kind == ObjectKind::Group) {
                     return Err(r.corrupt(format!("message {t} in a {kind:?} header")));
                 }
             }
             let mut m = Reader::new(body, what, addr);
             match t {
-                1 | 2 => {
+                MSG_LINKS | MSG_ATTRS => {
                     let i = Index {
                         root: m.u64()?,
                         count: m.u64()?,
@@ -320,33 +326,19 @@ impl Header {
                             i.root, i.count
                         )));
                     }
-                    if t == 1 {
+                    if t == MSG_LINKS {
                         h.links = i
                     } else {
                         h.attrs = i
                     }
                 }
-                3 => dtype = Some(Datatype::decode(&mut m)?),
-                4 => {
-                    let rank = m.u8()?;
-                    null = rank == crate::format::attribute::NULL_RANK;
-                    let rank = if null { 0 } else { rank as usize };
-                    if rank > MAX_RANK {
-                        return Err(m.corrupt(format!("rank {rank}")));
-                    }
-                    let mut dims = EXTENTS.take(rank);
-                    let mut maxdims = EXTENTS.take(rank);
-                    for v in [&mut dims, &mut maxdims] {
-                        for _ in 0..rank {
-                            v.push(m.u64()?);
-                        }
-                    }
-                    if dims.iter().zip(&maxdims).any(|(d, m)| d > m) {
-                        return Err(m.corrupt("dimension larger than its maximum"));
-                    }
-                    shape = Some((dims, maxdims));
+                MSG_DATATYPE => dtype = Some(Datatype::decode(&mut m)?),
+                MSG_SHAPE => {
+                    let (space, maxdims) = shape::decode_with_max::<PooledVec<u64>>(&mut m)?;
+                    null = space.null;
+                    dims_max = Some((space.dims, maxdims));
                 }
-                5 => {
+                MSG_LAYOUT => {
                     layout = Some(match m.u8()? {
                         0 => Layout::Contiguous {
                             addr: m.u64()?,
@@ -372,11 +364,11 @@ impl Header {
                         c => return Err(m.corrupt(format!("layout class {c}"))),
                     })
                 }
-                6 => {
+                MSG_FILTERS => {
                     filters.clear();
                     Filter::decode_list_into(&mut m, &mut filters)?;
                 }
-                7 => {
+                MSG_FILL => {
                     fill = Some(match m.u8()? {
                         0 => {
                             let n = m.u32()? as usize;
@@ -411,14 +403,17 @@ impl Header {
             }
         }
         let required = match kind {
-            ObjectKind::Group => (1 << 1) | (1 << 2),
-            ObjectKind::Dataset => (1 << 2) | (1 << 3) | (1 << 4) | (1 << 5),
+            ObjectKind::Group => (1 << MSG_LINKS) | (1 << MSG_ATTRS),
+            ObjectKind::Dataset => {
+                (1 << MSG_ATTRS) | (1 << MSG_DATATYPE) | (1 << MSG_SHAPE) | (1 << MSG_LAYOUT)
+            }
         };
         if seen & required != required {
             return Err(r.corrupt(format!("{kind:?} header lacks a required message")));
         }
         if kind == ObjectKind::Dataset {
-            let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, shape, layout) else {
+            let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, dims_max, layout)
+            else {
                 return Err(r.corrupt("dataset header lacks type, shape or layout"));
             };
             let vitem = dtype.vector_item();
@@ -448,11 +443,6 @@ impl Header {
         Ok(h)
     }
 }
-
-/// Highest message type this version knows.
-const MSG_ORDER: u16 = 9;
-const MSG_ATTR_ORDER: u16 = 10;
-const MSG_LAST: u16 = 10;
 
 impl DatasetMeta {
     /// Check the dataset's messages against each other and the file.
@@ -572,5 +562,109 @@ impl DatasetMeta {
                 len: b.len() as u64,
             }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AT: u64 = 8192;
+    const EOF: u64 = 1 << 20;
+
+    fn chunked() -> Header {
+        let mut h = Header::dataset(DatasetMeta {
+            dtype: Datatype::float(4),
+            dims: EXTENTS.take_copy(&[10, 20]),
+            maxdims: EXTENTS.take_copy(&[u64::MAX, 20]),
+            layout: Layout::Chunked {
+                chunk: EXTENTS.take_copy(&[5, 5]),
+                index: 12288,
+            },
+            filters: PIPELINES.take_copy(&[Filter::Shuffle, Filter::Zstd(3)]),
+            fill: Some(Fill::Inline(vec![0, 0, 128, 63])),
+            vlen: None,
+            null: false,
+        });
+        h.attrs = Index {
+            root: 16384,
+            count: 2,
+        };
+        h.attr_order = Some(2);
+        h
+    }
+
+    /// A header payload of `kind` holding `msgs` as given.
+    fn header_bytes(kind: u8, msgs: &[(u16, u16, Vec<u8>)]) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u8(kind).u8(0).u16(msgs.len() as u16);
+        for (t, f, body) in msgs {
+            w.u16(*t).u16(*f).u32(body.len() as u32).bytes(body);
+        }
+        w.buf
+    }
+
+    #[test]
+    fn headers_round_trip() {
+        let mut g = Header::group();
+        g.links = Index {
+            root: 16384,
+            count: 3,
+        };
+        g.order = Some(3);
+        g.other.push((200, 0, vec![1, 2, 3]));
+        for h in [Header::group(), g, chunked()] {
+            assert_eq!(Header::decode(&h.encode(), AT, EOF).unwrap(), h);
+        }
+    }
+
+    #[test]
+    fn damaged_headers_are_refused() {
+        let index = vec![0u8; 16];
+        let group = |extra: (u16, u16, Vec<u8>)| {
+            header_bytes(
+                1,
+                &[
+                    (MSG_LINKS, MUST_UNDERSTAND, index.clone()),
+                    (MSG_ATTRS, MUST_UNDERSTAND, index.clone()),
+                    extra,
+                ],
+            )
+        };
+        let corrupt = |b: Vec<u8>| {
+            let e = Header::decode(&b, AT, EOF).unwrap_err();
+            assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+            e.to_string()
+        };
+        assert!(corrupt(group((MSG_ATTRS, MUST_UNDERSTAND, index.clone()))).contains("twice"));
+        assert!(corrupt(group((MSG_FILL, MUST_UNDERSTAND, vec![0, 0, 0, 0, 0]))).contains("Group"));
+        let e = Header::decode(&group((99, MUST_UNDERSTAND, vec![])), AT, EOF).unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{e}");
+        // An unknown message a reader may skip is kept.
+        assert!(Header::decode(&group((99, 0, vec![7])), AT, EOF).is_ok());
+        // A known message with bytes left over, and one cut short.
+        let mut long = index.clone();
+        long.push(0);
+        let b = header_bytes(1, &[(MSG_LINKS, 1, index.clone()), (MSG_ATTRS, 1, long)]);
+        assert!(corrupt(b).contains("left over"));
+        let b = header_bytes(
+            1,
+            &[(MSG_LINKS, 1, index.clone()), (MSG_ATTRS, 1, vec![0; 8])],
+        );
+        corrupt(b);
+        // A group without its links, an object of an unknown kind.
+        corrupt(header_bytes(1, &[(MSG_ATTRS, 1, index.clone())]));
+        corrupt(header_bytes(3, &[]));
+        // A chunk index inside the header itself, a fill of the wrong size.
+        let mut h = chunked();
+        let meta = h.dataset.as_mut().unwrap();
+        meta.layout = Layout::Chunked {
+            chunk: EXTENTS.take_copy(&[5, 5]),
+            index: AT,
+        };
+        corrupt(h.encode());
+        let mut h = chunked();
+        h.dataset.as_mut().unwrap().fill = Some(Fill::Inline(vec![0; 3]));
+        corrupt(h.encode());
     }
 }

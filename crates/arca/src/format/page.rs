@@ -59,6 +59,12 @@ pub(crate) fn write_header(page: &mut [u8], family: &Family) {
     page[4..8].fill(0);
 }
 
+/// A page's payload, the bytes after its header (none if the page is
+/// shorter than a header, which a page the pager verified never is).
+pub(crate) fn payload(page: &[u8]) -> &[u8] {
+    page.get(HEADER..).unwrap_or_default()
+}
+
 fn checksum(page: &[u8]) -> u32 {
     let c = crc32c::crc32c(&page[0..4]);
     crc32c::crc32c_append(c, &page[HEADER..])

@@ -11,7 +11,8 @@
 //! byte vector instead, the records pointing there.
 
 use crate::error::{Error, Result};
-use crate::format::datatype::{swap_in_place, Datatype, VLEN_RECORD};
+use crate::format::datatype::swap::swap_in_place;
+use crate::format::datatype::{Datatype, VLEN_RECORD};
 
 /// The `(offset, length)` record at `at` of `buf`.
 pub(crate) fn record_at(buf: &[u8], at: usize) -> (u64, u64) {

@@ -142,16 +142,18 @@ fn is_hdf5(bytes: &[u8]) -> bool {
 
 /// The generation in a superblock's bytes, if they verify.
 pub(crate) fn generation_in(b: &[u8]) -> Option<u64> {
-    if b.len() < SUPERBLOCK_LEN || b[..8] != MAGIC {
+    let covered = b.get(12..SUPERBLOCK_LEN)?;
+    let mut r = Reader::new(b, "superblock", 0);
+    if r.bytes(8).ok()? != MAGIC || r.u32().ok()? != crc32c::crc32c(covered) {
         return None;
     }
-    let crc = u32::from_le_bytes(b[8..12].try_into().ok()?);
-    (crc == crc32c::crc32c(&b[12..SUPERBLOCK_LEN]))
-        .then(|| u64::from_le_bytes(b[72..80].try_into().unwrap_or_default()))
+    // Version, page size, flags, root, eof and the space slots: 60 bytes.
+    r.bytes(60).ok()?;
+    r.u64().ok()
 }
 
 #[cfg(test)]
-mod hdf5_tests {
+mod tests {
     use super::*;
 
     #[test]
@@ -168,5 +170,23 @@ mod hdf5_tests {
         ));
         let e = Superblock::decode(&[1u8; 4096], 4096).unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }));
+    }
+
+    #[test]
+    fn generation_is_read_only_from_a_verified_superblock() {
+        let sb = Superblock {
+            root: 4096,
+            eof: 8192,
+            space: [0; 4],
+            generation: 77,
+            links: 0,
+        };
+        let mut b = sb.encode();
+        assert_eq!(b.len(), SUPERBLOCK_LEN);
+        assert_eq!(generation_in(&b), Some(77));
+        assert_eq!(Superblock::decode(&b, 8192).unwrap(), sb);
+        assert_eq!(generation_in(&b[..SUPERBLOCK_LEN - 1]), None);
+        b[100] ^= 1;
+        assert_eq!(generation_in(&b), None);
     }
 }

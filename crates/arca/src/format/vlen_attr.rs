@@ -7,7 +7,8 @@
 //! [`crate::AttrValue::data`] holds the same layout with items in native order.
 
 use crate::error::{Error, Result};
-use crate::format::datatype::{swap_in_place, Datatype};
+use crate::format::datatype::swap::swap_in_place;
+use crate::format::datatype::Datatype;
 
 /// Check that `data` is a well-formed payload of `n` elements of `dtype`.
 pub(crate) fn check_attr_payload(dtype: &Datatype, n: u64, data: &[u8]) -> Result<()> {

@@ -16,14 +16,12 @@
 
 use crate::error::{Error, Result};
 use crate::format::blob;
+use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::codec::{Reader, Writer};
+use crate::format::datatype::VLEN_RECORD;
 use crate::format::filter_pipeline::Filter;
 use crate::pager::PAGE_SIZE;
 
-/// Object-header message type of the byte-vector description.
-pub(crate) const MSG_VECTOR: u16 = 8;
-/// Largest chunk of a vector, in bytes (as for datasets).
-pub(crate) const MAX_CHUNK_BYTES: u64 = 1 << 31;
 /// Bytes of one free-range entry.
 pub(crate) const FREE_RANGE: u64 = 16;
 
@@ -129,9 +127,6 @@ impl VecMeta {
     }
 }
 
-/// Bytes of one element's record.
-pub(crate) const RECORD: usize = 16;
-
 /// Append the record of an element of `len` bytes at vector offset `off`.
 pub(crate) fn push_record(out: &mut Vec<u8>, off: u64, len: u64) {
     out.extend_from_slice(&off.to_le_bytes());
@@ -140,7 +135,7 @@ pub(crate) fn push_record(out: &mut Vec<u8>, off: u64, len: u64) {
 
 /// Records for `(offset, length)` pairs.
 pub(crate) fn encode_records(recs: &[(u64, u64)]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(recs.len() * RECORD);
+    let mut out = Vec::with_capacity(recs.len() * VLEN_RECORD);
     for &(o, l) in recs {
         push_record(&mut out, o, l);
     }

@@ -6,7 +6,8 @@ use crate::error::{Error, Result};
 use crate::format::attribute::AttrRecord;
 use crate::format::btree;
 use crate::format::datatype::Datatype;
-use crate::format::object_header::{Header, MAX_RANK};
+use crate::format::object_header::Header;
+use crate::format::shape::MAX_RANK;
 use crate::space::Section;
 use crate::store::Store;
 

@@ -7,13 +7,14 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::PIPELINES;
-use crate::format::object_header::{DatasetMeta, Fill, Header, Layout, MAX_RANK};
+use crate::format::object_header::{DatasetMeta, Fill, Header, Layout};
+use crate::format::shape::MAX_RANK;
 use crate::pool::lists::EXTENTS;
 use crate::selection::{for_each_run, Place, Selection};
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
 
-pub use crate::format::object_header::MAX_CHUNK_BYTES;
+pub use crate::format::chunk_index::MAX_CHUNK_BYTES;
 /// Chunk size aimed at when chunks are chosen automatically.
 const AUTO_CHUNK_BYTES: u64 = 1 << 20;
 /// Datasets of fixed shape up to this many bytes are stored compact (in
