@@ -59,21 +59,19 @@
 //!   open file with a hot journal --recover--> rollback --> idle
 //! ```
 //!
-//! Journal layout: a 32-byte header (`ARCAJNL1`, u64 original length,
-//! u64 salt, u32 page where the records start (0: right after the header),
-//! u32 CRC32C of the first 28 bytes), then records of
-//! `u64 offset, u32 len, u32 CRC32C(salt, offset, len, data), data`.
+//! The journal's bytes are laid out in [`crate::format::journal_layout`].
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
+use crate::format::journal_layout::{
+    encode_record, salt, Header, RecordHead, HEADER_LEN, RECORD_HEAD,
+};
 use crate::format::page::PAGE_SIZE;
 use crate::io::{Driver, FileDriver, Gated, UnlockedReads};
 
-const MAGIC: &[u8; 8] = b"ARCAJNL1";
-const HEADER: u64 = 32;
 const PS: u64 = PAGE_SIZE as u64;
 /// A journal longer than this is truncated at invalidation (and that
 /// synced at once) rather than kept for reuse, so one large transaction
@@ -137,79 +135,50 @@ pub(crate) struct Journaled {
     tag: u64,
 }
 
-/// Whether the journal at `sidecar` is hot: left by a writer that stopped
-/// inside a transaction.
-pub(crate) fn sidecar_is_hot(sidecar: &std::path::Path) -> Result<bool> {
-    if !sidecar.exists() {
-        return Ok(false);
-    }
-    Journaled::new(
-        Box::new(crate::io::MemoryDriver::new()),
-        JournalStore::Path(sidecar.to_path_buf(), None),
-    )?
-    .is_hot()
-}
-
-pub(crate) fn salt() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ ((std::process::id() as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15
-}
-
-fn record_crc(salt: u64, off: u64, data: &[u8]) -> u32 {
-    let mut c = crc32c::crc32c(&salt.to_le_bytes());
-    c = crc32c::crc32c_append(c, &off.to_le_bytes());
-    c = crc32c::crc32c_append(c, &(data.len() as u32).to_le_bytes());
-    crc32c::crc32c_append(c, data)
-}
+pub(crate) use crate::format::journal_layout::sidecar_is_hot;
 
 /// A hot journal: the file's length at the transaction's start and the
 /// original pages as (offset, bytes).
 type HotJournal = (u64, Vec<(u64, Vec<u8>)>);
 
+/// The header of the journal `j`, if it is hot.
+fn hot_header(j: &dyn Driver) -> Result<Option<Header>> {
+    if j.len()? < HEADER_LEN {
+        return Ok(None);
+    }
+    let mut h = [0u8; HEADER_LEN as usize];
+    j.read_at(0, &mut h)?;
+    Ok(Header::decode(&h))
+}
+
 /// Parse a journal: `None` if it is not hot (empty, invalidated, or a torn
 /// header).
 fn parse(j: &dyn Driver) -> Result<Option<HotJournal>> {
     let len = j.len()?;
-    if len < HEADER {
+    let Some(head) = hot_header(j)? else {
         return Ok(None);
-    }
-    let mut h = [0u8; HEADER as usize];
-    j.read_at(0, &mut h)?;
-    if &h[0..8] != MAGIC
-        || crc32c::crc32c(&h[0..28]) != u32::from_le_bytes([h[28], h[29], h[30], h[31]])
-    {
-        return Ok(None);
-    }
-    let orig_len = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
-    let salt = u64::from_le_bytes(h[16..24].try_into().unwrap_or_default());
-    let first_page = u32::from_le_bytes([h[24], h[25], h[26], h[27]]) as u64;
-    let mut recs = vec![];
-    let mut pos = if first_page == 0 {
-        HEADER
-    } else {
-        first_page * PS
     };
-    while pos + 16 <= len {
-        let mut rh = [0u8; 16];
+    let mut recs = vec![];
+    let mut pos = head.records_start(PS);
+    while pos + RECORD_HEAD <= len {
+        let mut rh = [0u8; RECORD_HEAD as usize];
         j.read_at(pos, &mut rh)?;
-        let off = u64::from_le_bytes(rh[0..8].try_into().unwrap_or_default());
-        let n = u32::from_le_bytes(rh[8..12].try_into().unwrap_or_default()) as u64;
-        let crc = u32::from_le_bytes(rh[12..16].try_into().unwrap_or_default());
-        if n == 0 || n > PS || pos + 16 + n > len {
+        let r = RecordHead::decode(&rh);
+        let n = r.len as u64;
+        if n == 0 || n > PS || pos + RECORD_HEAD + n > len {
             break;
         }
         let mut data = vec![0u8; n as usize];
-        j.read_at(pos + 16, &mut data)?;
-        if record_crc(salt, off, &data) != crc || off.checked_add(n).is_none_or(|e| e > orig_len) {
+        j.read_at(pos + RECORD_HEAD, &mut data)?;
+        if !r.verifies(head.salt, &data)
+            || r.offset.checked_add(n).is_none_or(|e| e > head.orig_len)
+        {
             break; // J5: a torn or stale tail
         }
-        recs.push((off, data));
-        pos += 16 + n;
+        recs.push((r.offset, data));
+        pos += RECORD_HEAD + n;
     }
-    Ok(Some((orig_len, recs)))
+    Ok(Some((head.orig_len, recs)))
 }
 
 /// Make the sidecar journal at `p` durably cold, then remove it: a removal
@@ -412,10 +381,8 @@ impl Journaled {
     pub(crate) fn is_hot(&self) -> Result<bool> {
         Ok(match &self.store {
             JournalStore::Off => false,
-            JournalStore::Driver(d) => parse(d.as_ref())?.is_some(),
-            JournalStore::Path(p, _) => {
-                p.exists() && parse(&FileDriver::open(p.as_path(), false)?)?.is_some()
-            }
+            JournalStore::Driver(d) => hot_header(d.as_ref())?.is_some(),
+            JournalStore::Path(p, _) => sidecar_is_hot(p)?,
         })
     }
 
@@ -466,10 +433,7 @@ impl Journaled {
                 }
                 let mut data = vec![0u8; (end - start) as usize];
                 self.file.read_at(start, &mut data)?;
-                out.extend_from_slice(&start.to_le_bytes());
-                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-                out.extend_from_slice(&record_crc(self.salt, start, &data).to_le_bytes());
-                out.extend_from_slice(&data);
+                encode_record(&mut out, self.salt, start, &data);
                 if let Some(s) = &mut self.sharing {
                     s.history.stage(self.tag, start, &data);
                 }
@@ -494,14 +458,12 @@ impl Journaled {
             .ok_or_else(|| Error::invalid("journal disabled"))?;
         j.write_at(at, &out)?;
         if first {
-            let mut h = Vec::with_capacity(HEADER as usize);
-            h.extend_from_slice(MAGIC);
-            h.extend_from_slice(&orig_len.to_le_bytes());
-            h.extend_from_slice(&salt.to_le_bytes());
-            h.extend_from_slice(&((at / PS) as u32).to_le_bytes());
-            let crc = crc32c::crc32c(&h);
-            h.extend_from_slice(&crc.to_le_bytes());
-            j.write_at(0, &h)?;
+            let h = Header {
+                orig_len,
+                salt,
+                first_page: (at / PS) as u32,
+            };
+            j.write_at(0, &h.encode())?;
         }
         j.sync()?;
         // R1: the originals reach the readers' history before any page
@@ -544,7 +506,7 @@ impl Journaled {
             self.jfile_len = 0;
             self.stale = None;
         } else {
-            j.write_at(0, &[0u8; HEADER as usize])?;
+            j.write_at(0, &[0u8; HEADER_LEN as usize])?;
             self.stale = Some(body);
         }
         Ok(())

@@ -311,7 +311,7 @@ impl Reader {
                     _ => continue,
                 }
             }
-            let hot = match crate::journal::sidecar_is_hot(self.table.journal()) {
+            let hot = match crate::format::journal_layout::sidecar_is_hot(self.table.journal()) {
                 Ok(h) => h,
                 Err(e) => {
                     failed = Some(e);
@@ -332,7 +332,8 @@ impl Reader {
             let same = !self.table.writer_present()?
                 && self.table.committing()? == committing
                 && self.table.published()? == published
-                && crate::journal::sidecar_is_hot(self.table.journal()).ok() == Some(hot);
+                && crate::format::journal_layout::sidecar_is_hot(self.table.journal()).ok()
+                    == Some(hot);
             match g {
                 Some(g) if same => return Ok(g),
                 // Not a whole superblock, with nothing moving: let the

@@ -111,7 +111,7 @@ impl History {
             }
             h.marks.push_back((h.end, generation));
         } else {
-            h.epoch = crate::journal::salt();
+            h.epoch = crate::format::journal_layout::salt();
             h.write_header()?;
             h.file
                 .set_len(FIRST)

@@ -425,7 +425,7 @@ impl ReaderTable {
         let idle = self.is_current()
             && !self.writer_present()?
             && self.oldest()?.is_none()
-            && !crate::journal::sidecar_is_hot(&self.journal).unwrap_or(true);
+            && !crate::format::journal_layout::sidecar_is_hot(&self.journal).unwrap_or(true);
         if idle {
             // Removal failures leave harmless files behind.
             let _ = fs::remove_file(&self.history);
