@@ -87,6 +87,29 @@ const SHRINK_NOW: u64 = 64 << 10;
 /// never repeat and a stale record cannot pass for a current one (J5).
 const SALT_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// A writer's link to the snapshot readers it serves in other processes,
+/// as the journal and the commit use it. The snapshot side implements it;
+/// the journal holds one and never needs to know more.
+pub(crate) trait ReaderLink: Send {
+    /// Keep the original of the page at `offset`, about to be journaled by
+    /// the transaction that commits as generation `tag`.
+    fn stage(&mut self, tag: u64, offset: u64, original: &[u8]);
+    /// Hand the staged originals to the readers. Called once they are in
+    /// the journal, before any page they preserve is overwritten (R1).
+    fn append(&mut self, tag: u64) -> Result<()>;
+    /// Before the commit making `generation`: announce it, and return the
+    /// oldest snapshot a live reader holds (None: no reader, and none can
+    /// start below `generation`, so its frees need not be held; R3).
+    fn committing(&self, generation: u64) -> Result<Option<u64>>;
+    /// The announced commit did not happen (there was nothing to commit).
+    fn not_committing(&self) -> Result<()>;
+    /// After the commit point: publish `generation`, then return the oldest
+    /// snapshot still held (None: no reader) and drop what no reader needs.
+    fn committed(&mut self, generation: u64) -> Result<Option<u64>>;
+    /// The writer closes.
+    fn close(self: Box<Self>) -> Result<()>;
+}
+
 /// Where the journal lives.
 pub(crate) enum JournalStore {
     /// No journal: writes go straight to the file (scratch files).
@@ -128,9 +151,8 @@ pub(crate) struct Journaled {
     pub(crate) exact: bool,
     /// Shared with [`Gated`]: held exclusively by every write below.
     gate: Arc<RwLock<()>>,
-    /// Snapshot readers in other processes: the history that keeps what
-    /// this transaction overwrites, and the table commits are published to.
-    pub(crate) sharing: Option<crate::snapshot::Sharing>,
+    /// Snapshot readers in other processes, when this writer serves them.
+    readers: Option<Box<dyn ReaderLink>>,
     /// The generation this transaction commits as (the history's tag).
     tag: u64,
 }
@@ -226,7 +248,7 @@ impl Journaled {
             touched: false,
             exact: false,
             gate,
-            sharing: None,
+            readers: None,
             tag: 0,
         })
     }
@@ -248,6 +270,22 @@ impl Journaled {
     /// holds it exclusively).
     pub(crate) fn gate(&self) -> Arc<RwLock<()>> {
         self.gate.clone()
+    }
+
+    /// Serve snapshot readers from now on: every page journaled is also
+    /// handed to `link`, and commits are published through it.
+    pub(crate) fn serve_readers(&mut self, link: Box<dyn ReaderLink>) {
+        self.readers = Some(link);
+    }
+
+    /// The snapshot readers this writer serves, if any.
+    pub(crate) fn readers(&mut self) -> Option<&mut (dyn ReaderLink + 'static)> {
+        self.readers.as_deref_mut()
+    }
+
+    /// Whether this writer serves snapshot readers.
+    pub(crate) fn serves_readers(&self) -> bool {
+        self.readers.is_some()
     }
 
     /// Take the data file's length afresh (a snapshot reader moved on).
@@ -304,7 +342,7 @@ impl Journaled {
         // The file's lock goes before the reader table's writer lock (see
         // `OpenOptions::open`).
         self.file = Box::new(crate::io::MemoryDriver::new());
-        if let Some(s) = self.sharing.take() {
+        if let Some(s) = self.readers.take() {
             r = r.and(s.close());
         }
         self.store = JournalStore::Off;
@@ -434,8 +472,8 @@ impl Journaled {
                 let mut data = vec![0u8; (end - start) as usize];
                 self.file.read_at(start, &mut data)?;
                 encode_record(&mut out, self.salt, start, &data);
-                if let Some(s) = &mut self.sharing {
-                    s.history.stage(self.tag, start, &data);
+                if let Some(s) = &mut self.readers {
+                    s.stage(self.tag, start, &data);
                 }
                 self.pages_journaled += 1;
             }
@@ -468,8 +506,8 @@ impl Journaled {
         j.sync()?;
         // R1: the originals reach the readers' history before any page
         // they preserve is overwritten (no sync: readers share the cache).
-        if let Some(s) = &mut self.sharing {
-            s.history.append(self.tag)?;
+        if let Some(s) = &mut self.readers {
+            s.append(self.tag)?;
         }
         // This sync also made the last invalidation durable (J6).
         self.stale = None;
