@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use compll::{Codec, Config, Handle, SharedArena};
 
-use super::Driver;
+use super::driver::Driver;
 use crate::error::{Error, Result};
 
 /// Bytes per page of the file; each page is one node in the arena.

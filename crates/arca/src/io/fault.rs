@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::Driver;
+use super::driver::Driver;
 use crate::error::{Error, Result};
 
 enum Pending {

@@ -5,7 +5,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Driver, ReadAt};
+use super::driver::{Driver, ReadAt};
 use crate::error::{Error, Result};
 
 /// A driver over an ordinary file.
@@ -203,7 +203,7 @@ impl Driver for FileDriver {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
-        super::fault_write_point(data, |part| {
+        super::points::write_point(data, |part| {
             let _ = self.file.write_all_at(part, offset);
         });
         self.file
@@ -216,14 +216,14 @@ impl Driver for FileDriver {
     }
 
     fn sync(&mut self) -> Result<()> {
-        super::fault_point();
+        super::points::point();
         self.file
             .sync_data()
             .map_err(|e| Error::io("syncing the file", e))
     }
 
     fn truncate(&mut self, len: u64) -> Result<()> {
-        super::fault_point();
+        super::points::point();
         self.file
             .set_len(len)
             .map_err(|e| Error::io(format!("truncating to {len}"), e))

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Section, SectionIndex, SpaceKind};
+use super::section::{Section, SectionIndex, SpaceKind};
 
 const CLASSES: usize = 64;
 
