@@ -8,8 +8,8 @@
 //! again.
 //!
 //! The journal file stays open for the whole session and is reused in place
-//! (overwriting allocated blocks makes its syncs cheap: no file-system
-//! metadata changes). A transaction is invalidated by zeroing the header, and
+//! (overwriting bytes the file system has already allocated makes its syncs
+//! cheap: no file-system metadata changes). A transaction is invalidated by zeroing the header, and
 //! that write is synced lazily, by the journal's next sync.
 //!
 //! Invariants:
@@ -51,12 +51,28 @@
 //!   (rolled back whole, safe by J7) or the new one (whose pages were not
 //!   yet overwritten, J1), never a mixture.
 //!
-//! States:
+//! States ([`State`]; every change goes through one place that asserts it
+//! is an edge here, in debug and `paranoid` builds):
 //! ```text
-//!   idle --begin--> open --preserve/write--> open
-//!                    |  \--rollback--> idle (file restored, journal invalidated)
-//!                    +--commit (file synced; journal invalidated; deferred truncate)--> idle
-//!   open file with a hot journal --recover--> rollback --> idle
+//!            begin            journal pages (synced)
+//!   Idle -----------> Open -------------------------> Hot
+//!    ^ ^                |                               |
+//!    |  \ settle        | commit / rollback             | commit / rollback
+//!    |   +---------- Stale <----------------------------+
+//!    |               (begin from Stale: Open, the invalidation still unsynced)
+//!    +--- commit / rollback leaving nothing stale (from Open or Hot)
+//!
+//!   Idle  --begin-->            Open { stale: None }
+//!   Stale --begin-->            Open { stale }      (its invalidation still unsynced)
+//!   Open  --begin again-->      Open                (nothing journaled yet)
+//!   Open  --settle-->           Open { stale: None }
+//!   Open  --journal pages-->    Hot { body }        (J1; the sync also settles, J6)
+//!   Hot   --journal pages-->    Hot { body grown at its end }
+//!   Hot   --commit/rollback-->  Stale { body } or Idle   (header zeroed: J4, J6)
+//!   Open  --commit/rollback-->  Stale { stale } or Idle
+//!   Stale --settle-->           Idle
+//!   any   --release-->          Closed              (a hot journal stays: J9)
+//!   Idle, at open, a hot journal on disk --recover (roll back)--> Idle
 //! ```
 //!
 //! The journal's bytes are laid out in [`crate::format::journal_layout`].
@@ -110,6 +126,77 @@ pub(crate) trait ReaderLink: Send {
     fn close(self: Box<Self>) -> Result<()>;
 }
 
+/// Where a journal's records lie in its file: (start, end).
+type Span = (u64, u64);
+
+/// Where the journal is in its cycle: the states of the diagram in the
+/// module doc, each with what it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No transaction; the journal on disk is durably cold.
+    Idle,
+    /// No transaction; the last one's journal, whose records lie at
+    /// `stale`, is invalidated but the invalidation is not yet synced (J6).
+    Stale { stale: Span },
+    /// A transaction with nothing journaled yet: its writes so far went to
+    /// space free at its start or past its end. `stale`: the last
+    /// invalidation, while it is unsynced.
+    Open { stale: Option<Span> },
+    /// A transaction whose originals are journaled and synced, its records
+    /// at `body`: a crash now rolls it back.
+    Hot { body: Span },
+    /// The file was let go; a hot journal stays on disk for recovery (J9).
+    Closed,
+}
+
+impl State {
+    fn in_transaction(self) -> bool {
+        matches!(self, State::Open { .. } | State::Hot { .. })
+    }
+
+    /// The invalidated records whose invalidation is not yet synced.
+    fn stale(self) -> Option<Span> {
+        match self {
+            State::Stale { stale } => Some(stale),
+            State::Open { stale } => stale,
+            _ => None,
+        }
+    }
+
+    fn body(self) -> Option<Span> {
+        match self {
+            State::Hot { body } => Some(body),
+            _ => None,
+        }
+    }
+
+    /// Whether `self -> next` is an edge of the diagram.
+    fn may_become(self, next: State) -> bool {
+        use State::*;
+        match (self, next) {
+            // release
+            (_, Closed) => true,
+            (Closed, _) => false,
+            // begin
+            (Idle, Open { stale: None }) => true,
+            (Stale { stale }, Open { stale: s }) => s == Some(stale),
+            // begin again before anything is journaled, or settle
+            (Open { stale }, Open { stale: s }) => s.is_none() || s == stale,
+            // settle
+            (Stale { .. }, Idle) => true,
+            // journal pages: the body starts, or grows at its end
+            (Open { .. }, Hot { .. }) => true,
+            (Hot { body }, Hot { body: b }) => b.0 == body.0 && b.1 >= body.1,
+            // commit or rollback: the body invalidated (a long journal is
+            // truncated and synced at once, leaving nothing stale)
+            (Open { stale }, Stale { stale: s }) => stale == Some(s),
+            (Hot { body }, Stale { stale }) => stale == body,
+            (Open { .. } | Hot { .. }, Idle) => true,
+            _ => false,
+        }
+    }
+}
+
 /// Where the journal lives.
 pub(crate) enum JournalStore {
     /// No journal: writes go straight to the file (scratch files).
@@ -124,17 +211,16 @@ pub(crate) enum JournalStore {
 pub(crate) struct Journaled {
     file: Box<dyn Driver>,
     store: JournalStore,
-    open: bool,
+    /// Where the journal is in its cycle; changed only by [`Journaled::to`].
+    state: State,
+    // The transaction's own facts, set by `begin` and read while it is
+    // open or hot.
+    /// The file's length when the transaction began (J1, J3).
     orig_len: u64,
     /// Sections free when the transaction began: addr -> end.
     free: BTreeMap<u64, u64>,
+    /// Pages journaled in this transaction (J2).
     journaled: HashSet<u64>,
-    /// This transaction's records in the journal (start, end); None until
-    /// the first page is journaled.
-    body: Option<(u64, u64)>,
-    /// Records of the last transaction, whose invalidation is written but
-    /// not yet synced (J6); None once it is durable.
-    stale: Option<(u64, u64)>,
     /// Bytes the journal file holds, written or not (tracked to spare a stat).
     jfile_len: u64,
     salt: u64,
@@ -234,12 +320,10 @@ impl Journaled {
         Ok(Journaled {
             file,
             store,
-            open: false,
+            state: State::Idle,
             orig_len: len,
             free: BTreeMap::new(),
             journaled: HashSet::new(),
-            body: None,
-            stale: None,
             jfile_len,
             salt: salt(),
             logical: len,
@@ -251,6 +335,82 @@ impl Journaled {
             readers: None,
             tag: 0,
         })
+    }
+
+    /// Move to `next`: every change of state goes through here, and is
+    /// checked to be an edge of the diagram (debug, test and `paranoid`
+    /// builds).
+    fn to(&mut self, next: State) {
+        if next == self.state {
+            return;
+        }
+        if cfg!(any(debug_assertions, test, feature = "paranoid")) {
+            assert!(
+                self.state.may_become(next),
+                "journal: {:?} -> {next:?} is not an edge of the state diagram",
+                self.state
+            );
+        }
+        self.state = next;
+    }
+
+    /// The last invalidation is durable now (J6): nothing is stale.
+    fn forget_stale(&mut self) {
+        let next = match self.state {
+            State::Stale { .. } => State::Idle,
+            State::Open { .. } => State::Open { stale: None },
+            s => s,
+        };
+        self.to(next);
+    }
+
+    /// Check the journal's invariants (tests and `paranoid` builds).
+    #[cfg(any(test, feature = "paranoid"))]
+    fn check_invariants(&self) -> std::result::Result<(), String> {
+        if self.logical > self.physical {
+            return Err(format!(
+                "logical length {} past the physical {}",
+                self.logical, self.physical
+            ));
+        }
+        if !self.enabled() && !matches!(self.state, State::Idle | State::Closed) {
+            return Err(format!("no journal, yet {:?}", self.state));
+        }
+        if self.state.in_transaction() {
+            if self.physical < self.orig_len {
+                return Err(format!(
+                    "J3: the file was cut to {} inside a transaction that began at {}",
+                    self.physical, self.orig_len
+                ));
+            }
+            if let Some(p) = self.journaled.iter().find(|&&p| p * PS >= self.orig_len) {
+                return Err(format!(
+                    "J2: page {p} journaled, past the original length {}",
+                    self.orig_len
+                ));
+            }
+        }
+        for span in [self.state.body(), self.state.stale()]
+            .into_iter()
+            .flatten()
+        {
+            // J10: the header's page holds nothing else.
+            if span.0 < PS || span.0 > span.1 || span.1 > self.jfile_len {
+                return Err(format!(
+                    "J10: records at {span:?} in a journal of {} bytes",
+                    self.jfile_len
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Under `paranoid`, panic if an invariant is broken.
+    fn checked(&self) {
+        #[cfg(feature = "paranoid")]
+        if let Err(e) = self.check_invariants() {
+            panic!("journal invariant broken ({:?}): {e}", self.state);
+        }
     }
 
     /// What a read without the file's lock needs: a reader of the data
@@ -307,7 +467,7 @@ impl Journaled {
             JournalStore::Path(p, d) => {
                 if d.is_none() {
                     let mut f = FileDriver::create(p.as_path(), false)?;
-                    // Blocks written once are overwritten in place later, so
+                    // Bytes written once are overwritten in place later, so
                     // the journal's syncs need no file-system metadata; the
                     // first sync carries these zeros (a zero header is cold).
                     f.write_at(0, &[0u8; PREFILL as usize])?;
@@ -331,7 +491,7 @@ impl Journaled {
     /// Stop journaling (scratch files).
     pub(crate) fn disable(&mut self) {
         self.store = JournalStore::Off;
-        self.open = false;
+        self.to(State::Idle);
     }
 
     /// Let go of the file (and its lock) when the file is closed while
@@ -346,14 +506,14 @@ impl Journaled {
             r = r.and(s.close());
         }
         self.store = JournalStore::Off;
-        self.open = false;
+        self.to(State::Closed);
         r
     }
 
     /// J9: sync the last invalidation and remove the journal, unless a
     /// transaction's journal is still hot (then recovery needs it).
     fn close_journal(&mut self) -> Result<()> {
-        if self.body.is_some() {
+        if matches!(self.state, State::Hot { .. } | State::Closed) {
             return Ok(());
         }
         if matches!(self.store, JournalStore::Path(..)) {
@@ -377,7 +537,7 @@ impl Journaled {
                 }
             }
         }
-        self.stale = None;
+        self.forget_stale();
         self.jfile_len = 0;
         if self.physical > self.logical {
             // A shrink left for later (J8); the invalidation is synced now.
@@ -412,6 +572,7 @@ impl Journaled {
         self.clear_journal()?;
         self.physical = orig_len;
         self.logical = orig_len;
+        self.checked();
         Ok(true)
     }
 
@@ -431,13 +592,15 @@ impl Journaled {
             return;
         }
         self.tag = tag;
-        self.open = true;
         self.orig_len = self.logical;
         self.free = free.map(|(a, s)| (a, a + s)).collect();
         self.journaled.clear();
-        self.body = None;
         self.salt = self.salt.wrapping_add(SALT_STEP);
         self.pages_journaled = 0;
+        self.to(State::Open {
+            stale: self.state.stale(),
+        });
+        self.checked();
     }
 
     fn in_free(&self, a: u64, b: u64) -> bool {
@@ -451,7 +614,7 @@ impl Journaled {
 
     /// Journal the original pages under `ranges` (J1, J2) with one sync.
     pub(crate) fn preserve(&mut self, ranges: &[(u64, u64)]) -> Result<()> {
-        if !self.open {
+        if !self.state.in_transaction() {
             return Ok(());
         }
         let mut out: Vec<u8> = vec![];
@@ -483,14 +646,15 @@ impl Journaled {
         }
         let n = out.len() as u64;
         let (salt, orig_len) = (self.salt, self.orig_len);
-        let at = match (self.body, self.stale) {
+        let body = self.state.body();
+        let at = match (body, self.state.stale()) {
             (Some((_, end)), _) => end,
             // J10: the body goes where the stale journal's is not.
             (None, Some((s, _))) if PS + n <= s => PS,
             (None, Some((_, e))) => e.next_multiple_of(PS),
             (None, None) => PS,
         };
-        let first = self.body.is_none();
+        let first = body.is_none();
         let j = self
             .journal()?
             .ok_or_else(|| Error::invalid("journal disabled"))?;
@@ -510,43 +674,57 @@ impl Journaled {
             s.append(self.tag)?;
         }
         // This sync also made the last invalidation durable (J6).
-        self.stale = None;
         self.jfile_len = self.jfile_len.max(at + n);
-        self.body = Some((self.body.map_or(at, |b| b.0), at + n));
+        self.to(State::Hot {
+            body: (body.map_or(at, |b| b.0), at + n),
+        });
+        self.checked();
         Ok(())
     }
 
     /// Make the last invalidation durable (J6, J7, J8): a sync of the
     /// journal, only when one is outstanding.
     pub(crate) fn settle(&mut self) -> Result<()> {
-        if self.stale.is_some() {
+        if self.state.stale().is_some() {
             if let Some(j) = self.journal_if_open() {
                 j.sync()?;
             }
-            self.stale = None;
+            self.forget_stale();
         }
         Ok(())
     }
 
-    /// Invalidate this transaction's journal (J4): zero the header, synced
-    /// lazily (J6); a long journal is truncated and synced at once.
-    fn invalidate(&mut self) -> Result<()> {
-        let Some(body) = self.body.take() else {
-            return Ok(());
-        };
+    /// Invalidate the journal whose records lie at `body` (J4): zero the
+    /// header, synced lazily (J6); a long journal is truncated and synced
+    /// at once. Returns what is left stale: `body`, or nothing. Should the
+    /// write fail, the journal is still hot and stays so (J9).
+    fn invalidate(&mut self, body: Span) -> Result<Option<Span>> {
         let long = self.jfile_len > KEEP;
         let Some(j) = self.journal_if_open() else {
-            return Ok(());
+            return Ok(None);
         };
         if long {
             j.truncate(0)?;
             j.sync()?;
             self.jfile_len = 0;
-            self.stale = None;
+            Ok(None)
         } else {
             j.write_at(0, &[0u8; HEADER_LEN as usize])?;
-            self.stale = Some(body);
+            Ok(Some(body))
         }
+    }
+
+    /// End the transaction: invalidate its journal, if it has one (J4).
+    fn end_transaction(&mut self) -> Result<()> {
+        let stale = match self.state {
+            State::Hot { body } => self.invalidate(body)?,
+            State::Open { stale } => stale,
+            _ => return Ok(()),
+        };
+        self.to(match stale {
+            Some(stale) => State::Stale { stale },
+            None => State::Idle,
+        });
         Ok(())
     }
 
@@ -565,33 +743,33 @@ impl Journaled {
                 discard_sidecar(p)?;
             }
         }
-        self.body = None;
-        self.stale = None;
+        // Only at open, before any transaction.
+        self.forget_stale();
         self.jfile_len = 0;
         Ok(())
     }
 
     /// The commit point (J4): call after the file is synced.
     pub(crate) fn commit(&mut self) -> Result<()> {
-        self.invalidate()?;
+        self.end_transaction()?;
         if self.physical > self.logical
-            && (self.stale.is_none() || self.physical - self.logical >= SHRINK_NOW)
+            && (self.state.stale().is_none() || self.physical - self.logical >= SHRINK_NOW)
         {
             self.settle()?; // J8
             self.file.truncate(self.logical)?;
             self.physical = self.logical;
         }
-        self.open = false;
         self.touched = false;
+        self.checked();
         Ok(())
     }
 
     /// Undo everything since `begin`.
     pub(crate) fn rollback(&mut self) -> Result<()> {
-        if !self.open {
+        if !self.state.in_transaction() {
             return Err(Error::invalid("no transaction to roll back"));
         }
-        let parsed = match self.body {
+        let parsed = match self.state.body() {
             Some(_) => self
                 .journal_if_open()
                 .map(|j| parse(&*j))
@@ -609,9 +787,9 @@ impl Journaled {
         self.file.sync()?;
         self.physical = self.orig_len;
         self.logical = self.orig_len;
-        self.invalidate()?;
-        self.open = false;
+        self.end_transaction()?;
         self.touched = false;
+        self.checked();
         Ok(())
     }
 }
@@ -644,6 +822,7 @@ impl Driver for Journaled {
         let end = offset + data.len() as u64;
         self.logical = self.logical.max(end);
         self.physical = self.physical.max(end);
+        self.checked();
         Ok(())
     }
 
@@ -653,16 +832,18 @@ impl Driver for Journaled {
 
     fn truncate(&mut self, len: u64) -> Result<()> {
         self.touched = true;
-        if !self.open {
+        if !self.state.in_transaction() {
             self.settle()?; // J7
             self.file.truncate(len)?;
             self.logical = len;
             self.physical = len;
+            self.checked();
             return Ok(());
         }
         if len < self.logical {
             // J3: shrink only after the commit point.
             self.logical = len;
+            self.checked();
             return Ok(());
         }
         // Growing over bytes still physically present: they must read as zeros.
@@ -682,6 +863,7 @@ impl Driver for Journaled {
             self.physical = len;
         }
         self.logical = len;
+        self.checked();
         Ok(())
     }
 
@@ -691,5 +873,78 @@ impl Driver for Journaled {
 
     fn held_bytes(&self) -> Option<u64> {
         self.file.held_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::MemoryDriver;
+
+    fn journaled(pages: u64) -> Journaled {
+        let file = MemoryDriver::from_bytes(vec![7u8; (pages * PS) as usize]);
+        let journal = JournalStore::Driver(Box::new(MemoryDriver::new()));
+        Journaled::new(Box::new(file), journal).unwrap()
+    }
+
+    #[test]
+    fn transactions_walk_the_diagram() {
+        let mut j = journaled(4);
+        assert_eq!(j.state, State::Idle);
+        j.begin(std::iter::empty(), 1);
+        assert_eq!(j.state, State::Open { stale: None });
+        // Past the original end: nothing to journal.
+        j.write_at(5 * PS, b"fresh").unwrap();
+        assert_eq!(j.state, State::Open { stale: None });
+        j.write_at(PS, b"over").unwrap();
+        let State::Hot { body } = j.state else {
+            panic!("{:?}", j.state)
+        };
+        assert!(j.is_hot().unwrap());
+        j.check_invariants().unwrap();
+        j.commit().unwrap();
+        assert_eq!(j.state, State::Stale { stale: body });
+        assert!(!j.is_hot().unwrap(), "J4: the header is zeroed");
+
+        j.begin(std::iter::empty(), 2);
+        assert_eq!(j.state, State::Open { stale: Some(body) });
+        // J7: a write that needs no copy makes the invalidation durable first.
+        j.write_at(6 * PS, b"x").unwrap();
+        assert_eq!(j.state, State::Open { stale: None });
+        j.write_at(2 * PS, b"again").unwrap();
+        assert!(matches!(j.state, State::Hot { .. }));
+        j.check_invariants().unwrap();
+        j.rollback().unwrap();
+        assert!(matches!(j.state, State::Stale { .. }));
+        let mut back = [0u8; 5];
+        j.read_at(2 * PS, &mut back).unwrap();
+        assert_eq!(back, [7; 5], "rolled back");
+        assert_eq!(j.len().unwrap(), 5 * PS + 5, "cut to the second start");
+        assert!(j.rollback().is_err(), "no transaction");
+        j.check_invariants().unwrap();
+
+        j.release().unwrap();
+        assert_eq!(j.state, State::Closed);
+    }
+
+    #[test]
+    fn the_diagram_refuses_what_it_does_not_draw() {
+        let body = (PS, 2 * PS);
+        let hot = State::Hot { body };
+        assert!(!State::Idle.may_become(hot));
+        assert!(!State::Idle.may_become(State::Stale { stale: body }));
+        assert!(!hot.may_become(State::Open { stale: None }));
+        assert!(!State::Closed.may_become(State::Idle));
+        assert!(hot.may_become(State::Stale { stale: body }));
+        assert!(!hot.may_become(State::Stale {
+            stale: (PS, 3 * PS)
+        }));
+        assert!(hot.may_become(State::Hot { body: (PS, 3 * PS) }));
+        assert!(!hot.may_become(State::Hot {
+            body: (2 * PS, 3 * PS)
+        }));
+        assert!(State::Stale { stale: body }.may_become(State::Open { stale: Some(body) }));
+        assert!(!State::Stale { stale: body }.may_become(State::Open { stale: None }));
+        assert!(hot.may_become(State::Closed));
     }
 }
