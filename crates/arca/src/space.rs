@@ -1,18 +1,20 @@
 //! File space: every byte of the file is handed out and taken back here.
 //!
 //! [`FileSpace`] is the one allocator interface the layers above use. It
-//! owns the end of file, one aggregator for metadata and one for small raw
-//! data, and a free list of sections — the free-space manager
+//! owns the end of file, one aggregator for metadata and one for small
+//! data allocations, and a free list of sections — the free-space manager
 //! ([`fsm::FreeSpaceManager`]) or, for comparison only, the naive baseline
 //! ([`naive::NaiveList`]).
 //!
 //! Allocation order: a best-fit free section; else the kind's aggregator
-//! (metadata, small raw); else the end of file. Freeing merges with both
+//! (metadata, small data); else the end of file. Freeing merges with both
 //! neighbours, shrinks the file when the section touches the end (and keeps
 //! shrinking through trailing free sections), and otherwise lets an adjacent
 //! aggregator absorb it.
 //!
-//! Invariants (checked by [`FileSpace::check_invariants`]):
+//! Invariants (checked by [`FileSpace::check_invariants`] in tests, and
+//! after every operation that changes the space under the `paranoid`
+//! feature):
 //! - S1: free sections, aggregator remainders and live extents are disjoint
 //!   and all lie in `[PAGE_SIZE, eof)`.
 //! - S2: no two free sections are adjacent (merging is complete).
@@ -59,12 +61,13 @@ pub enum FreeListKind {
     Naive,
 }
 
-/// Metadata and small raw data are carved from blocks up to this size.
-pub(crate) const AGGREGATOR_BLOCK: u64 = 64 * 1024;
-/// An aggregator's first block; each further block doubles, up to
-/// [`AGGREGATOR_BLOCK`], so a small file does not end with a large unused
+/// Metadata and small data are carved from extents an aggregator reserves
+/// at the end of the file, up to this size.
+pub(crate) const AGGREGATOR_MAX: u64 = 64 * 1024;
+/// An aggregator's first reserved extent; each further one doubles, up to
+/// [`AGGREGATOR_MAX`], so a small file does not end with a large unused
 /// remainder and a large one still clusters its metadata.
-const FIRST_BLOCK: u64 = 8 * 1024;
+const AGGREGATOR_FIRST: u64 = 8 * 1024;
 /// Data allocations up to this size go through the small-data aggregator.
 pub(crate) const SMALL_DATA: u64 = 4096;
 
@@ -72,7 +75,7 @@ pub(crate) const SMALL_DATA: u64 = 4096;
 struct Aggregator {
     pos: u64,
     end: u64,
-    /// Size of the next block to reserve (0 before the first).
+    /// Size of the next extent to reserve (0 before the first).
     next: u64,
 }
 
@@ -125,6 +128,12 @@ impl FileSpace {
 
     /// Reserve `size` bytes of `kind`.
     pub(crate) fn alloc(&mut self, kind: SpaceKind, size: u64) -> Result<u64> {
+        let r = self.take(kind, size);
+        self.checked("alloc");
+        r
+    }
+
+    fn take(&mut self, kind: SpaceKind, size: u64) -> Result<u64> {
         if size == 0 {
             // Nothing to place: address 0 is "no storage" everywhere.
             return Ok(0);
@@ -133,17 +142,17 @@ impl FileSpace {
             return Ok(a);
         }
         let aggregated = match kind {
-            SpaceKind::Meta => size <= AGGREGATOR_BLOCK,
+            SpaceKind::Meta => size <= AGGREGATOR_MAX,
             SpaceKind::Data => size <= SMALL_DATA,
         };
         if !aggregated {
-            return self.alloc_eof(size);
+            return self.grow(size);
         }
         let i = kind.index();
         if self.aggs[i].room() < size {
             let old = self.aggs[i];
             if old.end == self.eof && old.end > 0 {
-                // The block is at the end: just extend it in place.
+                // The reserved extent is at the end: just extend it in place.
                 self.eof = old.pos;
                 self.aggs[i].end = old.pos;
             } else {
@@ -157,13 +166,17 @@ impl FileSpace {
                     });
                 }
             }
-            let next = if old.next == 0 { FIRST_BLOCK } else { old.next };
-            let block = next.max(size);
-            let start = self.alloc_eof(block)?;
+            let next = if old.next == 0 {
+                AGGREGATOR_FIRST
+            } else {
+                old.next
+            };
+            let reserve = next.max(size);
+            let start = self.grow(reserve)?;
             self.aggs[i] = Aggregator {
                 pos: start,
-                end: start + block,
-                next: (next * 2).min(AGGREGATOR_BLOCK),
+                end: start + reserve,
+                next: (next * 2).min(AGGREGATOR_MAX),
             };
         }
         let a = self.aggs[i].pos;
@@ -173,6 +186,12 @@ impl FileSpace {
 
     /// Take space at the end of the file, bypassing free sections.
     pub(crate) fn alloc_eof(&mut self, size: u64) -> Result<u64> {
+        let r = self.grow(size);
+        self.checked("alloc_eof");
+        r
+    }
+
+    fn grow(&mut self, size: u64) -> Result<u64> {
         let addr = self.eof;
         self.eof = addr
             .checked_add(size)
@@ -190,6 +209,7 @@ impl FileSpace {
         }
         self.check_live("freed extent", addr, size)?;
         self.apply_free(Section { addr, size, kind });
+        self.checked("free");
         Ok(())
     }
 
@@ -198,10 +218,6 @@ impl FileSpace {
             self.pending.insert(s.addr, (s.size, s.kind));
         } else {
             self.release(s);
-        }
-        #[cfg(feature = "paranoid")]
-        if let Err(e) = self.check_invariants() {
-            panic!("free-space invariant broken after free: {e}");
         }
     }
 
@@ -215,6 +231,7 @@ impl FileSpace {
         for s in self.check_free(extents)? {
             self.apply_free(s);
         }
+        self.checked("free_all");
         Ok(())
     }
 
@@ -360,6 +377,7 @@ impl FileSpace {
                 }
             }
         }
+        self.checked("release_aggregators");
     }
 
     /// Hold frees back until [`FileSpace::commit`] (S4).
@@ -367,6 +385,7 @@ impl FileSpace {
     pub(crate) fn set_defer(&mut self, defer: bool) {
         self.defer = defer;
         self.fresh_from = self.eof;
+        self.checked("set_defer");
     }
 
     /// Release frees held back since the last commit, or with snapshot
@@ -381,6 +400,7 @@ impl FileSpace {
             }
         }
         self.fresh_from = self.eof;
+        self.checked("commit");
     }
 
     /// Hold committed frees for snapshot readers, as freed by generation
@@ -405,6 +425,7 @@ impl FileSpace {
                 self.release(Section { addr, size, kind });
             }
         }
+        self.checked("release_held");
         any
     }
 
@@ -426,6 +447,7 @@ impl FileSpace {
             self.check_live("held-space record", s.addr, s.size)?;
             self.held.insert(s.addr, (s.size, s.kind, g));
         }
+        self.checked("load_held");
         Ok(())
     }
 
@@ -433,6 +455,7 @@ impl FileSpace {
     #[allow(dead_code)]
     pub(crate) fn discard_pending(&mut self) {
         self.pending.clear();
+        self.checked("discard_pending");
     }
 
     /// Frees held back until commit, in address order.
@@ -459,6 +482,7 @@ impl FileSpace {
             self.list.give(*s);
         }
         self.shrink();
+        self.checked("load");
     }
 
     /// Aggregator remainders, as (addr, size).
@@ -470,9 +494,22 @@ impl FileSpace {
             .collect()
     }
 
-    /// Verify S1–S3 over the free list and aggregators.
+    /// Under `paranoid`, panic if an invariant is broken after `op`.
+    fn checked(&self, op: &str) {
+        #[cfg(feature = "paranoid")]
+        if let Err(e) = self.check_invariants() {
+            panic!("free-space invariant broken after {op}: {e}");
+        }
+        #[cfg(not(feature = "paranoid"))]
+        let _ = op;
+    }
+
+    /// Verify S1–S4 over the free list, the aggregators, and the frees
+    /// held back or held for readers, and the free list's own invariants.
     #[cfg(any(test, feature = "paranoid"))]
     pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
+        self.list.check()?;
+        // (addr, size, is a free section)
         let mut all: Vec<(u64, u64, bool)> = self
             .list
             .sections()
@@ -480,7 +517,15 @@ impl FileSpace {
             .map(|s| (s.addr, s.size, true))
             .collect();
         all.extend(self.reserved().into_iter().map(|(a, s)| (a, s, false)));
+        all.extend(self.pending.iter().map(|(&a, &(s, _))| (a, s, false)));
+        all.extend(self.held.iter().map(|(&a, &(s, _, _))| (a, s, false)));
         all.sort_unstable();
+        if let Some((&a, _)) = self.pending.range(self.fresh_from..).next() {
+            return Err(format!(
+                "S4: a free at {a} held back, though space from {} on is the transaction's own",
+                self.fresh_from
+            ));
+        }
         for w in all.windows(2) {
             if w[0].0 + w[0].1 > w[1].0 {
                 return Err(format!("S1: sections at {} and {} overlap", w[0].0, w[1].0));
@@ -501,6 +546,8 @@ impl FileSpace {
             if a + s > self.eof {
                 return Err(format!("S1: section at {a} runs past eof {}", self.eof));
             }
+            // Held-back and held frees are not free yet: only free sections
+            // count for S3.
             if free && a + s == self.eof {
                 return Err("S3: the file ends in a free section".into());
             }

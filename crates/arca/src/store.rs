@@ -79,8 +79,8 @@ impl Store {
     }
 
     /// Write `data` at `at`, inside the extent `(addr, len)` that the
-    /// caller's object owns: the one way raw bytes (data, chunks, blobs)
-    /// reach the file.
+    /// caller's object owns: the one way bytes outside pages (data, chunks,
+    /// blobs) reach the file.
     ///
     /// # Errors
     /// `Corrupt` if the write leaves the extent or the extent is not live

@@ -54,4 +54,9 @@ pub(crate) trait SectionIndex: Send {
     fn overlapping(&self, addr: u64, end: u64) -> Option<Section>;
     /// Every section in address order.
     fn sections(&self) -> Vec<Section>;
+    /// Check the index's own invariants (tests and `paranoid` builds).
+    #[cfg(any(test, feature = "paranoid"))]
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
