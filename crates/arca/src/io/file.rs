@@ -266,22 +266,6 @@ pub fn write_out(file: &fs::File, bytes: &[u8], at: u64) -> Result<()> {
 /// Ask the kernel to start writing `len` bytes of `file` at `at` (0: to
 /// its end) to disk, without waiting. Only a hint: a failure leaves the
 /// work to the next sync.
-#[allow(unsafe_code)]
 fn start_writeback(file: &fs::File, at: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain syscall on a descriptor `file` keeps open; it
-        // reads no memory of ours.
-        unsafe {
-            libc::sync_file_range(
-                file.as_raw_fd(),
-                at as libc::off64_t,
-                len as libc::off64_t,
-                libc::SYNC_FILE_RANGE_WRITE,
-            );
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, at, len);
+    let _ = arca_writeback::start_writeback(file, at, len);
 }

@@ -22,6 +22,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{fcntl, FcntlArg};
+use nix::libc;
 
 use super::history::history_path;
 use super::sidecar::{pair, sidecar, unpair};
