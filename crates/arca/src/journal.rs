@@ -815,11 +815,13 @@ impl Driver for Journaled {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or_else(|| Error::invalid(format!("a write at {offset} runs past 2^64")))?;
         self.touched = true;
         self.preserve(&[(offset, data.len() as u64)])?;
         self.settle()?; // J7: a write that needed no journal copy
         self.file.write_at(offset, data)?;
-        let end = offset + data.len() as u64;
         self.logical = self.logical.max(end);
         self.physical = self.physical.max(end);
         self.checked();

@@ -584,7 +584,8 @@ impl SpaceInfo {
             info.sections += 1;
             info.free_bytes += s.size;
             info.largest = info.largest.max(s.size);
-            let lo = 1u64 << (63 - s.size.leading_zeros());
+            // Sections are never empty; `max` keeps the shift in range anyway.
+            let lo = 1u64 << (63 - s.size.max(1).leading_zeros());
             let e = bins.entry(lo).or_default();
             e.0 += 1;
             e.1 += s.size;

@@ -38,15 +38,18 @@ pub(crate) fn history_path(path: &Path) -> PathBuf {
     sidecar(path, "-history")
 }
 
+/// The checksum of a record: its head's first 28 bytes, then its data (a
+/// head cut short checksums as empty, and so does not verify).
 pub(crate) fn rec_crc(head: &[u8], data: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(&head[..28]), data)
+    crc32c::crc32c_append(crc32c::crc32c(head.get(..28).unwrap_or_default()), data)
 }
 
-/// A parsed record header: (epoch, tag, offset, len, crc).
-pub(crate) fn parse_head(h: &[u8]) -> (u64, u64, u64, u32, u32) {
-    let u = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().unwrap_or_default());
-    let w = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().unwrap_or_default());
-    (u(0), u(8), u(16), w(24), w(28))
+/// A parsed record head: (epoch, tag, offset, len, crc); None if `h` is
+/// shorter than one.
+pub(crate) fn parse_head(h: &[u8]) -> Option<(u64, u64, u64, u32, u32)> {
+    let u = |a: usize| Some(u64::from_le_bytes(h.get(a..a + 8)?.try_into().ok()?));
+    let w = |a: usize| Some(u32::from_le_bytes(h.get(a..a + 4)?.try_into().ok()?));
+    Some((u(0)?, u(8)?, u(16)?, w(24)?, w(28)?))
 }
 
 /// The history's (epoch, live_from), or None while it is being created.
@@ -104,7 +107,10 @@ pub(crate) fn scan(
         }
         let mut i = 0usize;
         while i + rh as usize <= n {
-            let (ep, tag, off, rlen, crc) = parse_head(&buf[i..i + rh as usize]);
+            let head = parse_head(&buf[i..i + rh as usize]);
+            let Some((ep, tag, off, rlen, crc)) = head else {
+                return Ok(pos + i as u64);
+            };
             if ep != epoch || rlen == 0 || rlen as usize > PAGE_SIZE {
                 return Ok(pos + i as u64);
             }

@@ -153,14 +153,16 @@ impl ViewSource {
         let mut rec = vec![0u8; REC_HEAD + PAGE_SIZE];
         for (at, r) in recs {
             let n = REC_HEAD + r.len as usize;
-            let whole = hist.read_exact_at(&mut rec[..n], r.pos).is_ok() && {
-                let (ep, tag, off, len, crc) = history::parse_head(&rec[..REC_HEAD]);
-                ep == epoch
-                    && tag == r.tag
-                    && off == at
-                    && len == r.len
-                    && history::rec_crc(&rec[..REC_HEAD], &rec[REC_HEAD..n]) == crc
-            };
+            // `n` fits `rec`: the index holds only records whose length the
+            // scan found at most a page.
+            let whole = hist.read_exact_at(&mut rec[..n], r.pos).is_ok()
+                && history::parse_head(&rec[..REC_HEAD]).is_some_and(|(ep, tag, off, len, crc)| {
+                    ep == epoch
+                        && tag == r.tag
+                        && off == at
+                        && len == r.len
+                        && history::rec_crc(&rec[..REC_HEAD], &rec[REC_HEAD..n]) == crc
+                });
             if !whole {
                 let mut st = self.state.lock().map_err(|_| Error::Poisoned)?;
                 if st.dropped(&hist, epoch, r.pos)? {
@@ -174,6 +176,8 @@ impl ViewSource {
                 ))));
             }
             let data = &rec[REC_HEAD..n];
+            // The overlap of [at, at + len) and [offset, end): inside both
+            // `buf` and `data`.
             let (a, b) = (at.max(offset), at.saturating_add(r.len as u64).min(end));
             if a < b {
                 buf[(a - offset) as usize..(b - offset) as usize]
