@@ -11,6 +11,13 @@
 //!   after each commit point, and one slot per reader holding its
 //!   snapshot, each under a lock the kernel drops when its holder dies.
 //!
+//! The writer's side is a [`Publisher`], which the undo journal holds as
+//! a [`crate::journal::ReaderLink`] and tells of every page it journals;
+//! a reader's side is a [`Reader`] and the [`SnapshotView`] it reads
+//! through. What the sidecars share (their names, the torn-read-proof
+//! pair their values are written as) is in [`sidecar`]; whether a journal
+//! is hot is read from its header ([`crate::format::journal_layout`]).
+//!
 //! The writer never waits for readers. After each commit it reads the
 //! oldest snapshot still held; space freed by a commit stays *held* (not
 //! reused, not truncated) until every snapshot is at or past that commit,

@@ -15,21 +15,22 @@
 //! Invariants (checked by [`FileSpace::check_invariants`] in tests, and
 //! after every operation that changes the space under the `paranoid`
 //! feature):
-//! - S1: free sections, aggregator remainders and live extents are disjoint
-//!   and all lie in `[PAGE_SIZE, eof)`.
+//! - S1: free sections, aggregator remainders, frees held back (S4) or
+//!   held for readers (S6), and live extents are disjoint and all lie in
+//!   `[PAGE_SIZE, eof)`.
 //! - S2: no two free sections are adjacent (merging is complete).
 //! - S3: no free section ends at `eof` (the file never ends in free space).
 //! - S4: space freed while frees are deferred (inside a transaction) is not
 //!   handed out before [`FileSpace::commit`] — unless it lies past the end
 //!   of file the transaction began with: allocated and freed within the
 //!   transaction, no committed state ever held it, so it is reused at once.
-//! - S6: with snapshot readers served, space freed by the commit that makes
-//!   generation `g` is *held* — neither reused nor cut off the end — until
-//!   no reader's snapshot is older than `g` ([`FileSpace::release_held`]).
 //! - S5: a free never takes back bytes that are not live: an extent outside
 //!   `[PAGE_SIZE, eof)` or overlapping a free section, a held-back free or
 //!   an aggregator's remainder is refused with `Corrupt` (the caller read
 //!   it from a damaged file), and a batch is freed whole or not at all.
+//! - S6: with snapshot readers served, space freed by the commit that makes
+//!   generation `g` is *held* — neither reused nor cut off the end — until
+//!   no reader's snapshot is older than `g` ([`FileSpace::release_held`]).
 //!
 //! State of one extent:
 //! ```text
@@ -37,6 +38,9 @@
 //!   [free] --------> [live] ---------------------> [pending] ------> [free]
 //!     ^                 |  free (not deferred)                         |
 //!     |                 +------------------------> merge / shrink -----+
+//!
+//!   with snapshot readers served (S6):
+//!   [pending] --commit--> [held] --release_held (no older snapshot)--> [free]
 //! ```
 
 pub(crate) mod fsm;
