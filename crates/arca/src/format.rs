@@ -20,6 +20,7 @@ pub(crate) mod codec;
 pub(crate) mod datatype;
 pub(crate) mod filter_pipeline;
 pub(crate) mod free_space;
+pub(crate) mod journal_layout;
 pub(crate) mod link;
 pub(crate) mod link_count;
 pub(crate) mod object_header;

@@ -5,6 +5,7 @@
 //! injector can wrap any of them.
 
 mod compressed;
+mod driver;
 mod fault;
 mod file;
 mod gate;
@@ -13,6 +14,7 @@ mod points;
 mod stats;
 
 pub use compressed::CompressedMemoryDriver;
+pub use driver::{Driver, ReadAt};
 pub use fault::{FaultDisk, FaultDriver};
 pub use file::{write_out, FileDriver};
 pub(crate) use gate::{Gated, UnlockedReads};
@@ -21,98 +23,3 @@ pub use points::fault_points_passed;
 pub(crate) use points::{point as fault_point, write_point as fault_write_point};
 pub(crate) use stats::Counters;
 pub use stats::{process_stats, IoStats};
-
-use std::sync::Arc;
-
-use crate::error::Result;
-
-/// Positional reads of a driver's storage from any thread, without the
-/// file's lock: [`Driver::shared_reader`] hands them out for reads of bytes
-/// the writer keeps still while they run (chunks read in parallel).
-pub trait ReadAt: Send + Sync {
-    /// Fill `buf` from `offset`.
-    ///
-    /// # Errors
-    /// [`crate::Error::Io`], reading past the end included.
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
-}
-
-/// Positional storage for one arca file.
-///
-/// ```
-/// use arca::io::{Driver, MemoryDriver};
-/// let mut d = MemoryDriver::new();
-/// d.write_at(10, b"abc").unwrap();
-/// let mut buf = [0u8; 3];
-/// d.read_at(10, &mut buf).unwrap();
-/// assert_eq!(&buf, b"abc");
-/// assert_eq!(d.len().unwrap(), 13);
-/// ```
-pub trait Driver: Send {
-    /// Fill `buf` from `offset`. Reading past the end is an error.
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
-    /// Write `data` at `offset`, growing the storage if needed.
-    fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()>;
-    /// Make every completed write durable.
-    fn sync(&mut self) -> Result<()>;
-    /// Start writing completed writes to stable storage without waiting
-    /// for them (a hint; files ask the kernel, other drivers do nothing),
-    /// so that the next [`Driver::sync`] has less to wait for.
-    fn start_writeback(&self) {}
-    /// Set the storage length, dropping or zero-extending the tail.
-    fn truncate(&mut self, len: u64) -> Result<()>;
-    /// Current storage length in bytes.
-    fn len(&self) -> Result<u64>;
-    /// A reader of the same storage that other threads can use while this
-    /// driver is borrowed elsewhere, if the driver offers one (files do;
-    /// memory and Python-object drivers read under the file's lock).
-    fn shared_reader(&self) -> Option<Arc<dyn ReadAt>> {
-        None
-    }
-    /// Bytes of memory this driver holds, for drivers that keep the file in
-    /// memory (`None` for files on disk).
-    fn held_bytes(&self) -> Option<u64> {
-        None
-    }
-    /// Whether the storage holds no bytes at all.
-    fn is_empty(&self) -> Result<bool> {
-        Ok(self.len()? == 0)
-    }
-    /// Copy `len` bytes of `src` from `src_pos` to `offset`, as
-    /// [`Driver::write_at`] of those bytes would. The default reads them
-    /// through a buffer of a megabyte, which in a one-off timing here
-    /// beat the kernel's `copy_file_range` for imports (1 GiB of chunks:
-    /// 0.74-0.84 s against 0.93-1.0 s, page cache warm).
-    fn copy_from_file(
-        &mut self,
-        src: &std::fs::File,
-        src_pos: u64,
-        offset: u64,
-        len: u64,
-    ) -> Result<()> {
-        copy_through_buffer(self, src, src_pos, offset, len)
-    }
-}
-
-/// [`Driver::copy_from_file`] by reading and writing a megabyte at a time.
-pub(crate) fn copy_through_buffer<D: Driver + ?Sized>(
-    d: &mut D,
-    src: &std::fs::File,
-    src_pos: u64,
-    offset: u64,
-    len: u64,
-) -> Result<()> {
-    use std::os::unix::fs::FileExt;
-    let mut buf = vec![0u8; len.min(1 << 20) as usize];
-    let mut done = 0u64;
-    while done < len {
-        let n = (len - done).min(buf.len() as u64) as usize;
-        src.read_exact_at(&mut buf[..n], src_pos + done)
-            .map_err(|e| {
-                crate::error::Error::io(format!("reading {n} bytes at {}", src_pos + done), e)
-            })?;
-        d.write_at(offset + done, &buf[..n])?;
-        done += n as u64;
-    }
-    Ok(())
-}

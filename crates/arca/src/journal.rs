@@ -8,8 +8,8 @@
 //! again.
 //!
 //! The journal file stays open for the whole session and is reused in place
-//! (overwriting allocated blocks makes its syncs cheap: no file-system
-//! metadata changes). A transaction is invalidated by zeroing the header, and
+//! (overwriting bytes the file system has already allocated makes its syncs
+//! cheap: no file-system metadata changes). A transaction is invalidated by zeroing the header, and
 //! that write is synced lazily, by the journal's next sync.
 //!
 //! Invariants:
@@ -51,29 +51,43 @@
 //!   (rolled back whole, safe by J7) or the new one (whose pages were not
 //!   yet overwritten, J1), never a mixture.
 //!
-//! States:
+//! States ([`State`]; every change goes through one place that asserts it
+//! is an edge here, in debug and `paranoid` builds):
 //! ```text
-//!   idle --begin--> open --preserve/write--> open
-//!                    |  \--rollback--> idle (file restored, journal invalidated)
-//!                    +--commit (file synced; journal invalidated; deferred truncate)--> idle
-//!   open file with a hot journal --recover--> rollback --> idle
+//!            begin            journal pages (synced)
+//!   Idle -----------> Open -------------------------> Hot
+//!    ^ ^                |                               |
+//!    |  \ settle        | commit / rollback             | commit / rollback
+//!    |   +---------- Stale <----------------------------+
+//!    |               (begin from Stale: Open, the invalidation still unsynced)
+//!    +--- commit / rollback leaving nothing stale (from Open or Hot)
+//!
+//!   Idle  --begin-->            Open { stale: None }
+//!   Stale --begin-->            Open { stale }      (its invalidation still unsynced)
+//!   Open  --begin again-->      Open                (nothing journaled yet)
+//!   Open  --settle-->           Open { stale: None }
+//!   Open  --journal pages-->    Hot { body }        (J1; the sync also settles, J6)
+//!   Hot   --journal pages-->    Hot { body grown at its end }
+//!   Hot   --commit/rollback-->  Stale { body } or Idle   (header zeroed: J4, J6)
+//!   Open  --commit/rollback-->  Stale { stale } or Idle
+//!   Stale --settle-->           Idle
+//!   any   --release-->          Closed              (a hot journal stays: J9)
+//!   Idle, at open, a hot journal on disk --recover (roll back)--> Idle
 //! ```
 //!
-//! Journal layout: a 32-byte header (`ARCAJNL1`, u64 original length,
-//! u64 salt, u32 page where the records start (0: right after the header),
-//! u32 CRC32C of the first 28 bytes), then records of
-//! `u64 offset, u32 len, u32 CRC32C(salt, offset, len, data), data`.
+//! The journal's bytes are laid out in [`crate::format::journal_layout`].
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use crate::error::{Error, Result};
+use crate::format::journal_layout::{
+    encode_record, salt, Header, RecordHead, HEADER_LEN, RECORD_HEAD,
+};
 use crate::format::page::PAGE_SIZE;
 use crate::io::{Driver, FileDriver, Gated, UnlockedReads};
 
-const MAGIC: &[u8; 8] = b"ARCAJNL1";
-const HEADER: u64 = 32;
 const PS: u64 = PAGE_SIZE as u64;
 /// A journal longer than this is truncated at invalidation (and that
 /// synced at once) rather than kept for reuse, so one large transaction
@@ -89,6 +103,100 @@ const SHRINK_NOW: u64 = 64 << 10;
 /// never repeat and a stale record cannot pass for a current one (J5).
 const SALT_STEP: u64 = 0x9E37_79B9_7F4A_7C15;
 
+/// A writer's link to the snapshot readers it serves in other processes,
+/// as the journal and the commit use it. The snapshot side implements it;
+/// the journal holds one and never needs to know more.
+pub(crate) trait ReaderLink: Send {
+    /// Keep the original of the page at `offset`, about to be journaled by
+    /// the transaction that commits as generation `tag`.
+    fn stage(&mut self, tag: u64, offset: u64, original: &[u8]);
+    /// Hand the staged originals to the readers. Called once they are in
+    /// the journal, before any page they preserve is overwritten (R1).
+    fn append(&mut self, tag: u64) -> Result<()>;
+    /// Before the commit making `generation`: announce it, and return the
+    /// oldest snapshot a live reader holds (None: no reader, and none can
+    /// start below `generation`, so its frees need not be held; R3).
+    fn committing(&self, generation: u64) -> Result<Option<u64>>;
+    /// The announced commit did not happen (there was nothing to commit).
+    fn not_committing(&self) -> Result<()>;
+    /// After the commit point: publish `generation`, then return the oldest
+    /// snapshot still held (None: no reader) and drop what no reader needs.
+    fn committed(&mut self, generation: u64) -> Result<Option<u64>>;
+    /// The writer closes.
+    fn close(self: Box<Self>) -> Result<()>;
+}
+
+/// Where a journal's records lie in its file: (start, end).
+type Span = (u64, u64);
+
+/// Where the journal is in its cycle: the states of the diagram in the
+/// module doc, each with what it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No transaction; the journal on disk is durably cold.
+    Idle,
+    /// No transaction; the last one's journal, whose records lie at
+    /// `stale`, is invalidated but the invalidation is not yet synced (J6).
+    Stale { stale: Span },
+    /// A transaction with nothing journaled yet: its writes so far went to
+    /// space free at its start or past its end. `stale`: the last
+    /// invalidation, while it is unsynced.
+    Open { stale: Option<Span> },
+    /// A transaction whose originals are journaled and synced, its records
+    /// at `body`: a crash now rolls it back.
+    Hot { body: Span },
+    /// The file was let go; a hot journal stays on disk for recovery (J9).
+    Closed,
+}
+
+impl State {
+    fn in_transaction(self) -> bool {
+        matches!(self, State::Open { .. } | State::Hot { .. })
+    }
+
+    /// The invalidated records whose invalidation is not yet synced.
+    fn stale(self) -> Option<Span> {
+        match self {
+            State::Stale { stale } => Some(stale),
+            State::Open { stale } => stale,
+            _ => None,
+        }
+    }
+
+    fn body(self) -> Option<Span> {
+        match self {
+            State::Hot { body } => Some(body),
+            _ => None,
+        }
+    }
+
+    /// Whether `self -> next` is an edge of the diagram.
+    fn may_become(self, next: State) -> bool {
+        use State::*;
+        match (self, next) {
+            // release
+            (_, Closed) => true,
+            (Closed, _) => false,
+            // begin
+            (Idle, Open { stale: None }) => true,
+            (Stale { stale }, Open { stale: s }) => s == Some(stale),
+            // begin again before anything is journaled, or settle
+            (Open { stale }, Open { stale: s }) => s.is_none() || s == stale,
+            // settle
+            (Stale { .. }, Idle) => true,
+            // journal pages: the body starts, or grows at its end
+            (Open { .. }, Hot { .. }) => true,
+            (Hot { body }, Hot { body: b }) => b.0 == body.0 && b.1 >= body.1,
+            // commit or rollback: the body invalidated (a long journal is
+            // truncated and synced at once, leaving nothing stale)
+            (Open { stale }, Stale { stale: s }) => stale == Some(s),
+            (Hot { body }, Stale { stale }) => stale == body,
+            (Open { .. } | Hot { .. }, Idle) => true,
+            _ => false,
+        }
+    }
+}
+
 /// Where the journal lives.
 pub(crate) enum JournalStore {
     /// No journal: writes go straight to the file (scratch files).
@@ -103,17 +211,16 @@ pub(crate) enum JournalStore {
 pub(crate) struct Journaled {
     file: Box<dyn Driver>,
     store: JournalStore,
-    open: bool,
+    /// Where the journal is in its cycle; changed only by [`Journaled::to`].
+    state: State,
+    // The transaction's own facts, set by `begin` and read while it is
+    // open or hot.
+    /// The file's length when the transaction began (J1, J3).
     orig_len: u64,
     /// Sections free when the transaction began: addr -> end.
     free: BTreeMap<u64, u64>,
+    /// Pages journaled in this transaction (J2).
     journaled: HashSet<u64>,
-    /// This transaction's records in the journal (start, end); None until
-    /// the first page is journaled.
-    body: Option<(u64, u64)>,
-    /// Records of the last transaction, whose invalidation is written but
-    /// not yet synced (J6); None once it is durable.
-    stale: Option<(u64, u64)>,
     /// Bytes the journal file holds, written or not (tracked to spare a stat).
     jfile_len: u64,
     salt: u64,
@@ -130,86 +237,56 @@ pub(crate) struct Journaled {
     pub(crate) exact: bool,
     /// Shared with [`Gated`]: held exclusively by every write below.
     gate: Arc<RwLock<()>>,
-    /// Snapshot readers in other processes: the history that keeps what
-    /// this transaction overwrites, and the table commits are published to.
-    pub(crate) sharing: Option<crate::snapshot::Sharing>,
+    /// Snapshot readers in other processes, when this writer serves them.
+    readers: Option<Box<dyn ReaderLink>>,
     /// The generation this transaction commits as (the history's tag).
     tag: u64,
 }
 
-/// Whether the journal at `sidecar` is hot: left by a writer that stopped
-/// inside a transaction.
-pub(crate) fn sidecar_is_hot(sidecar: &std::path::Path) -> Result<bool> {
-    if !sidecar.exists() {
-        return Ok(false);
-    }
-    Journaled::new(
-        Box::new(crate::io::MemoryDriver::new()),
-        JournalStore::Path(sidecar.to_path_buf(), None),
-    )?
-    .is_hot()
-}
-
-pub(crate) fn salt() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    t ^ ((std::process::id() as u64) << 32) ^ 0x9E37_79B9_7F4A_7C15
-}
-
-fn record_crc(salt: u64, off: u64, data: &[u8]) -> u32 {
-    let mut c = crc32c::crc32c(&salt.to_le_bytes());
-    c = crc32c::crc32c_append(c, &off.to_le_bytes());
-    c = crc32c::crc32c_append(c, &(data.len() as u32).to_le_bytes());
-    crc32c::crc32c_append(c, data)
-}
+pub(crate) use crate::format::journal_layout::sidecar_is_hot;
 
 /// A hot journal: the file's length at the transaction's start and the
 /// original pages as (offset, bytes).
 type HotJournal = (u64, Vec<(u64, Vec<u8>)>);
 
+/// The header of the journal `j`, if it is hot.
+fn hot_header(j: &dyn Driver) -> Result<Option<Header>> {
+    if j.len()? < HEADER_LEN {
+        return Ok(None);
+    }
+    let mut h = [0u8; HEADER_LEN as usize];
+    j.read_at(0, &mut h)?;
+    Ok(Header::decode(&h))
+}
+
 /// Parse a journal: `None` if it is not hot (empty, invalidated, or a torn
 /// header).
 fn parse(j: &dyn Driver) -> Result<Option<HotJournal>> {
     let len = j.len()?;
-    if len < HEADER {
+    let Some(head) = hot_header(j)? else {
         return Ok(None);
-    }
-    let mut h = [0u8; HEADER as usize];
-    j.read_at(0, &mut h)?;
-    if &h[0..8] != MAGIC
-        || crc32c::crc32c(&h[0..28]) != u32::from_le_bytes([h[28], h[29], h[30], h[31]])
-    {
-        return Ok(None);
-    }
-    let orig_len = u64::from_le_bytes(h[8..16].try_into().unwrap_or_default());
-    let salt = u64::from_le_bytes(h[16..24].try_into().unwrap_or_default());
-    let first_page = u32::from_le_bytes([h[24], h[25], h[26], h[27]]) as u64;
-    let mut recs = vec![];
-    let mut pos = if first_page == 0 {
-        HEADER
-    } else {
-        first_page * PS
     };
-    while pos + 16 <= len {
-        let mut rh = [0u8; 16];
+    let mut recs = vec![];
+    let mut pos = head.records_start(PS);
+    while pos + RECORD_HEAD <= len {
+        let mut rh = [0u8; RECORD_HEAD as usize];
         j.read_at(pos, &mut rh)?;
-        let off = u64::from_le_bytes(rh[0..8].try_into().unwrap_or_default());
-        let n = u32::from_le_bytes(rh[8..12].try_into().unwrap_or_default()) as u64;
-        let crc = u32::from_le_bytes(rh[12..16].try_into().unwrap_or_default());
-        if n == 0 || n > PS || pos + 16 + n > len {
+        let r = RecordHead::decode(&rh);
+        let n = r.len as u64;
+        if n == 0 || n > PS || pos + RECORD_HEAD + n > len {
             break;
         }
         let mut data = vec![0u8; n as usize];
-        j.read_at(pos + 16, &mut data)?;
-        if record_crc(salt, off, &data) != crc || off.checked_add(n).is_none_or(|e| e > orig_len) {
+        j.read_at(pos + RECORD_HEAD, &mut data)?;
+        if !r.verifies(head.salt, &data)
+            || r.offset.checked_add(n).is_none_or(|e| e > head.orig_len)
+        {
             break; // J5: a torn or stale tail
         }
-        recs.push((off, data));
-        pos += 16 + n;
+        recs.push((r.offset, data));
+        pos += RECORD_HEAD + n;
     }
-    Ok(Some((orig_len, recs)))
+    Ok(Some((head.orig_len, recs)))
 }
 
 /// Make the sidecar journal at `p` durably cold, then remove it: a removal
@@ -243,12 +320,10 @@ impl Journaled {
         Ok(Journaled {
             file,
             store,
-            open: false,
+            state: State::Idle,
             orig_len: len,
             free: BTreeMap::new(),
             journaled: HashSet::new(),
-            body: None,
-            stale: None,
             jfile_len,
             salt: salt(),
             logical: len,
@@ -257,9 +332,85 @@ impl Journaled {
             touched: false,
             exact: false,
             gate,
-            sharing: None,
+            readers: None,
             tag: 0,
         })
+    }
+
+    /// Move to `next`: every change of state goes through here, and is
+    /// checked to be an edge of the diagram (debug, test and `paranoid`
+    /// builds).
+    fn to(&mut self, next: State) {
+        if next == self.state {
+            return;
+        }
+        if cfg!(any(debug_assertions, test, feature = "paranoid")) {
+            assert!(
+                self.state.may_become(next),
+                "journal: {:?} -> {next:?} is not an edge of the state diagram",
+                self.state
+            );
+        }
+        self.state = next;
+    }
+
+    /// The last invalidation is durable now (J6): nothing is stale.
+    fn forget_stale(&mut self) {
+        let next = match self.state {
+            State::Stale { .. } => State::Idle,
+            State::Open { .. } => State::Open { stale: None },
+            s => s,
+        };
+        self.to(next);
+    }
+
+    /// Check the journal's invariants (tests and `paranoid` builds).
+    #[cfg(any(test, feature = "paranoid"))]
+    fn check_invariants(&self) -> std::result::Result<(), String> {
+        if self.logical > self.physical {
+            return Err(format!(
+                "logical length {} past the physical {}",
+                self.logical, self.physical
+            ));
+        }
+        if !self.enabled() && !matches!(self.state, State::Idle | State::Closed) {
+            return Err(format!("no journal, yet {:?}", self.state));
+        }
+        if self.state.in_transaction() {
+            if self.physical < self.orig_len {
+                return Err(format!(
+                    "J3: the file was cut to {} inside a transaction that began at {}",
+                    self.physical, self.orig_len
+                ));
+            }
+            if let Some(p) = self.journaled.iter().find(|&&p| p * PS >= self.orig_len) {
+                return Err(format!(
+                    "J2: page {p} journaled, past the original length {}",
+                    self.orig_len
+                ));
+            }
+        }
+        for span in [self.state.body(), self.state.stale()]
+            .into_iter()
+            .flatten()
+        {
+            // J10: the header's page holds nothing else.
+            if span.0 < PS || span.0 > span.1 || span.1 > self.jfile_len {
+                return Err(format!(
+                    "J10: records at {span:?} in a journal of {} bytes",
+                    self.jfile_len
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Under `paranoid`, panic if an invariant is broken.
+    fn checked(&self) {
+        #[cfg(feature = "paranoid")]
+        if let Err(e) = self.check_invariants() {
+            panic!("journal invariant broken ({:?}): {e}", self.state);
+        }
     }
 
     /// What a read without the file's lock needs: a reader of the data
@@ -281,6 +432,22 @@ impl Journaled {
         self.gate.clone()
     }
 
+    /// Serve snapshot readers from now on: every page journaled is also
+    /// handed to `link`, and commits are published through it.
+    pub(crate) fn serve_readers(&mut self, link: Box<dyn ReaderLink>) {
+        self.readers = Some(link);
+    }
+
+    /// The snapshot readers this writer serves, if any.
+    pub(crate) fn readers(&mut self) -> Option<&mut (dyn ReaderLink + 'static)> {
+        self.readers.as_deref_mut()
+    }
+
+    /// Whether this writer serves snapshot readers.
+    pub(crate) fn serves_readers(&self) -> bool {
+        self.readers.is_some()
+    }
+
     /// Take the data file's length afresh (a snapshot reader moved on).
     pub(crate) fn resync_len(&mut self) -> Result<()> {
         let len = self.file.len()?;
@@ -300,7 +467,7 @@ impl Journaled {
             JournalStore::Path(p, d) => {
                 if d.is_none() {
                     let mut f = FileDriver::create(p.as_path(), false)?;
-                    // Blocks written once are overwritten in place later, so
+                    // Bytes written once are overwritten in place later, so
                     // the journal's syncs need no file-system metadata; the
                     // first sync carries these zeros (a zero header is cold).
                     f.write_at(0, &[0u8; PREFILL as usize])?;
@@ -324,7 +491,7 @@ impl Journaled {
     /// Stop journaling (scratch files).
     pub(crate) fn disable(&mut self) {
         self.store = JournalStore::Off;
-        self.open = false;
+        self.to(State::Idle);
     }
 
     /// Let go of the file (and its lock) when the file is closed while
@@ -335,18 +502,18 @@ impl Journaled {
         // The file's lock goes before the reader table's writer lock (see
         // `OpenOptions::open`).
         self.file = Box::new(crate::io::MemoryDriver::new());
-        if let Some(s) = self.sharing.take() {
+        if let Some(s) = self.readers.take() {
             r = r.and(s.close());
         }
         self.store = JournalStore::Off;
-        self.open = false;
+        self.to(State::Closed);
         r
     }
 
     /// J9: sync the last invalidation and remove the journal, unless a
     /// transaction's journal is still hot (then recovery needs it).
     fn close_journal(&mut self) -> Result<()> {
-        if self.body.is_some() {
+        if matches!(self.state, State::Hot { .. } | State::Closed) {
             return Ok(());
         }
         if matches!(self.store, JournalStore::Path(..)) {
@@ -370,7 +537,7 @@ impl Journaled {
                 }
             }
         }
-        self.stale = None;
+        self.forget_stale();
         self.jfile_len = 0;
         if self.physical > self.logical {
             // A shrink left for later (J8); the invalidation is synced now.
@@ -405,6 +572,7 @@ impl Journaled {
         self.clear_journal()?;
         self.physical = orig_len;
         self.logical = orig_len;
+        self.checked();
         Ok(true)
     }
 
@@ -412,10 +580,8 @@ impl Journaled {
     pub(crate) fn is_hot(&self) -> Result<bool> {
         Ok(match &self.store {
             JournalStore::Off => false,
-            JournalStore::Driver(d) => parse(d.as_ref())?.is_some(),
-            JournalStore::Path(p, _) => {
-                p.exists() && parse(&FileDriver::open(p.as_path(), false)?)?.is_some()
-            }
+            JournalStore::Driver(d) => hot_header(d.as_ref())?.is_some(),
+            JournalStore::Path(p, _) => sidecar_is_hot(p)?,
         })
     }
 
@@ -426,13 +592,15 @@ impl Journaled {
             return;
         }
         self.tag = tag;
-        self.open = true;
         self.orig_len = self.logical;
         self.free = free.map(|(a, s)| (a, a + s)).collect();
         self.journaled.clear();
-        self.body = None;
         self.salt = self.salt.wrapping_add(SALT_STEP);
         self.pages_journaled = 0;
+        self.to(State::Open {
+            stale: self.state.stale(),
+        });
+        self.checked();
     }
 
     fn in_free(&self, a: u64, b: u64) -> bool {
@@ -446,7 +614,7 @@ impl Journaled {
 
     /// Journal the original pages under `ranges` (J1, J2) with one sync.
     pub(crate) fn preserve(&mut self, ranges: &[(u64, u64)]) -> Result<()> {
-        if !self.open {
+        if !self.state.in_transaction() {
             return Ok(());
         }
         let mut out: Vec<u8> = vec![];
@@ -466,12 +634,9 @@ impl Journaled {
                 }
                 let mut data = vec![0u8; (end - start) as usize];
                 self.file.read_at(start, &mut data)?;
-                out.extend_from_slice(&start.to_le_bytes());
-                out.extend_from_slice(&(data.len() as u32).to_le_bytes());
-                out.extend_from_slice(&record_crc(self.salt, start, &data).to_le_bytes());
-                out.extend_from_slice(&data);
-                if let Some(s) = &mut self.sharing {
-                    s.history.stage(self.tag, start, &data);
+                encode_record(&mut out, self.salt, start, &data);
+                if let Some(s) = &mut self.readers {
+                    s.stage(self.tag, start, &data);
                 }
                 self.pages_journaled += 1;
             }
@@ -481,72 +646,85 @@ impl Journaled {
         }
         let n = out.len() as u64;
         let (salt, orig_len) = (self.salt, self.orig_len);
-        let at = match (self.body, self.stale) {
+        let body = self.state.body();
+        let at = match (body, self.state.stale()) {
             (Some((_, end)), _) => end,
             // J10: the body goes where the stale journal's is not.
             (None, Some((s, _))) if PS + n <= s => PS,
             (None, Some((_, e))) => e.next_multiple_of(PS),
             (None, None) => PS,
         };
-        let first = self.body.is_none();
+        let first = body.is_none();
         let j = self
             .journal()?
             .ok_or_else(|| Error::invalid("journal disabled"))?;
         j.write_at(at, &out)?;
         if first {
-            let mut h = Vec::with_capacity(HEADER as usize);
-            h.extend_from_slice(MAGIC);
-            h.extend_from_slice(&orig_len.to_le_bytes());
-            h.extend_from_slice(&salt.to_le_bytes());
-            h.extend_from_slice(&((at / PS) as u32).to_le_bytes());
-            let crc = crc32c::crc32c(&h);
-            h.extend_from_slice(&crc.to_le_bytes());
-            j.write_at(0, &h)?;
+            let h = Header {
+                orig_len,
+                salt,
+                first_page: (at / PS) as u32,
+            };
+            j.write_at(0, &h.encode())?;
         }
         j.sync()?;
         // R1: the originals reach the readers' history before any page
         // they preserve is overwritten (no sync: readers share the cache).
-        if let Some(s) = &mut self.sharing {
-            s.history.append(self.tag)?;
+        if let Some(s) = &mut self.readers {
+            s.append(self.tag)?;
         }
         // This sync also made the last invalidation durable (J6).
-        self.stale = None;
         self.jfile_len = self.jfile_len.max(at + n);
-        self.body = Some((self.body.map_or(at, |b| b.0), at + n));
+        self.to(State::Hot {
+            body: (body.map_or(at, |b| b.0), at + n),
+        });
+        self.checked();
         Ok(())
     }
 
     /// Make the last invalidation durable (J6, J7, J8): a sync of the
     /// journal, only when one is outstanding.
     pub(crate) fn settle(&mut self) -> Result<()> {
-        if self.stale.is_some() {
+        if self.state.stale().is_some() {
             if let Some(j) = self.journal_if_open() {
                 j.sync()?;
             }
-            self.stale = None;
+            self.forget_stale();
         }
         Ok(())
     }
 
-    /// Invalidate this transaction's journal (J4): zero the header, synced
-    /// lazily (J6); a long journal is truncated and synced at once.
-    fn invalidate(&mut self) -> Result<()> {
-        let Some(body) = self.body.take() else {
-            return Ok(());
-        };
+    /// Invalidate the journal whose records lie at `body` (J4): zero the
+    /// header, synced lazily (J6); a long journal is truncated and synced
+    /// at once. Returns what is left stale: `body`, or nothing. Should the
+    /// write fail, the journal is still hot and stays so (J9).
+    fn invalidate(&mut self, body: Span) -> Result<Option<Span>> {
         let long = self.jfile_len > KEEP;
         let Some(j) = self.journal_if_open() else {
-            return Ok(());
+            return Ok(None);
         };
         if long {
             j.truncate(0)?;
             j.sync()?;
             self.jfile_len = 0;
-            self.stale = None;
+            Ok(None)
         } else {
-            j.write_at(0, &[0u8; HEADER as usize])?;
-            self.stale = Some(body);
+            j.write_at(0, &[0u8; HEADER_LEN as usize])?;
+            Ok(Some(body))
         }
+    }
+
+    /// End the transaction: invalidate its journal, if it has one (J4).
+    fn end_transaction(&mut self) -> Result<()> {
+        let stale = match self.state {
+            State::Hot { body } => self.invalidate(body)?,
+            State::Open { stale } => stale,
+            _ => return Ok(()),
+        };
+        self.to(match stale {
+            Some(stale) => State::Stale { stale },
+            None => State::Idle,
+        });
         Ok(())
     }
 
@@ -565,33 +743,33 @@ impl Journaled {
                 discard_sidecar(p)?;
             }
         }
-        self.body = None;
-        self.stale = None;
+        // Only at open, before any transaction.
+        self.forget_stale();
         self.jfile_len = 0;
         Ok(())
     }
 
     /// The commit point (J4): call after the file is synced.
     pub(crate) fn commit(&mut self) -> Result<()> {
-        self.invalidate()?;
+        self.end_transaction()?;
         if self.physical > self.logical
-            && (self.stale.is_none() || self.physical - self.logical >= SHRINK_NOW)
+            && (self.state.stale().is_none() || self.physical - self.logical >= SHRINK_NOW)
         {
             self.settle()?; // J8
             self.file.truncate(self.logical)?;
             self.physical = self.logical;
         }
-        self.open = false;
         self.touched = false;
+        self.checked();
         Ok(())
     }
 
     /// Undo everything since `begin`.
     pub(crate) fn rollback(&mut self) -> Result<()> {
-        if !self.open {
+        if !self.state.in_transaction() {
             return Err(Error::invalid("no transaction to roll back"));
         }
-        let parsed = match self.body {
+        let parsed = match self.state.body() {
             Some(_) => self
                 .journal_if_open()
                 .map(|j| parse(&*j))
@@ -609,9 +787,9 @@ impl Journaled {
         self.file.sync()?;
         self.physical = self.orig_len;
         self.logical = self.orig_len;
-        self.invalidate()?;
-        self.open = false;
+        self.end_transaction()?;
         self.touched = false;
+        self.checked();
         Ok(())
     }
 }
@@ -637,13 +815,16 @@ impl Driver for Journaled {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or_else(|| Error::invalid(format!("a write at {offset} runs past 2^64")))?;
         self.touched = true;
         self.preserve(&[(offset, data.len() as u64)])?;
         self.settle()?; // J7: a write that needed no journal copy
         self.file.write_at(offset, data)?;
-        let end = offset + data.len() as u64;
         self.logical = self.logical.max(end);
         self.physical = self.physical.max(end);
+        self.checked();
         Ok(())
     }
 
@@ -653,16 +834,18 @@ impl Driver for Journaled {
 
     fn truncate(&mut self, len: u64) -> Result<()> {
         self.touched = true;
-        if !self.open {
+        if !self.state.in_transaction() {
             self.settle()?; // J7
             self.file.truncate(len)?;
             self.logical = len;
             self.physical = len;
+            self.checked();
             return Ok(());
         }
         if len < self.logical {
             // J3: shrink only after the commit point.
             self.logical = len;
+            self.checked();
             return Ok(());
         }
         // Growing over bytes still physically present: they must read as zeros.
@@ -682,6 +865,7 @@ impl Driver for Journaled {
             self.physical = len;
         }
         self.logical = len;
+        self.checked();
         Ok(())
     }
 
@@ -691,5 +875,78 @@ impl Driver for Journaled {
 
     fn held_bytes(&self) -> Option<u64> {
         self.file.held_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::MemoryDriver;
+
+    fn journaled(pages: u64) -> Journaled {
+        let file = MemoryDriver::from_bytes(vec![7u8; (pages * PS) as usize]);
+        let journal = JournalStore::Driver(Box::new(MemoryDriver::new()));
+        Journaled::new(Box::new(file), journal).unwrap()
+    }
+
+    #[test]
+    fn transactions_walk_the_diagram() {
+        let mut j = journaled(4);
+        assert_eq!(j.state, State::Idle);
+        j.begin(std::iter::empty(), 1);
+        assert_eq!(j.state, State::Open { stale: None });
+        // Past the original end: nothing to journal.
+        j.write_at(5 * PS, b"fresh").unwrap();
+        assert_eq!(j.state, State::Open { stale: None });
+        j.write_at(PS, b"over").unwrap();
+        let State::Hot { body } = j.state else {
+            panic!("{:?}", j.state)
+        };
+        assert!(j.is_hot().unwrap());
+        j.check_invariants().unwrap();
+        j.commit().unwrap();
+        assert_eq!(j.state, State::Stale { stale: body });
+        assert!(!j.is_hot().unwrap(), "J4: the header is zeroed");
+
+        j.begin(std::iter::empty(), 2);
+        assert_eq!(j.state, State::Open { stale: Some(body) });
+        // J7: a write that needs no copy makes the invalidation durable first.
+        j.write_at(6 * PS, b"x").unwrap();
+        assert_eq!(j.state, State::Open { stale: None });
+        j.write_at(2 * PS, b"again").unwrap();
+        assert!(matches!(j.state, State::Hot { .. }));
+        j.check_invariants().unwrap();
+        j.rollback().unwrap();
+        assert!(matches!(j.state, State::Stale { .. }));
+        let mut back = [0u8; 5];
+        j.read_at(2 * PS, &mut back).unwrap();
+        assert_eq!(back, [7; 5], "rolled back");
+        assert_eq!(j.len().unwrap(), 5 * PS + 5, "cut to the second start");
+        assert!(j.rollback().is_err(), "no transaction");
+        j.check_invariants().unwrap();
+
+        j.release().unwrap();
+        assert_eq!(j.state, State::Closed);
+    }
+
+    #[test]
+    fn the_diagram_refuses_what_it_does_not_draw() {
+        let body = (PS, 2 * PS);
+        let hot = State::Hot { body };
+        assert!(!State::Idle.may_become(hot));
+        assert!(!State::Idle.may_become(State::Stale { stale: body }));
+        assert!(!hot.may_become(State::Open { stale: None }));
+        assert!(!State::Closed.may_become(State::Idle));
+        assert!(hot.may_become(State::Stale { stale: body }));
+        assert!(!hot.may_become(State::Stale {
+            stale: (PS, 3 * PS)
+        }));
+        assert!(hot.may_become(State::Hot { body: (PS, 3 * PS) }));
+        assert!(!hot.may_become(State::Hot {
+            body: (2 * PS, 3 * PS)
+        }));
+        assert!(State::Stale { stale: body }.may_become(State::Open { stale: Some(body) }));
+        assert!(!State::Stale { stale: body }.may_become(State::Open { stale: None }));
+        assert!(hot.may_become(State::Closed));
     }
 }

@@ -30,9 +30,9 @@
 //! [`Attributes`]); chunking and filters; the on-disk format; file space; the
 //! page cache; and the [`io::Driver`] interface. See `docs/ARCHITECTURE.md`
 //! and `docs/FORMAT.md`.
-// No unsafe code, but for one syscall the nix crate lacks
-// (`io::write_out`'s sync_file_range), allowed where it is made.
-#![deny(unsafe_code)]
+// The one system call no safe wrapper offers (sync_file_range, for
+// `io::write_out`) lives in the arca-writeback crate.
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod chunk;

@@ -127,7 +127,7 @@ impl Pager {
 
     /// Read a page of one of `families`; returns which one and the page.
     pub(crate) fn read_any(&mut self, addr: u64, families: &[&Family]) -> Result<(usize, Page)> {
-        let what = tag_name(families[0]);
+        let what = families.first().map_or("metadata page", |f| tag_name(f));
         self.tick += 1;
         let tick = self.tick;
         let find = |page: &[u8]| families.iter().position(|f| page[0..3] == f[..]);

@@ -11,6 +11,13 @@
 //!   after each commit point, and one slot per reader holding its
 //!   snapshot, each under a lock the kernel drops when its holder dies.
 //!
+//! The writer's side is a [`Publisher`], which the undo journal holds as
+//! a [`crate::journal::ReaderLink`] and tells of every page it journals;
+//! a reader's side is a [`Reader`] and the [`SnapshotView`] it reads
+//! through. What the sidecars share (their names, the torn-read-proof
+//! pair their values are written as) is in [`sidecar`]; whether a journal
+//! is hot is read from its header ([`crate::format::journal_layout`]).
+//!
 //! The writer never waits for readers. After each commit it reads the
 //! oldest snapshot still held; space freed by a commit stays *held* (not
 //! reused, not truncated) until every snapshot is at or past that commit,
@@ -47,19 +54,18 @@
 //! locks, which network file systems do not all honour.
 
 pub(crate) mod history;
+pub(crate) mod sidecar;
 pub(crate) mod table;
 pub(crate) mod view;
 
-use std::fs;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub(crate) use history::{history_path, History};
 pub(crate) use table::{network_fs, ReaderTable, Role};
-pub(crate) use view::{SnapshotView, ViewShared};
+pub(crate) use view::{SnapshotView, ViewSource};
 
 use crate::error::{Error, Result};
-use crate::format::page::PAGE_SIZE;
+use crate::journal::ReaderLink;
 
 /// Waiting for a writer's moment (a commit's publication, a recovery):
 /// spins first, then sleeps briefly, for at most [`Backoff::LIMIT`].
@@ -97,149 +103,58 @@ impl Backoff {
     }
 }
 
-/// The sidecar of the file at `path` named by `suffix` ("-readers").
-pub(crate) fn sidecar(path: &Path, suffix: &str) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(suffix);
-    PathBuf::from(s)
-}
-
-/// A value and its complement: a torn read of the 16 bytes shows.
-pub(crate) fn pair(v: u64) -> [u8; 16] {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&v.to_le_bytes());
-    b[8..].copy_from_slice(&(!v).to_le_bytes());
-    b
-}
-
-/// Decode [`pair`]; None if torn.
-pub(crate) fn unpair(b: &[u8]) -> Option<u64> {
-    let v = u64::from_le_bytes(b.get(..8)?.try_into().ok()?);
-    let c = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?);
-    (v == !c).then_some(v)
-}
-
-/// The history's (epoch, live_from), or None while it is being created.
-pub(crate) fn read_history_header(hist: &fs::File) -> Result<Option<(u64, u64)>> {
-    for _ in 0..10_000 {
-        // The length first: a file shorter than its header is being
-        // created (its header is written whole, then it grows).
-        let len = hist.metadata().map(|m| m.len()).unwrap_or(0);
-        if len < history::FIRST {
-            return Ok(None);
-        }
-        let mut head = [0u8; 48];
-        if hist.read_exact_at(&mut head, 0).is_err() || &head[..8] != history::MAGIC {
-            // Long enough, without the magic: not a history (a reader must
-            // not go on without it).
-            return Err(Error::corrupt(
-                "snapshot history",
-                0,
-                "the readers' history file does not start with its magic",
-            ));
-        }
-        let (e, l) = (history::EPOCH as usize, history::LIVE_FROM as usize);
-        if let (Some(e), Some(l)) = (unpair(&head[e..e + 16]), unpair(&head[l..l + 16])) {
-            return Ok(Some((e, l)));
-        }
-        std::thread::yield_now();
-    }
-    Err(Error::corrupt(
-        "snapshot history",
-        0,
-        "the header never reads whole",
-    ))
-}
-
-/// Walk the whole records of `epoch` from `from`, calling `f(pos, tag,
-/// offset, len)` for each; returns where the walk stopped (the end, a
-/// record still being written, or a torn one).
-pub(crate) fn scan(
-    hist: &fs::File,
-    from: u64,
-    epoch: u64,
-    mut f: impl FnMut(u64, u64, u64, u32),
-) -> Result<u64> {
-    let rh = history::REC_HEAD as u64;
-    let len = hist
-        .metadata()
-        .map_err(|e| Error::io("reading the history's size", e))?
-        .len();
-    let mut pos = from;
-    let mut buf = vec![0u8; (1 << 20).min(len.saturating_sub(from)) as usize];
-    while pos + rh <= len {
-        let n = ((len - pos) as usize).min(buf.len());
-        if hist.read_exact_at(&mut buf[..n], pos).is_err() {
-            return Ok(pos); // cut short by a restart
-        }
-        let mut i = 0usize;
-        while i + rh as usize <= n {
-            let (ep, tag, off, rlen, crc) = history::parse_head(&buf[i..i + rh as usize]);
-            if ep != epoch || rlen == 0 || rlen as usize > PAGE_SIZE {
-                return Ok(pos + i as u64);
-            }
-            let end = i + rh as usize + rlen as usize;
-            if end > n {
-                break;
-            }
-            if history::rec_crc(&buf[i..i + rh as usize], &buf[i + rh as usize..end]) != crc {
-                return Ok(pos + i as u64);
-            }
-            f(pos + i as u64, tag, off, rlen);
-            i = end;
-        }
-        if i == 0 {
-            return Ok(pos);
-        }
-        pos += i as u64;
-    }
-    Ok(pos)
-}
-
-/// The writer's side: the table it publishes to and the history it keeps.
-pub(crate) struct Sharing {
+/// The writer's side: the table it publishes commits to and the history
+/// it keeps of what it overwrites. The journal reaches it as a
+/// [`ReaderLink`].
+pub(crate) struct Publisher {
     table: ReaderTable,
-    pub(crate) history: History,
+    history: History,
 }
 
-impl Sharing {
+impl Publisher {
     /// Serve snapshot readers of `data`, whose committed generation is
     /// `generation`. `table` is already locked as the writer's.
-    pub(crate) fn start(data: &Path, table: ReaderTable, generation: u64) -> Result<Sharing> {
+    pub(crate) fn start(data: &Path, table: ReaderTable, generation: u64) -> Result<Publisher> {
         let mut history = History::open(data, generation)?;
         table.publish(Some(generation))?;
         table.announce(None)?;
         // With no reader left, the history of earlier sessions goes (a
         // file created anew restarts its generations: it must).
         history.collect(table.oldest()?)?;
-        Ok(Sharing { table, history })
+        Ok(Publisher { table, history })
+    }
+}
+
+impl ReaderLink for Publisher {
+    fn stage(&mut self, tag: u64, offset: u64, original: &[u8]) {
+        self.history.stage(tag, offset, original);
     }
 
-    /// After a commit point: publish `generation`, then (R3) read the
-    /// oldest snapshot still held and drop the history no one needs.
-    /// Returns that oldest snapshot (None: no reader).
-    pub(crate) fn committed(&mut self, generation: u64) -> Result<Option<u64>> {
+    fn append(&mut self, tag: u64) -> Result<()> {
+        self.history.append(tag)
+    }
+
+    /// Announce, then (R3) read the oldest snapshot a live reader holds.
+    fn committing(&self, generation: u64) -> Result<Option<u64>> {
+        self.table.announce(Some(generation))?;
+        self.table.oldest()
+    }
+
+    fn not_committing(&self) -> Result<()> {
+        self.table.announce(None)
+    }
+
+    /// Publish, then (R3) read the oldest snapshot still held and drop the
+    /// history no one needs.
+    fn committed(&mut self, generation: u64) -> Result<Option<u64>> {
         self.table.publish(Some(generation))?;
         let oldest = self.table.oldest()?;
         self.history.collect(oldest)?;
         Ok(oldest)
     }
 
-    /// Before the commit making `generation`: announce it, then return
-    /// the oldest snapshot a live reader holds (None: no reader, and none
-    /// can start below `generation`, so its frees need not be held).
-    pub(crate) fn committing(&self, generation: u64) -> Result<Option<u64>> {
-        self.table.announce(Some(generation))?;
-        self.table.oldest()
-    }
-
-    /// The announced commit did not happen (nothing to commit).
-    pub(crate) fn not_committing(&self) -> Result<()> {
-        self.table.announce(None)
-    }
-
-    /// The writer closes: with no reader left, the sidecars go too.
-    pub(crate) fn close(self) -> Result<()> {
+    /// With no reader left, the sidecars go too.
+    fn close(self: Box<Self>) -> Result<()> {
         self.table.close()
     }
 }
@@ -251,7 +166,7 @@ pub(crate) type Superblock = (usize, fn(&[u8]) -> Option<u64>);
 /// A reader's side: its slot and its view.
 pub(crate) struct Reader {
     table: ReaderTable,
-    view: std::sync::Arc<ViewShared>,
+    view: std::sync::Arc<ViewSource>,
 
     /// The generation in the data file's first bytes, if they verify (the
     /// superblock's layout is the format layer's).
@@ -268,7 +183,7 @@ impl Reader {
         view: &SnapshotView,
         superblock: Superblock,
     ) -> Result<Reader> {
-        let view = view.shared();
+        let view = view.source();
         let mut r = Reader {
             table,
             view,
@@ -311,7 +226,7 @@ impl Reader {
                     _ => continue,
                 }
             }
-            let hot = match crate::journal::sidecar_is_hot(self.table.journal()) {
+            let hot = match crate::format::journal_layout::sidecar_is_hot(self.table.journal()) {
                 Ok(h) => h,
                 Err(e) => {
                     failed = Some(e);
@@ -332,7 +247,8 @@ impl Reader {
             let same = !self.table.writer_present()?
                 && self.table.committing()? == committing
                 && self.table.published()? == published
-                && crate::journal::sidecar_is_hot(self.table.journal()).ok() == Some(hot);
+                && crate::format::journal_layout::sidecar_is_hot(self.table.journal()).ok()
+                    == Some(hot);
             match g {
                 Some(g) if same => return Ok(g),
                 // Not a whole superblock, with nothing moving: let the

@@ -1,33 +1,36 @@
 //! File space: every byte of the file is handed out and taken back here.
 //!
 //! [`FileSpace`] is the one allocator interface the layers above use. It
-//! owns the end of file, one aggregator for metadata and one for small raw
-//! data, and a free list of sections — the free-space manager
+//! owns the end of file, one aggregator for metadata and one for small
+//! data allocations, and a free list of sections — the free-space manager
 //! ([`fsm::FreeSpaceManager`]) or, for comparison only, the naive baseline
 //! ([`naive::NaiveList`]).
 //!
 //! Allocation order: a best-fit free section; else the kind's aggregator
-//! (metadata, small raw); else the end of file. Freeing merges with both
+//! (metadata, small data); else the end of file. Freeing merges with both
 //! neighbours, shrinks the file when the section touches the end (and keeps
 //! shrinking through trailing free sections), and otherwise lets an adjacent
 //! aggregator absorb it.
 //!
-//! Invariants (checked by [`FileSpace::check_invariants`]):
-//! - S1: free sections, aggregator remainders and live extents are disjoint
-//!   and all lie in `[PAGE_SIZE, eof)`.
+//! Invariants (checked by [`FileSpace::check_invariants`] in tests, and
+//! after every operation that changes the space under the `paranoid`
+//! feature):
+//! - S1: free sections, aggregator remainders, frees held back (S4) or
+//!   held for readers (S6), and live extents are disjoint and all lie in
+//!   `[PAGE_SIZE, eof)`.
 //! - S2: no two free sections are adjacent (merging is complete).
 //! - S3: no free section ends at `eof` (the file never ends in free space).
 //! - S4: space freed while frees are deferred (inside a transaction) is not
 //!   handed out before [`FileSpace::commit`] — unless it lies past the end
 //!   of file the transaction began with: allocated and freed within the
 //!   transaction, no committed state ever held it, so it is reused at once.
-//! - S6: with snapshot readers served, space freed by the commit that makes
-//!   generation `g` is *held* — neither reused nor cut off the end — until
-//!   no reader's snapshot is older than `g` ([`FileSpace::release_held`]).
 //! - S5: a free never takes back bytes that are not live: an extent outside
 //!   `[PAGE_SIZE, eof)` or overlapping a free section, a held-back free or
 //!   an aggregator's remainder is refused with `Corrupt` (the caller read
 //!   it from a damaged file), and a batch is freed whole or not at all.
+//! - S6: with snapshot readers served, space freed by the commit that makes
+//!   generation `g` is *held* — neither reused nor cut off the end — until
+//!   no reader's snapshot is older than `g` ([`FileSpace::release_held`]).
 //!
 //! State of one extent:
 //! ```text
@@ -35,36 +38,22 @@
 //!   [free] --------> [live] ---------------------> [pending] ------> [free]
 //!     ^                 |  free (not deferred)                         |
 //!     |                 +------------------------> merge / shrink -----+
+//!
+//!   with snapshot readers served (S6):
+//!   [pending] --commit--> [held] --release_held (no older snapshot)--> [free]
 //! ```
 
 pub(crate) mod fsm;
 pub(crate) mod naive;
+pub(crate) mod section;
 
 use std::collections::BTreeMap;
 
+pub(crate) use section::SectionIndex;
+pub use section::{Section, SpaceKind};
+
 use crate::error::{Error, Result};
 use crate::pager::PAGE_SIZE;
-
-/// What an extent of file space holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum SpaceKind {
-    /// Pages and blobs: headers, B-tree nodes, large attribute values.
-    Meta,
-    /// Dataset elements: contiguous storage and chunks.
-    Data,
-}
-
-impl SpaceKind {
-    pub(crate) const ALL: [SpaceKind; 2] = [SpaceKind::Meta, SpaceKind::Data];
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
-
-    pub(crate) fn from_u8(v: u8) -> Option<SpaceKind> {
-        SpaceKind::ALL.get(v as usize).copied()
-    }
-}
 
 /// Which free list manages free sections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,46 +65,13 @@ pub enum FreeListKind {
     Naive,
 }
 
-/// A section of free file space.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Section {
-    /// First byte.
-    pub addr: u64,
-    /// Length in bytes.
-    pub size: u64,
-    /// The kind of space it was freed as.
-    pub kind: SpaceKind,
-}
-
-impl Section {
-    pub(crate) fn end(&self) -> u64 {
-        self.addr + self.size
-    }
-}
-
-/// An index of free sections; both implementations keep S2 themselves.
-pub(crate) trait SectionIndex: Send {
-    /// Take `size` bytes from the best-fitting section, preferring `kind`;
-    /// the unused tail goes back to the list.
-    fn take(&mut self, kind: SpaceKind, size: u64) -> Option<u64>;
-    /// Add a section, merging with its neighbours; returns the merged section.
-    fn give(&mut self, s: Section) -> Section;
-    /// Remove the section starting at `addr`, if there is one.
-    fn remove(&mut self, addr: u64) -> Option<Section>;
-    /// The section that ends exactly at `end`, if any.
-    fn ending_at(&self, end: u64) -> Option<Section>;
-    /// A section overlapping `[addr, end)`, if any.
-    fn overlapping(&self, addr: u64, end: u64) -> Option<Section>;
-    /// Every section in address order.
-    fn sections(&self) -> Vec<Section>;
-}
-
-/// Metadata and small raw data are carved from blocks up to this size.
-pub(crate) const AGGREGATOR_BLOCK: u64 = 64 * 1024;
-/// An aggregator's first block; each further block doubles, up to
-/// [`AGGREGATOR_BLOCK`], so a small file does not end with a large unused
+/// Metadata and small data are carved from extents an aggregator reserves
+/// at the end of the file, up to this size.
+pub(crate) const AGGREGATOR_MAX: u64 = 64 * 1024;
+/// An aggregator's first reserved extent; each further one doubles, up to
+/// [`AGGREGATOR_MAX`], so a small file does not end with a large unused
 /// remainder and a large one still clusters its metadata.
-const FIRST_BLOCK: u64 = 8 * 1024;
+const AGGREGATOR_FIRST: u64 = 8 * 1024;
 /// Data allocations up to this size go through the small-data aggregator.
 pub(crate) const SMALL_DATA: u64 = 4096;
 
@@ -123,7 +79,7 @@ pub(crate) const SMALL_DATA: u64 = 4096;
 struct Aggregator {
     pos: u64,
     end: u64,
-    /// Size of the next block to reserve (0 before the first).
+    /// Size of the next extent to reserve (0 before the first).
     next: u64,
 }
 
@@ -176,6 +132,12 @@ impl FileSpace {
 
     /// Reserve `size` bytes of `kind`.
     pub(crate) fn alloc(&mut self, kind: SpaceKind, size: u64) -> Result<u64> {
+        let r = self.take(kind, size);
+        self.checked("alloc");
+        r
+    }
+
+    fn take(&mut self, kind: SpaceKind, size: u64) -> Result<u64> {
         if size == 0 {
             // Nothing to place: address 0 is "no storage" everywhere.
             return Ok(0);
@@ -184,17 +146,17 @@ impl FileSpace {
             return Ok(a);
         }
         let aggregated = match kind {
-            SpaceKind::Meta => size <= AGGREGATOR_BLOCK,
+            SpaceKind::Meta => size <= AGGREGATOR_MAX,
             SpaceKind::Data => size <= SMALL_DATA,
         };
         if !aggregated {
-            return self.alloc_eof(size);
+            return self.grow(size);
         }
         let i = kind.index();
         if self.aggs[i].room() < size {
             let old = self.aggs[i];
             if old.end == self.eof && old.end > 0 {
-                // The block is at the end: just extend it in place.
+                // The reserved extent is at the end: just extend it in place.
                 self.eof = old.pos;
                 self.aggs[i].end = old.pos;
             } else {
@@ -208,13 +170,17 @@ impl FileSpace {
                     });
                 }
             }
-            let next = if old.next == 0 { FIRST_BLOCK } else { old.next };
-            let block = next.max(size);
-            let start = self.alloc_eof(block)?;
+            let next = if old.next == 0 {
+                AGGREGATOR_FIRST
+            } else {
+                old.next
+            };
+            let reserve = next.max(size);
+            let start = self.grow(reserve)?;
             self.aggs[i] = Aggregator {
                 pos: start,
-                end: start + block,
-                next: (next * 2).min(AGGREGATOR_BLOCK),
+                end: start + reserve,
+                next: (next * 2).min(AGGREGATOR_MAX),
             };
         }
         let a = self.aggs[i].pos;
@@ -224,6 +190,12 @@ impl FileSpace {
 
     /// Take space at the end of the file, bypassing free sections.
     pub(crate) fn alloc_eof(&mut self, size: u64) -> Result<u64> {
+        let r = self.grow(size);
+        self.checked("alloc_eof");
+        r
+    }
+
+    fn grow(&mut self, size: u64) -> Result<u64> {
         let addr = self.eof;
         self.eof = addr
             .checked_add(size)
@@ -241,6 +213,7 @@ impl FileSpace {
         }
         self.check_live("freed extent", addr, size)?;
         self.apply_free(Section { addr, size, kind });
+        self.checked("free");
         Ok(())
     }
 
@@ -249,10 +222,6 @@ impl FileSpace {
             self.pending.insert(s.addr, (s.size, s.kind));
         } else {
             self.release(s);
-        }
-        #[cfg(feature = "paranoid")]
-        if let Err(e) = self.check_invariants() {
-            panic!("free-space invariant broken after free: {e}");
         }
     }
 
@@ -266,6 +235,7 @@ impl FileSpace {
         for s in self.check_free(extents)? {
             self.apply_free(s);
         }
+        self.checked("free_all");
         Ok(())
     }
 
@@ -411,6 +381,7 @@ impl FileSpace {
                 }
             }
         }
+        self.checked("release_aggregators");
     }
 
     /// Hold frees back until [`FileSpace::commit`] (S4).
@@ -418,6 +389,7 @@ impl FileSpace {
     pub(crate) fn set_defer(&mut self, defer: bool) {
         self.defer = defer;
         self.fresh_from = self.eof;
+        self.checked("set_defer");
     }
 
     /// Release frees held back since the last commit, or with snapshot
@@ -432,6 +404,7 @@ impl FileSpace {
             }
         }
         self.fresh_from = self.eof;
+        self.checked("commit");
     }
 
     /// Hold committed frees for snapshot readers, as freed by generation
@@ -456,6 +429,7 @@ impl FileSpace {
                 self.release(Section { addr, size, kind });
             }
         }
+        self.checked("release_held");
         any
     }
 
@@ -477,6 +451,7 @@ impl FileSpace {
             self.check_live("held-space record", s.addr, s.size)?;
             self.held.insert(s.addr, (s.size, s.kind, g));
         }
+        self.checked("load_held");
         Ok(())
     }
 
@@ -484,6 +459,7 @@ impl FileSpace {
     #[allow(dead_code)]
     pub(crate) fn discard_pending(&mut self) {
         self.pending.clear();
+        self.checked("discard_pending");
     }
 
     /// Frees held back until commit, in address order.
@@ -510,6 +486,7 @@ impl FileSpace {
             self.list.give(*s);
         }
         self.shrink();
+        self.checked("load");
     }
 
     /// Aggregator remainders, as (addr, size).
@@ -521,9 +498,22 @@ impl FileSpace {
             .collect()
     }
 
-    /// Verify S1–S3 over the free list and aggregators.
+    /// Under `paranoid`, panic if an invariant is broken after `op`.
+    fn checked(&self, op: &str) {
+        #[cfg(feature = "paranoid")]
+        if let Err(e) = self.check_invariants() {
+            panic!("free-space invariant broken after {op}: {e}");
+        }
+        #[cfg(not(feature = "paranoid"))]
+        let _ = op;
+    }
+
+    /// Verify S1–S4 over the free list, the aggregators, and the frees
+    /// held back or held for readers, and the free list's own invariants.
     #[cfg(any(test, feature = "paranoid"))]
     pub(crate) fn check_invariants(&self) -> std::result::Result<(), String> {
+        self.list.check()?;
+        // (addr, size, is a free section)
         let mut all: Vec<(u64, u64, bool)> = self
             .list
             .sections()
@@ -531,7 +521,15 @@ impl FileSpace {
             .map(|s| (s.addr, s.size, true))
             .collect();
         all.extend(self.reserved().into_iter().map(|(a, s)| (a, s, false)));
+        all.extend(self.pending.iter().map(|(&a, &(s, _))| (a, s, false)));
+        all.extend(self.held.iter().map(|(&a, &(s, _, _))| (a, s, false)));
         all.sort_unstable();
+        if let Some((&a, _)) = self.pending.range(self.fresh_from..).next() {
+            return Err(format!(
+                "S4: a free at {a} held back, though space from {} on is the transaction's own",
+                self.fresh_from
+            ));
+        }
         for w in all.windows(2) {
             if w[0].0 + w[0].1 > w[1].0 {
                 return Err(format!("S1: sections at {} and {} overlap", w[0].0, w[1].0));
@@ -552,6 +550,8 @@ impl FileSpace {
             if a + s > self.eof {
                 return Err(format!("S1: section at {a} runs past eof {}", self.eof));
             }
+            // Held-back and held frees are not free yet: only free sections
+            // count for S3.
             if free && a + s == self.eof {
                 return Err("S3: the file ends in a free section".into());
             }
@@ -588,7 +588,8 @@ impl SpaceInfo {
             info.sections += 1;
             info.free_bytes += s.size;
             info.largest = info.largest.max(s.size);
-            let lo = 1u64 << (63 - s.size.leading_zeros());
+            // Sections are never empty; `max` keeps the shift in range anyway.
+            let lo = 1u64 << (63 - s.size.max(1).leading_zeros());
             let e = bins.entry(lo).or_default();
             e.0 += 1;
             e.1 += s.size;

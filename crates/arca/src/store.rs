@@ -2,10 +2,11 @@
 //! allocator and checksummed variable-size blobs, bundled so that one
 //! `&mut Store` reaches everything below the object model.
 //!
-//! Every byte written outside a page goes through [`Store::write_data`],
-//! which checks that it lands inside the extent its object owns and that
-//! the extent is live; every structure read from the file is checked the
-//! same way ([`Store::check_live`]) before it is trusted.
+//! Every byte written outside a page goes through [`Store::write_data`]
+//! (or [`Store::write_data_from_file`], which copies), which checks that
+//! it lands inside the extent its object owns and that the extent is live;
+//! every structure read from the file is checked the same way
+//! ([`Store::check_live`]) before it is trusted.
 
 use crate::error::{Error, Result};
 use crate::format::blob;
@@ -79,8 +80,8 @@ impl Store {
     }
 
     /// Write `data` at `at`, inside the extent `(addr, len)` that the
-    /// caller's object owns: the one way raw bytes (data, chunks, blobs)
-    /// reach the file.
+    /// caller's object owns: the one way bytes outside pages (data, chunks,
+    /// blobs) reach the file.
     ///
     /// # Errors
     /// `Corrupt` if the write leaves the extent or the extent is not live

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use compll::{Codec, Config, Handle, SharedArena};
 
-use super::Driver;
+use super::driver::Driver;
 use crate::error::{Error, Result};
 
 /// Bytes per page of the file; each page is one node in the arena.
@@ -107,6 +107,9 @@ impl Driver for CompressedMemoryDriver {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
+        let end = offset
+            .checked_add(data.len() as u64)
+            .ok_or_else(|| Error::invalid("offset overflow"))?;
         let mut done = 0;
         while done < data.len() {
             let at = offset as usize + done;
@@ -121,7 +124,7 @@ impl Driver for CompressedMemoryDriver {
             }
             done += n;
         }
-        self.len = self.len.max(offset + data.len() as u64);
+        self.len = self.len.max(end);
         Ok(())
     }
 

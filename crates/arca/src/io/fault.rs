@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use super::Driver;
+use super::driver::Driver;
 use crate::error::{Error, Result};
 
 enum Pending {
@@ -241,10 +241,12 @@ impl Driver for FaultDriver {
                 return Err(dead());
             }
             let cur = &s.files[id].current;
-            let end = offset as usize + buf.len();
-            let src = cur.get(offset as usize..end).ok_or_else(|| {
-                Error::io("simulated read", std::io::ErrorKind::UnexpectedEof.into())
-            })?;
+            let src = usize::try_from(offset)
+                .ok()
+                .and_then(|o| cur.get(o..o.checked_add(buf.len())?))
+                .ok_or_else(|| {
+                    Error::io("simulated read", std::io::ErrorKind::UnexpectedEof.into())
+                })?;
             buf.copy_from_slice(src);
             Ok(())
         })

@@ -5,7 +5,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Driver, ReadAt};
+use super::driver::{Driver, ReadAt};
 use crate::error::{Error, Result};
 
 /// A driver over an ordinary file.
@@ -203,7 +203,7 @@ impl Driver for FileDriver {
     }
 
     fn write_at(&mut self, offset: u64, data: &[u8]) -> Result<()> {
-        super::fault_write_point(data, |part| {
+        super::points::write_point(data, |part| {
             let _ = self.file.write_all_at(part, offset);
         });
         self.file
@@ -216,14 +216,14 @@ impl Driver for FileDriver {
     }
 
     fn sync(&mut self) -> Result<()> {
-        super::fault_point();
+        super::points::point();
         self.file
             .sync_data()
             .map_err(|e| Error::io("syncing the file", e))
     }
 
     fn truncate(&mut self, len: u64) -> Result<()> {
-        super::fault_point();
+        super::points::point();
         self.file
             .set_len(len)
             .map_err(|e| Error::io(format!("truncating to {len}"), e))
@@ -266,22 +266,6 @@ pub fn write_out(file: &fs::File, bytes: &[u8], at: u64) -> Result<()> {
 /// Ask the kernel to start writing `len` bytes of `file` at `at` (0: to
 /// its end) to disk, without waiting. Only a hint: a failure leaves the
 /// work to the next sync.
-#[allow(unsafe_code)]
 fn start_writeback(file: &fs::File, at: u64, len: u64) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a plain syscall on a descriptor `file` keeps open; it
-        // reads no memory of ours.
-        unsafe {
-            libc::sync_file_range(
-                file.as_raw_fd(),
-                at as libc::off64_t,
-                len as libc::off64_t,
-                libc::SYNC_FILE_RANGE_WRITE,
-            );
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (file, at, len);
+    let _ = arca_writeback::start_writeback(file, at, len);
 }

@@ -12,7 +12,7 @@
 
 use std::sync::{Arc, RwLock};
 
-use super::{Driver, ReadAt};
+use super::driver::{Driver, ReadAt};
 use crate::error::{Error, Result};
 
 /// What a read without the file's lock needs: a reader of the storage and

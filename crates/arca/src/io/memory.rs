@@ -1,6 +1,6 @@
 //! Storage in a growable byte vector, for scratch files and tests.
 
-use super::Driver;
+use super::driver::Driver;
 use crate::error::{Error, Result};
 
 /// A driver holding the whole file in memory. It grows by an eighth at a

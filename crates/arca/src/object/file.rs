@@ -285,8 +285,8 @@ impl OpenOptions {
             g.recovered = recovered;
             g.path = Some(path.to_path_buf());
             if let (true, Some(t)) = (serve, table) {
-                let s = crate::snapshot::Sharing::start(path, t, g.sb.generation)?;
-                g.st.pager.journal().sharing = Some(s);
+                let s = crate::snapshot::Publisher::start(path, t, g.sb.generation)?;
+                g.st.pager.journal().serve_readers(Box::new(s));
                 // The first transaction began before there was anyone to
                 // serve: begin it again, holding frees and keeping history.
                 g.begin();

@@ -114,7 +114,7 @@ impl Session {
         // S6: held space every snapshot has moved past is given back now,
         // so that this commit records (and may cut) it.
         let tag = self.sb.generation + 1;
-        let releasable = match &self.st.pager.journal().sharing {
+        let releasable = match self.st.pager.journal().readers() {
             Some(s) => {
                 let oldest = s.committing(tag)?;
                 // With no reader, this commit's frees need no holding (R3).
@@ -128,7 +128,7 @@ impl Session {
             && !self.st.space.has_pending()
             && !releasable
         {
-            if let Some(s) = &self.st.pager.journal().sharing {
+            if let Some(s) = self.st.pager.journal().readers() {
                 s.not_committing()?;
             }
             // Nothing changed: committing would only rewrite the superblock.
@@ -166,7 +166,7 @@ impl Session {
     /// the held space no snapshot still shows (S6, R3).
     fn after_commit(&mut self) -> Result<()> {
         let generation = self.sb.generation;
-        if let Some(s) = &mut self.st.pager.journal().sharing {
+        if let Some(s) = self.st.pager.journal().readers() {
             let oldest = s.committed(generation)?;
             self.st.space.release_held(oldest);
         }
@@ -317,7 +317,7 @@ impl Session {
         let tag = self.sb.generation + 1;
         let j = self.st.pager.journal();
         let on = j.enabled();
-        let sharing = j.sharing.is_some();
+        let sharing = j.serves_readers();
         j.begin(free.into_iter(), tag);
         self.st.space.set_defer(on);
         self.st.space.set_hold(sharing.then_some(tag));

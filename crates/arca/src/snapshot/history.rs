@@ -19,8 +19,9 @@ use std::fs;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::{pair, unpair};
+use super::sidecar::{pair, sidecar, unpair};
 use crate::error::{Error, Result};
+use crate::format::page::PAGE_SIZE;
 
 pub(crate) const MAGIC: &[u8; 8] = b"ARCAHST1";
 pub(crate) const EPOCH: u64 = 16;
@@ -34,18 +35,101 @@ const RESTART: u64 = 1 << 20;
 
 /// The history of the file at `path`.
 pub(crate) fn history_path(path: &Path) -> PathBuf {
-    super::sidecar(path, "-history")
+    sidecar(path, "-history")
 }
 
+/// The checksum of a record: its head's first 28 bytes, then its data (a
+/// head cut short checksums as empty, and so does not verify).
 pub(crate) fn rec_crc(head: &[u8], data: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc32c::crc32c(&head[..28]), data)
+    crc32c::crc32c_append(crc32c::crc32c(head.get(..28).unwrap_or_default()), data)
 }
 
-/// A parsed record header: (epoch, tag, offset, len, crc).
-pub(crate) fn parse_head(h: &[u8]) -> (u64, u64, u64, u32, u32) {
-    let u = |a: usize| u64::from_le_bytes(h[a..a + 8].try_into().unwrap_or_default());
-    let w = |a: usize| u32::from_le_bytes(h[a..a + 4].try_into().unwrap_or_default());
-    (u(0), u(8), u(16), w(24), w(28))
+/// A parsed record head: (epoch, tag, offset, len, crc); None if `h` is
+/// shorter than one.
+pub(crate) fn parse_head(h: &[u8]) -> Option<(u64, u64, u64, u32, u32)> {
+    let u = |a: usize| Some(u64::from_le_bytes(h.get(a..a + 8)?.try_into().ok()?));
+    let w = |a: usize| Some(u32::from_le_bytes(h.get(a..a + 4)?.try_into().ok()?));
+    Some((u(0)?, u(8)?, u(16)?, w(24)?, w(28)?))
+}
+
+/// The history's (epoch, live_from), or None while it is being created.
+pub(crate) fn read_header(hist: &fs::File) -> Result<Option<(u64, u64)>> {
+    for _ in 0..10_000 {
+        // The length first: a file shorter than its header is being
+        // created (its header is written whole, then it grows).
+        let len = hist.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < FIRST {
+            return Ok(None);
+        }
+        let mut head = [0u8; 48];
+        if hist.read_exact_at(&mut head, 0).is_err() || &head[..8] != MAGIC {
+            // Long enough, without the magic: not a history (a reader must
+            // not go on without it).
+            return Err(Error::corrupt(
+                "snapshot history",
+                0,
+                "the readers' history file does not start with its magic",
+            ));
+        }
+        let (e, l) = (EPOCH as usize, LIVE_FROM as usize);
+        if let (Some(e), Some(l)) = (unpair(&head[e..e + 16]), unpair(&head[l..l + 16])) {
+            return Ok(Some((e, l)));
+        }
+        std::thread::yield_now();
+    }
+    Err(Error::corrupt(
+        "snapshot history",
+        0,
+        "the header never reads whole",
+    ))
+}
+
+/// Walk the whole records of `epoch` from `from`, calling `f(pos, tag,
+/// offset, len)` for each; returns where the walk stopped (the end, a
+/// record still being written, or a torn one).
+pub(crate) fn scan(
+    hist: &fs::File,
+    from: u64,
+    epoch: u64,
+    mut f: impl FnMut(u64, u64, u64, u32),
+) -> Result<u64> {
+    let rh = REC_HEAD as u64;
+    let len = hist
+        .metadata()
+        .map_err(|e| Error::io("reading the history's size", e))?
+        .len();
+    let mut pos = from;
+    let mut buf = vec![0u8; (1 << 20).min(len.saturating_sub(from)) as usize];
+    while pos + rh <= len {
+        let n = ((len - pos) as usize).min(buf.len());
+        if hist.read_exact_at(&mut buf[..n], pos).is_err() {
+            return Ok(pos); // cut short by a restart
+        }
+        let mut i = 0usize;
+        while i + rh as usize <= n {
+            let head = parse_head(&buf[i..i + rh as usize]);
+            let Some((ep, tag, off, rlen, crc)) = head else {
+                return Ok(pos + i as u64);
+            };
+            if ep != epoch || rlen == 0 || rlen as usize > PAGE_SIZE {
+                return Ok(pos + i as u64);
+            }
+            let end = i + rh as usize + rlen as usize;
+            if end > n {
+                break;
+            }
+            if rec_crc(&buf[i..i + rh as usize], &buf[i + rh as usize..end]) != crc {
+                return Ok(pos + i as u64);
+            }
+            f(pos + i as u64, tag, off, rlen);
+            i = end;
+        }
+        if i == 0 {
+            return Ok(pos);
+        }
+        pos += i as u64;
+    }
+    Ok(pos)
 }
 
 /// The writer's side of the history.
@@ -103,7 +187,7 @@ impl History {
             h.punched = h.live_from;
             // R4: a killed writer may have left a record half written;
             // the next records go in its place.
-            h.end = super::scan(&h.file, h.live_from, h.epoch, |_, _, _, _| {})?;
+            h.end = scan(&h.file, h.live_from, h.epoch, |_, _, _, _| {})?;
             if h.end < len {
                 h.file
                     .set_len(h.end)
@@ -111,7 +195,7 @@ impl History {
             }
             h.marks.push_back((h.end, generation));
         } else {
-            h.epoch = crate::journal::salt();
+            h.epoch = crate::format::journal_layout::salt();
             h.write_header()?;
             h.file
                 .set_len(FIRST)

@@ -22,8 +22,10 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{fcntl, FcntlArg};
+use nix::libc;
 
-use super::{pair, unpair};
+use super::history::history_path;
+use super::sidecar::{pair, sidecar, unpair};
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"ARCARDR1";
@@ -41,7 +43,7 @@ const CLAIMED: u64 = u64::MAX;
 
 /// The sidecar reader table of the file at `path`.
 pub(crate) fn table_path(path: &Path) -> PathBuf {
-    super::sidecar(path, "-readers")
+    sidecar(path, "-readers")
 }
 
 fn boot_id() -> [u8; 40] {
@@ -149,8 +151,8 @@ impl ReaderTable {
                 file,
                 path: path.clone(),
                 slot: None,
-                history: super::history_path(data),
-                journal: super::sidecar(data, "-journal"),
+                history: history_path(data),
+                journal: sidecar(data, "-journal"),
                 closed: true,
             };
             t.lock(INIT_BYTE, 1, true)?;
@@ -425,7 +427,7 @@ impl ReaderTable {
         let idle = self.is_current()
             && !self.writer_present()?
             && self.oldest()?.is_none()
-            && !crate::journal::sidecar_is_hot(&self.journal).unwrap_or(true);
+            && !crate::format::journal_layout::sidecar_is_hot(&self.journal).unwrap_or(true);
         if idle {
             // Removal failures leave harmless files behind.
             let _ = fs::remove_file(&self.history);

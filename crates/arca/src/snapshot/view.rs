@@ -33,8 +33,10 @@ struct State {
     index: BTreeMap<u64, Rec>,
 }
 
-/// What a view's readers share (threads read in parallel).
-pub(crate) struct ViewShared {
+/// The source a view reads from: the data file, the history laid over it,
+/// and the index of that history; shared by the threads that read the view
+/// in parallel.
+pub(crate) struct ViewSource {
     main: Arc<fs::File>,
     hist_path: PathBuf,
     state: Mutex<State>,
@@ -42,7 +44,7 @@ pub(crate) struct ViewShared {
 
 /// The driver a snapshot reader opens its file through.
 pub(crate) struct SnapshotView {
-    shared: Arc<ViewShared>,
+    source: Arc<ViewSource>,
 }
 
 fn io(what: String, e: std::io::Error) -> Error {
@@ -52,7 +54,7 @@ fn io(what: String, e: std::io::Error) -> Error {
 impl SnapshotView {
     pub(crate) fn new(main: fs::File, hist_path: PathBuf) -> Self {
         SnapshotView {
-            shared: Arc::new(ViewShared {
+            source: Arc::new(ViewSource {
                 main: Arc::new(main),
                 hist_path,
                 state: Mutex::new(State {
@@ -66,12 +68,12 @@ impl SnapshotView {
         }
     }
 
-    pub(crate) fn shared(&self) -> Arc<ViewShared> {
-        self.shared.clone()
+    pub(crate) fn source(&self) -> Arc<ViewSource> {
+        self.source.clone()
     }
 }
 
-impl ViewShared {
+impl ViewSource {
     /// Move the view to the snapshot of `generation`.
     pub(crate) fn set_snapshot(&self, generation: u64) -> Result<()> {
         let mut st = self.state.lock().map_err(|_| Error::Poisoned)?;
@@ -151,14 +153,16 @@ impl ViewShared {
         let mut rec = vec![0u8; REC_HEAD + PAGE_SIZE];
         for (at, r) in recs {
             let n = REC_HEAD + r.len as usize;
-            let whole = hist.read_exact_at(&mut rec[..n], r.pos).is_ok() && {
-                let (ep, tag, off, len, crc) = history::parse_head(&rec[..REC_HEAD]);
-                ep == epoch
-                    && tag == r.tag
-                    && off == at
-                    && len == r.len
-                    && history::rec_crc(&rec[..REC_HEAD], &rec[REC_HEAD..n]) == crc
-            };
+            // `n` fits `rec`: the index holds only records whose length the
+            // scan found at most a page.
+            let whole = hist.read_exact_at(&mut rec[..n], r.pos).is_ok()
+                && history::parse_head(&rec[..REC_HEAD]).is_some_and(|(ep, tag, off, len, crc)| {
+                    ep == epoch
+                        && tag == r.tag
+                        && off == at
+                        && len == r.len
+                        && history::rec_crc(&rec[..REC_HEAD], &rec[REC_HEAD..n]) == crc
+                });
             if !whole {
                 let mut st = self.state.lock().map_err(|_| Error::Poisoned)?;
                 if st.dropped(&hist, epoch, r.pos)? {
@@ -172,6 +176,8 @@ impl ViewShared {
                 ))));
             }
             let data = &rec[REC_HEAD..n];
+            // The overlap of [at, at + len) and [offset, end): inside both
+            // `buf` and `data`.
             let (a, b) = (at.max(offset), at.saturating_add(r.len as u64).min(end));
             if a < b {
                 buf[(a - offset) as usize..(b - offset) as usize]
@@ -186,7 +192,7 @@ impl State {
     /// Whether the record at `pos` of `epoch` is gone by the writer's
     /// rules: the history restarted, or `live_from` moved past it.
     fn dropped(&self, hist: &fs::File, epoch: u64, pos: u64) -> Result<bool> {
-        Ok(match super::read_history_header(hist)? {
+        Ok(match history::read_header(hist)? {
             None => true,
             Some((e, live_from)) => e != epoch || pos < live_from,
         })
@@ -211,7 +217,7 @@ impl State {
         let Some(hist) = self.hist.clone() else {
             return Ok(());
         };
-        let Some((epoch, live_from)) = super::read_history_header(&hist)? else {
+        let Some((epoch, live_from)) = history::read_header(&hist)? else {
             return Ok(()); // being created: nothing in it yet
         };
         if self.epoch != Some(epoch) {
@@ -222,7 +228,7 @@ impl State {
         self.scanned = self.scanned.max(live_from);
         let snap = self.snap;
         let index = &mut self.index;
-        self.scanned = super::scan(&hist, self.scanned, epoch, |pos, tag, off, len| {
+        self.scanned = history::scan(&hist, self.scanned, epoch, |pos, tag, off, len| {
             if tag > snap {
                 let new = Rec { tag, pos, len };
                 index
@@ -239,7 +245,7 @@ impl State {
     }
 }
 
-impl ReadAt for ViewShared {
+impl ReadAt for ViewSource {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         self.read(offset, buf)
     }
@@ -247,7 +253,7 @@ impl ReadAt for ViewShared {
 
 impl Driver for SnapshotView {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        self.shared.read(offset, buf)
+        self.source.read(offset, buf)
     }
 
     fn write_at(&mut self, _offset: u64, _data: &[u8]) -> Result<()> {
@@ -263,10 +269,10 @@ impl Driver for SnapshotView {
     }
 
     fn len(&self) -> Result<u64> {
-        self.shared.main_len()
+        self.source.main_len()
     }
 
     fn shared_reader(&self) -> Option<Arc<dyn ReadAt>> {
-        Some(self.shared.clone())
+        Some(self.source.clone())
     }
 }

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Section, SectionIndex, SpaceKind};
+use super::section::{Section, SectionIndex, SpaceKind};
 
 const CLASSES: usize = 64;
 
@@ -75,36 +75,6 @@ impl FreeSpaceManager {
             .iter()
             .next()
             .copied()
-    }
-
-    #[cfg(test)]
-    pub(crate) fn check(&self) -> Result<(), String> {
-        let mut n = 0;
-        for (k, bins) in self.bins.iter().enumerate() {
-            for (c, b) in bins.iter().enumerate() {
-                if b.is_empty() == (self.nonempty[k] & (1 << c) != 0) {
-                    return Err(format!("F3: bitmap wrong for kind {k} class {c}"));
-                }
-                for &(size, addr) in b {
-                    n += 1;
-                    if self.by_addr.get(&addr) != Some(&(size, SpaceKind::ALL[k]))
-                        || class(size) != c
-                    {
-                        return Err(format!("F1: section {addr}+{size} misfiled"));
-                    }
-                }
-            }
-        }
-        if n != self.by_addr.len() {
-            return Err("F1: bins and address index differ in size".into());
-        }
-        let v: Vec<_> = self.by_addr.iter().collect();
-        for w in v.windows(2) {
-            if w[0].0 + w[0].1 .0 >= *w[1].0 {
-                return Err(format!("F2: sections at {} and {} touch", w[0].0, w[1].0));
-            }
-        }
-        Ok(())
     }
 }
 
@@ -175,6 +145,35 @@ impl SectionIndex for FreeSpaceManager {
             .iter()
             .map(|(&addr, &(size, kind))| Section { addr, size, kind })
             .collect()
+    }
+    #[cfg(any(test, feature = "paranoid"))]
+    fn check(&self) -> Result<(), String> {
+        let mut n = 0;
+        for (k, bins) in self.bins.iter().enumerate() {
+            for (c, b) in bins.iter().enumerate() {
+                if b.is_empty() == (self.nonempty[k] & (1 << c) != 0) {
+                    return Err(format!("F3: bitmap wrong for kind {k} class {c}"));
+                }
+                for &(size, addr) in b {
+                    n += 1;
+                    if self.by_addr.get(&addr) != Some(&(size, SpaceKind::ALL[k]))
+                        || class(size) != c
+                    {
+                        return Err(format!("F1: section {addr}+{size} misfiled"));
+                    }
+                }
+            }
+        }
+        if n != self.by_addr.len() {
+            return Err("F1: bins and address index differ in size".into());
+        }
+        let v: Vec<_> = self.by_addr.iter().collect();
+        for w in v.windows(2) {
+            if w[0].0 + w[0].1 .0 >= *w[1].0 {
+                return Err(format!("F2: sections at {} and {} touch", w[0].0, w[1].0));
+            }
+        }
+        Ok(())
     }
 }
 

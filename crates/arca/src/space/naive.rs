@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Section, SectionIndex, SpaceKind};
+use super::section::{Section, SectionIndex, SpaceKind};
 
 pub(crate) struct NaiveList {
     list: VecDeque<Section>,
