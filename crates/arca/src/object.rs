@@ -11,6 +11,7 @@ mod repack;
 mod rows;
 mod session;
 mod stat;
+mod storage;
 mod vlen;
 
 pub use attrs::{AttrValue, Attributes};

@@ -2,7 +2,7 @@
 //! filtered bytes in and out unchanged, so that a copy between files (an
 //! HDF5 import or export, a repack) never decompresses and recompresses.
 
-use super::dataset::{engine, flush_cache};
+use super::storage::{engine, flush_cache, CacheKey};
 use super::{lock, Dataset, Session};
 use crate::chunk::{Cache, Chunked, Source};
 use crate::error::{Error, Result};
@@ -403,13 +403,14 @@ impl Dataset {
     /// Write this dataset's cached chunks and drop them: raw chunk calls
     /// read and replace what is in the file.
     pub(super) fn flush_chunks(&self, g: &mut Session) -> Result<()> {
-        let mut cache = g.cache(self.addr);
+        let key = CacheKey::Dataset(self.addr);
+        let mut cache = g.caches.take(key);
         let r = if cache.is_dirty() {
-            flush_cache(g, self.addr, &mut cache)
+            flush_cache(&mut g.st, key, &mut cache)
         } else {
             Ok(())
         };
-        g.caches.insert(self.addr, Cache::new(cache.capacity));
+        g.caches.put(key, Cache::new(cache.capacity));
         r
     }
 }

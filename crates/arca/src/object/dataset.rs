@@ -1,17 +1,20 @@
 //! Datasets: creation options, hyperslab reads and writes, resizing.
 
 use super::session::Session;
+use super::storage::{
+    allocate_contiguous, check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes,
+    CacheKey,
+};
 use super::{lock, Attributes, Shared};
-use crate::chunk::{Cache, Chunked};
+use crate::chunk::Chunked;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::PIPELINES;
-use crate::format::object_header::{DatasetMeta, Fill, Header, Layout, MAX_RANK};
+use crate::format::object_header::{DatasetMeta, Header, Layout, MAX_RANK};
 use crate::pool::lists::EXTENTS;
-use crate::selection::{for_each_run, Place, Selection};
-use crate::space::{Section, SpaceKind};
-use crate::store::{Store, BLOB_HEADER};
+use crate::selection::Selection;
+use crate::store::Store;
 
 pub use crate::format::object_header::MAX_CHUNK_BYTES;
 /// Chunk size aimed at when chunks are chosen automatically.
@@ -366,107 +369,6 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     Ok(meta)
 }
 
-/// Every extent a dataset's storage occupies — contiguous data or chunks
-/// and their index, the fill blob, the byte vector — for freeing with its
-/// header in one batch.
-pub(crate) fn storage_extents(
-    st: &mut Store,
-    meta: &DatasetMeta,
-    out: &mut Vec<Section>,
-) -> Result<()> {
-    match &meta.layout {
-        Layout::Contiguous { addr, size } => {
-            if *addr != 0 {
-                out.push(Section {
-                    addr: *addr,
-                    size: *size,
-                    kind: SpaceKind::Data,
-                });
-            }
-        }
-        Layout::Chunked { chunk, index } => {
-            engine(meta, chunk, *index, &[]).extents(st, out)?;
-        }
-        Layout::Compact(_) => {}
-    }
-    if let Some(Fill::Blob { addr, len }) = meta.fill {
-        out.push(Section {
-            addr,
-            size: BLOB_HEADER + len,
-            kind: SpaceKind::Meta,
-        });
-    }
-    if let Some(v) = &meta.vlen {
-        crate::vlen::extents(st, v, out)?;
-    }
-    Ok(())
-}
-
-/// Free a dataset's storage (not its header), all or nothing.
-pub(crate) fn free_storage(st: &mut Store, meta: &DatasetMeta) -> Result<()> {
-    let mut dead = vec![];
-    storage_extents(st, meta, &mut dead)?;
-    st.free_structures(&dead)
-}
-
-/// The chunk engine over a chunked dataset's description.
-pub(crate) fn engine<'a>(
-    meta: &'a DatasetMeta,
-    chunk: &'a [u64],
-    index: u64,
-    fill: &'a [u8],
-) -> Chunked<'a> {
-    Chunked {
-        dims: &meta.dims,
-        chunk,
-        elem: meta.dtype.size(),
-        filters: &meta.filters,
-        fill,
-        index,
-    }
-}
-
-/// Run `f` with the chunk engine of the dataset at `addr`, saving the header
-/// if the chunk index root moved.
-fn with_chunked<T>(
-    g: &mut Session,
-    addr: u64,
-    cache: &mut Cache,
-    f: impl FnOnce(&mut Chunked, &mut Store, &mut Cache) -> Result<T>,
-) -> Result<T> {
-    let mut h = Header::load(&mut g.st, addr)?;
-    let meta = h
-        .dataset
-        .as_mut()
-        .ok_or_else(|| Error::invalid("not a dataset"))?;
-    let fill = meta.fill_bytes(&g.st)?;
-    let Layout::Chunked { chunk, index } = &mut meta.layout else {
-        return Err(Error::invalid("dataset is not chunked"));
-    };
-    let mut c = Chunked {
-        dims: &meta.dims,
-        chunk,
-        elem: meta.dtype.size(),
-        filters: &meta.filters,
-        fill: &fill,
-        index: *index,
-    };
-    let r = f(&mut c, &mut g.st, cache);
-    let new_index = c.index;
-    if new_index != *index {
-        *index = new_index;
-        h.save(&mut g.st, addr)?;
-    }
-    r
-}
-
-pub(crate) fn flush_cache(g: &mut Session, addr: u64, cache: &mut Cache) -> Result<()> {
-    if let Some(owner) = crate::vlen::owner_of_key(addr) {
-        return super::vlen::flush_cache_entry(g, owner, cache);
-    }
-    with_chunked(g, addr, cache, |c, st, cache| c.flush(st, cache))
-}
-
 /// Plain-old-data element types that map to a [`Datatype`].
 pub trait Element: bytemuck::Pod {
     /// The native-order datatype of this Rust type.
@@ -740,7 +642,8 @@ impl Dataset {
                 return self.read_chunked_unlocked(g, m, sel, out, &*io, &gate);
             }
         }
-        read_with_meta(&mut g, self.addr, m, sel, out)
+        let s = &mut *g;
+        read_with_meta(&mut s.st, &mut s.caches, self.addr, m, sel, out)
     }
 
     /// A chunked read that holds the file's lock only to plan: chunks are
@@ -771,9 +674,10 @@ impl Dataset {
             fill: &fill,
             index: *index,
         };
-        let mut cache = g.cache(self.addr);
+        let key = CacheKey::Dataset(self.addr);
+        let mut cache = g.caches.take(key);
         let plan = c.plan_read(&mut g.st, &mut cache, sel, out);
-        g.caches.insert(self.addr, cache);
+        g.caches.put(key, cache);
         let plan = plan?;
         if !plan.is_done() {
             let stats = g.st.stats.clone();
@@ -786,11 +690,11 @@ impl Dataset {
                 // Offered to the cache against the dataset as it is now
                 // (caching may evict, and so write, a dirty chunk).
                 let mut g = lock(&self.shared)?;
-                let mut cache = g.cache(self.addr);
-                let r = with_chunked(&mut g, self.addr, &mut cache, |c, st, cache| {
+                let mut cache = g.caches.take(key);
+                let r = with_chunked(&mut g.st, self.addr, &mut cache, |c, st, cache| {
                     c.cache_decoded(st, cache, kept)
                 });
-                g.caches.insert(self.addr, cache);
+                g.caches.put(key, cache);
                 r?;
             }
         }
@@ -808,7 +712,8 @@ impl Dataset {
         let mut g = lock(&self.shared)?;
         g.st.check_writable()?;
         reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
-        write_locked(&mut g, self.addr, sel, data)
+        let s = &mut *g;
+        write_bytes(&mut s.st, &mut s.caches, self.addr, sel, data)
     }
 }
 
@@ -825,196 +730,6 @@ fn reject_vlen(dt: &Datatype) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Refuse a buffer that does not hold exactly `sel`'s elements.
-fn check_len(what: &str, len: usize, sel: &Selection, elem: usize) -> Result<()> {
-    let need = sel.len() * elem as u64;
-    if len as u64 != need {
-        return Err(Error::invalid(format!(
-            "{what} holds {len} bytes, selection needs {need}"
-        )));
-    }
-    Ok(())
-}
-
-/// Call `f(offset in the dataset, offset in the buffer, bytes)` for each
-/// contiguous run of `sel` in a row-major dataset of `dims`, the buffer
-/// holding the selection densely.
-fn selection_runs(
-    elem: usize,
-    dims: &[u64],
-    sel: &Selection,
-    f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
-) -> Result<()> {
-    let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
-    let src = Place {
-        dims,
-        start: &sel.start,
-        step: &sel.step,
-    };
-    let dst = Place {
-        dims: &sel.count,
-        start: &zero,
-        step: &ones,
-    };
-    for_each_run(elem, &sel.count, &src, &dst, f)
-}
-
-/// Read `sel` of the dataset whose header is at `header` (variable-length
-/// ones as records).
-pub(crate) fn read_locked(
-    g: &mut Session,
-    header: u64,
-    sel: &Selection,
-    out: &mut [u8],
-) -> Result<()> {
-    let m = load_meta(&mut g.st, header)?;
-    read_with_meta(g, header, m, sel, out)
-}
-
-/// [`read_locked`] with the header's dataset message already loaded.
-fn read_with_meta(
-    g: &mut Session,
-    header: u64,
-    m: DatasetMeta,
-    sel: &Selection,
-    out: &mut [u8],
-) -> Result<()> {
-    if m.null {
-        return Err(Error::invalid(
-            "a dataset with a null dataspace has no elements",
-        ));
-    }
-    sel.check(&m.dims)?;
-    let elem = m.dtype.size();
-    check_len("buffer", out.len(), sel, elem)?;
-    match m.layout {
-        Layout::Contiguous { addr: 0, .. } => {
-            let fill = m.fill_bytes(&g.st)?;
-            for e in out.chunks_exact_mut(elem) {
-                e.copy_from_slice(&fill);
-            }
-        }
-        Layout::Contiguous { addr: data, size } => {
-            g.st.check_live("contiguous data", data, size)?;
-            let d = g.st.driver();
-            let shared = d.shared_reader();
-            selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
-                read_run(d, shared.as_deref(), data + s as u64, &mut out[o..o + n])
-            })?;
-            g.st.stats.bytes(out.len() as u64);
-        }
-        Layout::Compact(ref data) => {
-            selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
-                out[o..o + n].copy_from_slice(&data[s..s + n]);
-                Ok(())
-            })?;
-        }
-        Layout::Chunked { .. } => {
-            let mut cache = g.cache(header);
-            let r = with_chunked(g, header, &mut cache, |c, st, cache| {
-                c.read(st, cache, sel, out)
-            });
-            g.caches.insert(header, cache);
-            r?;
-        }
-    }
-    if m.dtype.needs_swap() {
-        m.dtype.swap(out);
-    }
-    Ok(())
-}
-
-/// Runs at least this long are read by both cores, half each: one thread
-/// alone does not copy out of the page cache as fast as the memory allows.
-const SPLIT_READ_BYTES: usize = 8 << 20;
-
-/// Read `buf` from `at`: a long run in two halves at once when the driver
-/// offers a reader other threads can use.
-fn read_run(
-    d: &dyn crate::io::Driver,
-    shared: Option<&dyn crate::io::ReadAt>,
-    at: u64,
-    buf: &mut [u8],
-) -> Result<()> {
-    match shared {
-        Some(r) if buf.len() >= SPLIT_READ_BYTES => {
-            let (a, b) = buf.split_at_mut(buf.len() / 2);
-            let mid = at + a.len() as u64;
-            let (ra, rb) = crate::par::join(|| r.read_at(mid, b), || r.read_at(at, a));
-            ra.and(rb)
-        }
-        _ => d.read_at(at, buf),
-    }
-}
-
-/// Write `sel` of the dataset whose header is at `header` (variable-length
-/// ones as records).
-pub(crate) fn write_locked(
-    g: &mut Session,
-    header: u64,
-    sel: &Selection,
-    data: &[u8],
-) -> Result<()> {
-    let mut h = Header::load(&mut g.st, header)?;
-    let m = h
-        .dataset
-        .as_mut()
-        .ok_or_else(|| Error::invalid("not a dataset"))?;
-    if m.null {
-        return Err(Error::invalid(
-            "a dataset with a null dataspace has no elements",
-        ));
-    }
-    sel.check(&m.dims)?;
-    let elem = m.dtype.size();
-    check_len("data", data.len(), sel, elem)?;
-    let swapped;
-    let data = if m.dtype.needs_swap() {
-        let mut v = data.to_vec();
-        m.dtype.swap(&mut v);
-        swapped = v;
-        &swapped[..]
-    } else {
-        data
-    };
-    match m.layout {
-        Layout::Compact(ref mut stored) => {
-            let dims = m.dims.to_vec();
-            selection_runs(elem, &dims, sel, &mut |s, o, n| {
-                stored[s..s + n].copy_from_slice(&data[o..o + n]);
-                Ok(())
-            })?;
-            h.save(&mut g.st, header)
-        }
-        Layout::Contiguous { addr, size } => {
-            let ext = if addr == 0 {
-                let fill = m.fill_bytes(&g.st)?;
-                let a = allocate_contiguous(&mut g.st, size, &fill, sel.is_all(&m.dims))?;
-                m.layout = Layout::Contiguous { addr: a, size };
-                (a, size)
-            } else {
-                (addr, size)
-            };
-            let dims = m.dims.to_vec();
-            if addr == 0 {
-                h.save(&mut g.st, header)?;
-            }
-            let st = &mut g.st;
-            selection_runs(elem, &dims, sel, &mut |s, o, n| {
-                st.write_data("contiguous data", ext, ext.0 + s as u64, &data[o..o + n])
-            })
-        }
-        Layout::Chunked { .. } => {
-            let mut cache = g.cache(header);
-            let r = with_chunked(g, header, &mut cache, |c, st, cache| {
-                c.write(st, cache, sel, data)
-            });
-            g.caches.insert(header, cache);
-            r
-        }
-    }
 }
 
 impl Dataset {
@@ -1076,10 +791,11 @@ impl Dataset {
             return Err(Error::invalid("only chunked datasets can be resized"));
         }
         let shrinks = shape.iter().zip(&m.dims).any(|(n, o)| n < o);
-        let mut cache = g.cache(self.addr);
+        let key = CacheKey::Dataset(self.addr);
+        let mut cache = g.caches.take(key);
         let r = (|| {
             if shrinks {
-                with_chunked(&mut g, self.addr, &mut cache, |c, st, cache| {
+                with_chunked(&mut g.st, self.addr, &mut cache, |c, st, cache| {
                     c.shrink(st, cache, shape)
                 })?;
             }
@@ -1089,7 +805,7 @@ impl Dataset {
             }
             h.save(&mut g.st, self.addr)
         })();
-        g.caches.insert(self.addr, cache);
+        g.caches.put(key, cache);
         r
     }
 
@@ -1099,71 +815,10 @@ impl Dataset {
     /// Only if the file is closed.
     pub fn set_chunk_cache(&self, bytes: usize) -> Result<()> {
         let mut g = lock(&self.shared)?;
-        let mut c = g.cache(self.addr);
+        let key = CacheKey::Dataset(self.addr);
+        let mut c = g.caches.take(key);
         c.capacity = bytes;
-        g.caches.insert(self.addr, c);
+        g.caches.put(key, c);
         Ok(())
     }
-}
-
-/// The file extent of a contiguous dataset's elements, allocated (and
-/// filled) now if it was not yet; `None` for a chunked or compact dataset.
-pub(crate) fn contiguous_extent(g: &mut Session, addr: u64) -> Result<Option<(u64, u64)>> {
-    let mut h = Header::load(&mut g.st, addr)?;
-    let m = h
-        .dataset
-        .as_mut()
-        .ok_or_else(|| Error::invalid("not a dataset"))?;
-    match m.layout {
-        Layout::Chunked { .. } | Layout::Compact(_) => Ok(None),
-        Layout::Contiguous { addr: 0, size } => {
-            let fill = m.fill_bytes(&g.st)?;
-            let a = allocate_contiguous(&mut g.st, size, &fill, false)?;
-            m.layout = Layout::Contiguous { addr: a, size };
-            h.save(&mut g.st, addr)?;
-            Ok(Some((a, size)))
-        }
-        Layout::Contiguous { addr: a, size } => Ok(Some((a, size))),
-    }
-}
-
-pub(crate) fn load_meta(st: &mut Store, addr: u64) -> Result<DatasetMeta> {
-    Header::load(st, addr)?
-        .dataset
-        .ok_or_else(|| Error::invalid("object is not a dataset"))
-}
-
-/// Reserve contiguous storage and give it the fill value, unless the caller
-/// is about to overwrite all of it.
-fn allocate_contiguous(st: &mut Store, size: u64, fill: &[u8], overwritten: bool) -> Result<u64> {
-    let addr = st.space.alloc(SpaceKind::Data, size)?;
-    let end = addr + size;
-    st.pager.extend_limit(end);
-    if overwritten {
-        return Ok(addr);
-    }
-    let len = st.pager.driver().len()?;
-    if addr >= len && fill.iter().all(|&b| b == 0) {
-        // Fresh space past the end reads as zeros once the file is extended.
-        st.pager.driver_mut().truncate(end)?;
-    } else {
-        write_pattern(st, (addr, size), fill)?;
-    }
-    Ok(addr)
-}
-
-/// Fill the extent `ext` with repeats of one element.
-fn write_pattern(st: &mut Store, ext: (u64, u64), elem: &[u8]) -> Result<()> {
-    let (addr, size) = ext;
-    let e = elem.len().max(1) as u64;
-    // At most 1 MiB of pattern, and no more than the extent needs.
-    let per = (size.min(1 << 20) / e).max(1) as usize;
-    let block = elem.repeat(per);
-    let mut off = 0;
-    while off < size {
-        let n = (block.len() as u64).min(size - off);
-        st.write_data("contiguous data", ext, addr + off, &block[..n as usize])?;
-        off += n;
-    }
-    Ok(())
 }

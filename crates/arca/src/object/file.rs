@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::session::{Session, State};
+use super::storage::Caches;
 use super::{lock, Group, Shared, Stat};
 use crate::error::{Error, Result};
 use crate::format::object_header::Header;
@@ -432,8 +433,7 @@ impl OpenOptions {
         let mut inner = Session {
             st,
             sb,
-            caches: HashMap::new(),
-            chunk_cache_bytes: self.chunk_cache_bytes,
+            caches: Caches::new(self.chunk_cache_bytes),
             state: State::Open,
             space_error: None,
             free_list: self.free_list,

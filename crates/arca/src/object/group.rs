@@ -3,6 +3,7 @@
 
 use super::dataset::{self, Dataset, DatasetOptions};
 use super::links::{self, GroupOptions, Link};
+use super::storage;
 use super::{components, join, lock, Attributes, Session, Shared};
 use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
@@ -463,7 +464,7 @@ impl Group {
         let addr = match insert_new(&mut g.st, parent, name, h) {
             Ok(a) => a,
             Err(e) => {
-                dataset::free_storage(&mut g.st, &storage)?;
+                storage::free_storage(&mut g.st, &storage)?;
                 return Err(match e {
                     Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
                     e => e,
@@ -621,8 +622,7 @@ impl Group {
             }
         }
         for d in &dead.datasets {
-            g.caches.remove(d);
-            g.caches.remove(&crate::vlen::cache_key(*d));
+            g.caches.forget(*d);
         }
         g.st.free_structures(&dead.extents)
     }
@@ -969,7 +969,7 @@ fn collect(g: &mut Session, first: u64, dead: &mut Dead) -> Result<()> {
         super::attrs::extents(st, &h, addr, &mut dead.extents)?;
         if let Some(meta) = &h.dataset {
             dead.datasets.push(addr);
-            dataset::storage_extents(st, meta, &mut dead.extents)?;
+            storage::storage_extents(st, meta, &mut dead.extents)?;
         }
     }
     Ok(())

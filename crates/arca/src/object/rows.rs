@@ -2,7 +2,7 @@
 //! (`format::rows` describes the buffer): the fixed part goes through the
 //! dataset's own layout, the values through its byte vector.
 
-use super::dataset::{read_locked as dataset_read_locked, write_locked as dataset_write_locked};
+use super::storage;
 use super::vlen::{can_hold, load_vlen, save_vm, too_many};
 use super::{Dataset, Session};
 use crate::chunk::Cache;
@@ -29,7 +29,7 @@ pub(super) fn read_slot_records(
         return Err(too_many(sel));
     }
     let mut elems = vec![0u8; bytes];
-    dataset_read_locked(g, addr, sel, &mut elems)?;
+    storage::read_bytes(&mut g.st, &mut g.caches, addr, sel, &mut elems)?;
     let mut recs = Vec::with_capacity(n_recs);
     for (_, o, l, item) in records(dtype, &elems) {
         if !l.is_multiple_of(item as u64) || o.checked_add(l).is_none_or(|e| e > vm.len) {
@@ -154,7 +154,7 @@ pub(super) fn write_locked(
         if let Some(f) = free {
             f.save(&mut g.st, &mut vm)?;
         }
-        dataset_write_locked(g, addr, sel, fixed)
+        storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, fixed)
     })();
     // Saved even after a failure, so that chunks already written stay owned.
     let saved = save_vm(g, addr, vm);

@@ -28,8 +28,7 @@
 
 use std::collections::HashMap;
 
-use super::dataset;
-use crate::chunk::Cache;
+use super::storage::Caches;
 use crate::error::{Error, Result};
 use crate::format::free_space as record;
 use crate::format::superblock::{Superblock, SUPERBLOCK_LEN};
@@ -52,8 +51,7 @@ pub(crate) enum State {
 pub(crate) struct Session {
     pub(crate) st: Store,
     pub(crate) sb: Superblock,
-    pub(crate) caches: HashMap<u64, Cache>,
-    pub(crate) chunk_cache_bytes: usize,
+    pub(crate) caches: Caches,
     pub(crate) state: State,
     /// Why the stored free-space record could not be used (read-only opens
     /// go on without it; `check` reports it).
@@ -79,13 +77,6 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// The chunk cache of the dataset whose header is at `addr`.
-    pub(crate) fn cache(&mut self, addr: u64) -> Cache {
-        self.caches
-            .remove(&addr)
-            .unwrap_or_else(|| Cache::new(self.chunk_cache_bytes))
-    }
-
     /// Make everything since the last commit durable (see the module
     /// comment); a failure poisons the session.
     pub(crate) fn commit(&mut self) -> Result<()> {
@@ -477,18 +468,7 @@ impl Session {
 impl Session {
     /// Push dirty chunks to the file without committing, so walks see them.
     pub(crate) fn write_back(&mut self) -> Result<()> {
-        let addrs: Vec<u64> = self.caches.keys().copied().collect();
-        for addr in addrs {
-            let mut cache = self.cache(addr);
-            let r = if cache.is_dirty() {
-                dataset::flush_cache(self, addr, &mut cache)
-            } else {
-                Ok(())
-            };
-            self.caches.insert(addr, cache);
-            r?;
-        }
-        Ok(())
+        self.caches.write_back(&mut self.st)
     }
 }
 

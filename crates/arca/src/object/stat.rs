@@ -222,7 +222,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     Layout::Chunked { chunk, index } => {
                         s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
                         let elem = m.dtype.size();
-                        let c = super::dataset::engine(&m, chunk, *index, &[]);
+                        let c = super::storage::engine(&m, chunk, *index, &[]);
                         let expect = c.chunk_bytes();
                         for (_, r) in c.entries(st)? {
                             s.chunks += 1;

@@ -1,7 +1,7 @@
 //! Reading and writing variable-length elements: the dataset methods over
 //! the byte vector (`crate::vlen`), on slices.
 
-use super::dataset::{read_locked as dataset_read_locked, write_locked as dataset_write_locked};
+use super::storage::{self, CacheKey};
 use super::{lock, Dataset, Element, Session};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
@@ -10,7 +10,6 @@ use crate::format::datatype::{swap_in_place, Datatype, VLEN_RECORD};
 use crate::format::object_header::Header;
 use crate::format::vlen_vector::{decode_records, encode_records, push_record};
 use crate::selection::Selection;
-use crate::vlen::cache_key;
 pub use crate::vlen::vector::VlenExtent;
 use crate::vlen::vector::{self, FreeRanges, VecMeta};
 
@@ -176,7 +175,13 @@ pub(super) fn read_records(
         .filter(|&n| n.checked_mul(VLEN_RECORD).is_some_and(can_hold))
         .ok_or_else(|| too_many(sel))?;
     let mut recs = vec![[0u64; 2]; n];
-    dataset_read_locked(g, addr, sel, bytemuck::cast_slice_mut(&mut recs))?;
+    storage::read_bytes(
+        &mut g.st,
+        &mut g.caches,
+        addr,
+        sel,
+        bytemuck::cast_slice_mut(&mut recs),
+    )?;
     decode_records(&mut recs, item as u64, vm.len, addr)?;
     Ok(recs)
 }
@@ -267,25 +272,6 @@ pub(super) fn load_vlen(
     Ok((h, dt, dims, vm))
 }
 
-/// Flush the vector cache registered under a cache key, saving the owner's
-/// header if the chunk index moved.
-pub(crate) fn flush_cache_entry(g: &mut Session, owner: u64, cache: &mut Cache) -> Result<()> {
-    let mut h = Header::load(&mut g.st, owner)?;
-    let Some(m) = h.dataset.as_mut() else {
-        return Ok(());
-    };
-    let item = m.dtype.vector_item().unwrap_or(1);
-    let Some(vm) = m.vlen.as_mut() else {
-        return Ok(());
-    };
-    let before = vm.index;
-    vector::flush(&mut g.st, cache, vm, item)?;
-    if vm.index != before {
-        h.save(&mut g.st, owner)?;
-    }
-    Ok(())
-}
-
 /// Put `vm` back into the header at `addr` (reloaded: the primary write may
 /// have changed it).
 pub(super) fn save_vm(g: &mut Session, addr: u64, vm: VecMeta) -> Result<()> {
@@ -355,7 +341,7 @@ fn write_locked(
             }
             vector::write(&mut g.st, cache, &mut vm, item, base, &tail)?;
             free.save(&mut g.st, &mut vm)?;
-            dataset_write_locked(g, addr, sel, &encode_records(&recs))
+            storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, &encode_records(&recs))
         } else {
             let base = vm.len;
             // Encoded straight from the offsets: no per-element tuple list.
@@ -378,7 +364,7 @@ fn write_locked(
                 vector::write(&mut g.st, cache, &mut vm, item, base, span)?;
                 encode()
             };
-            dataset_write_locked(g, addr, sel, &enc)
+            storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, &enc)
         }
     })();
     // Saved even after a failure, so that chunks already written stay owned.
@@ -507,7 +493,7 @@ fn stored_selections(g: &mut Session, addr: u64, dims: &[u64]) -> Result<Vec<Sel
         })?;
         return Ok(v);
     };
-    let entries = super::dataset::engine(m, chunk, *index, &[]).entries(&mut g.st)?;
+    let entries = storage::engine(m, chunk, *index, &[]).entries(&mut g.st)?;
     entries
         .iter()
         .map(|(c, _)| {
@@ -549,10 +535,10 @@ impl Dataset {
         f: impl FnOnce(&mut Session, &mut Cache) -> Result<T>,
     ) -> Result<T> {
         let mut g = lock(&self.shared)?;
-        let key = cache_key(self.addr);
-        let mut cache = g.cache(key);
+        let key = CacheKey::Vector(self.addr);
+        let mut cache = g.caches.take(key);
         let r = f(&mut g, &mut cache);
-        g.caches.insert(key, cache);
+        g.caches.put(key, cache);
         r
     }
 
@@ -909,7 +895,7 @@ impl Dataset {
                     "records of a space-reusing vector are written by write_ragged",
                 ));
             }
-            let ext = super::dataset::contiguous_extent(g, addr)?;
+            let ext = storage::contiguous_extent(&mut g.st, addr)?;
             if let Some(e) = ext {
                 g.st.pager.journal().preserve(&[e])?;
             }
@@ -952,7 +938,7 @@ impl Dataset {
                     "record outside the vector or not whole items",
                 ));
             }
-            dataset_write_locked(g, addr, sel, &encode_records(&pairs))
+            storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, &encode_records(&pairs))
         })
     }
 }
