@@ -1,7 +1,7 @@
 //! Attributes: small named values attached to groups and datasets.
 
-use super::dataset::{check_element, Element};
-use super::{lock, Shared};
+use super::element::{check_element, Element};
+use super::handle::{lock, FileHandle};
 use crate::error::{Error, Result};
 use crate::format::attribute::AttrRecord;
 use crate::format::btree;
@@ -55,8 +55,8 @@ impl AttrValue {
         AttrValue {
             dtype: Datatype::FixedBytes {
                 len: s.len().max(1) as u32,
-                cset: crate::Charset::Utf8,
-                pad: crate::StrPad::NullPad,
+                cset: crate::format::datatype::Charset::Utf8,
+                pad: crate::format::datatype::StrPad::NullPad,
             },
             shape: vec![],
             data: if s.is_empty() {
@@ -296,7 +296,7 @@ impl AttrValue {
 /// ```
 #[derive(Clone)]
 pub struct Attributes {
-    shared: Shared,
+    file: FileHandle,
     owner: u64,
 }
 
@@ -309,8 +309,8 @@ impl std::fmt::Debug for Attributes {
 }
 
 impl Attributes {
-    pub(crate) fn new(shared: Shared, owner: u64) -> Self {
-        Attributes { shared, owner }
+    pub(crate) fn new(file: FileHandle, owner: u64) -> Self {
+        Attributes { file, owner }
     }
 
     /// Store `v` as attribute `name`: `Create` refuses a name that exists;
@@ -329,7 +329,7 @@ impl Attributes {
         } else {
             AttrValue::new(v.dtype.clone(), &v.shape, v.data.clone())?
         };
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
         // The old record is checked before anything changes, so that a
@@ -416,7 +416,7 @@ impl Attributes {
     /// # Errors
     /// [`Error::NotFound`].
     pub fn get(&self, name: &str) -> Result<AttrValue> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let h = Header::load(&mut g.st, self.owner)?;
         let raw = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
             .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
@@ -447,7 +447,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn contains(&self, name: &str) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let h = Header::load(&mut g.st, self.owner)?;
         Ok(btree::get(&mut g.st, h.attrs.root, name.as_bytes())?.is_some())
     }
@@ -457,7 +457,7 @@ impl Attributes {
     /// # Errors
     /// [`Error::NotFound`], [`Error::ReadOnly`].
     pub fn delete(&self, name: &str) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
         let ordered = h.attr_order.is_some();
@@ -476,7 +476,7 @@ impl Attributes {
     /// [`Error::NotFound`], [`Error::AlreadyExists`], [`Error::ReadOnly`].
     pub fn rename(&self, from: &str, to: &str) -> Result<()> {
         check_name(to)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
         if btree::get(&mut g.st, h.attrs.root, to.as_bytes())?.is_some() {
@@ -495,7 +495,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn names(&self) -> Result<Vec<String>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let h = Header::load(&mut g.st, self.owner)?;
         let mut out = vec![];
         if h.attr_order.is_none() {
@@ -521,7 +521,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn track_order(&self) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.owner)?.attr_order.is_some())
     }
 
@@ -530,7 +530,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn len(&self) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.owner)?.attrs.count)
     }
 

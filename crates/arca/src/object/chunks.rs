@@ -2,8 +2,10 @@
 //! filtered bytes in and out unchanged, so that a copy between files (an
 //! HDF5 import or export, a repack) never decompresses and recompresses.
 
+use super::dataset::Dataset;
+use super::handle::lock;
+use super::session::Session;
 use super::storage::{engine, flush_cache, CacheKey};
-use super::{lock, Dataset, Session};
 use crate::chunk::{Cache, Chunked, Source};
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -104,7 +106,7 @@ impl Dataset {
     /// [`Error::InvalidArgument`] for a dataset that is not chunked or
     /// holds variable-length values; [`Error::Corrupt`] for a damaged index.
     pub fn stored_chunks(&self) -> Result<Vec<StoredChunk>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;
         let chunk = chunk_layout(&mut g, addr)?.chunk;
@@ -174,7 +176,7 @@ impl Dataset {
         &self,
         offsets: &[Vec<u64>],
     ) -> Result<(Vec<u8>, Vec<Option<(usize, u32)>>)> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let (refs, total) = self.locate(&mut g, offsets)?;
         let mut buf = vec![0u8; total];
         let found = read_located(&mut g, &refs, &mut buf)?;
@@ -193,7 +195,7 @@ impl Dataset {
         offsets: &[Vec<u64>],
         out: &mut [u8],
     ) -> Result<Vec<Option<(usize, u32)>>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let (refs, total) = self.locate(&mut g, offsets)?;
         let len = out.len();
         let out = out.get_mut(..total).ok_or_else(|| {
@@ -359,7 +361,7 @@ impl Dataset {
         chunks: Vec<(&[u64], Source, u32)>,
         crcs: Option<&(dyn Fn() -> Result<Vec<u32>> + Sync)>,
     ) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;

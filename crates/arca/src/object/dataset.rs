@@ -1,11 +1,13 @@
 //! Datasets: creation options, hyperslab reads and writes, resizing.
 
+use super::attrs::Attributes;
+use super::element::{check_element, Element};
+use super::handle::{lock, FileHandle};
 use super::session::Session;
 use super::storage::{
     allocate_contiguous, check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes,
     CacheKey,
 };
-use super::{lock, Attributes, Shared};
 use crate::chunk::Chunked;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -369,48 +371,6 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     Ok(meta)
 }
 
-/// Plain-old-data element types that map to a [`Datatype`].
-pub trait Element: bytemuck::Pod {
-    /// The native-order datatype of this Rust type.
-    fn datatype() -> Datatype;
-}
-
-macro_rules! element {
-    ($t:ty, $e:expr) => {
-        impl Element for $t {
-            fn datatype() -> Datatype {
-                $e
-            }
-        }
-    };
-}
-element!(i8, Datatype::int(1));
-element!(i16, Datatype::int(2));
-element!(i32, Datatype::int(4));
-element!(i64, Datatype::int(8));
-element!(u8, Datatype::uint(1));
-element!(u16, Datatype::uint(2));
-element!(u32, Datatype::uint(4));
-element!(u64, Datatype::uint(8));
-element!(f32, Datatype::float(4));
-element!(f64, Datatype::float(8));
-
-pub(crate) fn check_element<T: Element>(dt: &Datatype) -> Result<()> {
-    let want = T::datatype();
-    // Object references are u64 ids in memory.
-    let ok = dt.native() == want
-        || (want == Datatype::uint(1)
-            && matches!(dt, Datatype::Bool | Datatype::FixedBytes { len: 1, .. }))
-        || (want == Datatype::uint(8) && matches!(dt, Datatype::Reference));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "element type {want} does not match the dataset type {dt}"
-        )))
-    }
-}
-
 /// A dataset in an open file.
 ///
 /// ```
@@ -425,7 +385,7 @@ pub(crate) fn check_element<T: Element>(dt: &Datatype) -> Result<()> {
 /// ```
 #[derive(Clone)]
 pub struct Dataset {
-    pub(crate) shared: Shared,
+    pub(crate) file: FileHandle,
     pub(crate) addr: u64,
     path: String,
 }
@@ -437,8 +397,8 @@ impl std::fmt::Debug for Dataset {
 }
 
 impl Dataset {
-    pub(crate) fn new(shared: Shared, addr: u64, path: String) -> Self {
-        Dataset { shared, addr, path }
+    pub(crate) fn new(file: FileHandle, addr: u64, path: String) -> Self {
+        Dataset { file, addr, path }
     }
 
     /// The dataset's identity in its file: equal for every name it has,
@@ -459,11 +419,11 @@ impl Dataset {
 
     /// This dataset's attributes.
     pub fn attrs(&self) -> Attributes {
-        Attributes::new(self.shared.clone(), self.addr)
+        Attributes::new(self.file.clone(), self.addr)
     }
 
     fn meta(&self) -> Result<DatasetMeta> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         load_meta(&mut g.st, self.addr)
     }
 
@@ -532,7 +492,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn fill_value(&self) -> Result<Vec<u8>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let m = load_meta(&mut g.st, self.addr)?;
         let mut f = m.fill_bytes(&g.st)?.to_vec();
         if m.dtype.needs_swap() {
@@ -555,7 +515,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn has_fill_value(&self) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(load_meta(&mut g.st, self.addr)?.fill.is_some())
     }
 
@@ -564,7 +524,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn storage_size(&self) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.write_back()?;
         let m = load_meta(&mut g.st, self.addr)?;
         Ok(match m.layout {
@@ -634,7 +594,7 @@ impl Dataset {
     /// [`Error::InvalidArgument`] for a selection out of bounds or a buffer of
     /// the wrong size; [`Error::Corrupt`] for damaged storage.
     pub fn read_bytes(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let m = load_meta(&mut g.st, self.addr)?;
         reject_vlen(&m.dtype)?;
         if matches!(m.layout, Layout::Chunked { .. }) && !m.null {
@@ -689,7 +649,7 @@ impl Dataset {
             if !kept.is_empty() {
                 // Offered to the cache against the dataset as it is now
                 // (caching may evict, and so write, a dirty chunk).
-                let mut g = lock(&self.shared)?;
+                let mut g = lock(&self.file)?;
                 let mut cache = g.caches.take(key);
                 let r = with_chunked(&mut g.st, self.addr, &mut cache, |c, st, cache| {
                     c.cache_decoded(st, cache, kept)
@@ -709,7 +669,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::read_bytes`], plus [`Error::ReadOnly`].
     pub fn write_bytes(&self, sel: &Selection, data: &[u8]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
         let s = &mut *g;
@@ -775,7 +735,7 @@ impl Dataset {
     /// # Errors
     /// [`Error::InvalidArgument`] beyond maxshape or for contiguous datasets.
     pub fn resize(&self, shape: &[u64]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let m = load_meta(&mut g.st, self.addr)?;
         if shape.len() != m.dims.len() || m.null {
@@ -814,7 +774,7 @@ impl Dataset {
     /// # Errors
     /// Only if the file is closed.
     pub fn set_chunk_cache(&self, bytes: usize) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let key = CacheKey::Dataset(self.addr);
         let mut c = g.caches.take(key);
         c.capacity = bytes;

@@ -4,9 +4,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use super::group::Group;
+use super::handle::{lock, FileHandle};
 use super::session::{Session, State};
+use super::stat::{Extent, Stat};
 use super::storage::Caches;
-use super::{lock, Group, Shared, Stat};
 use crate::error::{Error, Result};
 use crate::format::object_header::Header;
 use crate::format::superblock::Superblock;
@@ -282,7 +284,7 @@ impl OpenOptions {
             driver.disable();
         }
         let mut f = self.open_journaled(driver, create, writable)?;
-        if let Ok(mut g) = f.shared.lock() {
+        if let Ok(mut g) = f.file.lock() {
             g.recovered = recovered;
             g.path = Some(path.to_path_buf());
             if let (true, Some(t)) = (serve, table) {
@@ -350,7 +352,7 @@ impl OpenOptions {
         let snap = reader.snap;
         let driver = Journaled::new(Box::new(view), JournalStore::Off)?;
         let mut f = self.open_journaled(driver, false, false)?;
-        if let Ok(mut g) = f.shared.lock() {
+        if let Ok(mut g) = f.file.lock() {
             g.check_snapshot(snap)?;
             g.recovered = recovered;
             g.path = Some(path.to_path_buf());
@@ -403,7 +405,7 @@ impl OpenOptions {
             recovered = d.recover()?;
         }
         let f = self.open_journaled(d, create, writable)?;
-        if let Ok(mut g) = f.shared.lock() {
+        if let Ok(mut g) = f.file.lock() {
             g.recovered = recovered;
         }
         Ok(f)
@@ -467,7 +469,7 @@ impl OpenOptions {
             return Err(e);
         }
         Ok(File {
-            shared: Arc::new(Mutex::new(inner)),
+            file: Arc::new(Mutex::new(inner)),
             path: None,
         })
     }
@@ -540,7 +542,7 @@ pub fn journal_is_hot(path: &Path) -> Result<bool> {
 /// ```
 #[derive(Clone)]
 pub struct File {
-    shared: Shared,
+    file: FileHandle,
     path: Option<PathBuf>,
 }
 
@@ -616,7 +618,7 @@ impl File {
 
     /// Bytes of RAM an in-memory file holds (`None` for files on disk).
     pub fn memory_bytes(&self) -> Option<u64> {
-        self.shared
+        self.file
             .lock()
             .ok()
             .and_then(|g| g.st.pager.driver().held_bytes())
@@ -630,23 +632,23 @@ impl File {
         Self::options().open_driver(Box::new(MemoryDriver::from_bytes(bytes)), false, false)
     }
 
-    pub(crate) fn shared_handle(&self) -> Shared {
-        self.shared.clone()
+    pub(crate) fn handle(&self) -> FileHandle {
+        self.file.clone()
     }
 
     /// The root group `/`.
     pub fn root(&self) -> Group {
         let root = self
-            .shared
+            .file
             .lock()
             .map(|g| g.sb.root)
             .unwrap_or(PAGE_SIZE as u64);
-        Group::new(self.shared.clone(), root, "/".into())
+        Group::new(self.file.clone(), root, "/".into())
     }
 
     /// Whether the file was opened for writing.
     pub fn is_writable(&self) -> bool {
-        self.shared.lock().map(|g| g.st.writable).unwrap_or(false)
+        self.file.lock().map(|g| g.st.writable).unwrap_or(false)
     }
 
     /// What reads of this file have fetched from storage since it was
@@ -659,8 +661,8 @@ impl File {
     /// let f = File::in_memory().unwrap();
     /// assert_eq!(f.io_stats().chunks_read, 0);
     /// ```
-    pub fn io_stats(&self) -> crate::IoStats {
-        match self.shared.lock() {
+    pub fn io_stats(&self) -> crate::io::IoStats {
+        match self.file.lock() {
             Ok(g) => g.st.stats.snapshot(),
             Err(p) => p.into_inner().st.stats.snapshot(),
         }
@@ -673,7 +675,7 @@ impl File {
     /// # Errors
     /// [`Error::Io`]; after a failure the handle is poisoned.
     pub fn flush(&self) -> Result<()> {
-        lock(&self.shared)?.commit_durable()
+        lock(&self.file)?.commit_durable()
     }
 
     /// Run `f` as one transaction: everything it changes is committed
@@ -703,7 +705,7 @@ impl File {
     pub fn transaction<T>(&self, f: impl FnOnce(&File) -> Result<T>) -> Result<T> {
         self.begin_transaction()?;
         let mut guard = TxGuard {
-            shared: &self.shared,
+            file: &self.file,
             armed: true,
         };
         let r = f(self);
@@ -724,7 +726,7 @@ impl File {
     /// # Errors
     /// As for [`File::transaction`].
     pub fn begin_transaction(&self) -> Result<()> {
-        lock(&self.shared)?.begin_transaction()
+        lock(&self.file)?.begin_transaction()
     }
 
     /// End the innermost transaction: commit it, or roll everything back
@@ -735,12 +737,12 @@ impl File {
     /// [`Error::InvalidArgument`] with no transaction open, or when a
     /// commit found the transaction doomed; [`Error::Io`] on failure.
     pub fn end_transaction(&self, commit: bool) -> Result<()> {
-        lock(&self.shared)?.end_transaction(commit)
+        lock(&self.file)?.end_transaction(commit)
     }
 
     /// Whether opening rolled back a transaction that a crash interrupted.
     pub fn recovered(&self) -> bool {
-        self.shared.lock().map(|g| g.recovered).unwrap_or(false)
+        self.file.lock().map(|g| g.recovered).unwrap_or(false)
     }
 
     /// The path the file was opened from, if it is on disk.
@@ -772,13 +774,13 @@ impl File {
     /// [`Error::Io`] on a failed read; [`Error::Corrupt`] if the new state
     /// does not verify.
     pub fn refresh(&self) -> Result<bool> {
-        lock(&self.shared)?.refresh()
+        lock(&self.file)?.refresh()
     }
 
     /// The generation of the state this file shows: the number of commits
     /// the file has had.
     pub fn generation(&self) -> Result<u64> {
-        Ok(lock(&self.shared)?.sb.generation)
+        Ok(lock(&self.file)?.sb.generation)
     }
 
     /// Flush and close. Handles to objects in this file stop working.
@@ -786,7 +788,7 @@ impl File {
     /// # Errors
     /// As for [`File::flush`].
     pub fn close(self) -> Result<()> {
-        lock(&self.shared)?.close()
+        lock(&self.file)?.close()
     }
 
     /// Object counts and bytes by kind, from a walk of the whole file.
@@ -794,7 +796,7 @@ impl File {
     /// # Errors
     /// [`Error::Corrupt`] if a structure on the way is damaged.
     pub fn stat(&self) -> Result<Stat> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.write_back()?;
         super::stat::stat(&mut g)
     }
@@ -805,7 +807,7 @@ impl File {
     /// # Errors
     /// Only if the file is closed.
     pub fn space_info(&self) -> Result<SpaceInfo> {
-        let g = lock(&self.shared)?;
+        let g = lock(&self.file)?;
         Ok(SpaceInfo::from_sections(
             &g.st.space.sections(),
             g.st.space.eof(),
@@ -818,8 +820,8 @@ impl File {
     ///
     /// # Errors
     /// [`Error::Corrupt`] if a structure on the way is damaged.
-    pub fn space_map(&self) -> Result<Vec<super::Extent>> {
-        let mut g = lock(&self.shared)?;
+    pub fn space_map(&self) -> Result<Vec<Extent>> {
+        let mut g = lock(&self.file)?;
         g.write_back()?;
         super::stat::space_map(&mut g)
     }
@@ -830,7 +832,7 @@ impl File {
     /// # Errors
     /// [`Error::Corrupt`] naming the damaged structure and its offset.
     pub fn check(&self) -> Result<Stat> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.write_back()?;
         super::stat::check(&mut g)
     }
@@ -838,14 +840,14 @@ impl File {
 
 /// Rolls back a transaction whose closure panicked.
 struct TxGuard<'a> {
-    shared: &'a Shared,
+    file: &'a FileHandle,
     armed: bool,
 }
 
 impl Drop for TxGuard<'_> {
     fn drop(&mut self) {
         if self.armed {
-            if let Ok(mut g) = self.shared.lock() {
+            if let Ok(mut g) = self.file.lock() {
                 g.abandon_transaction();
             }
         }

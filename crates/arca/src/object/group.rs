@@ -1,10 +1,13 @@
 //! Groups: named links to groups and datasets (and soft and external
 //! links), held in a B-tree keyed by name (see `format::link`).
 
+use super::attrs::Attributes;
 use super::dataset::{self, Dataset, DatasetOptions};
+use super::handle::{lock, FileHandle};
 use super::links::{self, GroupOptions, Link};
+use super::path::{components, join};
+use super::session::Session;
 use super::storage;
-use super::{components, join, lock, Attributes, Session, Shared};
 use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
 use crate::format::link::{self as link_fmt, Target};
@@ -56,7 +59,7 @@ impl Object {
 /// ```
 #[derive(Clone)]
 pub struct Group {
-    shared: Shared,
+    file: FileHandle,
     addr: u64,
     path: String,
 }
@@ -151,7 +154,7 @@ fn resolve_hops(
 /// Open (once per file, read-only) the file an external link names:
 /// relative names are looked for beside this file, then in the current
 /// directory. A missing file is `NotFound`.
-fn external_file(g: &mut Session, shared: &Shared, file: &str) -> Result<Shared> {
+fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileHandle> {
     let named = std::path::Path::new(file);
     let mut candidates = vec![];
     if named.is_absolute() {
@@ -167,13 +170,13 @@ fn external_file(g: &mut Session, shared: &Shared, file: &str) -> Result<Shared>
             continue;
         };
         if g.path.as_ref().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
-            return Ok(shared.clone());
+            return Ok(this.clone());
         }
         if let Some(s) = g.externals.get(&canon) {
             return Ok(s.clone());
         }
-        let f = super::File::open(&canon)?;
-        let s = f.shared_handle();
+        let f = super::file::File::open(&canon)?;
+        let s = f.handle();
         g.externals.insert(canon, s.clone());
         return Ok(s);
     }
@@ -187,8 +190,8 @@ impl std::fmt::Debug for Group {
 }
 
 impl Group {
-    pub(crate) fn new(shared: Shared, addr: u64, path: String) -> Self {
-        Group { shared, addr, path }
+    pub(crate) fn new(file: FileHandle, addr: u64, path: String) -> Self {
+        Group { file, addr, path }
     }
 
     /// The absolute path this group was opened by.
@@ -208,12 +211,12 @@ impl Group {
 
     /// This group's attributes.
     pub fn attrs(&self) -> Attributes {
-        Attributes::new(self.shared.clone(), self.addr)
+        Attributes::new(self.file.clone(), self.addr)
     }
 
     fn start(&self, path: &str) -> (u64, String) {
         if path.starts_with('/') {
-            let root = self.shared.lock().map(|g| g.sb.root).unwrap_or(self.addr);
+            let root = self.file.lock().map(|g| g.sb.root).unwrap_or(self.addr);
             (root, "/".into())
         } else {
             (self.addr, self.path.clone())
@@ -233,21 +236,21 @@ impl Group {
     pub fn object(&self, path: &str) -> Result<Object> {
         let (start, base) = self.start(path);
         let parts = components(path)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let root = g.sb.root;
         match resolve(&mut g.st, root, start, &parts, path)? {
             Found::Local(kind, addr) => {
                 drop(g);
                 let p = self.abs(&base, &parts);
                 Ok(match kind {
-                    ObjectKind::Group => Object::Group(Group::new(self.shared.clone(), addr, p)),
+                    ObjectKind::Group => Object::Group(Group::new(self.file.clone(), addr, p)),
                     ObjectKind::Dataset => {
-                        Object::Dataset(Dataset::new(self.shared.clone(), addr, p))
+                        Object::Dataset(Dataset::new(self.file.clone(), addr, p))
                     }
                 })
             }
             Found::External { file, path: inner } => {
-                let other = external_file(&mut g, &self.shared, &file)?;
+                let other = external_file(&mut g, &self.file, &file)?;
                 drop(g);
                 let root = {
                     let g = lock(&other)?;
@@ -279,7 +282,7 @@ impl Group {
             return Err(Error::invalid("a null reference leads nowhere"));
         }
         let (root, path) = {
-            let mut g = lock(&self.shared)?;
+            let mut g = lock(&self.file)?;
             let root = g.sb.root;
             if g.names.is_none() {
                 let mut names = std::collections::HashMap::new();
@@ -305,7 +308,7 @@ impl Group {
         let path = path.ok_or_else(|| {
             Error::NotFound(format!("no object with id {id} is linked in this file"))
         })?;
-        let top = Group::new(self.shared.clone(), root, "/".into());
+        let top = Group::new(self.file.clone(), root, "/".into());
         if id == root {
             return Ok(Object::Group(top));
         }
@@ -317,7 +320,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the link-count tree is damaged.
     pub fn link_count(&self, id: u64) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         links::count(&mut g, id)
     }
 
@@ -363,7 +366,7 @@ impl Group {
         let Some((last, dirs)) = parts.split_last() else {
             return Err(Error::invalid("empty name"));
         };
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()
             .or_else(|e| if create { Err(e) } else { Ok(()) })?;
         let root = g.sb.root;
@@ -403,7 +406,7 @@ impl Group {
     /// As for [`Group::create_group`].
     pub fn create_group_with(&self, path: &str, opts: &GroupOptions) -> Result<Group> {
         let (parent, base, name) = self.parent_of(path, true)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.names = None;
         let mut h = Header::group();
         if opts.track_order {
@@ -416,7 +419,7 @@ impl Group {
             Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
             e => e,
         })?;
-        Ok(Group::new(self.shared.clone(), addr, join(&base, name)))
+        Ok(Group::new(self.file.clone(), addr, join(&base, name)))
     }
 
     /// Whether this group lists its members in creation order (its
@@ -425,7 +428,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
     pub fn track_order(&self) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.addr)?.order.is_some())
     }
 
@@ -451,7 +454,7 @@ impl Group {
     /// options, [`Error::ReadOnly`].
     pub fn create_dataset(&self, path: &str, opts: &DatasetOptions) -> Result<Dataset> {
         let (parent, base, name) = self.parent_of(path, true)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.names = None;
         let meta = dataset::build_meta(&mut g.st, opts)?;
         // Storage allocated early must not outlive a failed insert (a name
@@ -471,7 +474,7 @@ impl Group {
                 });
             }
         };
-        Ok(Dataset::new(self.shared.clone(), addr, join(&base, name)))
+        Ok(Dataset::new(self.file.clone(), addr, join(&base, name)))
     }
 
     /// Make `path` a soft link to `target` (absolute, or relative to the
@@ -525,7 +528,7 @@ impl Group {
         let (kind, addr) = {
             let (start, _) = self.start(existing);
             let parts = components(existing)?;
-            let mut g = lock(&self.shared)?;
+            let mut g = lock(&self.file)?;
             let root = g.sb.root;
             match resolve(&mut g.st, root, start, &parts, existing)? {
                 Found::Local(k, a) => (k, a),
@@ -536,7 +539,7 @@ impl Group {
                 }
             }
         };
-        if addr == self.shared.lock().map(|g| g.sb.root).unwrap_or(0) {
+        if addr == self.file.lock().map(|g| g.sb.root).unwrap_or(0) {
             return Err(Error::invalid("the root group cannot have a second name"));
         }
         self.add_link(path, Target::Hard { kind, addr })
@@ -546,7 +549,7 @@ impl Group {
     /// hard link, count it.
     fn add_link(&self, path: &str, target: Target) -> Result<()> {
         let (parent, _, name) = self.parent_of(path, true)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.names = None;
         if let Target::Hard { addr, .. } = target {
             if addr == parent {
@@ -566,7 +569,7 @@ impl Group {
     /// [`Error::NotFound`] if there is no such link.
     pub fn link(&self, path: &str) -> Result<Link> {
         let (parent, _, name) = self.parent_of(path, false)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let l =
             get_link(&mut g.st, parent, name)?.ok_or_else(|| Error::NotFound(path.to_string()))?;
         Ok(Link::from_target(&l.target))
@@ -578,7 +581,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the link index is damaged.
     pub fn links(&self) -> Result<Vec<(String, Link)>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(links_of(&mut g.st, self.addr)?
             .into_iter()
             .map(|(n, l)| (n, Link::from_target(&l.target)))
@@ -593,7 +596,7 @@ impl Group {
     /// [`Error::NotFound`], [`Error::ReadOnly`].
     pub fn delete(&self, path: &str) -> Result<()> {
         let (parent, _, name) = self.parent_of(path, false)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         g.names = None;
         let l =
@@ -643,7 +646,7 @@ impl Group {
                 "cannot move {src_full} into itself"
             )));
         }
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         g.names = None;
         let l = get_link(&mut g.st, src_parent, src_name)?
@@ -676,7 +679,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the link index is damaged.
     pub fn members(&self) -> Result<Vec<(String, ObjectKind)>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let root = g.sb.root;
         let mut out = vec![];
         for (name, l) in links_of(&mut g.st, self.addr)? {
@@ -700,7 +703,7 @@ impl Group {
     /// # Errors
     /// As for [`Group::links`].
     pub fn member_names(&self) -> Result<Vec<String>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(links_of(&mut g.st, self.addr)?
             .into_iter()
             .map(|(n, _)| n)
@@ -712,7 +715,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
     pub fn len(&self) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.addr)?.links.count)
     }
 
@@ -752,7 +755,7 @@ impl Group {
     fn walk(&self, f: &mut dyn FnMut(&str, &Target, bool) -> Result<()>) -> Result<()> {
         type Level = (Vec<(String, link_fmt::Link)>, usize, String);
         let first = {
-            let mut g = lock(&self.shared)?;
+            let mut g = lock(&self.file)?;
             links_of(&mut g.st, self.addr)?
         };
         let mut stack: Vec<Level> = vec![(first, 0, String::new())];
@@ -782,7 +785,7 @@ impl Group {
             if !first_time {
                 // Met again: fine for an object with that many names; more
                 // arrivals than names means links that loop.
-                let mut g = lock(&self.shared)?;
+                let mut g = lock(&self.file)?;
                 let n = links::count(&mut g, addr)?;
                 if times > n {
                     return Err(Error::corrupt(
@@ -797,7 +800,7 @@ impl Group {
             }
             if kind == ObjectKind::Group {
                 let ms = {
-                    let mut g = lock(&self.shared)?;
+                    let mut g = lock(&self.file)?;
                     links_of(&mut g.st, addr)?
                 };
                 stack.push((ms, 0, p));

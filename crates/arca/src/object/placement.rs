@@ -11,7 +11,9 @@
 //! is rolled back, since that space is owned by nothing yet.
 
 use super::chunks::{check_raw, chunk_layout, coords_of, with_index};
-use super::{lock, Dataset, Session};
+use super::dataset::Dataset;
+use super::handle::lock;
+use super::session::Session;
 use crate::error::{Error, Result};
 use crate::format::chunk_index::ChunkRef;
 use crate::space::SpaceKind;
@@ -83,7 +85,7 @@ impl Dataset {
     /// [`Error::InvalidArgument`] outside a transaction, for a dataset that
     /// is not chunked or an empty region; [`Error::ReadOnly`].
     pub fn reserve_chunks(&self, len: u64) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let addr = self.addr;
         if g.tx_depth == 0 {
@@ -122,7 +124,7 @@ impl Dataset {
     /// then and the space stays reserved. A failure while indexing dooms
     /// the transaction.
     pub fn seal_chunks(&self, chunks: &[WrittenChunk]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let addr = self.addr;
         let i = g

@@ -3,9 +3,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{
-    AttrValue, Attributes, Dataset, DatasetOptions, File, Group, GroupOptions, Link, Object,
-};
+use super::attrs::{AttrValue, Attributes};
+use super::dataset::{Dataset, DatasetOptions};
+use super::file::{File, Mode};
+use super::group::{Group, Object};
+use super::links::{GroupOptions, Link};
 use crate::error::Result;
 use crate::format::datatype::Datatype;
 use crate::format::rows::record_at;
@@ -45,13 +47,13 @@ pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
 pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
     let from = File::open(src)?;
     let to = File::options()
-        .mode(super::Mode::CreateNew)
+        .mode(Mode::CreateNew)
         .track_order(from.root().track_order()?)
         .open(dst)?;
     let mut total = 0u64;
     let mut datasets = vec![];
     from.root().visit(&mut |p, k| {
-        if k == crate::ObjectKind::Dataset {
+        if k == crate::format::object_header::ObjectKind::Dataset {
             datasets.push(p.to_string());
         }
         Ok(())

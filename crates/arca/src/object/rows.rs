@@ -2,9 +2,10 @@
 //! (`format::rows` describes the buffer): the fixed part goes through the
 //! dataset's own layout, the values through its byte vector.
 
+use super::dataset::Dataset;
+use super::session::Session;
 use super::storage;
 use super::vlen::{can_hold, load_vlen, save_vm, too_many};
-use super::{Dataset, Session};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::format::datatype::{swap_in_place, Datatype, VLEN_RECORD};

@@ -27,6 +27,7 @@
 //! transaction never commits. Debug builds assert these transitions.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use super::storage::Caches;
 use crate::error::{Error, Result};
@@ -65,8 +66,10 @@ pub(crate) struct Session {
     pub(crate) recovered: bool,
     /// Where the file lives, for naming the files external links lead to.
     pub(crate) path: Option<std::path::PathBuf>,
-    /// Files opened (read-only) to follow external links, by path.
-    pub(crate) externals: HashMap<std::path::PathBuf, super::Shared>,
+    /// Files opened (read-only) to follow external links, by path: their
+    /// handles (`handle::FileHandle`, spelled out since the handle module
+    /// sits above this one).
+    pub(crate) externals: HashMap<std::path::PathBuf, Arc<Mutex<Session>>>,
     /// A path for each object id, built when a reference is first followed
     /// and dropped by any change to links.
     pub(crate) names: Option<HashMap<u64, String>>,
@@ -77,6 +80,15 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// Whether the session takes calls: refused once closed or poisoned.
+    pub(crate) fn check_usable(&self) -> Result<()> {
+        match self.state {
+            State::Open => Ok(()),
+            State::Poisoned => Err(Error::Poisoned),
+            State::Closed => Err(Error::invalid("the file is closed")),
+        }
+    }
+
     /// Make everything since the last commit durable (see the module
     /// comment); a failure poisons the session.
     pub(crate) fn commit(&mut self) -> Result<()> {

@@ -1,8 +1,11 @@
 //! Reading and writing variable-length elements: the dataset methods over
 //! the byte vector (`crate::vlen`), on slices.
 
+use super::dataset::Dataset;
+use super::element::Element;
+use super::handle::lock;
+use super::session::Session;
 use super::storage::{self, CacheKey};
-use super::{lock, Dataset, Element, Session};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -534,7 +537,7 @@ impl Dataset {
         &self,
         f: impl FnOnce(&mut Session, &mut Cache) -> Result<T>,
     ) -> Result<T> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let key = CacheKey::Vector(self.addr);
         let mut cache = g.caches.take(key);
         let r = f(&mut g, &mut cache);
@@ -647,7 +650,7 @@ impl Dataset {
         let dt = self.dtype()?;
         let base =
             item_size(&dt).and_then(|_| dt.base().ok_or_else(|| Error::invalid("no base")))?;
-        super::dataset::check_element::<T>(&base)
+        super::element::check_element::<T>(&base)
     }
 
     /// Write strings to a string (or byte-string) dataset.
@@ -950,7 +953,7 @@ impl Dataset {
 /// record) as fixed-length copies count them.
 pub(crate) fn copy_dataset(
     d: &Dataset,
-    to: &crate::Group,
+    to: &super::group::Group,
     name: &str,
     done: &mut u64,
     total: u64,
@@ -965,7 +968,7 @@ pub(crate) fn copy_dataset(
         .chunk_bytes(info.chunk_bytes)
         .filters(&info.filters)
         .reuse_space(info.reuse_space);
-    let mut o = crate::DatasetOptions::new(dtype.clone(), &shape)
+    let mut o = super::dataset::DatasetOptions::new(dtype.clone(), &shape)
         .vlen(v)
         .track_order(d.attrs().track_order()?);
     if let Some(c) = d.chunks()? {
