@@ -20,6 +20,7 @@ mod stat;
 mod storage;
 mod vlen;
 
+pub use crate::vlen::vector::VlenExtent;
 pub use attrs::{AttrValue, Attributes};
 pub use chunks::StoredChunk;
 pub use dataset::{Dataset, DatasetOptions, StorageLayout, COMPACT_AUTO_BYTES};
@@ -30,4 +31,5 @@ pub use links::{GroupOptions, Link};
 pub use placement::WrittenChunk;
 pub use repack::{repack, Progress};
 pub use stat::{Extent, Stat};
-pub use vlen::{VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK};
+pub use vlen::info::VlenInfo;
+pub use vlen::options::{VlenOptions, DEFAULT_VLEN_CHUNK};

@@ -8,6 +8,7 @@ use super::storage::{
     allocate_contiguous, check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes,
     CacheKey,
 };
+use super::vlen::options::VlenOptions;
 use crate::chunk::Chunked;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -73,7 +74,7 @@ pub struct DatasetOptions {
     fill: Option<Vec<u8>>,
     early: bool,
     layout: Option<StorageLayout>,
-    vlen: super::vlen::VlenOptions,
+    vlen: VlenOptions,
     null: bool,
     pub(crate) track_order: bool,
 }
@@ -92,7 +93,7 @@ impl DatasetOptions {
             fill: None,
             early: false,
             layout: None,
-            vlen: super::vlen::VlenOptions::default(),
+            vlen: VlenOptions::default(),
             null: false,
             track_order: false,
         }
@@ -141,7 +142,7 @@ impl DatasetOptions {
     }
     /// How the byte vector of a variable-length dataset is stored (chunk
     /// size, filters, space reuse); ignored for other types.
-    pub fn vlen(mut self, opts: super::vlen::VlenOptions) -> Self {
+    pub fn vlen(mut self, opts: VlenOptions) -> Self {
         self.vlen = opts;
         self
     }

@@ -227,7 +227,7 @@ fn copy_dataset(
 ) -> Result<Dataset> {
     let dtype = d.dtype()?;
     if dtype.has_vlen() {
-        return super::vlen::copy_dataset(d, to, name, done, total, progress);
+        return super::vlen::repack::copy_dataset(d, to, name, done, total, progress);
     }
     if d.is_null()? {
         let o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);

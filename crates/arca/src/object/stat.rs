@@ -254,7 +254,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     s.data_bytes += a.data;
                     s.data_logical_bytes += a.logical;
                     if verify {
-                        super::vlen::check_records(g, addr)?;
+                        super::vlen::info::check_records(g, addr)?;
                     }
                 }
             }
