@@ -4,7 +4,6 @@
 //! file below names it (see the layout in `docs/ARCHITECTURE.md`).
 
 mod attrs;
-mod chunks;
 mod dataset;
 mod element;
 mod file;
@@ -12,24 +11,25 @@ mod group;
 mod handle;
 mod links;
 mod path;
-mod placement;
 mod repack;
+mod reserved;
 mod rows;
 mod session;
 mod stat;
 mod storage;
+mod stored_chunks;
 mod vlen;
 
 pub use crate::vlen::vector::VlenExtent;
 pub use attrs::{AttrValue, Attributes};
-pub use chunks::StoredChunk;
 pub use dataset::{Dataset, DatasetOptions, StorageLayout, COMPACT_AUTO_BYTES};
 pub use element::Element;
 pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
 pub use group::{Group, Object, MAX_SOFT_LINK_HOPS};
 pub use links::{GroupOptions, Link};
-pub use placement::WrittenChunk;
 pub use repack::{repack, Progress};
+pub use reserved::WrittenChunk;
 pub use stat::{Extent, Stat};
+pub use stored_chunks::StoredChunk;
 pub use vlen::info::VlenInfo;
 pub use vlen::options::{VlenOptions, DEFAULT_VLEN_CHUNK};

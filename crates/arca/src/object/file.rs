@@ -1,6 +1,5 @@
 //! Opening, creating, flushing and closing files.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -8,7 +7,6 @@ use super::group::Group;
 use super::handle::{lock, FileHandle};
 use super::session::{Session, State};
 use super::stat::{Extent, Stat};
-use super::storage::Caches;
 use crate::error::{Error, Result};
 use crate::format::object_header::Header;
 use crate::format::superblock::Superblock;
@@ -432,22 +430,7 @@ impl OpenOptions {
             stats: Default::default(),
             unstarted: 0,
         };
-        let mut inner = Session {
-            st,
-            sb,
-            caches: Caches::new(self.chunk_cache_bytes),
-            state: State::Open,
-            space_error: None,
-            free_list: self.free_list,
-            tx_depth: 0,
-            tx_doomed: false,
-            recovered: false,
-            path: None,
-            externals: HashMap::new(),
-            names: None,
-            reader: None,
-            pending: Vec::new(),
-        };
+        let mut inner = Session::new(st, sb, self.chunk_cache_bytes, self.free_list);
         let r = if create {
             let mut root = Header::group();
             if self.track_order {

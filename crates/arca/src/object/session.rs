@@ -75,11 +75,45 @@ pub(crate) struct Session {
     pub(crate) names: Option<HashMap<u64, String>>,
     /// A snapshot reader's slot and view (read-only opens beside a writer).
     pub(crate) reader: Option<crate::snapshot::Reader>,
-    /// Chunks placed for other processes to write and not sealed yet.
-    pub(crate) pending: Vec<super::placement::Pending>,
+    /// Space reserved for chunks other processes write, not sealed yet.
+    reserved: Vec<Reserved>,
+}
+
+/// Space reserved for one dataset's chunks and not sealed yet.
+#[derive(Debug)]
+struct Reserved {
+    /// The dataset's header address.
+    dataset: u64,
+    /// The regions reserved, `(addr, len)`.
+    regions: Vec<(u64, u64)>,
 }
 
 impl Session {
+    /// A session over `st` showing `sb`, open, outside any transaction.
+    pub(crate) fn new(
+        st: Store,
+        sb: Superblock,
+        chunk_cache_bytes: usize,
+        free_list: FreeListKind,
+    ) -> Self {
+        Session {
+            st,
+            sb,
+            caches: Caches::new(chunk_cache_bytes),
+            state: State::Open,
+            space_error: None,
+            free_list,
+            tx_depth: 0,
+            tx_doomed: false,
+            recovered: false,
+            path: None,
+            externals: HashMap::new(),
+            names: None,
+            reader: None,
+            reserved: Vec::new(),
+        }
+    }
+
     /// Whether the session takes calls: refused once closed or poisoned.
     pub(crate) fn check_usable(&self) -> Result<()> {
         match self.state {
@@ -224,12 +258,12 @@ impl Session {
         if self.tx_depth > 0 {
             return Ok(());
         }
-        if commit && self.chunks_pending() {
+        if commit && self.chunks_reserved() {
             // Their old space is freed and their new space not indexed.
             self.tx_doomed = false;
             self.rollback()?;
             return Err(Error::invalid(
-                "chunks were placed and not sealed; everything was rolled back",
+                "space was reserved for chunks and not sealed; everything was rolled back",
             ));
         }
         if self.tx_doomed {
@@ -335,7 +369,7 @@ impl Session {
     /// Undo everything since the last commit and reload the committed state.
     pub(crate) fn rollback(&mut self) -> Result<()> {
         self.caches.clear();
-        self.pending.clear();
+        self.reserved.clear();
         self.st.pager.discard();
         let r = self
             .st
@@ -481,6 +515,50 @@ impl Session {
     /// Push dirty chunks to the file without committing, so walks see them.
     pub(crate) fn write_back(&mut self) -> Result<()> {
         self.caches.write_back(&mut self.st)
+    }
+}
+
+impl Session {
+    /// Whether space was reserved for chunks and not sealed (a commit must
+    /// not happen: see `reserved.rs`).
+    pub(crate) fn chunks_reserved(&self) -> bool {
+        !self.reserved.is_empty()
+    }
+
+    /// Record `region` as reserved for chunks of the dataset at `dataset`.
+    pub(crate) fn reserve(&mut self, dataset: u64, region: (u64, u64)) {
+        match self.reserved.iter_mut().find(|r| r.dataset == dataset) {
+            Some(r) => r.regions.push(region),
+            None => self.reserved.push(Reserved {
+                dataset,
+                regions: vec![region],
+            }),
+        }
+    }
+
+    /// The regions reserved for chunks of the dataset at `dataset`.
+    pub(crate) fn reserved(&self, dataset: u64) -> Option<&[(u64, u64)]> {
+        self.reserved
+            .iter()
+            .find(|r| r.dataset == dataset)
+            .map(|r| &r.regions[..])
+    }
+
+    /// Forget the regions reserved for `dataset`: they are being sealed.
+    pub(crate) fn take_reserved(&mut self, dataset: u64) -> Option<Vec<(u64, u64)>> {
+        let i = self.reserved.iter().position(|r| r.dataset == dataset)?;
+        Some(self.reserved.swap_remove(i).regions)
+    }
+
+    /// Whether a transaction is open (`File::transaction` or a begin
+    /// without its end yet).
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.tx_depth > 0
+    }
+
+    /// Make the open transaction roll back at its end, whatever it asks.
+    pub(crate) fn doom(&mut self) {
+        self.tx_doomed = true;
     }
 }
 

@@ -291,9 +291,9 @@ impl Dataset {
     /// use arca::{Datatype, DatasetOptions, File};
     /// use std::io::Write;
     /// let dir = tempfile::tempdir().unwrap();
-    /// let mut other = std::fs::File::create(dir.path().join("raw")).unwrap();
+    /// let mut other = std::fs::File::create(dir.path().join("other")).unwrap();
     /// other.write_all(b"..abcd").unwrap();
-    /// let src = std::fs::File::open(dir.path().join("raw")).unwrap();
+    /// let src = std::fs::File::open(dir.path().join("other")).unwrap();
     /// let f = File::create(dir.path().join("a.arca")).unwrap();
     /// let o = DatasetOptions::new(Datatype::uint(1), &[4]).chunks(&[4]);
     /// let a = f.root().create_dataset("a", &o).unwrap();
@@ -369,7 +369,7 @@ impl Dataset {
         let mut todo = Vec::with_capacity(chunks.len());
         for (offset, src, mask) in chunks {
             let coords = coords_of(offset, &layout.chunk, &layout.dims)?;
-            let mask = check_raw(&layout, offset, src.len(), mask)?;
+            let mask = check_stored(&layout, offset, src.len(), mask)?;
             todo.push((coords, src, mask));
         }
         let placed_from_file = crcs.is_some();
@@ -402,8 +402,8 @@ impl Dataset {
         r
     }
 
-    /// Write this dataset's cached chunks and drop them: raw chunk calls
-    /// read and replace what is in the file.
+    /// Write this dataset's cached chunks and drop them: the stored-chunk
+    /// calls read and replace what is in the file.
     pub(super) fn flush_chunks(&self, g: &mut Session) -> Result<()> {
         let key = CacheKey::Dataset(self.addr);
         let mut cache = g.caches.take(key);
@@ -450,7 +450,12 @@ pub(super) fn with_index<T>(
 /// Check a chunk's stored length and filter mask against the dataset's
 /// layout; the mask to record (0 without filters, as the engine's own
 /// writes record).
-pub(super) fn check_raw(layout: &ChunkLayout, offset: &[u64], len: u64, mask: u32) -> Result<u32> {
+pub(super) fn check_stored(
+    layout: &ChunkLayout,
+    offset: &[u64],
+    len: u64,
+    mask: u32,
+) -> Result<u32> {
     let filters = &layout.filters;
     if !Filter::mask_valid(filters, mask) {
         return Err(Error::invalid(format!(
