@@ -5,6 +5,7 @@ use super::attrs::Attributes;
 use super::dataset::{self, Dataset, DatasetOptions};
 use super::handle::{lock, FileHandle};
 use super::links::{self, GroupOptions, Link};
+use super::open::OpenOptions;
 use super::path::{components, join};
 use super::session::Session;
 use super::storage;
@@ -175,8 +176,7 @@ fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileH
         if let Some(s) = g.externals.get(&canon) {
             return Ok(s.clone());
         }
-        let f = super::file::File::open(&canon)?;
-        let s = f.handle();
+        let s = OpenOptions::default().open_path(&canon)?;
         g.externals.insert(canon, s.clone());
         return Ok(s);
     }

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use super::attrs::{AttrValue, Attributes};
 use super::dataset::{Dataset, DatasetOptions};
-use super::file::{File, Mode};
+use super::file::File;
 use super::group::{Group, Object};
 use super::links::{GroupOptions, Link};
+use super::open::Mode;
 use crate::error::Result;
 use crate::format::datatype::Datatype;
 use crate::format::rows::record_at;
