@@ -603,8 +603,8 @@ impl Dataset {
                 return self.read_chunked_unlocked(g, m, sel, out, &*io, &gate);
             }
         }
-        let s = &mut *g;
-        read_with_meta(&mut s.st, &mut s.caches, self.addr, m, sel, out)
+        let (st, caches) = g.storage();
+        read_with_meta(st, caches, self.addr, m, sel, out)
     }
 
     /// A chunked read that holds the file's lock only to plan: chunks are
@@ -636,9 +636,9 @@ impl Dataset {
             index: *index,
         };
         let key = CacheKey::Dataset(self.addr);
-        let mut cache = g.caches.take(key);
+        let mut cache = g.caches().take(key);
         let plan = c.plan_read(&mut g.st, &mut cache, sel, out);
-        g.caches.put(key, cache);
+        g.caches().put(key, cache);
         let plan = plan?;
         if !plan.is_done() {
             let stats = g.st.stats.clone();
@@ -651,11 +651,11 @@ impl Dataset {
                 // Offered to the cache against the dataset as it is now
                 // (caching may evict, and so write, a dirty chunk).
                 let mut g = lock(&self.file)?;
-                let mut cache = g.caches.take(key);
+                let mut cache = g.caches().take(key);
                 let r = with_chunked(&mut g.st, self.addr, &mut cache, |c, st, cache| {
                     c.cache_decoded(st, cache, kept)
                 });
-                g.caches.put(key, cache);
+                g.caches().put(key, cache);
                 r?;
             }
         }
@@ -673,8 +673,8 @@ impl Dataset {
         let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
-        let s = &mut *g;
-        write_bytes(&mut s.st, &mut s.caches, self.addr, sel, data)
+        let (st, caches) = g.storage();
+        write_bytes(st, caches, self.addr, sel, data)
     }
 }
 
@@ -753,7 +753,7 @@ impl Dataset {
         }
         let shrinks = shape.iter().zip(&m.dims).any(|(n, o)| n < o);
         let key = CacheKey::Dataset(self.addr);
-        let mut cache = g.caches.take(key);
+        let mut cache = g.caches().take(key);
         let r = (|| {
             if shrinks {
                 with_chunked(&mut g.st, self.addr, &mut cache, |c, st, cache| {
@@ -766,7 +766,7 @@ impl Dataset {
             }
             h.save(&mut g.st, self.addr)
         })();
-        g.caches.put(key, cache);
+        g.caches().put(key, cache);
         r
     }
 
@@ -777,9 +777,9 @@ impl Dataset {
     pub fn set_chunk_cache(&self, bytes: usize) -> Result<()> {
         let mut g = lock(&self.file)?;
         let key = CacheKey::Dataset(self.addr);
-        let mut c = g.caches.take(key);
+        let mut c = g.caches().take(key);
         c.capacity = bytes;
-        g.caches.put(key, c);
+        g.caches().put(key, c);
         Ok(())
     }
 }

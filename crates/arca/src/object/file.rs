@@ -283,7 +283,7 @@ impl File {
 
     /// Whether opening rolled back a transaction that a crash interrupted.
     pub fn recovered(&self) -> bool {
-        self.file.lock().map(|g| g.recovered).unwrap_or(false)
+        self.file.lock().map(|g| g.recovered()).unwrap_or(false)
     }
 
     /// The path the file was opened from, if it is on disk.

@@ -161,7 +161,7 @@ fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileH
     if named.is_absolute() {
         candidates.push(named.to_path_buf());
     } else {
-        if let Some(dir) = g.path.as_ref().and_then(|p| p.parent()) {
+        if let Some(dir) = g.path().and_then(|p| p.parent()) {
             candidates.push(dir.join(named));
         }
         candidates.push(named.to_path_buf());
@@ -170,14 +170,14 @@ fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileH
         let Ok(canon) = std::fs::canonicalize(&c) else {
             continue;
         };
-        if g.path.as_ref().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
+        if g.path().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
             return Ok(this.clone());
         }
-        if let Some(s) = g.externals.get(&canon) {
-            return Ok(s.clone());
+        if let Some(s) = g.external(&canon) {
+            return Ok(s);
         }
         let s = OpenOptions::default().open_path(&canon)?;
-        g.externals.insert(canon, s.clone());
+        g.add_external(canon, s.clone());
         return Ok(s);
     }
     Err(Error::NotFound(format!("external file {file} not found")))
@@ -284,7 +284,7 @@ impl Group {
         let (root, path) = {
             let mut g = lock(&self.file)?;
             let root = g.sb.root;
-            if g.names.is_none() {
+            if g.names().is_none() {
                 let mut names = std::collections::HashMap::new();
                 names.insert(root, "/".to_string());
                 let mut stack = vec![(root, String::new())];
@@ -300,9 +300,9 @@ impl Group {
                         }
                     }
                 }
-                g.names = Some(names);
+                g.set_names(names);
             }
-            let path = g.names.as_ref().and_then(|n| n.get(&id).cloned());
+            let path = g.names().and_then(|n| n.get(&id).cloned());
             (root, path)
         };
         let path = path.ok_or_else(|| {
@@ -407,7 +407,7 @@ impl Group {
     pub fn create_group_with(&self, path: &str, opts: &GroupOptions) -> Result<Group> {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.file)?;
-        g.names = None;
+        g.forget_names();
         let mut h = Header::group();
         if opts.track_order {
             h.order = Some(0);
@@ -455,7 +455,7 @@ impl Group {
     pub fn create_dataset(&self, path: &str, opts: &DatasetOptions) -> Result<Dataset> {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.file)?;
-        g.names = None;
+        g.forget_names();
         let meta = dataset::build_meta(&mut g.st, opts)?;
         // Storage allocated early must not outlive a failed insert (a name
         // that exists, say): give it back before reporting the error.
@@ -550,7 +550,7 @@ impl Group {
     fn add_link(&self, path: &str, target: Target) -> Result<()> {
         let (parent, _, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.file)?;
-        g.names = None;
+        g.forget_names();
         if let Target::Hard { addr, .. } = target {
             if addr == parent {
                 return Err(Error::invalid("a group cannot link to itself"));
@@ -598,7 +598,7 @@ impl Group {
         let (parent, _, name) = self.parent_of(path, false)?;
         let mut g = lock(&self.file)?;
         g.st.check_writable()?;
-        g.names = None;
+        g.forget_names();
         let l =
             get_link(&mut g.st, parent, name)?.ok_or_else(|| Error::NotFound(path.to_string()))?;
         // Everything that dies is found and checked before the link goes:
@@ -625,7 +625,7 @@ impl Group {
             }
         }
         for d in &dead.datasets {
-            g.caches.forget(*d);
+            g.caches().forget(*d);
         }
         g.st.free_structures(&dead.extents)
     }
@@ -648,7 +648,7 @@ impl Group {
         }
         let mut g = lock(&self.file)?;
         g.st.check_writable()?;
-        g.names = None;
+        g.forget_names();
         let l = get_link(&mut g.st, src_parent, src_name)?
             .ok_or_else(|| Error::NotFound(from.to_string()))?;
         if let Target::Hard { addr, kind } = l.target {

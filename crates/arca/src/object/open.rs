@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::handle::FileHandle;
-use super::session::{Session, State};
+use super::session::Session;
 use crate::error::{Error, Result};
 use crate::format::object_header::Header;
 use crate::format::superblock::Superblock;
@@ -276,8 +276,8 @@ impl OpenOptions {
         }
         let file = self.open_journaled(driver, create, writable)?;
         if let Ok(mut g) = file.lock() {
-            g.recovered = recovered;
-            g.path = Some(path.to_path_buf());
+            g.set_recovered(recovered);
+            g.set_path(path);
             if let (true, Some(t)) = (serve, table) {
                 let s = crate::snapshot::Sharing::start(path, t, g.sb.generation)?;
                 g.st.pager.journal().sharing = Some(s);
@@ -348,9 +348,9 @@ impl OpenOptions {
         let file = self.open_journaled(driver, false, false)?;
         if let Ok(mut g) = file.lock() {
             g.check_snapshot(snap)?;
-            g.recovered = recovered;
-            g.path = Some(path.to_path_buf());
-            g.reader = Some(reader);
+            g.set_recovered(recovered);
+            g.set_path(path);
+            g.set_reader(reader);
         }
         Ok(file)
     }
@@ -384,7 +384,7 @@ impl OpenOptions {
         }
         let file = self.open_journaled(d, create, writable)?;
         if let Ok(mut g) = file.lock() {
-            g.recovered = recovered;
+            g.set_recovered(recovered);
         }
         Ok(file)
     }
@@ -435,7 +435,7 @@ impl OpenOptions {
                 .and_then(|_| Header::load(&mut inner.st, inner.sb.root).map(|_| ()))
         };
         if let Err(e) = r {
-            inner.state = State::Closed;
+            inner.close_unopened();
             return Err(e);
         }
         Ok(Arc::new(Mutex::new(inner)))

@@ -120,7 +120,8 @@ pub(super) fn write_rows_locked(
         if let Some(f) = free {
             f.save(&mut g.st, &mut vm)?;
         }
-        storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, fixed)
+        let (st, caches) = g.storage();
+        storage::write_bytes(st, caches, addr, sel, fixed)
     })();
     // Saved even after a failure, so that chunks already written stay owned.
     let saved = save_vm(g, addr, vm);

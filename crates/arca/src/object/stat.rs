@@ -290,10 +290,12 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     s.free_sections = sections.len() as u64;
     s.free_bytes = sections.iter().map(|x| x.size).sum();
     if verify {
-        if let Some(e) = g.space_error.take() {
-            let msg = e.to_string();
-            g.space_error = Some(e);
-            return Err(Error::corrupt("free-space record", g.sb.space[0], msg));
+        if let Some(e) = g.space_error() {
+            return Err(Error::corrupt(
+                "free-space record",
+                g.sb.space[0],
+                e.to_string(),
+            ));
         }
     }
     let mut reserved = g.st.space.reserved();

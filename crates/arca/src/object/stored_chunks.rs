@@ -406,13 +406,13 @@ impl Dataset {
     /// calls read and replace what is in the file.
     pub(super) fn flush_chunks(&self, g: &mut Session) -> Result<()> {
         let key = CacheKey::Dataset(self.addr);
-        let mut cache = g.caches.take(key);
+        let mut cache = g.caches().take(key);
         let r = if cache.is_dirty() {
             flush_cache(&mut g.st, key, &mut cache)
         } else {
             Ok(())
         };
-        g.caches.put(key, Cache::new(cache.capacity));
+        g.caches().put(key, Cache::new(cache.capacity));
         r
     }
 }

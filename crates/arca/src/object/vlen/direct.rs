@@ -149,7 +149,8 @@ impl Dataset {
                     "record outside the vector or not whole items",
                 ));
             }
-            storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, &encode_records(&pairs))
+            let (st, caches) = g.storage();
+            storage::write_bytes(st, caches, addr, sel, &encode_records(&pairs))
         })
     }
 }

@@ -125,7 +125,8 @@ pub(super) fn write_ragged_locked(
             }
             vector::write(&mut g.st, cache, &mut vm, item, base, &tail)?;
             free.save(&mut g.st, &mut vm)?;
-            storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, &encode_records(&recs))
+            let (st, caches) = g.storage();
+            storage::write_bytes(st, caches, addr, sel, &encode_records(&recs))
         } else {
             let base = vm.len;
             // Encoded straight from the offsets: no per-element tuple list.
@@ -148,7 +149,8 @@ pub(super) fn write_ragged_locked(
                 vector::write(&mut g.st, cache, &mut vm, item, base, span)?;
                 encode()
             };
-            storage::write_bytes(&mut g.st, &mut g.caches, addr, sel, &enc)
+            let (st, caches) = g.storage();
+            storage::write_bytes(st, caches, addr, sel, &enc)
         }
     })();
     // Saved even after a failure, so that chunks already written stay owned.

@@ -61,13 +61,8 @@ pub(crate) fn read_records(
         .filter(|&n| n.checked_mul(VLEN_RECORD).is_some_and(can_hold))
         .ok_or_else(|| too_many(sel))?;
     let mut recs = vec![[0u64; 2]; n];
-    storage::read_bytes(
-        &mut g.st,
-        &mut g.caches,
-        addr,
-        sel,
-        bytemuck::cast_slice_mut(&mut recs),
-    )?;
+    let (st, caches) = g.storage();
+    storage::read_bytes(st, caches, addr, sel, bytemuck::cast_slice_mut(&mut recs))?;
     decode_records(&mut recs, item as u64, vm.len, addr)?;
     Ok(recs)
 }
@@ -133,7 +128,8 @@ pub(crate) fn read_slot_records(
         return Err(too_many(sel));
     }
     let mut elems = vec![0u8; bytes];
-    storage::read_bytes(&mut g.st, &mut g.caches, addr, sel, &mut elems)?;
+    let (st, caches) = g.storage();
+    storage::read_bytes(st, caches, addr, sel, &mut elems)?;
     let mut recs = Vec::with_capacity(n_recs);
     for (_, o, l, item) in records(dtype, &elems) {
         if !l.is_multiple_of(item as u64) || o.checked_add(l).is_none_or(|e| e > vm.len) {
@@ -160,9 +156,9 @@ impl Dataset {
     ) -> Result<T> {
         let mut g = lock(&self.file)?;
         let key = CacheKey::Vector(self.addr);
-        let mut cache = g.caches.take(key);
+        let mut cache = g.caches().take(key);
         let r = f(&mut g, &mut cache);
-        g.caches.put(key, cache);
+        g.caches().put(key, cache);
         r
     }
 }
