@@ -382,7 +382,7 @@ impl Attributes {
     }
 
     /// Replace an attribute's value where it stands: in a creation-ordered
-    /// list it keeps its place (creates it if it does not exist).
+    /// list it keeps its position (creates it if it does not exist).
     ///
     /// ```
     /// use arca::{AttrValue, File, GroupOptions};
@@ -418,9 +418,14 @@ impl Attributes {
     pub fn get(&self, name: &str) -> Result<AttrValue> {
         let mut g = lock(&self.file)?;
         let h = Header::load(&mut g.st, self.owner)?;
-        let raw = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
+        let encoded = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
             .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
-        let rec = AttrRecord::decode(&raw, self.owner, g.st.space.eof(), h.attr_order.is_some())?;
+        let rec = AttrRecord::decode(
+            &encoded,
+            self.owner,
+            g.st.space.eof(),
+            h.attr_order.is_some(),
+        )?;
         let mut data = rec.bytes(&g.st)?;
         let n = rec.shape.iter().product();
         let damaged =
@@ -569,10 +574,10 @@ fn old_record(
     owner: u64,
     ordered: bool,
 ) -> Result<Option<AttrRecord>> {
-    let Some(raw) = btree::get(st, root, name.as_bytes())? else {
+    let Some(encoded) = btree::get(st, root, name.as_bytes())? else {
         return Ok(None);
     };
-    let rec = AttrRecord::decode(&raw, owner, st.space.eof(), ordered)?;
+    let rec = AttrRecord::decode(&encoded, owner, st.space.eof(), ordered)?;
     if let Some(e) = rec.extent() {
         st.check_live("attribute blob", e.addr, e.size)?;
     }

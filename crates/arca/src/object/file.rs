@@ -51,7 +51,7 @@ impl OpenOptions {
 
     /// Open a file over a data driver and a journal driver (None: no
     /// journal). A hot journal is rolled back before anything is read. This
-    /// is how fault-injection tests place both on one simulated disk.
+    /// is how fault-injection tests put both on one simulated disk.
     ///
     /// # Errors
     /// As for [`OpenOptions::open`].

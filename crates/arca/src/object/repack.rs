@@ -283,11 +283,12 @@ fn copy_dataset(
         }
         return Ok(nd);
     }
-    // Copy block by block: chunk by chunk, or slabs along the first axis.
-    let block: Vec<u64> = match &chunks {
+    // Copy piece by piece: chunk by chunk, or bands of whole rows along
+    // the first axis.
+    let piece: Vec<u64> = match &chunks {
         Some(c) => c.clone(),
         None => {
-            // A scalar is one block of its one element.
+            // A scalar is one piece of its one element.
             let row: u64 = shape.iter().skip(1).product::<u64>().max(1) * elem;
             let mut b = shape.clone();
             if let Some(first) = b.first_mut() {
@@ -298,7 +299,7 @@ fn copy_dataset(
     };
     let grid: Vec<u64> = shape
         .iter()
-        .zip(&block)
+        .zip(&piece)
         .map(|(s, b)| s.div_ceil(*b))
         .collect();
     let mut idx = vec![0u64; shape.len()];
@@ -306,7 +307,7 @@ fn copy_dataset(
     loop {
         let ranges: Vec<(u64, u64, u64)> = idx
             .iter()
-            .zip(&block)
+            .zip(&piece)
             .zip(&shape)
             .map(|((i, b), s)| (i * b, ((i + 1) * b).min(*s), 1))
             .collect();

@@ -212,9 +212,9 @@ pub(crate) fn read_with_meta(
         Layout::Contiguous { addr: data, size } => {
             st.check_live("contiguous data", data, size)?;
             let d = st.driver();
-            let shared = d.shared_reader();
+            let reader = d.shared_reader();
             selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
-                read_run(d, shared.as_deref(), data + s as u64, &mut out[o..o + n])
+                read_run(d, reader.as_deref(), data + s as u64, &mut out[o..o + n])
             })?;
             st.stats.bytes(out.len() as u64);
         }
@@ -248,11 +248,11 @@ const SPLIT_READ_BYTES: usize = 8 << 20;
 /// offers a reader other threads can use.
 fn read_run(
     d: &dyn crate::io::Driver,
-    shared: Option<&dyn crate::io::ReadAt>,
+    reader: Option<&dyn crate::io::ReadAt>,
     at: u64,
     buf: &mut [u8],
 ) -> Result<()> {
-    match shared {
+    match reader {
         Some(r) if buf.len() >= SPLIT_READ_BYTES => {
             let (a, b) = buf.split_at_mut(buf.len() / 2);
             let mid = at + a.len() as u64;
@@ -383,11 +383,11 @@ fn write_pattern(st: &mut Store, ext: (u64, u64), elem: &[u8]) -> Result<()> {
     let e = elem.len().max(1) as u64;
     // At most 1 MiB of pattern, and no more than the extent needs.
     let per = (size.min(1 << 20) / e).max(1) as usize;
-    let block = elem.repeat(per);
+    let pattern = elem.repeat(per);
     let mut off = 0;
     while off < size {
-        let n = (block.len() as u64).min(size - off);
-        st.write_data("contiguous data", ext, addr + off, &block[..n as usize])?;
+        let n = (pattern.len() as u64).min(size - off);
+        st.write_data("contiguous data", ext, addr + off, &pattern[..n as usize])?;
         off += n;
     }
     Ok(())

@@ -1,6 +1,7 @@
 //! What a byte vector holds: [`VlenInfo`] (`Dataset::vlen_info`), and the
 //! check that a dataset's records lie inside its vector without sharing
-//! bytes; both walk every stored record a slab or a chunk at a time.
+//! bytes; both walk every stored record a band of rows or a chunk at a
+//! time.
 
 use super::records::{load_vlen, read_records, save_vm};
 use crate::error::{Error, Result};
@@ -58,7 +59,7 @@ impl VlenInfo {
     }
 }
 
-/// Bytes the records of the dataset at `addr` refer to, read a slab or a
+/// Bytes the records of the dataset at `addr` refer to, read a band or a
 /// stored chunk at a time so that a large dataset needs little memory.
 fn live_bytes(
     g: &mut Session,
@@ -129,7 +130,7 @@ fn stored_selections(g: &mut Session, addr: u64, dims: &[u64]) -> Result<Vec<Sel
     };
     let crate::format::object_header::Layout::Chunked { chunk, index } = &m.layout else {
         let mut v = vec![];
-        for_each_slab(dims, |sel| {
+        for_each_band(dims, |sel| {
             v.push(sel.clone());
             Ok(())
         })?;
@@ -150,16 +151,16 @@ fn stored_selections(g: &mut Session, addr: u64, dims: &[u64]) -> Result<Vec<Sel
         .collect()
 }
 
-/// Call `f` with selections of the whole of `dims` in slabs along the first
-/// axis of at most about 65,536 elements, so a large dataset needs little
-/// memory.
-fn for_each_slab(dims: &[u64], mut f: impl FnMut(&Selection) -> Result<()>) -> Result<()> {
-    const SLAB: u64 = 1 << 16;
+/// Call `f` with selections of the whole of `dims` in bands of whole rows
+/// along the first axis, of at most about 65,536 elements each, so a large
+/// dataset needs little memory.
+fn for_each_band(dims: &[u64], mut f: impl FnMut(&Selection) -> Result<()>) -> Result<()> {
+    const BAND: u64 = 1 << 16;
     if dims.is_empty() {
         return f(&Selection::all(dims));
     }
     let row = dims[1..].iter().product::<u64>().max(1);
-    let step = (SLAB / row).max(1);
+    let step = (BAND / row).max(1);
     let mut i = 0;
     while i < dims[0] {
         let j = (i + step).min(dims[0]);

@@ -62,9 +62,9 @@ impl Dataset {
 
 /// Copy a dataset with variable-length values into `to` as `name` (for
 /// repacking): same type, shape, layout and vector options, with only live
-/// data, in element order. Works in slabs along the first axis of about
-/// [`REPACK_STEP`] element bytes; `progress` gets element bytes (16 per
-/// record) as fixed-length copies count them.
+/// data, in element order. Works in bands of whole rows along the first
+/// axis of about [`REPACK_STEP`] element bytes; `progress` gets element
+/// bytes (16 per record) as fixed-length copies count them.
 pub(crate) fn copy_dataset(
     d: &Dataset,
     to: &Group,
@@ -94,7 +94,7 @@ pub(crate) fn copy_dataset(
     }
     let rows = !dtype.is_vlen();
     let elem = dtype.size() as u64;
-    // One slab: unwritten ones stay unwritten, as fill-only chunks do.
+    // One band: unwritten ones stay unwritten, as fill-only chunks do.
     let copy = |sel: &Selection| -> Result<()> {
         if rows {
             let r = d.read_rows(sel)?;
@@ -131,5 +131,5 @@ pub(crate) fn copy_dataset(
     Ok(nd)
 }
 
-/// Record bytes per slab of [`copy_dataset`].
+/// Record bytes per band of [`copy_dataset`].
 pub(crate) const REPACK_STEP: u64 = 4 << 20;
