@@ -1,7 +1,29 @@
 //! The object model: files, groups, datasets and attributes.
 //!
 //! This module only declares its files and re-exports the public API; no
-//! file below names it (see the layout in `docs/ARCHITECTURE.md`).
+//! file below names it. The files, each naming only files listed before
+//! it, so that they form no cycle:
+//! - `path`, `element`: path splitting; the Rust types of typed reads.
+//! - `storage`: the storage engine of datasets over the store and the chunk
+//!   caches (`Caches`, keyed by `CacheKey::Dataset` / `CacheKey::Vector`):
+//!   element reads and writes through a layout, chunk engines, contiguous
+//!   extents, the extents a dataset owns, cache write-back.
+//! - `session`: one open file's state, its transactions (a state machine
+//!   checked in debug builds) and the commit protocol, which writes the
+//!   caches back through `storage`.
+//! - `handle`: `FileHandle`, the session behind its lock, and `lock`.
+//! - `vlen/options`, `dataset/options`, `links`, `attrs`, `open`: how
+//!   vectors and datasets are created; link counts and the link view;
+//!   attributes; opening a path or drivers into a session.
+//! - `dataset`: the `Dataset` handle. Files above add `impl Dataset`
+//!   blocks, one job each.
+//! - `group`: groups and links; it opens the files external links lead
+//!   to through `open`.
+//! - `stored_chunks` (chunks as stored), `reserved` (room for chunks other
+//!   processes write), `vlen/records`, `rows` (compounds with
+//!   variable-length members), `vlen/ragged`, `vlen/info`, `vlen/direct`,
+//!   `vlen/repack`.
+//! - `stat` (whole-file walks), `file` (the `File` handle), `repack`.
 
 mod attrs;
 mod dataset;
@@ -23,7 +45,8 @@ mod vlen;
 
 pub use crate::vlen::vector::VlenExtent;
 pub use attrs::{AttrValue, Attributes};
-pub use dataset::{Dataset, DatasetOptions, StorageLayout, COMPACT_AUTO_BYTES};
+pub use dataset::options::{DatasetOptions, StorageLayout, COMPACT_AUTO_BYTES};
+pub use dataset::Dataset;
 pub use element::Element;
 pub use file::File;
 pub use group::{Group, Object, MAX_SOFT_LINK_HOPS};

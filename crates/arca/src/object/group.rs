@@ -2,7 +2,8 @@
 //! links), held in a B-tree keyed by name (see `format::link`).
 
 use super::attrs::Attributes;
-use super::dataset::{self, Dataset, DatasetOptions};
+use super::dataset::options::{build_meta, DatasetOptions};
+use super::dataset::Dataset;
 use super::handle::{lock, FileHandle};
 use super::links::{self, GroupOptions, Link};
 use super::open::OpenOptions;
@@ -456,7 +457,7 @@ impl Group {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.file)?;
         g.forget_names();
-        let meta = dataset::build_meta(&mut g.st, opts)?;
+        let meta = build_meta(&mut g.st, opts)?;
         // Storage allocated early must not outlive a failed insert (a name
         // that exists, say): give it back before reporting the error.
         let storage = meta.clone();

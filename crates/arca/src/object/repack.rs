@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::attrs::{AttrValue, Attributes};
-use super::dataset::{Dataset, DatasetOptions};
+use super::dataset::options::DatasetOptions;
+use super::dataset::Dataset;
 use super::file::File;
 use super::group::{Group, Object};
 use super::links::{GroupOptions, Link};
