@@ -124,7 +124,8 @@ type DimOverlap = (u64, u64, u64, u64, bool);
 /// Whole chunks waiting to be filtered and stored, with their coordinates.
 type BatchItem = (PooledVec<u64>, PooledBuf);
 /// Stored chunks waiting to be decoded: overlap index, entry, stored bytes,
-/// and the byte offset in the output when the chunk is decoded in place.
+/// and the byte offset in the output when the chunk is decoded straight
+/// into it.
 type PendingRead = (usize, ChunkRef, PooledBuf, Option<usize>);
 
 /// A read planned under the session (see [`Chunked::plan_read`]): the
@@ -226,7 +227,7 @@ fn overlaps(dims: &[u64], chunk: &[u64], sel: &Selection) -> PooledVec<Overlap> 
     }
 }
 
-/// Pair each item (sorted by its place) with its `expect`-byte run of
+/// Pair each item (sorted by its offset) with its `expect`-byte run of
 /// `out`, at the byte offset `at(item)` gives.
 fn split_runs<T>(
     out: &mut [u8],
@@ -246,7 +247,7 @@ fn split_runs<T>(
             .and_then(|skip| tail.get_mut(skip..))
             .filter(|t| t.len() >= expect)
         else {
-            return Err(Error::invalid("chunk places overlap or leave the output"));
+            return Err(Error::invalid("chunk runs overlap or leave the output"));
         };
         let (mine, tail) = tail.split_at_mut(expect);
         jobs.push((p, mine));
@@ -258,7 +259,7 @@ fn split_runs<T>(
 
 /// Decode whole chunks straight into their runs of `out` (in parallel when
 /// the batch is big enough); each item carries its byte offset there.
-fn decode_in_place(
+fn decode_direct(
     filters: &[Filter],
     elem: usize,
     expect: usize,
@@ -280,7 +281,7 @@ fn decode_in_place(
 /// Read, check and decode whole chunks straight into their runs of `out`,
 /// each thread its own share: the reads run on every core as the decoding
 /// does. Each item carries its byte offset in `out`.
-fn fetch_in_place(
+fn fetch_direct(
     io: &dyn ReadAt,
     stats: &Counters,
     filters: &[Filter],
@@ -475,7 +476,7 @@ impl Chunked<'_> {
         let dst = off
             .checked_add(self.chunk_bytes())
             .and_then(|end| out.get_mut(off..end))
-            .ok_or_else(|| Error::invalid("chunk place leaves the output"))?;
+            .ok_or_else(|| Error::invalid("chunk run leaves the output"))?;
         st.driver().read_at(r.addr, dst)?;
         st.stats.chunk(r.size);
         verify(r, dst)
@@ -653,7 +654,7 @@ impl Chunked<'_> {
             tick: cache.tick,
             placed: 0,
         };
-        // Replace in place when the chunk is already cached: no new key.
+        // Replace the entry when the chunk is already cached: no new key.
         let old = match cache.map.get_mut(coords) {
             Some(slot) => Some(std::mem::replace(slot, c)),
             None => cache.map.insert(coords.to_vec(), c),
@@ -677,7 +678,9 @@ impl Chunked<'_> {
         self.store_batch(st, &mut batch)
     }
 
-    fn places<'p>(
+    /// The overlap `o` as laid out in the chunk and in the selection's
+    /// dense buffer, for copying between the two.
+    fn views<'p>(
         &'p self,
         o: &'p Overlap,
         sel: &'p Selection,
@@ -749,12 +752,12 @@ impl Chunked<'_> {
         cache.tick += 1;
         if let Some(c) = cache.map.get_mut(o.coords()) {
             c.tick = cache.tick;
-            let (src, dst) = self.places(o, sel, ones);
+            let (src, dst) = self.views(o, sel, ones);
             copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
             return Ok(None);
         }
         let Some(r) = self.entry(st, o.coords())? else {
-            let (_, dst) = self.places(o, sel, ones);
+            let (_, dst) = self.views(o, sel, ones);
             fill_box(self.elem, o.sel_n(), self.fill, out, &dst)?;
             return Ok(None);
         };
@@ -811,7 +814,7 @@ impl Chunked<'_> {
         let ones = DIMS.take_filled(self.dims.len(), 1);
         let (filters, elem, expect) = (self.filters, self.elem, self.chunk_bytes());
         let (direct, rest): (Vec<_>, Vec<_>) = plan.stored.into_iter().partition(|p| p.2.is_some());
-        fetch_in_place(io, stats, filters, elem, expect, out, direct)?;
+        fetch_direct(io, stats, filters, elem, expect, out, direct)?;
         // The rest: each read, checked and decoded on a core, a batch at a
         // time, then copied out here.
         let mut keep = Vec::new();
@@ -830,7 +833,7 @@ impl Chunked<'_> {
             for (i, r, data) in decoded {
                 let data = data?;
                 let o = &plan.ovs[i];
-                let (src, dst) = self.places(o, sel, &ones);
+                let (src, dst) = self.views(o, sel, &ones);
                 copy_box(elem, o.sel_n(), &data, &src, out, &dst)?;
                 if data.len() * 4 <= plan.cache_capacity {
                     keep.push((coords_buf(o.coords()), r, data));
@@ -901,7 +904,7 @@ impl Chunked<'_> {
                     k += 1;
                 }
             }
-            decode_in_place(filters, elem, expect, out, direct)?;
+            decode_direct(filters, elem, expect, out, direct)?;
         }
         let decode = |(i, r, stored, _): PendingRead| {
             let d = verify(&r, &stored).and_then(|_| {
@@ -912,7 +915,7 @@ impl Chunked<'_> {
         if pending.len() * expect < PARALLEL_MIN_BYTES || pending.len() < 2 {
             for p in pending.drain(..) {
                 let (i, data) = decode(p);
-                self.place_read(st, cache, &ovs[i], sel, out, data?)?;
+                self.copy_out(st, cache, &ovs[i], sel, out, data?)?;
             }
             return Ok(());
         }
@@ -920,13 +923,13 @@ impl Chunked<'_> {
         #[allow(clippy::drain_collect)]
         let items: Vec<PendingRead> = pending.drain(..).collect();
         for (i, data) in par_map(items, decode) {
-            self.place_read(st, cache, &ovs[i], sel, out, data?)?;
+            self.copy_out(st, cache, &ovs[i], sel, out, data?)?;
         }
         Ok(())
     }
 
     /// Copy a decoded chunk's share of `sel` out, and cache the chunk.
-    fn place_read(
+    fn copy_out(
         &mut self,
         st: &mut Store,
         cache: &mut Cache,
@@ -936,7 +939,7 @@ impl Chunked<'_> {
         data: PooledBuf,
     ) -> Result<()> {
         let ones = DIMS.take_filled(self.dims.len(), 1);
-        let (src, dst) = self.places(o, sel, &ones);
+        let (src, dst) = self.views(o, sel, &ones);
         copy_box(self.elem, o.sel_n(), &data, &src, out, &dst)?;
         // Keep small reads cached; a streaming read would only churn the cache.
         if data.len() * 4 <= cache.capacity {
@@ -967,7 +970,7 @@ impl Chunked<'_> {
                 whole.push(k as u64);
                 continue;
             }
-            // Built here, not by places(): that would borrow self across
+            // Built here, not by views(): that would borrow self across
             // the load below.
             let src = Place {
                 dims: &sel.count,
@@ -1051,7 +1054,7 @@ impl Chunked<'_> {
             return filter::encode_pooled(self.filters, self.elem, bytes);
         }
         let ones = DIMS.take_filled(self.dims.len(), 1);
-        let (dst, src) = self.places(o, sel, &ones);
+        let (dst, src) = self.views(o, sel, &ones);
         let mut buf = self.filled_chunk();
         copy_box(self.elem, n, data, &src, &mut buf, &dst)?;
         filter::encode_pooled(self.filters, self.elem, &buf)

@@ -1,70 +1,60 @@
 //! The object model: files, groups, datasets and attributes.
+//!
+//! This module only declares its files and re-exports the public API; no
+//! file below names it. The files, each naming only files listed before
+//! it, so that they form no cycle:
+//! - `path`, `element`: path splitting; the Rust types of typed reads.
+//! - `storage`: the storage engine of datasets over the store and the chunk
+//!   caches (`Caches`, keyed by `CacheKey::Dataset` / `CacheKey::Vector`):
+//!   element reads and writes through a layout, chunk engines, contiguous
+//!   extents, the extents a dataset owns, cache write-back.
+//! - `session`: one open file's state, its transactions (a state machine
+//!   checked in debug builds) and the commit protocol, which writes the
+//!   caches back through `storage`.
+//! - `handle`: `FileHandle`, the session behind its lock, and `lock`.
+//! - `vlen/options`, `dataset/options`, `links`, `attrs`, `open`: how
+//!   vectors and datasets are created; link counts and the link view;
+//!   attributes; opening a path or drivers into a session.
+//! - `dataset`: the `Dataset` handle. Files above add `impl Dataset`
+//!   blocks, one job each.
+//! - `group`: groups and links; it opens the files external links lead
+//!   to through `open`.
+//! - `stored_chunks` (chunks as stored), `reserved` (room for chunks other
+//!   processes write), `vlen/records`, `rows` (compounds with
+//!   variable-length members), `vlen/ragged`, `vlen/info`, `vlen/direct`,
+//!   `vlen/repack`.
+//! - `stat` (whole-file walks), `file` (the `File` handle), `repack`.
 
 mod attrs;
-mod chunks;
 mod dataset;
+mod element;
 mod file;
 mod group;
+mod handle;
 mod links;
-mod placement;
+mod open;
+mod path;
 mod repack;
+mod reserved;
 mod rows;
 mod session;
 mod stat;
+mod storage;
+mod stored_chunks;
 mod vlen;
 
+pub use crate::vlen::vector::VlenExtent;
 pub use attrs::{AttrValue, Attributes};
-pub use chunks::StoredChunk;
-pub use dataset::{Dataset, DatasetOptions, Element, StorageLayout, COMPACT_AUTO_BYTES};
-pub use file::{journal_is_hot, journal_path, File, Mode, OpenOptions};
+pub use dataset::options::{DatasetOptions, StorageLayout, COMPACT_AUTO_BYTES};
+pub use dataset::Dataset;
+pub use element::Element;
+pub use file::File;
 pub use group::{Group, Object, MAX_SOFT_LINK_HOPS};
 pub use links::{GroupOptions, Link};
-pub use placement::WrittenChunk;
+pub use open::{journal_is_hot, journal_path, Mode, OpenOptions};
 pub use repack::{repack, Progress};
+pub use reserved::WrittenChunk;
 pub use stat::{Extent, Stat};
-pub use vlen::{VlenExtent, VlenInfo, VlenOptions, DEFAULT_VLEN_CHUNK};
-
-use std::sync::{Arc, Mutex, MutexGuard};
-
-use crate::error::{Error, Result};
-pub(crate) use session::Session;
-use session::State;
-
-pub(crate) type Shared = Arc<Mutex<Session>>;
-
-pub(crate) fn lock(shared: &Shared) -> Result<MutexGuard<'_, Session>> {
-    let g = shared.lock().map_err(|_| Error::Poisoned)?;
-    match g.state {
-        State::Open => Ok(g),
-        State::Poisoned => Err(Error::Poisoned),
-        State::Closed => Err(Error::invalid("the file is closed")),
-    }
-}
-
-/// Split a path into its non-empty components, rejecting names a link cannot have.
-pub(crate) fn components(path: &str) -> Result<Vec<&str>> {
-    let parts: Vec<&str> = path
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    for p in &parts {
-        if p.len() > crate::format::btree::MAX_KEY {
-            return Err(Error::invalid(format!(
-                "name longer than {} bytes",
-                crate::format::btree::MAX_KEY
-            )));
-        }
-        if *p == ".." {
-            return Err(Error::invalid("'..' is not supported in paths"));
-        }
-    }
-    Ok(parts)
-}
-
-pub(crate) fn join(base: &str, name: &str) -> String {
-    if base.ends_with('/') {
-        format!("{base}{name}")
-    } else {
-        format!("{base}/{name}")
-    }
-}
+pub use stored_chunks::StoredChunk;
+pub use vlen::info::VlenInfo;
+pub use vlen::options::{VlenOptions, DEFAULT_VLEN_CHUNK};

@@ -16,17 +16,3 @@
 pub(crate) mod vector;
 
 pub(crate) use vector::{account, extents};
-
-/// The byte vector's chunk cache lives beside its dataset's under this key:
-/// file addresses never reach bit 63, so keys cannot collide.
-const CACHE_BIT: u64 = 1 << 63;
-
-/// Key of the vector chunk cache of the dataset whose header is at `addr`.
-pub(crate) fn cache_key(addr: u64) -> u64 {
-    addr | CACHE_BIT
-}
-
-/// The dataset header address of a vector cache key, if it is one.
-pub(crate) fn owner_of_key(key: u64) -> Option<u64> {
-    (key & CACHE_BIT != 0).then_some(key & !CACHE_BIT)
-}

@@ -1,7 +1,7 @@
 //! Attributes: small named values attached to groups and datasets.
 
-use super::dataset::{check_element, Element};
-use super::{lock, Shared};
+use super::element::{check_element, Element};
+use super::handle::{lock, FileHandle};
 use crate::error::{Error, Result};
 use crate::format::attribute::AttrRecord;
 use crate::format::btree;
@@ -56,8 +56,8 @@ impl AttrValue {
         AttrValue {
             dtype: Datatype::FixedBytes {
                 len: s.len().max(1) as u32,
-                cset: crate::Charset::Utf8,
-                pad: crate::StrPad::NullPad,
+                cset: crate::format::datatype::Charset::Utf8,
+                pad: crate::format::datatype::StrPad::NullPad,
             },
             shape: vec![],
             data: if s.is_empty() {
@@ -297,7 +297,7 @@ impl AttrValue {
 /// ```
 #[derive(Clone)]
 pub struct Attributes {
-    shared: Shared,
+    file: FileHandle,
     owner: u64,
 }
 
@@ -310,8 +310,8 @@ impl std::fmt::Debug for Attributes {
 }
 
 impl Attributes {
-    pub(crate) fn new(shared: Shared, owner: u64) -> Self {
-        Attributes { shared, owner }
+    pub(crate) fn new(file: FileHandle, owner: u64) -> Self {
+        Attributes { file, owner }
     }
 
     /// Store `v` as attribute `name`: `Create` refuses a name that exists;
@@ -330,7 +330,7 @@ impl Attributes {
         } else {
             AttrValue::new(v.dtype.clone(), &v.shape, v.data.clone())?
         };
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
         // The old record is checked before anything changes, so that a
@@ -383,7 +383,7 @@ impl Attributes {
     }
 
     /// Replace an attribute's value where it stands: in a creation-ordered
-    /// list it keeps its place (creates it if it does not exist).
+    /// list it keeps its position (creates it if it does not exist).
     ///
     /// ```
     /// use arca::{AttrValue, File, GroupOptions};
@@ -417,11 +417,16 @@ impl Attributes {
     /// # Errors
     /// [`Error::NotFound`].
     pub fn get(&self, name: &str) -> Result<AttrValue> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let h = Header::load(&mut g.st, self.owner)?;
-        let raw = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
+        let encoded = btree::get(&mut g.st, h.attrs.root, name.as_bytes())?
             .ok_or_else(|| Error::NotFound(format!("attribute {name}")))?;
-        let rec = AttrRecord::decode(&raw, self.owner, g.st.space.eof(), h.attr_order.is_some())?;
+        let rec = AttrRecord::decode(
+            &encoded,
+            self.owner,
+            g.st.space.eof(),
+            h.attr_order.is_some(),
+        )?;
         let mut data = rec.bytes(&g.st)?;
         let n = rec.shape.iter().product();
         let damaged =
@@ -448,7 +453,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn contains(&self, name: &str) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let h = Header::load(&mut g.st, self.owner)?;
         Ok(btree::get(&mut g.st, h.attrs.root, name.as_bytes())?.is_some())
     }
@@ -458,7 +463,7 @@ impl Attributes {
     /// # Errors
     /// [`Error::NotFound`], [`Error::ReadOnly`].
     pub fn delete(&self, name: &str) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
         let ordered = h.attr_order.is_some();
@@ -477,7 +482,7 @@ impl Attributes {
     /// [`Error::NotFound`], [`Error::AlreadyExists`], [`Error::ReadOnly`].
     pub fn rename(&self, from: &str, to: &str) -> Result<()> {
         check_name(to)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;
         if btree::get(&mut g.st, h.attrs.root, to.as_bytes())?.is_some() {
@@ -496,7 +501,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn names(&self) -> Result<Vec<String>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let h = Header::load(&mut g.st, self.owner)?;
         let mut out = vec![];
         if h.attr_order.is_none() {
@@ -522,7 +527,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn track_order(&self) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.owner)?.attr_order.is_some())
     }
 
@@ -531,7 +536,7 @@ impl Attributes {
     /// # Errors
     /// Only for damage.
     pub fn len(&self) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.owner)?.attrs.count)
     }
 
@@ -570,10 +575,10 @@ fn old_record(
     owner: u64,
     ordered: bool,
 ) -> Result<Option<AttrRecord>> {
-    let Some(raw) = btree::get(st, root, name.as_bytes())? else {
+    let Some(encoded) = btree::get(st, root, name.as_bytes())? else {
         return Ok(None);
     };
-    let rec = AttrRecord::decode(&raw, owner, st.space.eof(), ordered)?;
+    let rec = AttrRecord::decode(&encoded, owner, st.space.eof(), ordered)?;
     if let Some(e) = rec.extent() {
         st.check_live("attribute blob", e.addr, e.size)?;
     }

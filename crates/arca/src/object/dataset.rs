@@ -1,514 +1,26 @@
-//! Datasets: creation options, hyperslab reads and writes, resizing.
+//! The dataset handle: [`Dataset`], its description (shape, type, layout,
+//! fill value), typed and byte reads and writes of selections, resizing
+//! and its chunk cache's size. How a dataset is created is in
+//! `dataset/options.rs`; the storage engine under the handle in
+//! `storage.rs`.
 
+pub(super) mod options;
+
+use super::attrs::Attributes;
+use super::element::{check_element, Element};
+use super::handle::{lock, FileHandle};
 use super::session::Session;
-use super::{lock, Attributes, Shared};
-use crate::chunk::{Cache, Chunked};
+use super::storage::{
+    check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes, CacheKey,
+};
+use crate::chunk::Chunked;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::Datatype;
-use crate::format::filter_pipeline::PIPELINES;
-use crate::format::object_header::{DatasetMeta, Fill, Header, Layout};
-use crate::format::shape::MAX_RANK;
+use crate::format::object_header::{DatasetMeta, Header, Layout};
 use crate::pool::lists::EXTENTS;
-use crate::selection::{for_each_run, Place, Selection};
-use crate::space::{Section, SpaceKind};
-use crate::store::{Store, BLOB_HEADER};
-
-pub use crate::format::chunk_index::MAX_CHUNK_BYTES;
-/// Chunk size aimed at when chunks are chosen automatically.
-const AUTO_CHUNK_BYTES: u64 = 1 << 20;
-/// Datasets of fixed shape up to this many bytes are stored compact (in
-/// their header) unless a layout is asked for: one page holds the whole
-/// object, and reading it is one read.
-pub const COMPACT_AUTO_BYTES: u64 = 1024;
-
-/// How a dataset's elements are stored.
-///
-/// ```
-/// use arca::{Datatype, DatasetOptions, File, StorageLayout};
-/// let f = File::in_memory().unwrap();
-/// let small = f.root().create_dataset("s", &DatasetOptions::new(Datatype::float(8), &[4])).unwrap();
-/// assert_eq!(small.layout().unwrap(), StorageLayout::Compact);
-/// let o = DatasetOptions::new(Datatype::float(8), &[4]).layout(StorageLayout::Contiguous);
-/// let big = f.root().create_dataset("c", &o).unwrap();
-/// assert_eq!(big.layout().unwrap(), StorageLayout::Contiguous);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StorageLayout {
-    /// The elements live in the dataset's header: for small datasets of
-    /// fixed shape (HDF5's compact layout). At most about 4 KiB.
-    Compact,
-    /// One extent of the file, allocated at the first write.
-    Contiguous,
-    /// Fixed-shape chunks found through a B-tree; needed for resizing and
-    /// filters.
-    Chunked,
-}
-
-/// How to create a dataset.
-///
-/// ```
-/// use arca::{Datatype, DatasetOptions, File, Filter};
-/// let f = File::in_memory().unwrap();
-/// let opts = DatasetOptions::new(Datatype::int(4), &[0, 64])
-///     .maxshape(&[None, Some(64)])
-///     .chunks(&[128, 64])
-///     .filters(&[Filter::Shuffle, Filter::Zstd(3)])
-///     .fill_value(&(-1i32).to_ne_bytes());
-/// let ds = f.root().create_dataset("events", &opts).unwrap();
-/// ds.resize(&[10, 64]).unwrap();
-/// assert_eq!(ds.read_all::<i32>().unwrap()[0], -1);
-/// ```
-#[derive(Debug, Clone)]
-pub struct DatasetOptions {
-    dtype: Datatype,
-    shape: Vec<u64>,
-    maxshape: Option<Vec<Option<u64>>>,
-    chunks: Option<Vec<u64>>,
-    filters: Vec<Filter>,
-    fill: Option<Vec<u8>>,
-    early: bool,
-    layout: Option<StorageLayout>,
-    vlen: super::vlen::VlenOptions,
-    null: bool,
-    pub(crate) track_order: bool,
-}
-
-impl DatasetOptions {
-    /// A dataset of `dtype` and `shape`, of fixed shape and unfiltered
-    /// unless more is said: compact up to [`COMPACT_AUTO_BYTES`],
-    /// contiguous above.
-    pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
-        DatasetOptions {
-            dtype,
-            shape: shape.to_vec(),
-            maxshape: None,
-            chunks: None,
-            filters: vec![],
-            fill: None,
-            early: false,
-            layout: None,
-            vlen: super::vlen::VlenOptions::default(),
-            null: false,
-            track_order: false,
-        }
-    }
-
-    /// List the dataset's attributes in the order they were created (kept
-    /// on reopen), as h5py's `track_order`.
-    ///
-    /// ```
-    /// use arca::{AttrValue, DatasetOptions, Datatype, File};
-    /// let f = File::in_memory().unwrap();
-    /// let o = DatasetOptions::new(Datatype::float(8), &[3]).track_order(true);
-    /// let d = f.root().create_dataset("d", &o).unwrap();
-    /// d.attrs().set("z", &AttrValue::scalar(1i64)).unwrap();
-    /// d.attrs().set("a", &AttrValue::scalar(2i64)).unwrap();
-    /// assert_eq!(d.attrs().names().unwrap(), ["z", "a"]);
-    /// ```
-    pub fn track_order(mut self, on: bool) -> Self {
-        self.track_order = on;
-        self
-    }
-
-    /// A dataset with a type and no elements at all: a null dataspace
-    /// (h5py's `Empty`), as distinct from a zero-length array.
-    ///
-    /// ```
-    /// use arca::{DatasetOptions, Datatype, File};
-    /// let f = File::in_memory().unwrap();
-    /// let d = f.root().create_dataset("e", &DatasetOptions::empty(Datatype::float(4))).unwrap();
-    /// assert!(d.is_null().unwrap());
-    /// assert_eq!(d.len().unwrap(), 0);
-    /// ```
-    pub fn empty(dtype: Datatype) -> Self {
-        DatasetOptions {
-            null: true,
-            ..DatasetOptions::new(dtype, &[])
-        }
-    }
-    /// Store the elements this way rather than as chosen automatically.
-    /// `Compact` and `Contiguous` refuse chunks, filters and a maxshape
-    /// beyond the shape; `Chunked` without [`DatasetOptions::chunks`]
-    /// picks a chunk shape.
-    pub fn layout(mut self, layout: StorageLayout) -> Self {
-        self.layout = Some(layout);
-        self
-    }
-    /// How the byte vector of a variable-length dataset is stored (chunk
-    /// size, filters, space reuse); ignored for other types.
-    pub fn vlen(mut self, opts: super::vlen::VlenOptions) -> Self {
-        self.vlen = opts;
-        self
-    }
-    /// Reserve (and fill) contiguous storage when the dataset is created,
-    /// instead of at its first write.
-    pub fn allocate_early(mut self, early: bool) -> Self {
-        self.early = early;
-        self
-    }
-    /// Largest extent per dimension; `None` is unlimited. Implies chunking.
-    pub fn maxshape(mut self, maxshape: &[Option<u64>]) -> Self {
-        self.maxshape = Some(maxshape.to_vec());
-        self
-    }
-    /// Chunk shape; makes the dataset chunked.
-    pub fn chunks(mut self, chunks: &[u64]) -> Self {
-        self.chunks = Some(chunks.to_vec());
-        self
-    }
-    /// Filter pipeline; implies chunking.
-    pub fn filters(mut self, filters: &[Filter]) -> Self {
-        self.filters = filters.to_vec();
-        self
-    }
-    /// One element, in native byte order, shown where nothing was written.
-    pub fn fill_value(mut self, fill: &[u8]) -> Self {
-        self.fill = Some(fill.to_vec());
-        self
-    }
-}
-
-/// Refuse a shape whose bytes do not fit a u64 (a file could not hold it,
-/// and its element arithmetic would overflow); returns the byte count.
-fn check_size(shape: &[u64], elem: u64) -> Result<u64> {
-    shape
-        .iter()
-        .try_fold(elem, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| Error::invalid(format!("a dataset of shape {shape:?} is too large")))
-}
-
-/// Pick a chunk shape near [`AUTO_CHUNK_BYTES`] by halving the largest dimension.
-fn auto_chunks(shape: &[u64], maxdims: &[u64], elem: u64) -> Vec<u64> {
-    let mut c: Vec<u64> = shape
-        .iter()
-        .zip(maxdims)
-        .map(|(&s, &m)| {
-            if s == 0 {
-                if m == u64::MAX {
-                    1024
-                } else {
-                    m.clamp(1, 1024)
-                }
-            } else {
-                s
-            }
-        })
-        .collect();
-    while c.iter().product::<u64>() * elem > AUTO_CHUNK_BYTES {
-        let i = (0..c.len()).max_by_key(|&i| c[i]).unwrap_or(0);
-        if c[i] == 1 {
-            break;
-        }
-        c[i] = c[i].div_ceil(2);
-    }
-    c
-}
-
-pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMeta> {
-    o.dtype.validate()?;
-    if o.null {
-        if o.dtype.has_vlen()
-            || o.chunks.is_some()
-            || !o.filters.is_empty()
-            || o.maxshape.is_some()
-            || o.fill.is_some()
-            || matches!(o.layout, Some(l) if l != StorageLayout::Compact)
-        {
-            return Err(Error::invalid(
-                "a null dataspace takes no chunks, filters, maxshape, fill value or \
-                 variable-length type",
-            ));
-        }
-        return Ok(DatasetMeta {
-            dtype: o.dtype.clone(),
-            dims: EXTENTS.take(0),
-            maxdims: EXTENTS.take(0),
-            layout: Layout::Compact(vec![]),
-            filters: PIPELINES.take(0),
-            fill: None,
-            vlen: None,
-            null: true,
-        });
-    }
-    let rank = o.shape.len();
-    if rank > MAX_RANK {
-        return Err(Error::invalid(format!(
-            "rank {rank} above the limit {MAX_RANK}"
-        )));
-    }
-    let elem = o.dtype.size() as u64;
-    let maxdims: Vec<u64> = match &o.maxshape {
-        None => o.shape.clone(),
-        Some(m) if m.len() == rank => m.iter().map(|x| x.unwrap_or(u64::MAX)).collect(),
-        Some(_) => return Err(Error::invalid("maxshape must have one entry per dimension")),
-    };
-    if o.shape.iter().zip(&maxdims).any(|(s, m)| s > m) {
-        return Err(Error::invalid("shape exceeds maxshape"));
-    }
-    let bytes = check_size(&o.shape, elem)?;
-    Filter::validate_pipeline(&o.filters)?;
-    if Filter::is_hdf5(&o.filters) && o.dtype.has_vlen() {
-        return Err(Error::invalid(
-            "HDF5 filters apply to fixed-size types; variable-length data takes arca's own",
-        ));
-    }
-    let needs_chunks = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
-    let chunked = needs_chunks || o.layout == Some(StorageLayout::Chunked);
-    if needs_chunks && matches!(o.layout, Some(l) if l != StorageLayout::Chunked) {
-        return Err(Error::invalid(
-            "chunks, filters and a maxshape beyond the shape need the chunked layout",
-        ));
-    }
-    // The fill value in the file's byte order.
-    let fill = match &o.fill {
-        None => None,
-        // An all-zero record is the empty element; no other fill makes sense.
-        Some(_) if o.dtype.has_vlen() => {
-            return Err(Error::invalid(
-                "variable-length datasets take no fill value (unwritten elements are empty)",
-            ))
-        }
-        Some(f) if f.len() == elem as usize => {
-            let mut f = f.clone();
-            if o.dtype.needs_swap() {
-                o.dtype.swap(&mut f);
-            }
-            Some(f)
-        }
-        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
-    };
-    // A compact header holds the elements beside the type, the shape and
-    // the fill value; with a wide compound or a large fill they may not
-    // fit one page, and then the automatic choice is contiguous.
-    let beside = o.dtype.encoded_len() as u64
-        + fill.as_ref().map_or(0, |f| f.len() as u64)
-        + 96
-        + 16 * rank as u64;
-    let fits_header = bytes.saturating_add(beside) <= crate::pager::PAGE_SIZE as u64;
-    let compact = !chunked
-        && match o.layout {
-            Some(StorageLayout::Compact) => {
-                if o.dtype.has_vlen() {
-                    return Err(Error::invalid(
-                        "a variable-length dataset cannot be compact",
-                    ));
-                }
-                if !fits_header {
-                    return Err(Error::invalid(format!(
-                        "a compact dataset keeps its {bytes} bytes of elements in its \
-                         header, beside about {beside} bytes of type, shape and fill \
-                         value; together they must fit 4096 bytes"
-                    )));
-                }
-                true
-            }
-            Some(_) => false,
-            None => !o.dtype.has_vlen() && bytes <= COMPACT_AUTO_BYTES && fits_header,
-        };
-    let layout = if compact {
-        let n = usize::try_from(bytes)
-            .ok()
-            .filter(|&b| b < crate::pager::PAGE_SIZE)
-            .ok_or_else(|| Error::invalid("a compact dataset holds less than 4 KiB"))?;
-        // Unwritten elements read as the fill value, as in other layouts.
-        Layout::Compact(match &fill {
-            Some(f) => f.iter().copied().cycle().take(n).collect(),
-            None => vec![0; n],
-        })
-    } else if chunked {
-        let chunk = match &o.chunks {
-            Some(c) => c.clone(),
-            None => auto_chunks(&o.shape, &maxdims, elem),
-        };
-        if chunk.len() != rank || chunk.contains(&0) {
-            return Err(Error::invalid("chunks must be positive, one per dimension"));
-        }
-        if rank == 0 {
-            return Err(Error::invalid("a scalar dataset cannot be chunked"));
-        }
-        let bytes = chunk.iter().try_fold(elem, |a, &c| a.checked_mul(c));
-        if bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
-            return Err(Error::invalid("chunk larger than 2 GiB"));
-        }
-        Layout::Chunked {
-            chunk: EXTENTS.take_copy(&chunk),
-            index: 0,
-        }
-    } else {
-        Layout::Contiguous {
-            addr: 0,
-            size: bytes,
-        }
-    };
-    let vlen = if o.dtype.has_vlen() {
-        Some(o.vlen.build(&o.dtype)?)
-    } else {
-        None
-    };
-    let fill = DatasetMeta::make_fill(st, fill)?;
-    let mut meta = DatasetMeta {
-        dtype: o.dtype.clone(),
-        dims: EXTENTS.take_copy(&o.shape),
-        maxdims: EXTENTS.take_copy(&maxdims),
-        layout,
-        filters: PIPELINES.take_copy(&o.filters),
-        fill,
-        vlen,
-        null: false,
-    };
-    if let Layout::Contiguous { size, .. } = meta.layout {
-        if o.early && size > 0 {
-            let fill = meta.fill_bytes(st)?;
-            let addr = allocate_contiguous(st, size, &fill, false)?;
-            meta.layout = Layout::Contiguous { addr, size };
-        }
-    }
-    Ok(meta)
-}
-
-/// Every extent a dataset's storage occupies — contiguous data or chunks
-/// and their index, the fill blob, the byte vector — for freeing with its
-/// header in one batch.
-pub(crate) fn storage_extents(
-    st: &mut Store,
-    meta: &DatasetMeta,
-    out: &mut Vec<Section>,
-) -> Result<()> {
-    match &meta.layout {
-        Layout::Contiguous { addr, size } => {
-            if *addr != 0 {
-                out.push(Section {
-                    addr: *addr,
-                    size: *size,
-                    kind: SpaceKind::Data,
-                });
-            }
-        }
-        Layout::Chunked { chunk, index } => {
-            engine(meta, chunk, *index, &[]).extents(st, out)?;
-        }
-        Layout::Compact(_) => {}
-    }
-    if let Some(Fill::Blob { addr, len }) = meta.fill {
-        out.push(Section {
-            addr,
-            size: BLOB_HEADER + len,
-            kind: SpaceKind::Meta,
-        });
-    }
-    if let Some(v) = &meta.vlen {
-        crate::vlen::extents(st, v, out)?;
-    }
-    Ok(())
-}
-
-/// Free a dataset's storage (not its header), all or nothing.
-pub(crate) fn free_storage(st: &mut Store, meta: &DatasetMeta) -> Result<()> {
-    let mut dead = vec![];
-    storage_extents(st, meta, &mut dead)?;
-    st.free_structures(&dead)
-}
-
-/// The chunk engine over a chunked dataset's description.
-pub(crate) fn engine<'a>(
-    meta: &'a DatasetMeta,
-    chunk: &'a [u64],
-    index: u64,
-    fill: &'a [u8],
-) -> Chunked<'a> {
-    Chunked {
-        dims: &meta.dims,
-        chunk,
-        elem: meta.dtype.size(),
-        filters: &meta.filters,
-        fill,
-        index,
-    }
-}
-
-/// Run `f` with the chunk engine of the dataset at `addr`, saving the header
-/// if the chunk index root moved.
-fn with_chunked<T>(
-    g: &mut Session,
-    addr: u64,
-    cache: &mut Cache,
-    f: impl FnOnce(&mut Chunked, &mut Store, &mut Cache) -> Result<T>,
-) -> Result<T> {
-    let mut h = Header::load(&mut g.st, addr)?;
-    let meta = h
-        .dataset
-        .as_mut()
-        .ok_or_else(|| Error::invalid("not a dataset"))?;
-    let fill = meta.fill_bytes(&g.st)?;
-    let Layout::Chunked { chunk, index } = &mut meta.layout else {
-        return Err(Error::invalid("dataset is not chunked"));
-    };
-    let mut c = Chunked {
-        dims: &meta.dims,
-        chunk,
-        elem: meta.dtype.size(),
-        filters: &meta.filters,
-        fill: &fill,
-        index: *index,
-    };
-    let r = f(&mut c, &mut g.st, cache);
-    let new_index = c.index;
-    if new_index != *index {
-        *index = new_index;
-        h.save(&mut g.st, addr)?;
-    }
-    r
-}
-
-pub(crate) fn flush_cache(g: &mut Session, addr: u64, cache: &mut Cache) -> Result<()> {
-    if let Some(owner) = crate::vlen::owner_of_key(addr) {
-        return super::vlen::flush_cache_entry(g, owner, cache);
-    }
-    with_chunked(g, addr, cache, |c, st, cache| c.flush(st, cache))
-}
-
-/// Plain-old-data element types that map to a [`Datatype`].
-pub trait Element: bytemuck::Pod {
-    /// The native-order datatype of this Rust type.
-    fn datatype() -> Datatype;
-}
-
-macro_rules! element {
-    ($t:ty, $e:expr) => {
-        impl Element for $t {
-            fn datatype() -> Datatype {
-                $e
-            }
-        }
-    };
-}
-element!(i8, Datatype::int(1));
-element!(i16, Datatype::int(2));
-element!(i32, Datatype::int(4));
-element!(i64, Datatype::int(8));
-element!(u8, Datatype::uint(1));
-element!(u16, Datatype::uint(2));
-element!(u32, Datatype::uint(4));
-element!(u64, Datatype::uint(8));
-element!(f32, Datatype::float(4));
-element!(f64, Datatype::float(8));
-
-pub(crate) fn check_element<T: Element>(dt: &Datatype) -> Result<()> {
-    let want = T::datatype();
-    // Object references are u64 ids in memory.
-    let ok = dt.native() == want
-        || (want == Datatype::uint(1)
-            && matches!(dt, Datatype::Bool | Datatype::FixedBytes { len: 1, .. }))
-        || (want == Datatype::uint(8) && matches!(dt, Datatype::Reference));
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::invalid(format!(
-            "element type {want} does not match the dataset type {dt}"
-        )))
-    }
-}
+use crate::selection::Selection;
+use options::{check_size, StorageLayout};
 
 /// A dataset in an open file.
 ///
@@ -524,7 +36,7 @@ pub(crate) fn check_element<T: Element>(dt: &Datatype) -> Result<()> {
 /// ```
 #[derive(Clone)]
 pub struct Dataset {
-    pub(crate) shared: Shared,
+    pub(crate) file: FileHandle,
     pub(crate) addr: u64,
     path: String,
 }
@@ -536,8 +48,8 @@ impl std::fmt::Debug for Dataset {
 }
 
 impl Dataset {
-    pub(crate) fn new(shared: Shared, addr: u64, path: String) -> Self {
-        Dataset { shared, addr, path }
+    pub(crate) fn new(file: FileHandle, addr: u64, path: String) -> Self {
+        Dataset { file, addr, path }
     }
 
     /// The dataset's identity in its file: equal for every name it has,
@@ -558,11 +70,11 @@ impl Dataset {
 
     /// This dataset's attributes.
     pub fn attrs(&self) -> Attributes {
-        Attributes::new(self.shared.clone(), self.addr)
+        Attributes::new(self.file.clone(), self.addr)
     }
 
     fn meta(&self) -> Result<DatasetMeta> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         load_meta(&mut g.st, self.addr)
     }
 
@@ -631,7 +143,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn fill_value(&self) -> Result<Vec<u8>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let m = load_meta(&mut g.st, self.addr)?;
         let mut f = m.fill_bytes(&g.st)?.to_vec();
         if m.dtype.needs_swap() {
@@ -654,7 +166,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn has_fill_value(&self) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(load_meta(&mut g.st, self.addr)?.fill.is_some())
     }
 
@@ -663,7 +175,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn storage_size(&self) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.write_back()?;
         let m = load_meta(&mut g.st, self.addr)?;
         Ok(match m.layout {
@@ -733,7 +245,7 @@ impl Dataset {
     /// [`Error::InvalidArgument`] for a selection out of bounds or a buffer of
     /// the wrong size; [`Error::Corrupt`] for damaged storage.
     pub fn read_bytes(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let m = load_meta(&mut g.st, self.addr)?;
         reject_vlen(&m.dtype)?;
         if matches!(m.layout, Layout::Chunked { .. }) && !m.null {
@@ -741,7 +253,8 @@ impl Dataset {
                 return self.read_chunked_unlocked(g, m, sel, out, &*io, &gate);
             }
         }
-        read_with_meta(&mut g, self.addr, m, sel, out)
+        let (st, caches) = g.storage();
+        read_with_meta(st, caches, self.addr, m, sel, out)
     }
 
     /// A chunked read that holds the file's lock only to plan: chunks are
@@ -772,9 +285,10 @@ impl Dataset {
             fill: &fill,
             index: *index,
         };
-        let mut cache = g.cache(self.addr);
+        let key = CacheKey::Dataset(self.addr);
+        let mut cache = g.caches().take(key);
         let plan = c.plan_read(&mut g.st, &mut cache, sel, out);
-        g.caches.insert(self.addr, cache);
+        g.caches().put(key, cache);
         let plan = plan?;
         if !plan.is_done() {
             let stats = g.st.stats.clone();
@@ -786,12 +300,12 @@ impl Dataset {
             if !kept.is_empty() {
                 // Offered to the cache against the dataset as it is now
                 // (caching may evict, and so write, a dirty chunk).
-                let mut g = lock(&self.shared)?;
-                let mut cache = g.cache(self.addr);
-                let r = with_chunked(&mut g, self.addr, &mut cache, |c, st, cache| {
+                let mut g = lock(&self.file)?;
+                let mut cache = g.caches().take(key);
+                let r = with_chunked(&mut g.st, self.addr, &mut cache, |c, st, cache| {
                     c.cache_decoded(st, cache, kept)
                 });
-                g.caches.insert(self.addr, cache);
+                g.caches().put(key, cache);
                 r?;
             }
         }
@@ -806,10 +320,11 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::read_bytes`], plus [`Error::ReadOnly`].
     pub fn write_bytes(&self, sel: &Selection, data: &[u8]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
-        write_locked(&mut g, self.addr, sel, data)
+        let (st, caches) = g.storage();
+        write_bytes(st, caches, self.addr, sel, data)
     }
 }
 
@@ -826,196 +341,6 @@ fn reject_vlen(dt: &Datatype) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Refuse a buffer that does not hold exactly `sel`'s elements.
-fn check_len(what: &str, len: usize, sel: &Selection, elem: usize) -> Result<()> {
-    let need = sel.len() * elem as u64;
-    if len as u64 != need {
-        return Err(Error::invalid(format!(
-            "{what} holds {len} bytes, selection needs {need}"
-        )));
-    }
-    Ok(())
-}
-
-/// Call `f(offset in the dataset, offset in the buffer, bytes)` for each
-/// contiguous run of `sel` in a row-major dataset of `dims`, the buffer
-/// holding the selection densely.
-fn selection_runs(
-    elem: usize,
-    dims: &[u64],
-    sel: &Selection,
-    f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
-) -> Result<()> {
-    let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
-    let src = Place {
-        dims,
-        start: &sel.start,
-        step: &sel.step,
-    };
-    let dst = Place {
-        dims: &sel.count,
-        start: &zero,
-        step: &ones,
-    };
-    for_each_run(elem, &sel.count, &src, &dst, f)
-}
-
-/// Read `sel` of the dataset whose header is at `header` (variable-length
-/// ones as records).
-pub(crate) fn read_locked(
-    g: &mut Session,
-    header: u64,
-    sel: &Selection,
-    out: &mut [u8],
-) -> Result<()> {
-    let m = load_meta(&mut g.st, header)?;
-    read_with_meta(g, header, m, sel, out)
-}
-
-/// [`read_locked`] with the header's dataset message already loaded.
-fn read_with_meta(
-    g: &mut Session,
-    header: u64,
-    m: DatasetMeta,
-    sel: &Selection,
-    out: &mut [u8],
-) -> Result<()> {
-    if m.null {
-        return Err(Error::invalid(
-            "a dataset with a null dataspace has no elements",
-        ));
-    }
-    sel.check(&m.dims)?;
-    let elem = m.dtype.size();
-    check_len("buffer", out.len(), sel, elem)?;
-    match m.layout {
-        Layout::Contiguous { addr: 0, .. } => {
-            let fill = m.fill_bytes(&g.st)?;
-            for e in out.chunks_exact_mut(elem) {
-                e.copy_from_slice(&fill);
-            }
-        }
-        Layout::Contiguous { addr: data, size } => {
-            g.st.check_live("contiguous data", data, size)?;
-            let d = g.st.driver();
-            let shared = d.shared_reader();
-            selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
-                read_run(d, shared.as_deref(), data + s as u64, &mut out[o..o + n])
-            })?;
-            g.st.stats.bytes(out.len() as u64);
-        }
-        Layout::Compact(ref data) => {
-            selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
-                out[o..o + n].copy_from_slice(&data[s..s + n]);
-                Ok(())
-            })?;
-        }
-        Layout::Chunked { .. } => {
-            let mut cache = g.cache(header);
-            let r = with_chunked(g, header, &mut cache, |c, st, cache| {
-                c.read(st, cache, sel, out)
-            });
-            g.caches.insert(header, cache);
-            r?;
-        }
-    }
-    if m.dtype.needs_swap() {
-        m.dtype.swap(out);
-    }
-    Ok(())
-}
-
-/// Runs at least this long are read by both cores, half each: one thread
-/// alone does not copy out of the page cache as fast as the memory allows.
-const SPLIT_READ_BYTES: usize = 8 << 20;
-
-/// Read `buf` from `at`: a long run in two halves at once when the driver
-/// offers a reader other threads can use.
-fn read_run(
-    d: &dyn crate::io::Driver,
-    shared: Option<&dyn crate::io::ReadAt>,
-    at: u64,
-    buf: &mut [u8],
-) -> Result<()> {
-    match shared {
-        Some(r) if buf.len() >= SPLIT_READ_BYTES => {
-            let (a, b) = buf.split_at_mut(buf.len() / 2);
-            let mid = at + a.len() as u64;
-            let (ra, rb) = crate::par::join(|| r.read_at(mid, b), || r.read_at(at, a));
-            ra.and(rb)
-        }
-        _ => d.read_at(at, buf),
-    }
-}
-
-/// Write `sel` of the dataset whose header is at `header` (variable-length
-/// ones as records).
-pub(crate) fn write_locked(
-    g: &mut Session,
-    header: u64,
-    sel: &Selection,
-    data: &[u8],
-) -> Result<()> {
-    let mut h = Header::load(&mut g.st, header)?;
-    let m = h
-        .dataset
-        .as_mut()
-        .ok_or_else(|| Error::invalid("not a dataset"))?;
-    if m.null {
-        return Err(Error::invalid(
-            "a dataset with a null dataspace has no elements",
-        ));
-    }
-    sel.check(&m.dims)?;
-    let elem = m.dtype.size();
-    check_len("data", data.len(), sel, elem)?;
-    let swapped;
-    let data = if m.dtype.needs_swap() {
-        let mut v = data.to_vec();
-        m.dtype.swap(&mut v);
-        swapped = v;
-        &swapped[..]
-    } else {
-        data
-    };
-    match m.layout {
-        Layout::Compact(ref mut stored) => {
-            let dims = m.dims.to_vec();
-            selection_runs(elem, &dims, sel, &mut |s, o, n| {
-                stored[s..s + n].copy_from_slice(&data[o..o + n]);
-                Ok(())
-            })?;
-            h.save(&mut g.st, header)
-        }
-        Layout::Contiguous { addr, size } => {
-            let ext = if addr == 0 {
-                let fill = m.fill_bytes(&g.st)?;
-                let a = allocate_contiguous(&mut g.st, size, &fill, sel.is_all(&m.dims))?;
-                m.layout = Layout::Contiguous { addr: a, size };
-                (a, size)
-            } else {
-                (addr, size)
-            };
-            let dims = m.dims.to_vec();
-            if addr == 0 {
-                h.save(&mut g.st, header)?;
-            }
-            let st = &mut g.st;
-            selection_runs(elem, &dims, sel, &mut |s, o, n| {
-                st.write_data("contiguous data", ext, ext.0 + s as u64, &data[o..o + n])
-            })
-        }
-        Layout::Chunked { .. } => {
-            let mut cache = g.cache(header);
-            let r = with_chunked(g, header, &mut cache, |c, st, cache| {
-                c.write(st, cache, sel, data)
-            });
-            g.caches.insert(header, cache);
-            r
-        }
-    }
 }
 
 impl Dataset {
@@ -1061,7 +386,7 @@ impl Dataset {
     /// # Errors
     /// [`Error::InvalidArgument`] beyond maxshape or for contiguous datasets.
     pub fn resize(&self, shape: &[u64]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let m = load_meta(&mut g.st, self.addr)?;
         if shape.len() != m.dims.len() || m.null {
@@ -1077,10 +402,11 @@ impl Dataset {
             return Err(Error::invalid("only chunked datasets can be resized"));
         }
         let shrinks = shape.iter().zip(&m.dims).any(|(n, o)| n < o);
-        let mut cache = g.cache(self.addr);
+        let key = CacheKey::Dataset(self.addr);
+        let mut cache = g.caches().take(key);
         let r = (|| {
             if shrinks {
-                with_chunked(&mut g, self.addr, &mut cache, |c, st, cache| {
+                with_chunked(&mut g.st, self.addr, &mut cache, |c, st, cache| {
                     c.shrink(st, cache, shape)
                 })?;
             }
@@ -1090,7 +416,7 @@ impl Dataset {
             }
             h.save(&mut g.st, self.addr)
         })();
-        g.caches.insert(self.addr, cache);
+        g.caches().put(key, cache);
         r
     }
 
@@ -1099,72 +425,11 @@ impl Dataset {
     /// # Errors
     /// Only if the file is closed.
     pub fn set_chunk_cache(&self, bytes: usize) -> Result<()> {
-        let mut g = lock(&self.shared)?;
-        let mut c = g.cache(self.addr);
+        let mut g = lock(&self.file)?;
+        let key = CacheKey::Dataset(self.addr);
+        let mut c = g.caches().take(key);
         c.capacity = bytes;
-        g.caches.insert(self.addr, c);
+        g.caches().put(key, c);
         Ok(())
     }
-}
-
-/// The file extent of a contiguous dataset's elements, allocated (and
-/// filled) now if it was not yet; `None` for a chunked or compact dataset.
-pub(crate) fn contiguous_extent(g: &mut Session, addr: u64) -> Result<Option<(u64, u64)>> {
-    let mut h = Header::load(&mut g.st, addr)?;
-    let m = h
-        .dataset
-        .as_mut()
-        .ok_or_else(|| Error::invalid("not a dataset"))?;
-    match m.layout {
-        Layout::Chunked { .. } | Layout::Compact(_) => Ok(None),
-        Layout::Contiguous { addr: 0, size } => {
-            let fill = m.fill_bytes(&g.st)?;
-            let a = allocate_contiguous(&mut g.st, size, &fill, false)?;
-            m.layout = Layout::Contiguous { addr: a, size };
-            h.save(&mut g.st, addr)?;
-            Ok(Some((a, size)))
-        }
-        Layout::Contiguous { addr: a, size } => Ok(Some((a, size))),
-    }
-}
-
-pub(crate) fn load_meta(st: &mut Store, addr: u64) -> Result<DatasetMeta> {
-    Header::load(st, addr)?
-        .dataset
-        .ok_or_else(|| Error::invalid("object is not a dataset"))
-}
-
-/// Reserve contiguous storage and give it the fill value, unless the caller
-/// is about to overwrite all of it.
-fn allocate_contiguous(st: &mut Store, size: u64, fill: &[u8], overwritten: bool) -> Result<u64> {
-    let addr = st.space.alloc(SpaceKind::Data, size)?;
-    let end = addr + size;
-    st.pager.extend_limit(end);
-    if overwritten {
-        return Ok(addr);
-    }
-    let len = st.pager.driver().len()?;
-    if addr >= len && fill.iter().all(|&b| b == 0) {
-        // Fresh space past the end reads as zeros once the file is extended.
-        st.pager.driver_mut().truncate(end)?;
-    } else {
-        write_pattern(st, (addr, size), fill)?;
-    }
-    Ok(addr)
-}
-
-/// Fill the extent `ext` with repeats of one element.
-fn write_pattern(st: &mut Store, ext: (u64, u64), elem: &[u8]) -> Result<()> {
-    let (addr, size) = ext;
-    let e = elem.len().max(1) as u64;
-    // At most 1 MiB of pattern, and no more than the extent needs.
-    let per = (size.min(1 << 20) / e).max(1) as usize;
-    let block = elem.repeat(per);
-    let mut off = 0;
-    while off < size {
-        let n = (block.len() as u64).min(size - off);
-        st.write_data("contiguous data", ext, addr + off, &block[..n as usize])?;
-        off += n;
-    }
-    Ok(())
 }

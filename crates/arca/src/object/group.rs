@@ -1,9 +1,15 @@
 //! Groups: named links to groups and datasets (and soft and external
 //! links), held in a B-tree keyed by name (see `format::link`).
 
-use super::dataset::{self, Dataset, DatasetOptions};
+use super::attrs::Attributes;
+use super::dataset::options::{build_meta, DatasetOptions};
+use super::dataset::Dataset;
+use super::handle::{lock, FileHandle};
 use super::links::{self, GroupOptions, Link};
-use super::{components, join, lock, Attributes, Session, Shared};
+use super::open::OpenOptions;
+use super::path::{components, join};
+use super::session::Session;
+use super::storage;
 use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
 use crate::format::link::{self as link_fmt, Target};
@@ -55,7 +61,7 @@ impl Object {
 /// ```
 #[derive(Clone)]
 pub struct Group {
-    shared: Shared,
+    file: FileHandle,
     addr: u64,
     path: String,
 }
@@ -150,13 +156,13 @@ fn resolve_hops(
 /// Open (once per file, read-only) the file an external link names:
 /// relative names are looked for beside this file, then in the current
 /// directory. A missing file is `NotFound`.
-fn external_file(g: &mut Session, shared: &Shared, file: &str) -> Result<Shared> {
+fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileHandle> {
     let named = std::path::Path::new(file);
     let mut candidates = vec![];
     if named.is_absolute() {
         candidates.push(named.to_path_buf());
     } else {
-        if let Some(dir) = g.path.as_ref().and_then(|p| p.parent()) {
+        if let Some(dir) = g.path().and_then(|p| p.parent()) {
             candidates.push(dir.join(named));
         }
         candidates.push(named.to_path_buf());
@@ -165,15 +171,14 @@ fn external_file(g: &mut Session, shared: &Shared, file: &str) -> Result<Shared>
         let Ok(canon) = std::fs::canonicalize(&c) else {
             continue;
         };
-        if g.path.as_ref().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
-            return Ok(shared.clone());
+        if g.path().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
+            return Ok(this.clone());
         }
-        if let Some(s) = g.externals.get(&canon) {
-            return Ok(s.clone());
+        if let Some(s) = g.external(&canon) {
+            return Ok(s);
         }
-        let f = super::File::open(&canon)?;
-        let s = f.shared_handle();
-        g.externals.insert(canon, s.clone());
+        let s = OpenOptions::default().open_path(&canon)?;
+        g.add_external(canon, s.clone());
         return Ok(s);
     }
     Err(Error::NotFound(format!("external file {file} not found")))
@@ -186,8 +191,8 @@ impl std::fmt::Debug for Group {
 }
 
 impl Group {
-    pub(crate) fn new(shared: Shared, addr: u64, path: String) -> Self {
-        Group { shared, addr, path }
+    pub(crate) fn new(file: FileHandle, addr: u64, path: String) -> Self {
+        Group { file, addr, path }
     }
 
     /// The absolute path this group was opened by.
@@ -207,12 +212,12 @@ impl Group {
 
     /// This group's attributes.
     pub fn attrs(&self) -> Attributes {
-        Attributes::new(self.shared.clone(), self.addr)
+        Attributes::new(self.file.clone(), self.addr)
     }
 
     fn start(&self, path: &str) -> (u64, String) {
         if path.starts_with('/') {
-            let root = self.shared.lock().map(|g| g.sb.root).unwrap_or(self.addr);
+            let root = self.file.lock().map(|g| g.sb.root).unwrap_or(self.addr);
             (root, "/".into())
         } else {
             (self.addr, self.path.clone())
@@ -232,21 +237,21 @@ impl Group {
     pub fn object(&self, path: &str) -> Result<Object> {
         let (start, base) = self.start(path);
         let parts = components(path)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let root = g.sb.root;
         match resolve(&mut g.st, root, start, &parts, path)? {
             Found::Local(kind, addr) => {
                 drop(g);
                 let p = self.abs(&base, &parts);
                 Ok(match kind {
-                    ObjectKind::Group => Object::Group(Group::new(self.shared.clone(), addr, p)),
+                    ObjectKind::Group => Object::Group(Group::new(self.file.clone(), addr, p)),
                     ObjectKind::Dataset => {
-                        Object::Dataset(Dataset::new(self.shared.clone(), addr, p))
+                        Object::Dataset(Dataset::new(self.file.clone(), addr, p))
                     }
                 })
             }
             Found::External { file, path: inner } => {
-                let other = external_file(&mut g, &self.shared, &file)?;
+                let other = external_file(&mut g, &self.file, &file)?;
                 drop(g);
                 let root = {
                     let g = lock(&other)?;
@@ -278,9 +283,9 @@ impl Group {
             return Err(Error::invalid("a null reference leads nowhere"));
         }
         let (root, path) = {
-            let mut g = lock(&self.shared)?;
+            let mut g = lock(&self.file)?;
             let root = g.sb.root;
-            if g.names.is_none() {
+            if g.names().is_none() {
                 let mut names = std::collections::HashMap::new();
                 names.insert(root, "/".to_string());
                 let mut stack = vec![(root, String::new())];
@@ -296,15 +301,15 @@ impl Group {
                         }
                     }
                 }
-                g.names = Some(names);
+                g.set_names(names);
             }
-            let path = g.names.as_ref().and_then(|n| n.get(&id).cloned());
+            let path = g.names().and_then(|n| n.get(&id).cloned());
             (root, path)
         };
         let path = path.ok_or_else(|| {
             Error::NotFound(format!("no object with id {id} is linked in this file"))
         })?;
-        let top = Group::new(self.shared.clone(), root, "/".into());
+        let top = Group::new(self.file.clone(), root, "/".into());
         if id == root {
             return Ok(Object::Group(top));
         }
@@ -316,7 +321,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the link-count tree is damaged.
     pub fn link_count(&self, id: u64) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         links::count(&mut g, id)
     }
 
@@ -362,7 +367,7 @@ impl Group {
         let Some((last, dirs)) = parts.split_last() else {
             return Err(Error::invalid("empty name"));
         };
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()
             .or_else(|e| if create { Err(e) } else { Ok(()) })?;
         let root = g.sb.root;
@@ -402,8 +407,8 @@ impl Group {
     /// As for [`Group::create_group`].
     pub fn create_group_with(&self, path: &str, opts: &GroupOptions) -> Result<Group> {
         let (parent, base, name) = self.parent_of(path, true)?;
-        let mut g = lock(&self.shared)?;
-        g.names = None;
+        let mut g = lock(&self.file)?;
+        g.forget_names();
         let mut h = Header::group();
         if opts.track_order {
             h.order = Some(0);
@@ -415,7 +420,7 @@ impl Group {
             Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
             e => e,
         })?;
-        Ok(Group::new(self.shared.clone(), addr, join(&base, name)))
+        Ok(Group::new(self.file.clone(), addr, join(&base, name)))
     }
 
     /// Whether this group lists its members in creation order (its
@@ -424,7 +429,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
     pub fn track_order(&self) -> Result<bool> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.addr)?.order.is_some())
     }
 
@@ -450,9 +455,9 @@ impl Group {
     /// options, [`Error::ReadOnly`].
     pub fn create_dataset(&self, path: &str, opts: &DatasetOptions) -> Result<Dataset> {
         let (parent, base, name) = self.parent_of(path, true)?;
-        let mut g = lock(&self.shared)?;
-        g.names = None;
-        let meta = dataset::build_meta(&mut g.st, opts)?;
+        let mut g = lock(&self.file)?;
+        g.forget_names();
+        let meta = build_meta(&mut g.st, opts)?;
         // Storage allocated early must not outlive a failed insert (a name
         // that exists, say): give it back before reporting the error.
         let storage = meta.clone();
@@ -463,14 +468,14 @@ impl Group {
         let addr = match insert_new(&mut g.st, parent, name, h) {
             Ok(a) => a,
             Err(e) => {
-                dataset::free_storage(&mut g.st, &storage)?;
+                storage::free_storage(&mut g.st, &storage)?;
                 return Err(match e {
                     Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
                     e => e,
                 });
             }
         };
-        Ok(Dataset::new(self.shared.clone(), addr, join(&base, name)))
+        Ok(Dataset::new(self.file.clone(), addr, join(&base, name)))
     }
 
     /// Make `path` a soft link to `target` (absolute, or relative to the
@@ -524,7 +529,7 @@ impl Group {
         let (kind, addr) = {
             let (start, _) = self.start(existing);
             let parts = components(existing)?;
-            let mut g = lock(&self.shared)?;
+            let mut g = lock(&self.file)?;
             let root = g.sb.root;
             match resolve(&mut g.st, root, start, &parts, existing)? {
                 Found::Local(k, a) => (k, a),
@@ -535,7 +540,7 @@ impl Group {
                 }
             }
         };
-        if addr == self.shared.lock().map(|g| g.sb.root).unwrap_or(0) {
+        if addr == self.file.lock().map(|g| g.sb.root).unwrap_or(0) {
             return Err(Error::invalid("the root group cannot have a second name"));
         }
         self.add_link(path, Target::Hard { kind, addr })
@@ -545,8 +550,8 @@ impl Group {
     /// hard link, count it.
     fn add_link(&self, path: &str, target: Target) -> Result<()> {
         let (parent, _, name) = self.parent_of(path, true)?;
-        let mut g = lock(&self.shared)?;
-        g.names = None;
+        let mut g = lock(&self.file)?;
+        g.forget_names();
         if let Target::Hard { addr, .. } = target {
             if addr == parent {
                 return Err(Error::invalid("a group cannot link to itself"));
@@ -565,7 +570,7 @@ impl Group {
     /// [`Error::NotFound`] if there is no such link.
     pub fn link(&self, path: &str) -> Result<Link> {
         let (parent, _, name) = self.parent_of(path, false)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let l =
             get_link(&mut g.st, parent, name)?.ok_or_else(|| Error::NotFound(path.to_string()))?;
         Ok(Link::from_target(&l.target))
@@ -577,7 +582,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the link index is damaged.
     pub fn links(&self) -> Result<Vec<(String, Link)>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(links_of(&mut g.st, self.addr)?
             .into_iter()
             .map(|(n, l)| (n, Link::from_target(&l.target)))
@@ -592,9 +597,9 @@ impl Group {
     /// [`Error::NotFound`], [`Error::ReadOnly`].
     pub fn delete(&self, path: &str) -> Result<()> {
         let (parent, _, name) = self.parent_of(path, false)?;
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
-        g.names = None;
+        g.forget_names();
         let l =
             get_link(&mut g.st, parent, name)?.ok_or_else(|| Error::NotFound(path.to_string()))?;
         // Everything that dies is found and checked before the link goes:
@@ -621,8 +626,7 @@ impl Group {
             }
         }
         for d in &dead.datasets {
-            g.caches.remove(d);
-            g.caches.remove(&crate::vlen::cache_key(*d));
+            g.caches().forget(*d);
         }
         g.st.free_structures(&dead.extents)
     }
@@ -643,9 +647,9 @@ impl Group {
                 "cannot move {src_full} into itself"
             )));
         }
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
-        g.names = None;
+        g.forget_names();
         let l = get_link(&mut g.st, src_parent, src_name)?
             .ok_or_else(|| Error::NotFound(from.to_string()))?;
         if let Target::Hard { addr, kind } = l.target {
@@ -676,7 +680,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the link index is damaged.
     pub fn members(&self) -> Result<Vec<(String, ObjectKind)>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let root = g.sb.root;
         let mut out = vec![];
         for (name, l) in links_of(&mut g.st, self.addr)? {
@@ -700,7 +704,7 @@ impl Group {
     /// # Errors
     /// As for [`Group::links`].
     pub fn member_names(&self) -> Result<Vec<String>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(links_of(&mut g.st, self.addr)?
             .into_iter()
             .map(|(n, _)| n)
@@ -712,7 +716,7 @@ impl Group {
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
     pub fn len(&self) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         Ok(Header::load(&mut g.st, self.addr)?.links.count)
     }
 
@@ -752,7 +756,7 @@ impl Group {
     fn walk(&self, f: &mut dyn FnMut(&str, &Target, bool) -> Result<()>) -> Result<()> {
         type Level = (Vec<(String, link_fmt::Link)>, usize, String);
         let first = {
-            let mut g = lock(&self.shared)?;
+            let mut g = lock(&self.file)?;
             links_of(&mut g.st, self.addr)?
         };
         let mut stack: Vec<Level> = vec![(first, 0, String::new())];
@@ -782,7 +786,7 @@ impl Group {
             if !first_time {
                 // Met again: fine for an object with that many names; more
                 // arrivals than names means links that loop.
-                let mut g = lock(&self.shared)?;
+                let mut g = lock(&self.file)?;
                 let n = links::count(&mut g, addr)?;
                 if times > n {
                     return Err(Error::corrupt(
@@ -797,7 +801,7 @@ impl Group {
             }
             if kind == ObjectKind::Group {
                 let ms = {
-                    let mut g = lock(&self.shared)?;
+                    let mut g = lock(&self.file)?;
                     links_of(&mut g.st, addr)?
                 };
                 stack.push((ms, 0, p));
@@ -969,7 +973,7 @@ fn collect(g: &mut Session, first: u64, dead: &mut Dead) -> Result<()> {
         super::attrs::extents(st, &h, addr, &mut dead.extents)?;
         if let Some(meta) = &h.dataset {
             dead.datasets.push(addr);
-            dataset::storage_extents(st, meta, &mut dead.extents)?;
+            storage::storage_extents(st, meta, &mut dead.extents)?;
         }
     }
     Ok(())

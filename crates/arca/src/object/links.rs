@@ -8,7 +8,7 @@ use crate::format::link::{self, Target};
 use crate::format::link_count;
 use crate::format::object_header::ObjectKind;
 
-use super::Session;
+use super::session::Session;
 
 /// What a link in a group leads to.
 ///

@@ -3,9 +3,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{
-    AttrValue, Attributes, Dataset, DatasetOptions, File, Group, GroupOptions, Link, Object,
-};
+use super::attrs::{AttrValue, Attributes};
+use super::dataset::options::DatasetOptions;
+use super::dataset::Dataset;
+use super::file::File;
+use super::group::{Group, Object};
+use super::links::{GroupOptions, Link};
+use super::open::Mode;
 use crate::error::Result;
 use crate::format::datatype::Datatype;
 use crate::format::rows::record_at;
@@ -45,13 +49,13 @@ pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
 pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
     let from = File::open(src)?;
     let to = File::options()
-        .mode(super::Mode::CreateNew)
+        .mode(Mode::CreateNew)
         .track_order(from.root().track_order()?)
         .open(dst)?;
     let mut total = 0u64;
     let mut datasets = vec![];
     from.root().visit(&mut |p, k| {
-        if k == crate::ObjectKind::Dataset {
+        if k == crate::format::object_header::ObjectKind::Dataset {
             datasets.push(p.to_string());
         }
         Ok(())
@@ -225,7 +229,7 @@ fn copy_dataset(
 ) -> Result<Dataset> {
     let dtype = d.dtype()?;
     if dtype.has_vlen() {
-        return super::vlen::copy_dataset(d, to, name, done, total, progress);
+        return super::vlen::repack::copy_dataset(d, to, name, done, total, progress);
     }
     if d.is_null()? {
         let o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
@@ -280,11 +284,12 @@ fn copy_dataset(
         }
         return Ok(nd);
     }
-    // Copy block by block: chunk by chunk, or slabs along the first axis.
-    let block: Vec<u64> = match &chunks {
+    // Copy piece by piece: chunk by chunk, or bands of whole rows along
+    // the first axis.
+    let piece: Vec<u64> = match &chunks {
         Some(c) => c.clone(),
         None => {
-            // A scalar is one block of its one element.
+            // A scalar is one piece of its one element.
             let row: u64 = shape.iter().skip(1).product::<u64>().max(1) * elem;
             let mut b = shape.clone();
             if let Some(first) = b.first_mut() {
@@ -295,7 +300,7 @@ fn copy_dataset(
     };
     let grid: Vec<u64> = shape
         .iter()
-        .zip(&block)
+        .zip(&piece)
         .map(|(s, b)| s.div_ceil(*b))
         .collect();
     let mut idx = vec![0u64; shape.len()];
@@ -303,7 +308,7 @@ fn copy_dataset(
     loop {
         let ranges: Vec<(u64, u64, u64)> = idx
             .iter()
-            .zip(&block)
+            .zip(&piece)
             .zip(&shape)
             .map(|((i, b), s)| (i * b, ((i + 1) * b).min(*s), 1))
             .collect();

@@ -2,54 +2,20 @@
 //! (`format::rows` describes the buffer): the fixed part goes through the
 //! dataset's own layout, the values through its byte vector.
 
-use super::dataset::{read_locked as dataset_read_locked, write_locked as dataset_write_locked};
-use super::vlen::{can_hold, load_vlen, save_vm, too_many};
-use super::{Dataset, Session};
+use super::dataset::Dataset;
+use super::session::Session;
+use super::storage;
+use super::vlen::records::{can_hold, load_vlen, read_slot_records, save_vm};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::format::datatype::swap::swap_in_place;
 use crate::format::datatype::{Datatype, VLEN_RECORD};
 use crate::format::rows::{check_rows, fixed_len, record_at, records, set_record};
 use crate::selection::Selection;
-use crate::vlen::vector::{self, FreeRanges, VecMeta};
-
-/// The elements of `sel` (fixed part, native order, records as stored)
-/// and their slots' records as `[offset, length]`, each checked to be whole
-/// items inside the vector.
-pub(super) fn read_slot_records(
-    g: &mut Session,
-    addr: u64,
-    sel: &Selection,
-    vm: &VecMeta,
-    dtype: &Datatype,
-) -> Result<(Vec<u8>, Vec<[u64; 2]>)> {
-    let slots = dtype.vlen_slots().len();
-    let bytes = fixed_len(dtype, sel.len()).map_err(|_| too_many(sel))?;
-    let n_recs = (sel.len() as usize).saturating_mul(slots);
-    if !can_hold(bytes) || !n_recs.checked_mul(VLEN_RECORD).is_some_and(can_hold) {
-        return Err(too_many(sel));
-    }
-    let mut elems = vec![0u8; bytes];
-    dataset_read_locked(g, addr, sel, &mut elems)?;
-    let mut recs = Vec::with_capacity(n_recs);
-    for (_, o, l, item) in records(dtype, &elems) {
-        if !l.is_multiple_of(item as u64) || o.checked_add(l).is_none_or(|e| e > vm.len) {
-            return Err(Error::corrupt(
-                "variable-length record",
-                addr,
-                format!(
-                    "member value at offset {o} of {l} bytes does not fit a vector of {} bytes",
-                    vm.len
-                ),
-            ));
-        }
-        recs.push([o, l]);
-    }
-    Ok((elems, recs))
-}
+use crate::vlen::vector::{self, FreeRanges};
 
 /// The elements of `sel` in the rows form, numbers in native order.
-pub(super) fn read_locked(
+pub(super) fn read_rows_locked(
     g: &mut Session,
     addr: u64,
     cache: &mut Cache,
@@ -107,7 +73,7 @@ fn swap_values(dtype: &Datatype, n: u64, rows: &mut [u8]) {
 /// Write a rows buffer to `sel`: values into the vector (into freed ranges
 /// first when the vector reuses space, else appended in one write), then
 /// the elements with their records pointing there.
-pub(super) fn write_locked(
+pub(super) fn write_rows_locked(
     g: &mut Session,
     addr: u64,
     cache: &mut Cache,
@@ -155,7 +121,8 @@ pub(super) fn write_locked(
         if let Some(f) = free {
             f.save(&mut g.st, &mut vm)?;
         }
-        dataset_write_locked(g, addr, sel, fixed)
+        let (st, caches) = g.storage();
+        storage::write_bytes(st, caches, addr, sel, fixed)
     })();
     // Saved even after a failure, so that chunks already written stay owned.
     let saved = save_vm(g, addr, vm);
@@ -210,7 +177,7 @@ impl Dataset {
                 "dataset type {dtype} has no variable-length values; use write_bytes"
             )));
         }
-        self.with_vector(|g, c| write_locked(g, addr, c, sel, rows, false))
+        self.with_vector(|g, c| write_rows_locked(g, addr, c, sel, rows, false))
     }
 
     /// Read the elements of `sel` in the form [`Dataset::write_rows`]
@@ -239,6 +206,6 @@ impl Dataset {
                 "dataset type {dtype} has no variable-length values; use read_bytes"
             )));
         }
-        self.with_vector(|g, c| read_locked(g, addr, c, sel))
+        self.with_vector(|g, c| read_rows_locked(g, addr, c, sel))
     }
 }

@@ -9,38 +9,52 @@
 //! the commit point (J4). `write_back` only pushes cached chunks to the
 //! file, without committing, so whole-file walks see them.
 //!
-//! States:
+//! States ([`State`]; `depth` counts the open transactions, `doomed` says
+//! one of them asked for a rollback):
 //! ```text
-//!            open (new or existing; a hot journal is rolled back first: recovered)
-//!              |
-//!              v    begin_transaction (depth += 1; an idle commit runs first)
-//!   +------> Open{depth 0} <------------------------------------------+
-//!   |          |  \                                                    |
-//!   | commit   |   +--> Open{depth n > 0} --end(commit), depth 0--> commit
-//!   |          |          |   end(rollback) at any depth: doomed       |
-//!   |          |          +-- end at depth 0 while doomed --> rollback -+
-//!   |          v
-//!   |   a commit or rollback fails --> Poisoned (every call: Error::Poisoned)
-//!   +-- close: commit, release the journal --> Closed
+//!   open (new or existing; a hot journal is rolled back first: recovered)
+//!     |                                        a failed open --> Closed
+//!     v
+//!   Open{0} ---- commit, write_back, refresh: stay ----+
+//!     |   ^                                            |
+//!     |   | end at depth 1: commit, or roll back if    |
+//!     |   | doomed or space is left reserved;          |
+//!     |   | abandon (the closure panicked): roll back  |
+//!     v   |                                            |
+//!   Open{n >= 1, doomed}                               |
+//!     begin: n + 1, doomed kept                        |
+//!     end at n > 1: n - 1, doomed if it asks for a     |
+//!       rollback (doomed never clears inside)          |
+//!     doom (a seal failed while indexing): doomed      |
+//!     |                                                |
+//!     +---> a commit or rollback fails, or a copy <----+
+//!           half indexed --> Poisoned (every call: Error::Poisoned)
+//!
+//!   Open or Poisoned -- close: commit, release the journal --> Closed
 //! ```
 //! Inside a transaction (depth > 0) commits wait for its end; a doomed
-//! transaction never commits. Debug builds assert these transitions.
+//! transaction never commits but at a close, which commits what there is.
+//! Every change of state goes through `Session::transition`, which debug
+//! builds check against this diagram.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use super::dataset;
-use crate::chunk::Cache;
+use super::storage::Caches;
 use crate::error::{Error, Result};
 use crate::format::free_space as record;
 use crate::format::superblock::{Superblock, SUPERBLOCK_LEN};
 use crate::space::{FileSpace, FreeListKind};
 use crate::store::{Store, BLOB_HEADER};
 
-/// Whether a session can be used.
+/// Whether a session can be used, and its transactions (see the diagram
+/// in the module comment).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum State {
-    /// In use.
-    Open,
+enum State {
+    /// In use, inside `depth` nested transactions (0: none); `doomed` once
+    /// one of them asked for a rollback (never at depth 0).
+    Open { depth: usize, doomed: bool },
     /// A commit or rollback failed part-way: the file on disk is whole
     /// (the journal sees to that) but this handle's view of it is not.
     Poisoned,
@@ -49,54 +63,142 @@ pub(crate) enum State {
 }
 
 /// One open file's state.
+///
+/// The store and the superblock are open to the object files: nearly every
+/// call reads or writes through them. The rest is changed only by the
+/// session's own methods; the transaction state only through
+/// [`Session::transition`].
 pub(crate) struct Session {
+    /// The page cache, the file space and the journal.
     pub(crate) st: Store,
+    /// The superblock: the link-count tree's root changes within a
+    /// transaction, the rest at a commit.
     pub(crate) sb: Superblock,
-    pub(crate) caches: HashMap<u64, Cache>,
-    pub(crate) chunk_cache_bytes: usize,
-    pub(crate) state: State,
+    /// The chunk caches of datasets and their vectors.
+    caches: Caches,
+    state: State,
     /// Why the stored free-space record could not be used (read-only opens
     /// go on without it; `check` reports it).
-    pub(crate) space_error: Option<Error>,
-    pub(crate) free_list: FreeListKind,
-    /// Depth of `File::transaction` calls in progress; commits wait for 0.
-    pub(crate) tx_depth: usize,
-    /// An inner transaction asked for a rollback: the outer one cannot commit.
-    pub(crate) tx_doomed: bool,
+    space_error: Option<Error>,
+    free_list: FreeListKind,
     /// Whether opening rolled back a transaction a crash left behind.
-    pub(crate) recovered: bool,
+    recovered: bool,
     /// Where the file lives, for naming the files external links lead to.
-    pub(crate) path: Option<std::path::PathBuf>,
-    /// Files opened (read-only) to follow external links, by path.
-    pub(crate) externals: HashMap<std::path::PathBuf, super::Shared>,
+    path: Option<PathBuf>,
+    /// Files opened (read-only) to follow external links, by path: their
+    /// handles (`handle::FileHandle`, spelled out since the handle module
+    /// sits above this one).
+    externals: HashMap<PathBuf, Arc<Mutex<Session>>>,
     /// A path for each object id, built when a reference is first followed
     /// and dropped by any change to links.
-    pub(crate) names: Option<HashMap<u64, String>>,
+    names: Option<HashMap<u64, String>>,
     /// A snapshot reader's slot and view (read-only opens beside a writer).
-    pub(crate) reader: Option<crate::snapshot::Reader>,
-    /// Chunks placed for other processes to write and not sealed yet.
-    pub(crate) pending: Vec<super::placement::Pending>,
+    reader: Option<crate::snapshot::Reader>,
+    /// Space reserved for chunks other processes write, not sealed yet.
+    reserved: Vec<Reserved>,
+}
+
+/// Space reserved for one dataset's chunks and not sealed yet.
+#[derive(Debug)]
+struct Reserved {
+    /// The dataset's header address.
+    dataset: u64,
+    /// The regions reserved, `(addr, len)`.
+    regions: Vec<(u64, u64)>,
 }
 
 impl Session {
-    /// The chunk cache of the dataset whose header is at `addr`.
-    pub(crate) fn cache(&mut self, addr: u64) -> Cache {
-        self.caches
-            .remove(&addr)
-            .unwrap_or_else(|| Cache::new(self.chunk_cache_bytes))
+    /// A session over `st` showing `sb`, open, outside any transaction.
+    pub(crate) fn new(
+        st: Store,
+        sb: Superblock,
+        chunk_cache_bytes: usize,
+        free_list: FreeListKind,
+    ) -> Self {
+        Session {
+            st,
+            sb,
+            caches: Caches::new(chunk_cache_bytes),
+            state: State::Open {
+                depth: 0,
+                doomed: false,
+            },
+            space_error: None,
+            free_list,
+            recovered: false,
+            path: None,
+            externals: HashMap::new(),
+            names: None,
+            reader: None,
+            reserved: Vec::new(),
+        }
+    }
+
+    /// Whether the session takes calls: refused once closed or poisoned.
+    pub(crate) fn check_usable(&self) -> Result<()> {
+        match self.state {
+            State::Open { .. } => Ok(()),
+            State::Poisoned => Err(Error::Poisoned),
+            State::Closed => Err(Error::invalid("the file is closed")),
+        }
+    }
+
+    /// Move to state `to`; debug builds check that the diagram in the
+    /// module comment has this edge.
+    fn transition(&mut self, to: State) {
+        debug_assert!(
+            legal(self.state, to),
+            "session state {:?} -> {to:?} is not in the diagram",
+            self.state
+        );
+        self.state = to;
+    }
+
+    /// Refuse every further call: the state since the last commit cannot
+    /// be trusted (a reopen recovers the last commit).
+    pub(crate) fn poison(&mut self) {
+        if self.state != State::Poisoned {
+            self.transition(State::Poisoned);
+        }
+    }
+
+    /// A session whose opening failed: closed, with nothing committed.
+    pub(crate) fn close_unopened(&mut self) {
+        self.transition(State::Closed);
+    }
+
+    /// The transactions open: their depth, and whether one asked for a
+    /// rollback; `(0, false)` for a closed or poisoned session.
+    fn transaction(&self) -> (usize, bool) {
+        match self.state {
+            State::Open { depth, doomed } => (depth, doomed),
+            State::Poisoned | State::Closed => (0, false),
+        }
+    }
+
+    /// Whether a transaction is open (`File::transaction` or a begin
+    /// without its end yet).
+    pub(crate) fn in_transaction(&self) -> bool {
+        self.transaction().0 > 0
+    }
+
+    /// Make the open transaction roll back at its end, whatever it asks.
+    pub(crate) fn doom(&mut self) {
+        let (depth, _) = self.transaction();
+        if depth > 0 {
+            self.transition(State::Open {
+                depth,
+                doomed: true,
+            });
+        }
     }
 
     /// Make everything since the last commit durable (see the module
     /// comment); a failure poisons the session.
     pub(crate) fn commit(&mut self) -> Result<()> {
-        debug_assert_eq!(
-            self.state,
-            State::Open,
-            "commit on a session that is not open"
-        );
         debug_assert!(
-            !self.tx_doomed || self.tx_depth > 0,
-            "a doomed transaction never commits"
+            matches!(self.state, State::Open { .. }),
+            "commit on a session that is not open"
         );
         if !self.st.writable {
             return Ok(());
@@ -104,7 +206,7 @@ impl Session {
         let r = self.commit_inner();
         if r.is_err() {
             // A failed commit may leave this view half-written; refuse further use.
-            self.state = State::Poisoned;
+            self.poison();
         }
         r
     }
@@ -177,7 +279,7 @@ impl Session {
     /// journal's invalidation lazily (J6); a flush promises durability
     /// now. Inside a transaction this waits for its end.
     pub(crate) fn commit_durable(&mut self) -> Result<()> {
-        if self.tx_depth > 0 {
+        if self.in_transaction() {
             return Ok(());
         }
         self.commit()?;
@@ -186,7 +288,7 @@ impl Session {
         }
         let r = self.st.pager.journal().settle();
         if r.is_err() {
-            self.state = State::Poisoned;
+            self.poison();
         }
         r
     }
@@ -200,37 +302,44 @@ impl Session {
                 "transactions need the journal, which is off for this file",
             ));
         }
-        if self.tx_depth == 0 {
+        let (depth, doomed) = self.transaction();
+        if depth == 0 {
             self.commit()?;
-            self.tx_doomed = false;
         }
-        self.tx_depth += 1;
+        self.transition(State::Open {
+            depth: depth + 1,
+            doomed,
+        });
         Ok(())
     }
 
     /// Leave the innermost transaction: at depth 0 commit, or roll back if
     /// any level asked to (the transaction is doomed).
     pub(crate) fn end_transaction(&mut self, commit: bool) -> Result<()> {
-        if self.tx_depth == 0 {
+        let (depth, doomed) = self.transaction();
+        if depth == 0 {
             return Err(Error::invalid("no transaction is open"));
         }
-        self.tx_depth -= 1;
-        if !commit {
-            self.tx_doomed = true;
-        }
-        if self.tx_depth > 0 {
+        let doomed = doomed || !commit;
+        if depth > 1 {
+            self.transition(State::Open {
+                depth: depth - 1,
+                doomed,
+            });
             return Ok(());
         }
-        if commit && self.chunks_pending() {
+        self.transition(State::Open {
+            depth: 0,
+            doomed: false,
+        });
+        if commit && self.chunks_reserved() {
             // Their old space is freed and their new space not indexed.
-            self.tx_doomed = false;
             self.rollback()?;
             return Err(Error::invalid(
-                "chunks were placed and not sealed; everything was rolled back",
+                "space was reserved for chunks and not sealed; everything was rolled back",
             ));
         }
-        if self.tx_doomed {
-            self.tx_doomed = false;
+        if doomed {
             self.rollback()?;
             if commit {
                 return Err(Error::invalid(
@@ -244,8 +353,16 @@ impl Session {
 
     /// Roll back a transaction whose closure panicked, whatever its depth.
     pub(crate) fn abandon_transaction(&mut self) {
-        self.tx_depth = 0;
-        self.tx_doomed = false;
+        match self.state {
+            State::Open { .. } => self.transition(State::Open {
+                depth: 0,
+                doomed: false,
+            }),
+            State::Poisoned => {}
+            // Closing committed and released the journal: nothing is left
+            // to roll back.
+            State::Closed => return,
+        }
         // The panic is what the caller sees; a failed rollback poisons.
         let _ = self.rollback();
     }
@@ -254,7 +371,7 @@ impl Session {
     /// released (J9).
     pub(crate) fn close(&mut self) -> Result<()> {
         let r = self.commit();
-        self.state = State::Closed;
+        self.transition(State::Closed);
         self.caches.clear();
         self.st.pager.discard();
         let closed = self.st.pager.journal().release();
@@ -323,16 +440,10 @@ impl Session {
         self.st.space.set_hold(sharing.then_some(tag));
     }
 
-    /// Refuse every further call: the state since the last commit cannot
-    /// be trusted (a reopen recovers the last commit).
-    pub(crate) fn poison(&mut self) {
-        self.state = State::Poisoned;
-    }
-
     /// Undo everything since the last commit and reload the committed state.
     pub(crate) fn rollback(&mut self) -> Result<()> {
         self.caches.clear();
-        self.pending.clear();
+        self.reserved.clear();
         self.st.pager.discard();
         let r = self
             .st
@@ -341,7 +452,7 @@ impl Session {
             .rollback()
             .and_then(|_| self.reload());
         if r.is_err() {
-            self.state = State::Poisoned;
+            self.poison();
         }
         r
     }
@@ -477,26 +588,191 @@ impl Session {
 impl Session {
     /// Push dirty chunks to the file without committing, so walks see them.
     pub(crate) fn write_back(&mut self) -> Result<()> {
-        let addrs: Vec<u64> = self.caches.keys().copied().collect();
-        for addr in addrs {
-            let mut cache = self.cache(addr);
-            let r = if cache.is_dirty() {
-                dataset::flush_cache(self, addr, &mut cache)
-            } else {
-                Ok(())
-            };
-            self.caches.insert(addr, cache);
-            r?;
+        self.caches.write_back(&mut self.st)
+    }
+}
+
+impl Session {
+    /// The store and the chunk caches, for the storage engine
+    /// (`storage.rs`).
+    pub(crate) fn storage(&mut self) -> (&mut Store, &mut Caches) {
+        (&mut self.st, &mut self.caches)
+    }
+
+    /// The chunk caches of datasets and their vectors.
+    pub(crate) fn caches(&mut self) -> &mut Caches {
+        &mut self.caches
+    }
+
+    /// Why the stored free-space record could not be used, if it could not.
+    pub(crate) fn space_error(&self) -> Option<&Error> {
+        self.space_error.as_ref()
+    }
+
+    /// Whether opening rolled back a transaction a crash left behind.
+    pub(crate) fn recovered(&self) -> bool {
+        self.recovered
+    }
+
+    /// Record whether opening rolled back a transaction.
+    pub(crate) fn set_recovered(&mut self, recovered: bool) {
+        self.recovered = recovered;
+    }
+
+    /// Where the file lives, if on disk.
+    pub(crate) fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Record where the file lives.
+    pub(crate) fn set_path(&mut self, path: &Path) {
+        self.path = Some(path.to_path_buf());
+    }
+
+    /// Serve this read-only session as a snapshot reader.
+    pub(crate) fn set_reader(&mut self, reader: crate::snapshot::Reader) {
+        self.reader = Some(reader);
+    }
+
+    /// The file opened for external links at `path` (canonical), if any.
+    pub(crate) fn external(&self, path: &Path) -> Option<Arc<Mutex<Session>>> {
+        self.externals.get(path).cloned()
+    }
+
+    /// Keep the file opened for external links at `path` (canonical).
+    pub(crate) fn add_external(&mut self, path: PathBuf, file: Arc<Mutex<Session>>) {
+        self.externals.insert(path, file);
+    }
+
+    /// The path of each object id, if built since links last changed.
+    pub(crate) fn names(&self) -> Option<&HashMap<u64, String>> {
+        self.names.as_ref()
+    }
+
+    /// Keep the path of each object id, until links change.
+    pub(crate) fn set_names(&mut self, names: HashMap<u64, String>) {
+        self.names = Some(names);
+    }
+
+    /// Links changed: the paths of object ids are built again when needed.
+    pub(crate) fn forget_names(&mut self) {
+        self.names = None;
+    }
+
+    /// Whether space was reserved for chunks and not sealed (a commit must
+    /// not happen: see `reserved.rs`).
+    pub(crate) fn chunks_reserved(&self) -> bool {
+        !self.reserved.is_empty()
+    }
+
+    /// Record `region` as reserved for chunks of the dataset at `dataset`.
+    pub(crate) fn reserve(&mut self, dataset: u64, region: (u64, u64)) {
+        match self.reserved.iter_mut().find(|r| r.dataset == dataset) {
+            Some(r) => r.regions.push(region),
+            None => self.reserved.push(Reserved {
+                dataset,
+                regions: vec![region],
+            }),
         }
-        Ok(())
+    }
+
+    /// The regions reserved for chunks of the dataset at `dataset`.
+    pub(crate) fn reserved(&self, dataset: u64) -> Option<&[(u64, u64)]> {
+        self.reserved
+            .iter()
+            .find(|r| r.dataset == dataset)
+            .map(|r| &r.regions[..])
+    }
+
+    /// Forget the regions reserved for `dataset`: they are being sealed.
+    pub(crate) fn take_reserved(&mut self, dataset: u64) -> Option<Vec<(u64, u64)>> {
+        let i = self.reserved.iter().position(|r| r.dataset == dataset)?;
+        Some(self.reserved.swap_remove(i).regions)
+    }
+}
+
+/// Whether the session may go from state `from` to `to` (the diagram in
+/// the module comment).
+fn legal(from: State, to: State) -> bool {
+    use State::{Closed, Open, Poisoned};
+    match (from, to) {
+        _ if from == to => true,
+        // Doomed only inside a transaction.
+        (
+            _,
+            Open {
+                depth: 0,
+                doomed: true,
+            },
+        ) => false,
+        (
+            Open {
+                depth: a,
+                doomed: x,
+            },
+            Open {
+                depth: b,
+                doomed: y,
+            },
+        ) => {
+            // begin: one deeper; the outermost starts not doomed
+            (b == a + 1 && y == (x && a > 0))
+                // end of an inner one: one shallower, doomed only grows
+                || (a > 1 && b == a - 1 && (y || !x))
+                // end of the outermost, or abandoned at any depth
+                || (a > 0 && b == 0)
+                // doomed at the same depth
+                || (a > 0 && b == a && y)
+        }
+        (Open { .. }, Poisoned) => true,
+        (Open { .. } | Poisoned, Closed) => true,
+        _ => false,
     }
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.state == State::Open {
+        if matches!(self.state, State::Open { .. }) {
             // Errors cannot be reported from drop; close() reports them.
             let _ = self.commit();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{legal, State};
+
+    fn open(depth: usize, doomed: bool) -> State {
+        State::Open { depth, doomed }
+    }
+
+    #[test]
+    fn the_diagram_s_edges_are_legal_and_no_others() {
+        // begin, outermost and nested
+        assert!(legal(open(0, false), open(1, false)));
+        assert!(legal(open(2, true), open(3, true)));
+        // end of an inner transaction: doomed may come, never go
+        assert!(legal(open(3, false), open(2, false)));
+        assert!(legal(open(3, false), open(2, true)));
+        assert!(!legal(open(3, true), open(2, false)));
+        // end of the outermost, abandon at any depth, doom
+        assert!(legal(open(1, true), open(0, false)));
+        assert!(legal(open(4, false), open(0, false)));
+        assert!(legal(open(2, false), open(2, true)));
+        // failures and close
+        assert!(legal(open(0, false), State::Poisoned));
+        assert!(legal(open(3, true), State::Poisoned));
+        assert!(legal(open(1, false), State::Closed));
+        assert!(legal(State::Poisoned, State::Closed));
+        // never
+        assert!(!legal(open(0, false), open(0, true)));
+        assert!(!legal(open(1, false), open(0, true)));
+        assert!(!legal(open(0, false), open(2, false)));
+        assert!(!legal(open(1, true), open(2, false)));
+        assert!(!legal(open(2, true), open(2, false)));
+        assert!(!legal(State::Poisoned, open(0, false)));
+        assert!(!legal(State::Closed, open(0, false)));
+        assert!(!legal(State::Closed, State::Poisoned));
     }
 }

@@ -222,7 +222,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     Layout::Chunked { chunk, index } => {
                         s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
                         let elem = m.dtype.size();
-                        let c = super::dataset::engine(&m, chunk, *index, &[]);
+                        let c = super::storage::engine(&m, chunk, *index, &[]);
                         let expect = c.chunk_bytes();
                         for (_, r) in c.entries(st)? {
                             s.chunks += 1;
@@ -254,7 +254,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                     s.data_bytes += a.data;
                     s.data_logical_bytes += a.logical;
                     if verify {
-                        super::vlen::check_records(g, addr)?;
+                        super::vlen::info::check_records(g, addr)?;
                     }
                 }
             }
@@ -290,10 +290,12 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     s.free_sections = sections.len() as u64;
     s.free_bytes = sections.iter().map(|x| x.size).sum();
     if verify {
-        if let Some(e) = g.space_error.take() {
-            let msg = e.to_string();
-            g.space_error = Some(e);
-            return Err(Error::corrupt("free-space record", g.sb.space[0], msg));
+        if let Some(e) = g.space_error() {
+            return Err(Error::corrupt(
+                "free-space record",
+                g.sb.space[0],
+                e.to_string(),
+            ));
         }
     }
     let mut reserved = g.st.space.reserved();

@@ -2,28 +2,21 @@
 //! inside a transaction, filled by whoever holds the bytes (the ranks of
 //! an MPI job, each with its own file descriptor, packing their chunks
 //! into one region as they compress them), then sealed into the dataset's
-//! index with the chunks' places and checksums. Compression and the bulk
-//! writes then run in every process at once; only the index is written
-//! by the process that holds the file.
+//! index with the chunks' addresses and checksums. Compression and the
+//! bulk writes then run in every process at once; only the index is
+//! written by the process that holds the file.
 //!
-//! Reserved regions stay pending in the session until
-//! [`Dataset::seal_chunks`]: a transaction that ends with space pending
-//! is rolled back, since that space is owned by nothing yet.
+//! The session keeps the regions reserved until [`Dataset::seal_chunks`]:
+//! a transaction that ends with space still reserved is rolled back, since
+//! that space is owned by nothing yet.
 
-use super::chunks::{check_raw, chunk_layout, coords_of, with_index};
-use super::{lock, Dataset, Session};
+use super::dataset::Dataset;
+use super::handle::lock;
+use super::session::Session;
+use super::stored_chunks::{check_stored, chunk_layout, coords_of, with_index, ChunkLayout};
 use crate::error::{Error, Result};
 use crate::format::chunk_index::ChunkRef;
 use crate::space::SpaceKind;
-
-/// Space reserved for one dataset's chunks and not sealed yet.
-#[derive(Debug)]
-pub(crate) struct Pending {
-    /// The dataset's header address.
-    dataset: u64,
-    /// The regions reserved, `(addr, len)`.
-    regions: Vec<(u64, u64)>,
-}
 
 /// One chunk written into reserved space, for [`Dataset::seal_chunks`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,14 +31,6 @@ pub struct WrittenChunk {
     pub mask: u32,
     /// CRC32C (Castagnoli) of its stored bytes.
     pub crc: u32,
-}
-
-impl Session {
-    /// Whether space was reserved for chunks and not sealed (a commit must
-    /// not happen: see the module comment).
-    pub(crate) fn chunks_pending(&self) -> bool {
-        !self.pending.is_empty()
-    }
 }
 
 impl Dataset {
@@ -83,10 +68,10 @@ impl Dataset {
     /// [`Error::InvalidArgument`] outside a transaction, for a dataset that
     /// is not chunked or an empty region; [`Error::ReadOnly`].
     pub fn reserve_chunks(&self, len: u64) -> Result<u64> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let addr = self.addr;
-        if g.tx_depth == 0 {
+        if !g.in_transaction() {
             return Err(Error::invalid(
                 "chunk space is reserved inside a transaction, which their seal must end before",
             ));
@@ -100,13 +85,7 @@ impl Dataset {
         // J7: the writers write at once, maybe into space the last commit
         // freed, whose invalidation must be durable first.
         g.st.pager.journal().settle()?;
-        match g.pending.iter_mut().find(|p| p.dataset == addr) {
-            Some(p) => p.regions.push((at, len)),
-            None => g.pending.push(Pending {
-                dataset: addr,
-                regions: vec![(at, len)],
-            }),
-        }
+        g.reserve(addr, (at, len));
         Ok(at)
     }
 
@@ -122,22 +101,21 @@ impl Dataset {
     /// then and the space stays reserved. A failure while indexing dooms
     /// the transaction.
     pub fn seal_chunks(&self, chunks: &[WrittenChunk]) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let addr = self.addr;
-        let i = g
-            .pending
-            .iter()
-            .position(|p| p.dataset == addr)
+        let regions = g
+            .reserved(addr)
+            .map(<[_]>::to_vec)
             .ok_or_else(|| Error::invalid("no chunk space of this dataset is reserved"))?;
         // Cached chunks would hide the sealed ones from reads.
         self.flush_chunks(&mut g)?;
         let layout = chunk_layout(&mut g, addr)?;
-        let todo = check_written(&layout, &g.pending[i].regions, chunks)?;
-        let p = g.pending.swap_remove(i);
-        let r = seal(&mut g, addr, &layout.chunk, p, todo);
+        let todo = check_written(&layout, &regions, chunks)?;
+        g.take_reserved(addr);
+        let r = seal(&mut g, addr, &layout.chunk, regions, todo);
         if r.is_err() {
-            g.tx_doomed = true;
+            g.doom();
         }
         r
     }
@@ -146,7 +124,7 @@ impl Dataset {
 /// Check every written chunk against the layout and the regions; their
 /// grid coordinates, and the chunks in address order.
 fn check_written<'a>(
-    layout: &super::chunks::ChunkLayout,
+    layout: &ChunkLayout,
     regions: &[(u64, u64)],
     chunks: &'a [WrittenChunk],
 ) -> Result<Vec<(Vec<u64>, &'a WrittenChunk, u32)>> {
@@ -154,7 +132,7 @@ fn check_written<'a>(
     let mut seen = std::collections::HashSet::with_capacity(chunks.len());
     for c in chunks {
         let coords = coords_of(&c.offset, &layout.chunk, &layout.dims)?;
-        let mask = check_raw(layout, &c.offset, c.len, c.mask)?;
+        let mask = check_stored(layout, &c.offset, c.len, c.mask)?;
         let inside = c
             .addr
             .checked_add(c.len)
@@ -191,13 +169,13 @@ fn seal(
     g: &mut Session,
     addr: u64,
     chunk: &[u64],
-    p: Pending,
+    regions: Vec<(u64, u64)>,
     todo: Vec<(Vec<u64>, &WrittenChunk, u32)>,
 ) -> Result<()> {
     // The regions' unused bytes first, between and after the chunks, so
     // that the index's new pages can take them and the room's end, at the
     // end of the file, is cut there at the commit.
-    let mut regions = p.regions;
+    let mut regions = regions;
     regions.sort_unstable();
     let mut k = 0;
     for (a, l) in regions {

@@ -2,8 +2,10 @@
 //! filtered bytes in and out unchanged, so that a copy between files (an
 //! HDF5 import or export, a repack) never decompresses and recompresses.
 
-use super::dataset::{engine, flush_cache};
-use super::{lock, Dataset, Session};
+use super::dataset::Dataset;
+use super::handle::lock;
+use super::session::Session;
+use super::storage::{engine, flush_cache, CacheKey};
 use crate::chunk::{Cache, Chunked, Source};
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -104,7 +106,7 @@ impl Dataset {
     /// [`Error::InvalidArgument`] for a dataset that is not chunked or
     /// holds variable-length values; [`Error::Corrupt`] for a damaged index.
     pub fn stored_chunks(&self) -> Result<Vec<StoredChunk>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;
         let chunk = chunk_layout(&mut g, addr)?.chunk;
@@ -174,7 +176,7 @@ impl Dataset {
         &self,
         offsets: &[Vec<u64>],
     ) -> Result<(Vec<u8>, Vec<Option<(usize, u32)>>)> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let (refs, total) = self.locate(&mut g, offsets)?;
         let mut buf = vec![0u8; total];
         let found = read_located(&mut g, &refs, &mut buf)?;
@@ -193,7 +195,7 @@ impl Dataset {
         offsets: &[Vec<u64>],
         out: &mut [u8],
     ) -> Result<Vec<Option<(usize, u32)>>> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         let (refs, total) = self.locate(&mut g, offsets)?;
         let len = out.len();
         let out = out.get_mut(..total).ok_or_else(|| {
@@ -289,9 +291,9 @@ impl Dataset {
     /// use arca::{Datatype, DatasetOptions, File};
     /// use std::io::Write;
     /// let dir = tempfile::tempdir().unwrap();
-    /// let mut other = std::fs::File::create(dir.path().join("raw")).unwrap();
+    /// let mut other = std::fs::File::create(dir.path().join("other")).unwrap();
     /// other.write_all(b"..abcd").unwrap();
-    /// let src = std::fs::File::open(dir.path().join("raw")).unwrap();
+    /// let src = std::fs::File::open(dir.path().join("other")).unwrap();
     /// let f = File::create(dir.path().join("a.arca")).unwrap();
     /// let o = DatasetOptions::new(Datatype::uint(1), &[4]).chunks(&[4]);
     /// let a = f.root().create_dataset("a", &o).unwrap();
@@ -359,7 +361,7 @@ impl Dataset {
         chunks: Vec<(&[u64], Source, u32)>,
         crcs: Option<&(dyn Fn() -> Result<Vec<u32>> + Sync)>,
     ) -> Result<()> {
-        let mut g = lock(&self.shared)?;
+        let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let addr = self.addr;
         self.flush_chunks(&mut g)?;
@@ -367,7 +369,7 @@ impl Dataset {
         let mut todo = Vec::with_capacity(chunks.len());
         for (offset, src, mask) in chunks {
             let coords = coords_of(offset, &layout.chunk, &layout.dims)?;
-            let mask = check_raw(&layout, offset, src.len(), mask)?;
+            let mask = check_stored(&layout, offset, src.len(), mask)?;
             todo.push((coords, src, mask));
         }
         let placed_from_file = crcs.is_some();
@@ -400,16 +402,17 @@ impl Dataset {
         r
     }
 
-    /// Write this dataset's cached chunks and drop them: raw chunk calls
-    /// read and replace what is in the file.
+    /// Write this dataset's cached chunks and drop them: the stored-chunk
+    /// calls read and replace what is in the file.
     pub(super) fn flush_chunks(&self, g: &mut Session) -> Result<()> {
-        let mut cache = g.cache(self.addr);
+        let key = CacheKey::Dataset(self.addr);
+        let mut cache = g.caches().take(key);
         let r = if cache.is_dirty() {
-            flush_cache(g, self.addr, &mut cache)
+            flush_cache(&mut g.st, key, &mut cache)
         } else {
             Ok(())
         };
-        g.caches.insert(self.addr, Cache::new(cache.capacity));
+        g.caches().put(key, Cache::new(cache.capacity));
         r
     }
 }
@@ -447,7 +450,12 @@ pub(super) fn with_index<T>(
 /// Check a chunk's stored length and filter mask against the dataset's
 /// layout; the mask to record (0 without filters, as the engine's own
 /// writes record).
-pub(super) fn check_raw(layout: &ChunkLayout, offset: &[u64], len: u64, mask: u32) -> Result<u32> {
+pub(super) fn check_stored(
+    layout: &ChunkLayout,
+    offset: &[u64],
+    len: u64,
+    mask: u32,
+) -> Result<u32> {
     let filters = &layout.filters;
     if !Filter::mask_valid(filters, mask) {
         return Err(Error::invalid(format!(

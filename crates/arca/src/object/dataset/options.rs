@@ -1,0 +1,368 @@
+//! How a dataset is created: [`DatasetOptions`] and [`StorageLayout`], and
+//! the dataset message built (and checked) from them, with its layout,
+//! chunk shape and fill value chosen.
+
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::format::datatype::Datatype;
+use crate::format::filter_pipeline::PIPELINES;
+use crate::format::chunk_index::MAX_CHUNK_BYTES;
+use crate::format::object_header::{DatasetMeta, Layout};
+use crate::format::shape::MAX_RANK;
+use crate::object::storage::allocate_contiguous;
+use crate::object::vlen::options::VlenOptions;
+use crate::pool::lists::EXTENTS;
+use crate::store::Store;
+
+/// Chunk size aimed at when chunks are chosen automatically.
+const AUTO_CHUNK_BYTES: u64 = 1 << 20;
+
+/// Datasets of fixed shape up to this many bytes are stored compact (in
+/// their header) unless a layout is asked for: one page holds the whole
+/// object, and reading it is one read.
+pub const COMPACT_AUTO_BYTES: u64 = 1024;
+
+/// How a dataset's elements are stored.
+///
+/// ```
+/// use arca::{Datatype, DatasetOptions, File, StorageLayout};
+/// let f = File::in_memory().unwrap();
+/// let small = f.root().create_dataset("s", &DatasetOptions::new(Datatype::float(8), &[4])).unwrap();
+/// assert_eq!(small.layout().unwrap(), StorageLayout::Compact);
+/// let o = DatasetOptions::new(Datatype::float(8), &[4]).layout(StorageLayout::Contiguous);
+/// let big = f.root().create_dataset("c", &o).unwrap();
+/// assert_eq!(big.layout().unwrap(), StorageLayout::Contiguous);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StorageLayout {
+    /// The elements live in the dataset's header: for small datasets of
+    /// fixed shape (HDF5's compact layout). At most about 4 KiB.
+    Compact,
+    /// One extent of the file, allocated at the first write.
+    Contiguous,
+    /// Fixed-shape chunks found through a B-tree; needed for resizing and
+    /// filters.
+    Chunked,
+}
+
+/// How to create a dataset.
+///
+/// ```
+/// use arca::{Datatype, DatasetOptions, File, Filter};
+/// let f = File::in_memory().unwrap();
+/// let opts = DatasetOptions::new(Datatype::int(4), &[0, 64])
+///     .maxshape(&[None, Some(64)])
+///     .chunks(&[128, 64])
+///     .filters(&[Filter::Shuffle, Filter::Zstd(3)])
+///     .fill_value(&(-1i32).to_ne_bytes());
+/// let ds = f.root().create_dataset("events", &opts).unwrap();
+/// ds.resize(&[10, 64]).unwrap();
+/// assert_eq!(ds.read_all::<i32>().unwrap()[0], -1);
+/// ```
+#[derive(Debug, Clone)]
+pub struct DatasetOptions {
+    dtype: Datatype,
+    shape: Vec<u64>,
+    maxshape: Option<Vec<Option<u64>>>,
+    chunks: Option<Vec<u64>>,
+    filters: Vec<Filter>,
+    fill: Option<Vec<u8>>,
+    early: bool,
+    layout: Option<StorageLayout>,
+    vlen: VlenOptions,
+    null: bool,
+    pub(crate) track_order: bool,
+}
+
+impl DatasetOptions {
+    /// A dataset of `dtype` and `shape`, of fixed shape and unfiltered
+    /// unless more is said: compact up to [`COMPACT_AUTO_BYTES`],
+    /// contiguous above.
+    pub fn new(dtype: Datatype, shape: &[u64]) -> Self {
+        DatasetOptions {
+            dtype,
+            shape: shape.to_vec(),
+            maxshape: None,
+            chunks: None,
+            filters: vec![],
+            fill: None,
+            early: false,
+            layout: None,
+            vlen: VlenOptions::default(),
+            null: false,
+            track_order: false,
+        }
+    }
+
+    /// List the dataset's attributes in the order they were created (kept
+    /// on reopen), as h5py's `track_order`.
+    ///
+    /// ```
+    /// use arca::{AttrValue, DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::float(8), &[3]).track_order(true);
+    /// let d = f.root().create_dataset("d", &o).unwrap();
+    /// d.attrs().set("z", &AttrValue::scalar(1i64)).unwrap();
+    /// d.attrs().set("a", &AttrValue::scalar(2i64)).unwrap();
+    /// assert_eq!(d.attrs().names().unwrap(), ["z", "a"]);
+    /// ```
+    pub fn track_order(mut self, on: bool) -> Self {
+        self.track_order = on;
+        self
+    }
+
+    /// A dataset with a type and no elements at all: a null dataspace
+    /// (h5py's `Empty`), as distinct from a zero-length array.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let d = f.root().create_dataset("e", &DatasetOptions::empty(Datatype::float(4))).unwrap();
+    /// assert!(d.is_null().unwrap());
+    /// assert_eq!(d.len().unwrap(), 0);
+    /// ```
+    pub fn empty(dtype: Datatype) -> Self {
+        DatasetOptions {
+            null: true,
+            ..DatasetOptions::new(dtype, &[])
+        }
+    }
+    /// Store the elements this way rather than as chosen automatically.
+    /// `Compact` and `Contiguous` refuse chunks, filters and a maxshape
+    /// beyond the shape; `Chunked` without [`DatasetOptions::chunks`]
+    /// picks a chunk shape.
+    pub fn layout(mut self, layout: StorageLayout) -> Self {
+        self.layout = Some(layout);
+        self
+    }
+    /// How the byte vector of a variable-length dataset is stored (chunk
+    /// size, filters, space reuse); ignored for other types.
+    pub fn vlen(mut self, opts: VlenOptions) -> Self {
+        self.vlen = opts;
+        self
+    }
+    /// Reserve (and fill) contiguous storage when the dataset is created,
+    /// instead of at its first write.
+    pub fn allocate_early(mut self, early: bool) -> Self {
+        self.early = early;
+        self
+    }
+    /// Largest extent per dimension; `None` is unlimited. Implies chunking.
+    pub fn maxshape(mut self, maxshape: &[Option<u64>]) -> Self {
+        self.maxshape = Some(maxshape.to_vec());
+        self
+    }
+    /// Chunk shape; makes the dataset chunked.
+    pub fn chunks(mut self, chunks: &[u64]) -> Self {
+        self.chunks = Some(chunks.to_vec());
+        self
+    }
+    /// Filter pipeline; implies chunking.
+    pub fn filters(mut self, filters: &[Filter]) -> Self {
+        self.filters = filters.to_vec();
+        self
+    }
+    /// One element, in native byte order, shown where nothing was written.
+    pub fn fill_value(mut self, fill: &[u8]) -> Self {
+        self.fill = Some(fill.to_vec());
+        self
+    }
+}
+
+/// Refuse a shape whose bytes do not fit a u64 (a file could not hold it,
+/// and its element arithmetic would overflow); returns the byte count.
+pub(crate) fn check_size(shape: &[u64], elem: u64) -> Result<u64> {
+    shape
+        .iter()
+        .try_fold(elem, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::invalid(format!("a dataset of shape {shape:?} is too large")))
+}
+
+/// Pick a chunk shape near [`AUTO_CHUNK_BYTES`] by halving the largest dimension.
+fn auto_chunks(shape: &[u64], maxdims: &[u64], elem: u64) -> Vec<u64> {
+    let mut c: Vec<u64> = shape
+        .iter()
+        .zip(maxdims)
+        .map(|(&s, &m)| {
+            if s == 0 {
+                if m == u64::MAX {
+                    1024
+                } else {
+                    m.clamp(1, 1024)
+                }
+            } else {
+                s
+            }
+        })
+        .collect();
+    while c.iter().product::<u64>() * elem > AUTO_CHUNK_BYTES {
+        let i = (0..c.len()).max_by_key(|&i| c[i]).unwrap_or(0);
+        if c[i] == 1 {
+            break;
+        }
+        c[i] = c[i].div_ceil(2);
+    }
+    c
+}
+
+pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMeta> {
+    o.dtype.validate()?;
+    if o.null {
+        if o.dtype.has_vlen()
+            || o.chunks.is_some()
+            || !o.filters.is_empty()
+            || o.maxshape.is_some()
+            || o.fill.is_some()
+            || matches!(o.layout, Some(l) if l != StorageLayout::Compact)
+        {
+            return Err(Error::invalid(
+                "a null dataspace takes no chunks, filters, maxshape, fill value or \
+                 variable-length type",
+            ));
+        }
+        return Ok(DatasetMeta {
+            dtype: o.dtype.clone(),
+            dims: EXTENTS.take(0),
+            maxdims: EXTENTS.take(0),
+            layout: Layout::Compact(vec![]),
+            filters: PIPELINES.take(0),
+            fill: None,
+            vlen: None,
+            null: true,
+        });
+    }
+    let rank = o.shape.len();
+    if rank > MAX_RANK {
+        return Err(Error::invalid(format!(
+            "rank {rank} above the limit {MAX_RANK}"
+        )));
+    }
+    let elem = o.dtype.size() as u64;
+    let maxdims: Vec<u64> = match &o.maxshape {
+        None => o.shape.clone(),
+        Some(m) if m.len() == rank => m.iter().map(|x| x.unwrap_or(u64::MAX)).collect(),
+        Some(_) => return Err(Error::invalid("maxshape must have one entry per dimension")),
+    };
+    if o.shape.iter().zip(&maxdims).any(|(s, m)| s > m) {
+        return Err(Error::invalid("shape exceeds maxshape"));
+    }
+    let bytes = check_size(&o.shape, elem)?;
+    Filter::validate_pipeline(&o.filters)?;
+    if Filter::is_hdf5(&o.filters) && o.dtype.has_vlen() {
+        return Err(Error::invalid(
+            "HDF5 filters apply to fixed-size types; variable-length data takes arca's own",
+        ));
+    }
+    let needs_chunks = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
+    let chunked = needs_chunks || o.layout == Some(StorageLayout::Chunked);
+    if needs_chunks && matches!(o.layout, Some(l) if l != StorageLayout::Chunked) {
+        return Err(Error::invalid(
+            "chunks, filters and a maxshape beyond the shape need the chunked layout",
+        ));
+    }
+    // The fill value in the file's byte order.
+    let fill = match &o.fill {
+        None => None,
+        // An all-zero record is the empty element; no other fill makes sense.
+        Some(_) if o.dtype.has_vlen() => {
+            return Err(Error::invalid(
+                "variable-length datasets take no fill value (unwritten elements are empty)",
+            ))
+        }
+        Some(f) if f.len() == elem as usize => {
+            let mut f = f.clone();
+            if o.dtype.needs_swap() {
+                o.dtype.swap(&mut f);
+            }
+            Some(f)
+        }
+        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
+    };
+    // A compact header holds the elements beside the type, the shape and
+    // the fill value; with a wide compound or a large fill they may not
+    // fit one page, and then the automatic choice is contiguous.
+    let beside = o.dtype.encoded_len() as u64
+        + fill.as_ref().map_or(0, |f| f.len() as u64)
+        + 96
+        + 16 * rank as u64;
+    let fits_header = bytes.saturating_add(beside) <= crate::pager::PAGE_SIZE as u64;
+    let compact = !chunked
+        && match o.layout {
+            Some(StorageLayout::Compact) => {
+                if o.dtype.has_vlen() {
+                    return Err(Error::invalid(
+                        "a variable-length dataset cannot be compact",
+                    ));
+                }
+                if !fits_header {
+                    return Err(Error::invalid(format!(
+                        "a compact dataset keeps its {bytes} bytes of elements in its \
+                         header, beside about {beside} bytes of type, shape and fill \
+                         value; together they must fit 4096 bytes"
+                    )));
+                }
+                true
+            }
+            Some(_) => false,
+            None => !o.dtype.has_vlen() && bytes <= COMPACT_AUTO_BYTES && fits_header,
+        };
+    let layout = if compact {
+        let n = usize::try_from(bytes)
+            .ok()
+            .filter(|&b| b < crate::pager::PAGE_SIZE)
+            .ok_or_else(|| Error::invalid("a compact dataset holds less than 4 KiB"))?;
+        // Unwritten elements read as the fill value, as in other layouts.
+        Layout::Compact(match &fill {
+            Some(f) => f.iter().copied().cycle().take(n).collect(),
+            None => vec![0; n],
+        })
+    } else if chunked {
+        let chunk = match &o.chunks {
+            Some(c) => c.clone(),
+            None => auto_chunks(&o.shape, &maxdims, elem),
+        };
+        if chunk.len() != rank || chunk.contains(&0) {
+            return Err(Error::invalid("chunks must be positive, one per dimension"));
+        }
+        if rank == 0 {
+            return Err(Error::invalid("a scalar dataset cannot be chunked"));
+        }
+        let bytes = chunk.iter().try_fold(elem, |a, &c| a.checked_mul(c));
+        if bytes.is_none_or(|b| b > MAX_CHUNK_BYTES) {
+            return Err(Error::invalid("chunk larger than 2 GiB"));
+        }
+        Layout::Chunked {
+            chunk: EXTENTS.take_copy(&chunk),
+            index: 0,
+        }
+    } else {
+        Layout::Contiguous {
+            addr: 0,
+            size: bytes,
+        }
+    };
+    let vlen = if o.dtype.has_vlen() {
+        Some(o.vlen.build(&o.dtype)?)
+    } else {
+        None
+    };
+    let fill = DatasetMeta::make_fill(st, fill)?;
+    let mut meta = DatasetMeta {
+        dtype: o.dtype.clone(),
+        dims: EXTENTS.take_copy(&o.shape),
+        maxdims: EXTENTS.take_copy(&maxdims),
+        layout,
+        filters: PIPELINES.take_copy(&o.filters),
+        fill,
+        vlen,
+        null: false,
+    };
+    if let Layout::Contiguous { size, .. } = meta.layout {
+        if o.early && size > 0 {
+            let fill = meta.fill_bytes(st)?;
+            let addr = allocate_contiguous(st, size, &fill, false)?;
+            meta.layout = Layout::Contiguous { addr, size };
+        }
+    }
+    Ok(meta)
+}

@@ -1,0 +1,220 @@
+//! What a byte vector holds: [`VlenInfo`] (`Dataset::vlen_info`), and the
+//! check that a dataset's records lie inside its vector without sharing
+//! bytes; both walk every stored record a band of rows or a chunk at a
+//! time.
+
+use super::records::{load_vlen, read_records, save_vm};
+use crate::error::{Error, Result};
+use crate::filter::Filter;
+use crate::format::datatype::Datatype;
+use crate::format::object_header::Header;
+use crate::object::dataset::Dataset;
+use crate::object::session::Session;
+use crate::object::storage;
+use crate::selection::Selection;
+use crate::vlen::vector::{self, FreeRanges, VecMeta};
+
+/// How a variable-length dataset's data is stored.
+///
+/// ```
+/// use arca::{Datatype, DatasetOptions, File, Selection};
+/// let f = File::in_memory().unwrap();
+/// let ds = f.root().create_dataset("s", &DatasetOptions::new(Datatype::VlenStr, &[2])).unwrap();
+/// ds.write_strings(&Selection::all(&[2]), &["hello", "world!"]).unwrap();
+/// let info = ds.vlen_info().unwrap().unwrap();
+/// assert_eq!(info.vector_bytes, 11);
+/// assert_eq!(info.live_bytes, 11);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct VlenInfo {
+    /// Bytes in use in the vector (its logical length).
+    pub vector_bytes: u64,
+    /// Bytes referenced by elements; the rest is garbage left by overwrites.
+    pub live_bytes: u64,
+    /// Bytes of file space holding the vector's chunks.
+    pub stored_bytes: u64,
+    /// Bytes of the vector the stored chunks hold (the partly filled last
+    /// chunk counts what is in use).
+    pub chunk_logical_bytes: u64,
+    /// Number of stored chunks.
+    pub chunks: u64,
+    /// Bytes per chunk.
+    pub chunk_bytes: u64,
+    /// The vector's filter pipeline.
+    pub filters: Vec<Filter>,
+    /// Whether freed ranges are reused.
+    pub reuse_space: bool,
+    /// Bytes in the list of reusable ranges.
+    pub free_bytes: u64,
+}
+
+impl VlenInfo {
+    /// Uncompressed over stored bytes of the chunks (1.0 when empty).
+    pub fn compression_ratio(&self) -> f64 {
+        if self.stored_bytes == 0 {
+            1.0
+        } else {
+            self.chunk_logical_bytes as f64 / self.stored_bytes as f64
+        }
+    }
+}
+
+/// Bytes the records of the dataset at `addr` refer to, read a band or a
+/// stored chunk at a time so that a large dataset needs little memory.
+fn live_bytes(
+    g: &mut Session,
+    addr: u64,
+    dims: &[u64],
+    vm: &VecMeta,
+    dtype: &Datatype,
+) -> Result<u64> {
+    let mut total = 0;
+    for sel in stored_selections(g, addr, dims)? {
+        total += read_records(g, addr, &sel, vm, dtype)?
+            .iter()
+            .map(|r| r[1])
+            .sum::<u64>();
+    }
+    Ok(total)
+}
+
+/// Check a variable-length dataset's records against its vector: each lies
+/// inside it (checked as records are read), and in a vector that reuses
+/// space no two live elements share bytes and none lies in a free range —
+/// either would let the next write overwrite a live element.
+pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
+    let (_, dtype, dims, vm) = load_vlen(g, addr)?;
+    let free = FreeRanges::load(&g.st, &vm)?;
+    let mut live: Vec<(u64, u64)> = vec![];
+    for sel in stored_selections(g, addr, &dims)? {
+        let recs = read_records(g, addr, &sel, &vm, &dtype)?;
+        if vm.reuse {
+            live.extend(recs.iter().filter(|r| r[1] > 0).map(|r| (r[0], r[1])));
+        }
+    }
+    if !vm.reuse {
+        return Ok(());
+    }
+    live.sort_unstable();
+    let bad = |d: String| Error::corrupt("variable-length record", addr, d);
+    for w in live.windows(2) {
+        if w[1].0 < w[0].0 + w[0].1 {
+            return Err(bad(format!(
+                "elements at {} and {} of a space-reusing vector share bytes",
+                w[0].0, w[1].0
+            )));
+        }
+    }
+    let mut k = 0;
+    for (o, l) in free.ranges() {
+        while k < live.len() && live[k].0 + live[k].1 <= o {
+            k += 1;
+        }
+        if k < live.len() && live[k].0 < o + l {
+            return Err(bad(format!(
+                "free range at {o} of {l} bytes covers the element at {}",
+                live[k].0
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Selections covering every stored record: the whole dataset when it is
+/// contiguous (its size is bounded by the file's), else each stored chunk's
+/// box — a huge sparse dataset has few — since unwritten records are empty.
+fn stored_selections(g: &mut Session, addr: u64, dims: &[u64]) -> Result<Vec<Selection>> {
+    let h = Header::load(&mut g.st, addr)?;
+    let Some(m) = h.dataset.as_ref() else {
+        return Err(Error::invalid("not a dataset"));
+    };
+    let crate::format::object_header::Layout::Chunked { chunk, index } = &m.layout else {
+        let mut v = vec![];
+        for_each_band(dims, |sel| {
+            v.push(sel.clone());
+            Ok(())
+        })?;
+        return Ok(v);
+    };
+    let entries = storage::engine(m, chunk, *index, &[]).entries(&mut g.st)?;
+    entries
+        .iter()
+        .map(|(c, _)| {
+            let ranges: Vec<(u64, u64, u64)> = c
+                .iter()
+                .zip(chunk.iter())
+                .zip(dims)
+                .map(|((&c, &n), &d)| (c * n, (c * n + n).min(d), 1))
+                .collect();
+            Selection::from_ranges(&ranges)
+        })
+        .collect()
+}
+
+/// Call `f` with selections of the whole of `dims` in bands of whole rows
+/// along the first axis, of at most about 65,536 elements each, so a large
+/// dataset needs little memory.
+fn for_each_band(dims: &[u64], mut f: impl FnMut(&Selection) -> Result<()>) -> Result<()> {
+    const BAND: u64 = 1 << 16;
+    if dims.is_empty() {
+        return f(&Selection::all(dims));
+    }
+    let row = dims[1..].iter().product::<u64>().max(1);
+    let step = (BAND / row).max(1);
+    let mut i = 0;
+    while i < dims[0] {
+        let j = (i + step).min(dims[0]);
+        let mut ranges = vec![(i, j, 1)];
+        ranges.extend(dims[1..].iter().map(|&n| (0, n, 1)));
+        f(&Selection::from_ranges(&ranges)?)?;
+        i = j;
+    }
+    Ok(())
+}
+
+impl Dataset {
+    /// How the byte vector is stored, or `None` for a fixed-length dataset.
+    /// Reads every record to count live bytes.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for damaged storage.
+    pub fn vlen_info(&self) -> Result<Option<VlenInfo>> {
+        let addr = self.addr;
+        self.with_vector(|g, cache| {
+            let h = Header::load(&mut g.st, addr)?;
+            let Some(m) = h.dataset else {
+                return Ok(None);
+            };
+            let Some(mut vm) = m.vlen else {
+                return Ok(None);
+            };
+            let item = m.dtype.vector_item().unwrap_or(1);
+            vector::flush(&mut g.st, cache, &mut vm, item)?;
+            save_vm(g, addr, vm.clone())?;
+            let chunks = vector::entries(&mut g.st, &vm)?;
+            let live = live_bytes(g, addr, &m.dims, &vm, &m.dtype)?;
+            let free = if vm.reuse {
+                FreeRanges::load(&g.st, &vm)?.total()
+            } else {
+                0
+            };
+            Ok(Some(VlenInfo {
+                vector_bytes: vm.len,
+                live_bytes: live,
+                stored_bytes: chunks.iter().map(|c| c.1.size).sum(),
+                chunk_logical_bytes: chunks
+                    .iter()
+                    .map(|(c, _)| {
+                        vm.chunk_bytes
+                            .min(vm.len.saturating_sub(c[0] * vm.chunk_bytes))
+                    })
+                    .sum(),
+                chunks: chunks.len() as u64,
+                chunk_bytes: vm.chunk_bytes,
+                filters: vm.filters.clone(),
+                reuse_space: vm.reuse,
+                free_bytes: free,
+            }))
+        })
+    }
+}
