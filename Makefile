@@ -6,18 +6,37 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 TEST_TARGETS :=
 
-.PHONY: test demo lint rust-test
+.PHONY: test check demo lint rust-test rust-paranoid
 include $(sort $(wildcard mk/*.mk))
 
 lint:
 	$(CARGO) fmt --all -- --check
+	$(CARGO) fmt --manifest-path fuzz/Cargo.toml -- --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 
+# ARCA_TEST_SCALE multiplies the counts of every heavy suite (proptest cases,
+# kill trials, corruption samples, reader commits); 1 in `make test`.
 rust-test:
 	$(CARGO) test --workspace --release
 
-test: lint rust-test $(TEST_TARGETS)
+# Invariants checked after every operation (feature `paranoid`): the crash
+# simulations and the space model.
+rust-paranoid:
+	$(CARGO) test -p arca --release --features paranoid --test crash --test space_model
+
+# Everything, each stage timed: needs root for apt (hdf5-tools, Open MPI) and
+# the network for pip on a fresh machine.
+test:
+	@mk/stages.sh "$(MAKE)" lint rust-test rust-paranoid $(TEST_TARGETS)
 	@echo "make test: all suites passed"
+
+# The quick tier: formatting, clippy, and the Rust unit, property and crash
+# tests at a tenth of their counts. No root, no pip, no apt; a few minutes
+# once cargo has its crates.
+CHECK_SCALE ?= 0.1
+check:
+	@ARCA_TEST_SCALE=$(CHECK_SCALE) mk/stages.sh "$(MAKE)" lint rust-test
+	@echo "make check: passed"
 
 # Build `arca` and the Python package, write out/example.arca, show it with
 # ls, dump, stat and check, export it to HDF5 and import that back, then
