@@ -4,9 +4,9 @@
 
 use crate::error::{Error, Result};
 use crate::filter::Filter;
+use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::PIPELINES;
-use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::object_header::{DatasetMeta, Layout};
 use crate::format::shape::MAX_RANK;
 use crate::object::storage::allocate_contiguous;

@@ -3,8 +3,8 @@
 
 use crate::error::{Error, Result};
 use crate::filter::Filter;
-use crate::format::datatype::Datatype;
 use crate::format::chunk_index::MAX_CHUNK_BYTES;
+use crate::format::datatype::Datatype;
 use crate::vlen::vector::VecMeta;
 
 /// Default bytes per chunk of a byte vector.
