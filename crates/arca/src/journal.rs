@@ -929,6 +929,15 @@ mod tests {
         assert_eq!(j.state, State::Closed);
     }
 
+    #[cfg(feature = "paranoid")]
+    #[test]
+    #[should_panic(expected = "journal invariant broken")]
+    fn paranoid_checks_after_every_operation() {
+        let mut j = journaled(1);
+        j.logical = j.physical + 1;
+        let _ = j.commit();
+    }
+
     #[test]
     fn the_diagram_refuses_what_it_does_not_draw() {
         let body = (PS, 2 * PS);

@@ -673,6 +673,19 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "paranoid")]
+    #[test]
+    #[should_panic(expected = "free-space invariant broken after alloc")]
+    fn paranoid_checks_after_every_operation() {
+        let mut sp = FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed);
+        let a = sp.alloc(SpaceKind::Data, 100_000).unwrap();
+        sp.alloc(SpaceKind::Data, 100_000).unwrap();
+        sp.free(SpaceKind::Data, a, 100_000).unwrap();
+        // A held-back free over a free section, behind the allocator's back.
+        sp.pending.insert(a, (10, SpaceKind::Data));
+        let _ = sp.alloc(SpaceKind::Data, 1 << 20);
+    }
+
     #[test]
     fn deferred_frees_wait_for_commit() {
         let mut sp = FileSpace::new(PAGE_SIZE as u64, FreeListKind::Managed);
