@@ -22,7 +22,7 @@ rust-test:
 # Invariants checked after every operation (feature `paranoid`): the crash
 # simulations and the space model.
 rust-paranoid:
-	$(CARGO) test -p arca --release --features paranoid --test crash --test space_model
+	$(CARGO) test -p arca --release --features paranoid --lib --test crash --test space_model
 
 # Everything, each stage timed: needs root for apt (hdf5-tools, Open MPI) and
 # the network for pip on a fresh machine.

@@ -83,7 +83,7 @@ pub(crate) fn encode(filters: &[Filter], elem: usize, plain: &[u8]) -> Result<(V
     Ok((out.into_vec(), mask))
 }
 
-/// [`encode`] into buffers from the filter free list; every stage writes
+/// The pipeline run forward, into buffers from the filter free list; every stage writes
 /// into a reused buffer, so a warm pipeline allocates nothing.
 pub(crate) fn encode_pooled(
     filters: &[Filter],

@@ -17,7 +17,7 @@ pub struct EncodedChunk {
     /// Stored bytes, after the filters.
     pub len: u64,
     /// The filter mask to store it with (see
-    /// [`crate::Dataset::write_chunk_raw`]).
+    /// [`crate::Dataset::write_chunk_stored`]).
     pub mask: u32,
     /// CRC32C (Castagnoli) of the stored bytes.
     pub crc: u32,

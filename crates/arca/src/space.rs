@@ -12,7 +12,7 @@
 //! shrinking through trailing free sections), and otherwise lets an adjacent
 //! aggregator absorb it.
 //!
-//! Invariants (checked by [`FileSpace::check_invariants`] in tests, and
+//! Invariants (checked by `FileSpace::check_invariants` in tests, and
 //! after every operation that changes the space under the `paranoid`
 //! feature):
 //! - S1: free sections, aggregator remainders, frees held back (S4) or

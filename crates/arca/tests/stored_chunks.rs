@@ -422,7 +422,7 @@ fn reserved_space_not_sealed_rolls_the_transaction_back() {
 }
 
 #[test]
-fn blocks_cut_into_chunks_store_as_a_serial_write() {
+fn slabs_cut_into_chunks_store_as_a_serial_write() {
     // Seeded boxes of a 3-D int16 dataset whose edge chunks run past the
     // extent, with a fill value: whole chunks encoded by encode_slab and
     // placed, the partial ones written, against a serial write.
