@@ -141,7 +141,8 @@ def main():
                     os.remove(p)
         kill = None
         if a.kill_trials:
-            env = dict(os.environ, ARCA_KILL_TRIALS=str(a.kill_trials))
+            # The SIGKILL loop runs 200 trials at ARCA_TEST_SCALE=1.
+            env = dict(os.environ, ARCA_TEST_SCALE=str(a.kill_trials / 200))
             p = subprocess.run(["cargo", "test", "--release", "-p", "arca", "--test", "crash_kill", "--", "sigkill_loop"],
                                cwd=ROOT, env=env, capture_output=True, text=True)
             kill = {"trials": a.kill_trials, "passed": p.returncode == 0}
