@@ -16,7 +16,7 @@ use crate::io::{Counters, ReadAt};
 use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
 use crate::pool::{ArrayList, PooledBuf, PooledVec};
-use crate::selection::{copy_box, fill_box, Place, Selection};
+use crate::selection::{copy_box, fill_box, Selection, Window};
 use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
@@ -685,14 +685,14 @@ impl Chunked<'_> {
         o: &'p Overlap,
         sel: &'p Selection,
         ones: &'p [u64],
-    ) -> (Place<'p>, Place<'p>) {
+    ) -> (Window<'p>, Window<'p>) {
         (
-            Place {
+            Window {
                 dims: self.chunk,
                 start: o.in_chunk(),
                 step: &sel.step,
             },
-            Place {
+            Window {
                 dims: &sel.count,
                 start: o.sel_lo(),
                 step: ones,
@@ -972,12 +972,12 @@ impl Chunked<'_> {
             }
             // Built here, not by views(): that would borrow self across
             // the load below.
-            let src = Place {
+            let src = Window {
                 dims: &sel.count,
                 start: o.sel_lo(),
                 step: &ones,
             };
-            let dst = Place {
+            let dst = Window {
                 dims: self.chunk,
                 start: o.in_chunk(),
                 step: &sel.step,

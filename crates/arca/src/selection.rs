@@ -124,8 +124,8 @@ impl Selection {
     }
 }
 
-/// A box of elements inside a row-major buffer of shape `dims`.
-pub(crate) struct Place<'a> {
+/// A window: a box of elements inside a row-major buffer of shape `dims`.
+pub(crate) struct Window<'a> {
     pub(crate) dims: &'a [u64],
     pub(crate) start: &'a [u64],
     pub(crate) step: &'a [u64],
@@ -137,8 +137,8 @@ pub(crate) struct Place<'a> {
 pub(crate) fn for_each_run(
     elem: usize,
     count: &[u64],
-    src: &Place,
-    dst: &Place,
+    src: &Window,
+    dst: &Window,
     f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
 ) -> Result<()> {
     if count.contains(&0) {
@@ -225,9 +225,9 @@ pub(crate) fn copy_box(
     elem: usize,
     count: &[u64],
     src_buf: &[u8],
-    src: &Place,
+    src: &Window,
     dst_buf: &mut [u8],
-    dst: &Place,
+    dst: &Window,
 ) -> Result<()> {
     for_each_run(elem, count, src, dst, &mut |s, d, n| {
         let from = src_buf
@@ -249,11 +249,11 @@ pub(crate) fn fill_box(
     count: &[u64],
     fill: &[u8],
     dst_buf: &mut [u8],
-    dst: &Place,
+    dst: &Window,
 ) -> Result<()> {
     let zeros = DIMS.take_filled(count.len(), 0);
     let ones = DIMS.take_filled(count.len(), 1);
-    let src = Place {
+    let src = Window {
         dims: count,
         start: &zeros,
         step: &ones,
@@ -289,13 +289,13 @@ mod tests {
             1,
             sel.shape(),
             &src,
-            &Place {
+            &Window {
                 dims: &dims,
                 start: &sel.start,
                 step: &sel.step,
             },
             &mut out,
-            &Place {
+            &Window {
                 dims: sel.shape(),
                 start: &zero,
                 step: &one,
@@ -320,12 +320,12 @@ mod tests {
         for_each_run(
             8,
             &[2, 8],
-            &Place {
+            &Window {
                 dims: &dims,
                 start: &[1, 0],
                 step: &[1, 1],
             },
-            &Place {
+            &Window {
                 dims: &[2, 8],
                 start: &[0, 0],
                 step: &[1, 1],

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::filter::{encode_pooled, Filter};
-use crate::selection::{copy_box, fill_box, Place};
+use crate::selection::{copy_box, fill_box, Window};
 
 /// One whole chunk of an [`EncodedSlab`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,7 +160,7 @@ pub fn encode_slab(
                 &slab[at..at + chunk_elems]
             } else {
                 // The chunk's own frame: the whole chunk from its corner.
-                let whole = Place {
+                let whole = Window {
                     dims: chunk,
                     start: &zeros,
                     step: &ones,
@@ -168,7 +168,7 @@ pub fn encode_slab(
                 if !unclipped {
                     fill_box(elem, chunk, fill, &mut plain, &whole)?;
                 }
-                let src = Place {
+                let src = Window {
                     dims: count,
                     start: &from,
                     step: &ones,

@@ -47,7 +47,8 @@ def dataset_class(dsid):
 def wrap(file, handle):
     """The group or dataset of ``file`` behind a native handle."""
     if isinstance(handle, _native.Dataset):
-        return dataset_class(handle)(file, handle)
+        # Dataset.__new__ asks dataset_class: one type lookup per object.
+        return _CLASSES["dataset"](file, handle)
     return _CLASSES["group"](file, handle)
 
 

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use crate::chunk::{Cache, Chunked};
 use crate::error::{Error, Result};
 use crate::format::object_header::{DatasetMeta, Fill, Header, Layout};
-use crate::selection::{for_each_run, Place, Selection};
+use crate::selection::{for_each_run, Selection, Window};
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
 
@@ -457,12 +457,12 @@ fn selection_runs(
     f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
 ) -> Result<()> {
     let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
-    let src = Place {
+    let src = Window {
         dims,
         start: &sel.start,
         step: &sel.step,
     };
-    let dst = Place {
+    let dst = Window {
         dims: &sel.count,
         start: &zero,
         step: &ones,

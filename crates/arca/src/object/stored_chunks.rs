@@ -484,7 +484,7 @@ pub(super) fn check_stored(
 /// address, size, mask, and the entry it replaces.
 type Placed = (Vec<u64>, u64, u64, u32, Option<ChunkRef>);
 
-/// Place and copy chunks whose bytes come from one file, copying each run
+/// Window and copy chunks whose bytes come from one file, copying each run
 /// of chunks that follow each other in both files with one call.
 fn copy_runs(
     e: &mut Chunked,
