@@ -2,6 +2,7 @@
 loading h5py, the temporary file beside the destination, and boxes of
 values moved along the first axis."""
 
+import contextlib
 import os
 import tempfile
 
@@ -48,19 +49,29 @@ def load_h5py():
     return h5py
 
 
-def temp_beside(dst):
-    """A new empty temporary file in ``dst``'s directory, to rename over it."""
+@contextlib.contextmanager
+def staged(dst, force):
+    """Yield a new temporary file in ``dst``'s directory to write the result
+    into; renamed over ``dst`` when the block ends, removed if it fails, so
+    no partial ``dst`` is ever left. An existing ``dst`` is refused unless
+    ``force``, before any work and again at the rename."""
+
+    def refuse_existing():
+        if os.path.exists(dst) and not force:
+            raise FileExistsError(f"{dst} exists (pass force=True / --force to replace it)")
+
+    refuse_existing()
     d = os.path.dirname(os.path.abspath(dst))
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(dst) + ".", suffix=".part", dir=d)
     os.close(fd)
-    return tmp
-
-
-def finish(tmp, dst, force):
-    """Rename the finished ``tmp`` to ``dst``, replacing it only with ``force``."""
-    if os.path.exists(dst) and not force:
-        raise FileExistsError(f"{dst} exists (pass force=True / --force to replace it)")
-    os.replace(tmp, dst)
+    try:
+        yield tmp
+        refuse_existing()
+        os.replace(tmp, dst)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def as_exact(value, dt):

@@ -9,8 +9,8 @@ from .. import _links, _native
 from .._dataset import Dataset
 from .._dtypes import Empty, as_elements, native
 from .._file import File
-from ._common import ALL, BATCH, SLAB, Report, as_exact, exact_io, finish, load_h5py, slabs, \
-    temp_beside
+from ._common import ALL, BATCH, SLAB, Report, as_exact, exact_io, load_h5py, slabs, \
+    staged
 from ._filters import DEFLATE, LZ4, SHUFFLE, ZSTD
 from ._lz4 import lz4_to_hdf5
 from ._types import h5_dtype, has_fixed_str, holds_refs, map_refs, needs_own_type, needs_values, \
@@ -274,18 +274,10 @@ def export_hdf5(src, dst, progress=None, force=False):
     tool) and return the :class:`Report` of what did not map one to one."""
     h5py = load_h5py()
     src, dst = os.fspath(src), os.fspath(dst)
-    if os.path.exists(dst) and not force:
-        raise FileExistsError(f"{dst} exists (pass force=True / --force to replace it)")
-    tmp = temp_beside(dst)
-    try:
+    with staged(dst, force) as tmp:
         with File(src, "r") as a:
             track = bool(a._id.track_order()) if hasattr(a._id, "track_order") else False
             with h5py.File(tmp, "w", track_order=track) as h:
                 exp = _Exporter(h5py, a, h, progress)
                 exp.run()
-        finish(tmp, dst, force)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return exp.report

@@ -9,8 +9,8 @@ from .. import _links, _native
 from .._dtypes import Empty, Reference, ref_dtype
 from .._file import File
 from .._group import Group
-from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, finish, load_h5py, \
-    slabs, temp_beside
+from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, load_h5py, \
+    slabs, staged
 from ._filters import arca_pipeline, filter_name
 from ._lz4 import lz4_from_hdf5
 from ._types import Unmappable, from_h5, has_fixed_str, holds_refs, map_refs, needs_values
@@ -363,19 +363,11 @@ def import_hdf5(src, dst, strict=False, progress=None, force=False):
     only with ``force=True``; on any failure no ``dst`` is left behind."""
     h5py = load_h5py()
     src, dst = os.fspath(src), os.fspath(dst)
-    if os.path.exists(dst) and not force:
-        raise FileExistsError(f"{dst} exists (pass force=True / --force to replace it)")
-    tmp = temp_beside(dst)
-    try:
+    with staged(dst, force) as tmp:
         with h5py.File(src, "r") as h:
             imp = _Importer(h5py, h, None, strict, progress)
             track = imp.tracked(h)
             with File(tmp, "w", track_order=track) as a:
                 imp.dst = a
                 imp.run()
-        finish(tmp, dst, force)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return imp.report
