@@ -1,0 +1,168 @@
+"""Run h5py's own high-level test modules against arca.
+
+The modules are taken from the installed h5py (its ``tests/`` folder), copied
+into a build directory and rewritten so that ``h5py`` names arca:
+
+* ``import h5py`` / ``import h5py as h5`` / ``from h5py import X`` bind arca;
+* libhdf5's low-level modules (``h5t``, ``h5a``, ``h5s``, ...) bind a
+  ``LowLevel`` placeholder whose every use raises ``LowLevelCall``, so a test
+  that reaches into libhdf5 fails loudly instead of passing by accident;
+* h5py's private helpers the tests import (``h5py._hl.base.product``,
+  ``phil``, ...) come from ``shim.py`` beside this file.
+
+Tests listed in ``excluded.txt`` (one per line, ``module::Class::test  reason``)
+are deselected; every other test must pass. Usage::
+
+    python run.py [--build DIR] [--list-failures] [pytest args...]
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+# The high-level modules the suite runs (h5py's tests/ folder names them so).
+MODULES = [
+    "test_attribute_create.py",
+    "test_attrs.py",
+    "test_attrs_data.py",
+    "test_base.py",
+    "test_big_endian_file.py",
+    "test_dataset.py",
+    "test_dataset_getitem.py",
+    "test_datatype.py",
+    "test_dimension_scales.py",
+    "test_dims_dimensionproxy.py",
+    "test_dtype.py",
+    "test_file.py",
+    "test_file2.py",
+    "test_filters.py",
+    "test_group.py",
+    "test_selections.py",
+    "test_slicing.py",
+    "test_vds/test_highlevel_vds.py",
+    "test_vds/test_virtual_source.py",
+]
+SUPPORT = ["common.py", "conftest.py", "data_files"]
+LOW_LEVEL = {
+    "h5", "h5a", "h5d", "h5f", "h5fd", "h5g", "h5i", "h5l", "h5o", "h5p",
+    "h5pl", "h5r", "h5s", "h5t", "h5z", "_objects", "_conv", "_proxy",
+}
+
+
+def h5py_tests() -> Path:
+    out = subprocess.run(
+        [sys.executable, "-c", "import h5py.tests, os; print(os.path.dirname(h5py.tests.__file__))"],
+        check=True, capture_output=True, text=True,
+    )
+    return Path(out.stdout.strip())
+
+
+def _from_import(mod: str, names: str, indent: str) -> str:
+    """``from h5py<mod> import names`` rewritten for arca."""
+    parts = [n.strip() for n in names.strip("()").split(",") if n.strip()]
+    lines = []
+    for part in parts:
+        name, _, alias = part.partition(" as ")
+        alias = alias.strip() or name.strip()
+        name = name.strip()
+        if mod == "" and name in LOW_LEVEL:
+            lines.append(f"{indent}{alias} = _arca_shim.LowLevel('h5py.{name}')")
+        elif mod == "":
+            lines.append(f"{indent}from arca import {name} as {alias}")
+        else:
+            lines.append(f"{indent}{alias} = _arca_shim.private('h5py{mod}', '{name}')")
+    return "\n".join(lines)
+
+
+FROM_RE = re.compile(
+    r"^(?P<indent>[ \t]*)from (?P<mod>h5py|\.\.+)(?P<sub>[\w.]*) import (?P<names>\([^)]*\)|[^\n#]+)",
+    re.M,
+)
+IMPORT_RE = re.compile(r"^(?P<indent>[ \t]*)import h5py(?P<sub>[\w.]*)(?: as (?P<alias>\w+))?[ \t]*$", re.M)
+
+
+def rewrite(src: str) -> str:
+    def from_sub(m):
+        mod, sub = m["mod"], m["sub"]
+        if mod.startswith(".."):
+            # `from .. import h5t`, `from ..h5py_warnings import X`, `from ..._hl.vds import X`
+            sub = "." + sub.lstrip(".") if sub else ""
+            sub = sub.replace(".tests", "")
+        names = m["names"].strip()
+        if mod == "h5py" and sub.startswith(".") and sub[1:].split(".")[0] in LOW_LEVEL:
+            return "\n".join(
+                f"{m['indent']}{n.strip().partition(' as ')[2].strip() or n.strip()} = "
+                f"_arca_shim.LowLevel('h5py{sub}.{n.strip().partition(' as ')[0]}')"
+                for n in names.strip("()").split(",") if n.strip()
+            )
+        return _from_import(sub, names, m["indent"])
+
+    def import_sub(m):
+        alias = m["alias"] or "h5py"
+        sub = m["sub"]
+        if not sub:
+            return f"{m['indent']}import arca as {alias}"
+        if m["alias"]:
+            return f"{m['indent']}{alias} = _arca_shim.module('h5py{sub}')"
+        return f"{m['indent']}import arca as h5py"
+
+    out = FROM_RE.sub(from_sub, src)
+    out = IMPORT_RE.sub(import_sub, out)
+    return "import _arca_shim\n" + out
+
+
+def build(dest: Path) -> Path:
+    src = h5py_tests()
+    pkg = dest / "h5py_tests"
+    if pkg.exists():
+        shutil.rmtree(pkg)
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "test_vds").mkdir()
+    (pkg / "test_vds" / "__init__.py").write_text("")
+    shutil.copy(HERE / "shim.py", dest / "_arca_shim.py")
+    for name in SUPPORT + MODULES:
+        s = src / name
+        d = pkg / name
+        if s.is_dir():
+            shutil.copytree(s, d)
+        else:
+            d.write_text(rewrite(s.read_text()))
+    return pkg
+
+
+def excluded() -> dict:
+    out = {}
+    for line in (HERE / "excluded.txt").read_text().splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        test, _, reason = line.partition("  ")
+        out[test.strip()] = reason.strip()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.environ.get("ARCA_H5PY_SUITE_DIR", "target/h5py-suite"))
+    ap.add_argument("--all", action="store_true", help="run the excluded tests too")
+    args, rest = ap.parse_known_args()
+    dest = Path(args.build).resolve()
+    pkg = build(dest)
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(dest), "-q"]
+    if not args.all:
+        for test in excluded():
+            cmd += ["--deselect", f"h5py_tests/{test}"]
+    cmd += rest or ["h5py_tests"]
+    env = dict(os.environ, PYTHONPATH=str(dest) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.call(cmd, cwd=dest, env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
