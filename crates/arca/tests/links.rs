@@ -133,6 +133,66 @@ fn external_links_open_the_other_file() {
 }
 
 #[test]
+fn external_links_that_loop_stop_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.arca");
+    let b = dir.path().join("b.arca");
+    let c = dir.path().join("c.arca");
+    {
+        let f = File::create(&b).unwrap();
+        // b:/back leads to a:/to_b, which leads back to b:/back.
+        f.root().link_external("back", "a.arca", "/to_b").unwrap();
+        data(&f, "vals", 2, 5);
+    }
+    {
+        // A chain through files longer than the hop limit, with no loop:
+        // c:/l0 -> c:/l1 -> ... each an external link into its own file.
+        let f = File::create(&c).unwrap();
+        let n = arca::MAX_SOFT_LINK_HOPS + 2;
+        for i in 0..n {
+            let next = if i + 1 == n {
+                "/end".to_string()
+            } else {
+                format!("/l{}", i + 1)
+            };
+            f.root()
+                .link_external(&format!("l{i}"), "c.arca", &next)
+                .unwrap();
+        }
+        data(&f, "end", 1, 9);
+        // Within the limit, a chain through its own file still resolves.
+        let short = arca::MAX_SOFT_LINK_HOPS as usize - 1;
+        assert_eq!(read(&f, &format!("l{}", n as usize - short)), vec![9]);
+        let err = f.root().object("l0").err().unwrap();
+        assert!(
+            matches!(&err, Error::NotFound(m) if m.contains("soft and external links")),
+            "{err}"
+        );
+    }
+    {
+        let f = File::create(&a).unwrap();
+        let root = f.root();
+        // An external link into its own file, to itself.
+        root.link_external("self", "a.arca", "/self").unwrap();
+        root.link_external("to_b", "b.arca", "/back").unwrap();
+        root.link_external("fine", "b.arca", "/vals").unwrap();
+        // Soft and external hops share one count.
+        root.link_soft("soft_to_self", "/self").unwrap();
+    }
+    let f = File::open_rw(&a).unwrap();
+    let root = f.root();
+    for name in ["self", "to_b", "soft_to_self"] {
+        let err = root.object(name).err().unwrap();
+        assert!(
+            matches!(&err, Error::NotFound(m) if m.contains("loop")),
+            "{name}: {err}"
+        );
+    }
+    assert_eq!(read(&f, "fine"), vec![5; 2]);
+    f.check().unwrap();
+}
+
+#[test]
 fn hard_links_keep_the_object_until_the_last_name_goes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.arca");
