@@ -13,7 +13,7 @@ use super::storage;
 use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
 use crate::format::link::{self as link_fmt, Target};
-use crate::format::object_header::{Header, ObjectKind};
+use crate::format::object_header::{self, Header, ObjectKind};
 use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
@@ -930,6 +930,10 @@ fn parent_for(st: &mut Store, parent: u64, name: &str) -> Result<Header> {
     if btree::get(st, ph.links.root, name.as_bytes())?.is_some() {
         return Err(Error::AlreadyExists(name.to_string()));
     }
+    // Before the new object is allocated: the index after this link's must exist.
+    if let Some(order) = ph.order {
+        object_header::next_index(order, parent, "link")?;
+    }
     Ok(ph)
 }
 
@@ -943,14 +947,15 @@ fn link_into(
     target: Target,
 ) -> Result<()> {
     let order = ph.order;
+    let next = order
+        .map(|o| object_header::next_index(o, parent, "link"))
+        .transpose()?;
     let value = link_fmt::encode(&link_fmt::Link { target, order });
     let (root, ins) = btree::insert(st, ph.links.root, name.as_bytes(), &value, false)?;
     debug_assert!(matches!(ins, Inserted::New));
     ph.links.root = root;
     ph.links.count += 1;
-    if let Some(next) = ph.order.as_mut() {
-        *next += 1;
-    }
+    ph.order = next;
     ph.save(st, parent)
 }
 
