@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import arca
-from conftest import NUMERIC, assert_same, random_array
+from conftest import EXT, NUMERIC, assert_same, random_array
 
 
 @pytest.mark.parametrize("dtype", NUMERIC)
@@ -154,3 +154,58 @@ def test_attrs_read_only(path):
             del f.attrs["a"]
         with pytest.raises(KeyError):  # h5py's type for a failed deletion
             del f.attrs["a"]
+
+
+
+CREATE_CASES = [
+    ("shape1", 42, {"shape": 1}),
+    ("shape3", np.arange(3), {"shape": 3}),
+    ("arrdt", np.arange(3, dtype="i"), {"dtype": "(3,)i"}),
+    ("badarr", np.arange(4, dtype="i"), {"dtype": "(3,)i"}),
+    ("badshape", np.arange(4, dtype="i"), {"shape": (5,), "dtype": "i"}),
+    ("u64", [2**63 - 1, 2**63], {"dtype": np.uint64}),
+    ("i8", 42, {"dtype": "i8"}),
+    ("str", "\u03a9", {}),
+    ("tuple", ("a", "b"), {}),
+    ("ustr", np.array(["a", "b"]), {}),
+    ("fixed", "abc", {"dtype": "S5"}),
+    ("vlen", "abc", {"dtype": "vlen-str"}),
+    ("ascii", "abc", {"dtype": "vlen-ascii"}),
+    ("reshaped", [1, 2, 3, 4], {"shape": (2, 2), "dtype": ">i2"}),
+]
+
+
+def test_create_modify_and_get_id_like_h5py(tmp_path):
+    """attrs.create's shape and dtype, modify keeping an attribute's type
+    (and its shape: TypeError otherwise), and get_id's dtype and shape,
+    on arca and h5py."""
+    from test_h5py_file import both, outcome
+
+    def script(lib, d):
+        special = {"vlen-str": lib.string_dtype(), "vlen-ascii": lib.string_dtype("ascii")}
+        with lib.File(d / ("f" + EXT[lib]), "w") as f:
+            a = f.attrs
+            out = []
+            for name, value, kw in CREATE_CASES:
+                kw = {k: special.get(v, v) if isinstance(v, str) else v for k, v in kw.items()}
+                r = outcome(lambda: a.create(name, value, **kw))
+                if name in a:
+                    v = a[name]
+                    aid = a.get_id(name)
+                    out.append((name, r, type(v).__name__, np.asarray(v).tolist(),
+                                str(aid.dtype), aid.shape, aid.name,
+                                lib.check_string_dtype(aid.dtype)))
+                else:
+                    out.append((name, r))
+            a.create("e", lib.Empty("f"))
+            out.append((a.get_id("e").shape, str(a.get_id("e").dtype)))
+            out.append(outcome(lambda: a.get_id("missing")))
+            for name, value in [("i8", 7), ("i8", "x"), ("i8", [1, 2]), ("fixed", b"abcdefg"),
+                                ("fixed", "q"), ("vlen", "a longer string"), ("vlen", 5),
+                                ("u64", [2**63, 1]), ("new", 3), ("reshaped", [[5, 6], [7, 8.9]])]:
+                r = outcome(lambda: a.modify(name, value))
+                out.append((name, r, np.asarray(a[name]).tolist() if name in a else None,
+                            str(a.get_id(name).dtype) if name in a else None))
+            out.append(list(a))
+            return out
+    both(tmp_path, script)

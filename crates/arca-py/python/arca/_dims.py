@@ -167,7 +167,7 @@ def detach(ds, scale, dim):
     _check_dim(h, dim)
     lists = dim_lists(h)
     if s.id not in lists[dim]:
-        raise ValueError(f"{s.path} is not attached to dimension {dim} of {h.path}")
+        raise RuntimeError(f"{s.path} is not attached to dimension {dim} of {h.path}")
     lists[dim].remove(s.id)
     _set_dim_lists(h, lists)
     ref = Reference(h.id)

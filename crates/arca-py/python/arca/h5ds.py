@@ -43,7 +43,7 @@ def attach_scale(dsid, dscale_id, idx):
 
 
 def detach_scale(dsid, dscale_id, idx):
-    """Detach the scale from dimension ``idx``; ValueError if it is not
+    """Detach the scale from dimension ``idx``; RuntimeError if it is not
     attached there."""
     _dims.detach(dsid, dscale_id, int(idx))
 
