@@ -34,7 +34,10 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _object    HLObject, and the class registry that wraps native handles
 #   _dims      dimension scales
 #   h5ds       h5py's h5ds calls over _dims
-#   _dataset, _vlen, _group, _file   the object classes, each registering itself
+#   _vlen      element engines of variable-length data
+#   _dataset   Dataset (every dataset, whatever its type)
+#   _create    creating datasets
+#   _group, _file   the other object classes, each registering itself
 # This file imports them all; interop/, mpi, xarray and h5py_compat sit
 # above it.
 from . import _native, h5p, version
@@ -69,7 +72,6 @@ from ._errors import (
 from ._file import File, is_hdf5
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
-from ._vlen import VlenDataset
 from . import h5ds
 
 __version__ = _native.__version__
@@ -104,7 +106,6 @@ __all__ = [
     "ReadOnlyError",
     "SoftLink",
     "UnsupportedError",
-    "VlenDataset",
     "check_dtype",
     "check_enum_dtype",
     "check_opaque_dtype",

@@ -249,7 +249,7 @@ class Dataset:
 
     def write_ragged(self, values, offsets, sel=None):
         """Collective: every rank writes its elements ``sel`` from ``values``
-        and Arrow-style ``offsets`` (see :meth:`arca.VlenDataset.write_ragged`).
+        and Arrow-style ``offsets`` (see :meth:`arca.Dataset.write_ragged`).
         Ranks' selections must not overlap."""
         f = self.file
         comm, rank = f.comm, f.rank
