@@ -140,7 +140,7 @@ class Group(HLObject, MutableMapping):
         path = member_path(name)
         if not path:
             return False
-        if all(p in ("", ".") for p in path.split("/")):
+        if not path.strip("/") or ("." in path and all(p in ("", ".") for p in path.split("/"))):
             return True
         try:
             self._link(path)

@@ -97,19 +97,16 @@ _saved_class_modules = {}
 
 def _classes():
     """``(class, h5py module name)`` of every class install() renames:
-    those of _CLASS_MODULES and every subclass of Dataset."""
-    out = []
-    for name, module in _CLASS_MODULES.items():
-        cls = getattr(arca, name, None)
-        if cls is None:
-            continue
-        out.append((cls, module))
-        todo = list(cls.__subclasses__())
-        while todo:
-            sub = todo.pop()
-            out.append((sub, module))
-            todo.extend(sub.__subclasses__())
-    return out
+    those of _CLASS_MODULES, and any subclass of Dataset as Dataset."""
+    named = {getattr(arca, n, None): m for n, m in _CLASS_MODULES.items()}
+    named.pop(None, None)
+    out = dict(named)
+    todo = list(arca.Dataset.__subclasses__())
+    while todo:
+        sub = todo.pop()
+        out.setdefault(sub, _CLASS_MODULES["Dataset"])
+        todo.extend(sub.__subclasses__())
+    return list(out.items())
 
 
 def install(force=False):
