@@ -2,6 +2,7 @@
 as arca provides it (see run.py)."""
 
 import importlib
+import os
 import threading
 
 import arca
@@ -31,6 +32,9 @@ def private(module, name):
     """``from <h5py private module> import name``."""
     table = {
         ("h5py._objects", "phil"): lambda: phil,
+        # h5py's path helpers for libhdf5 (which takes bytes paths).
+        ("h5py._hl.compat", "filename_encode"): lambda: lambda p: os.fsencode(os.fspath(p)),
+        ("h5py._hl.compat", "filename_decode"): lambda: os.fsdecode,
     }
     key = (module, name)
     if key in table:

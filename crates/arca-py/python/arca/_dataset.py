@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 
-from . import _dims, _selection
+from . import _dims, _selection, _vlen
 from ._dtypes import (
     Empty,
     as_array,
@@ -17,7 +17,7 @@ from ._dtypes import (
     strpad,
     unpad,
 )
-from ._object import HLObject, dataset_class, register
+from ._object import HLObject, register
 
 # A list index whose span is at most this many times its length is read as
 # one box and picked from in memory; sparser ones are read index by index.
@@ -42,14 +42,13 @@ class Dataset(HLObject):
     :attr:`dtype` reports the stored type.
     """
 
-    def __new__(cls, file=None, dsid=None):
-        # Variable-length datasets get their own class (object arrays, bulk paths).
-        if cls is Dataset and dsid is not None:
-            cls = dataset_class(dsid)
-        return super().__new__(cls)
-
     def __init__(self, file, dsid):
         super().__init__(file, dsid)
+        self._type = dsid.dtype()
+        # Variable-length elements (or members) cross through an engine
+        # chosen once here; None for fixed-size elements, which cross as
+        # they are stored.
+        self._vlen = _vlen.engine(dsid, self._type)
         self._dtype = None
         self._mdtype = None
 
@@ -61,10 +60,16 @@ class Dataset(HLObject):
     # -- metadata -------------------------------------------------------------
     @property
     def dtype(self):
-        """The stored element type (``>i4`` for a big-endian dataset)."""
+        """The stored element type (``>i4`` for a big-endian dataset); for
+        variable-length elements the object dtype tagged with their base
+        (see :func:`arca.vlen_dtype`)."""
         if self._dtype is None:
-            self._dtype = from_type_string(self._id.dtype())
-            self._mdtype = native(self._dtype)
+            v = self._vlen
+            if v is None:
+                self._dtype = from_type_string(self._type)
+                self._mdtype = native(self._dtype)
+            else:
+                self._dtype, self._mdtype = v.dtype, v.memtype
         return self._dtype
 
     @property
@@ -202,7 +207,10 @@ class Dataset(HLObject):
 
     @property
     def fillvalue(self):
-        """The value shown where nothing was written, a numpy scalar."""
+        """The value shown where nothing was written, a numpy scalar (the
+        empty element for variable-length elements)."""
+        if self._vlen is not None:
+            return self._vlen.fillvalue()
         return as_elements(self._id.fill_value(), self._memtype, ())[()]
 
     @property
@@ -227,13 +235,109 @@ class Dataset(HLObject):
         return _AsType(self, np.dtype(dtype))
 
     def asstr(self, encoding=None, errors="strict"):
-        """A view that reads a fixed-length string dataset as ``str``
-        (object arrays), decoded with ``encoding`` or the type's own
-        character set: ``ds.asstr()[0]``. As h5py's."""
+        """A view that reads a string dataset as ``str`` (object arrays), as
+        h5py's: fixed-length strings and byte strings are decoded with
+        ``encoding`` (default: the type's own character set, UTF-8 for
+        variable-length ones); ``str`` elements pass as they are::
+
+            ds.asstr()[0]        # 'abc'
+        """
+        v = self._vlen
+        if v is not None and v.ragged and v.base in (str, bytes):
+            return _AsStr(self, encoding or "utf-8", errors, as_is=v.base is str)
         if self.dtype.kind != "S":
             raise TypeError("dset.asstr() can only be used on datasets with a string type")
         enc = encoding or (self.dtype.metadata or {}).get("h5py_encoding", "ascii")
-        return _FixedStr(self, enc, errors)
+        return _AsStr(self, enc, errors)
+
+    # -- variable-length data ---------------------------------------------------
+    def _engine(self, what, ragged=False):
+        """The element engine, TypeError if this dataset has none (or, with
+        ``ragged``, its elements are not variable-length themselves)."""
+        v = self._vlen
+        if v is None or (ragged and not v.ragged):
+            kind = "variable-length elements" if ragged else "variable-length data"
+            raise TypeError(f"{what} is for datasets of {kind}; this one's type is {self.dtype}")
+        return v
+
+    @property
+    def vlen_base(self):
+        """The base of variable-length elements: ``str``, ``bytes`` or the
+        items' numpy dtype (native order); None for other datasets."""
+        v = self._vlen
+        return v.base if v is not None and v.ragged else None
+
+    @property
+    def vlen_info(self):
+        """How the byte vector of a dataset with variable-length data is
+        stored: a dict of ``vector_bytes``, ``live_bytes``, ``stored_bytes``,
+        ``compression_ratio``, ``chunks``, ``chunk_bytes``, ``filters``,
+        ``reuse_space``, ``free_bytes``. TypeError for other datasets::
+
+            ds.vlen_info["live_bytes"]
+        """
+        return self._engine("vlen_info").info()
+
+    def vlen_repack(self):
+        """Rewrite the byte vector with only live data, reclaiming the space
+        that overwrites left behind (datasets with variable-length data)."""
+        self._engine("vlen_repack()").repack()
+
+    def _create_options(self):
+        """The ``vlen_*`` creation keywords that reproduce this dataset's
+        byte vector ({} when it has none)."""
+        v = self._vlen
+        return {} if v is None else v.create_options()
+
+    def _box(self, sel):
+        shape = self.shape
+        if sel is None or sel is Ellipsis or (type(sel) is tuple and not sel):
+            return [0] * len(shape), list(shape), [1] * len(shape)
+        s = _selection.parse(sel, shape)
+        if s.fancy is not None or s.flip:
+            raise ValueError(
+                "the bulk paths take integers and slices with positive steps; "
+                "use indexing for list indices or reversed slices"
+            )
+        return s.start, s.count, s.step
+
+    def read_ragged(self, sel=None):
+        """``(values, offsets)`` of the selected variable-length elements in
+        row-major order: element ``i`` is ``values[offsets[i]:offsets[i + 1]]``.
+        ``values`` has the base dtype (``uint8`` UTF-8/bytes for strings),
+        ``offsets`` is int64 with one more entry than elements, starting at 0.
+        TypeError for a dataset whose elements are not variable-length::
+
+            values, offsets = ds.read_ragged(np.s_[10:20])
+        """
+        v = self._engine("read_ragged()", ragged=True)
+        return v.read_ragged(*self._box(sel))
+
+    def write_ragged(self, values, offsets, sel=None):
+        """Write the selected variable-length elements from ``values`` and
+        Arrow-style ``offsets`` (one more than the elements; they need not
+        start at 0). All the data goes to the byte vector in one append::
+
+            ds.write_ragged(np.array([1, 2, 3], "f4"), np.array([0, 1, 1, 3]))
+        """
+        v = self._engine("write_ragged()", ragged=True)
+        v.write_ragged(*self._box(sel), values, offsets)
+
+    def read_arrow(self, sel=None):
+        """The selected variable-length elements as a pyarrow
+        ``LargeStringArray``, ``LargeBinaryArray`` or ``LargeListArray``,
+        built on the buffers read without copying them."""
+        v = self._engine("read_arrow()", ragged=True)
+        return v.to_arrow(*v.read_ragged(*self._box(sel)))
+
+    def write_arrow(self, array, sel=None):
+        """Write a pyarrow ``StringArray``/``LargeStringArray``/``BinaryArray``/
+        ``ListArray``/``LargeListArray`` (or chunked array) to variable-length
+        elements without copying its buffers where the layouts allow. Nulls
+        are refused."""
+        v = self._engine("write_arrow()", ragged=True)
+        values, offsets = _vlen.arrow_buffers(array)
+        v.write_ragged(*self._box(sel), values, offsets)
 
     def iter_chunks(self, sel=None):
         """Yield, for every chunk the selection touches, a tuple of slices
@@ -306,6 +410,8 @@ class Dataset(HLObject):
     # -- reading --------------------------------------------------------------
     def _read_box(self, start, count, step):
         """Read a hyperslab into a new array of shape ``count``."""
+        if self._vlen is not None:
+            return self._vlen.read(start, count, step)
         mdt = self._memtype
         n = 1
         for c in count:
@@ -398,7 +504,7 @@ class Dataset(HLObject):
         """
         if not isinstance(dest, np.ndarray):
             raise TypeError("dest must be a numpy array")
-        if source_sel is None and dest_sel is None:
+        if source_sel is None and dest_sel is None and self._vlen is None:
             shape = self.shape
             if (
                 dest.shape == shape
@@ -419,6 +525,9 @@ class Dataset(HLObject):
     # -- writing --------------------------------------------------------------
     def _write_box(self, start, count, step, data):
         """Write a C-contiguous native-order array of exactly ``count`` elements."""
+        if self._vlen is not None:
+            self._vlen.write(start, count, step, data)
+            return
         if self._memtype.kind == "S":
             data = np.ascontiguousarray(repad(data, self._memtype))
         if data.size:
@@ -426,6 +535,8 @@ class Dataset(HLObject):
 
     def _coerce(self, value, out_shape, count):
         """``value`` as a native-order array broadcast to the selection, in box order."""
+        if self._vlen is not None:
+            return self._vlen.coerce(value, out_shape, count)
         mdt = self._memtype
         if has_refs(mdt):
             arr = np.asarray(value, dtype=mdt)
@@ -598,18 +709,24 @@ class _AsType:
         return len(self._ds)
 
 
-class _FixedStr:
-    """What :meth:`Dataset.asstr` returns for fixed-length strings."""
+class _AsStr:
+    """What :meth:`Dataset.asstr` returns: reads with byte strings decoded."""
 
-    def __init__(self, ds, encoding, errors):
+    def __init__(self, ds, encoding, errors, as_is=False):
         self._ds, self._enc, self._err = ds, encoding, errors
+        self._as_is = as_is  # elements already read as str
+
+    def _text(self, x):
+        return x if isinstance(x, str) else x.decode(self._enc, self._err)
 
     def __getitem__(self, key):
         v = self._ds[key]
-        if isinstance(v, bytes):
-            return v.decode(self._enc, self._err)
+        if self._as_is:
+            return v
+        if isinstance(v, (bytes, str)):
+            return self._text(v)
         out = np.empty(v.shape, dtype=object)
-        out.reshape(-1)[:] = [x.decode(self._enc, self._err) for x in v.reshape(-1).tolist()]
+        out.reshape(-1)[:] = [self._text(x) for x in v.reshape(-1).tolist()]
         return out
 
     def __array__(self, dtype=None, copy=None):

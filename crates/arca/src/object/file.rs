@@ -100,6 +100,15 @@ impl std::fmt::Debug for File {
 }
 
 impl File {
+    /// The file behind an open session: how an object reached through an
+    /// external link names the file it lies in.
+    pub(crate) fn from_handle(file: FileHandle) -> File {
+        let path = lock(&file)
+            .ok()
+            .and_then(|g| g.path().map(Path::to_path_buf));
+        File { file, path }
+    }
+
     /// Settings for [`OpenOptions::open`].
     pub fn options() -> OpenOptions {
         OpenOptions::default()

@@ -31,6 +31,19 @@ pub enum Object {
 }
 
 impl Object {
+    /// The file this object lies in: for one reached through an external
+    /// link, the other file (opened read-only).
+    pub fn file(&self) -> super::file::File {
+        super::file::File::from_handle(self.handle().clone())
+    }
+
+    fn handle(&self) -> &FileHandle {
+        match self {
+            Object::Group(g) => &g.file,
+            Object::Dataset(d) => &d.file,
+        }
+    }
+
     /// Which kind of object this is.
     pub fn kind(&self) -> ObjectKind {
         match self {
@@ -230,6 +243,11 @@ impl std::fmt::Debug for Group {
 impl Group {
     pub(crate) fn new(file: FileHandle, addr: u64, path: String) -> Self {
         Group { file, addr, path }
+    }
+
+    /// Whether `o` lies in this group's file, not behind an external link.
+    pub fn in_same_file(&self, o: &Object) -> bool {
+        std::sync::Arc::ptr_eq(&self.file, o.handle())
     }
 
     /// The absolute path this group was opened by.
