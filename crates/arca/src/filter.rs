@@ -9,8 +9,15 @@ use crate::error::{Error, Result};
 use crate::pool::lists::{CHUNKS, FILTER};
 use crate::pool::PooledBuf;
 
+mod bits;
+mod bitshuffle;
+mod blosc;
+mod blosc2;
 mod codecs;
 mod hdf5;
+mod nbit;
+mod scaleoffset;
+mod szip;
 
 use codecs::{deflated, lz4_decode, shuffled, unshuffle_into, zstd_compressed, zstd_decompress};
 

@@ -1,8 +1,9 @@
 //! HDF5 filter pipelines: chunks imported from HDF5 through filters arca
 //! does not share keep HDF5's stored bytes, and this module decodes (and
-//! encodes) those of them whose codecs arca has: deflate, shuffle,
-//! fletcher32, lzf, lz4 (in HDF5's framing) and zstd. Any other filter's
-//! chunks are kept and copied; reading them is a typed error naming it.
+//! encodes) them: deflate, shuffle, fletcher32, lzf, lz4 (in HDF5's
+//! framing) and zstd here; szip, n-bit, scale-offset, blosc, blosc2 and
+//! bitshuffle in modules of their own. Any other filter's chunks are kept
+//! and copied; reading them is a typed error naming it.
 //!
 //! Stages run as HDF5 runs them: forward in order, each optional stage
 //! that fails (does not shrink the data) skipped and its bit set in the
@@ -11,6 +12,7 @@
 use std::io::Read;
 
 use super::codecs::{deflated, shuffled, unshuffled, zstd_compressed, zstd_decompress};
+use super::{bitshuffle, blosc, blosc2, nbit, scaleoffset, szip};
 use crate::error::{Error, Result};
 use crate::format::filter_pipeline::{Filter, Hdf5Filter};
 use crate::pool::lists::{CHUNKS, FILTER};
@@ -65,6 +67,18 @@ pub(super) fn decode(
                 out.truncate(n);
                 out
             }
+            4 => pooled(szip::decode(&h.params, input, limit).map_err(bad)?),
+            5 => pooled(nbit::decode(&h.params, input, limit).map_err(bad)?),
+            6 => pooled(scaleoffset::decode(&h.params, input, limit).map_err(bad)?),
+            32001 => pooled(blosc::decode(input, limit).map_err(bad)?),
+            32008 => pooled(bitshuffle::decode(&h.params, elem, input, limit).map_err(bad)?),
+            32026 => match blosc2::decode(input, limit) {
+                Ok(v) => pooled(v),
+                Err(blosc2::Failure::Corrupt(d)) => return Err(bad(d)),
+                Err(blosc2::Failure::Codec(d)) => {
+                    return Err(Error::Unsupported(format!("chunk at {addr}: {d}")))
+                }
+            },
             _ => return Err(unsupported(h, addr, "decoded")),
         };
         buf = Some(out);
@@ -110,11 +124,29 @@ pub(super) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Poo
                 input,
                 h.params.first().map_or(3, |&l| l as i32).clamp(-7, 22),
             )?),
+            4 => Some(pooled(
+                szip::encode(&h.params, input).map_err(|e| stage_error(h, e))?,
+            )),
+            5 => Some(pooled(
+                nbit::encode(&h.params, input).map_err(|e| stage_error(h, e))?,
+            )),
+            6 => Some(pooled(
+                scaleoffset::encode(&h.params, input).map_err(|e| stage_error(h, e))?,
+            )),
+            32001 => blosc::encode(&h.params, elem, input)
+                .map_err(|e| stage_error(h, e))?
+                .map(pooled),
+            32008 => Some(pooled(bitshuffle::encode(&h.params, elem, input)?)),
+            32026 => match blosc2::encode(&h.params, elem, input) {
+                Ok(v) => Some(pooled(v)),
+                Err(blosc2::Failure::Corrupt(d)) => return Err(stage_error(h, d)),
+                Err(blosc2::Failure::Codec(d)) => return Err(Error::Unsupported(d)),
+            },
             _ => return Err(unsupported(h, 0, "encoded")),
         };
         // An optional compressor that does not shrink the data is skipped,
         // as HDF5 skips it.
-        let compressor = matches!(h.id, 1 | 32000 | 32004 | 32015);
+        let compressor = matches!(h.id, 1 | 4 | 32000 | 32001 | 32004 | 32015 | 32026);
         match out {
             Some(out) if !(h.optional() && compressor && out.len() >= input.len()) => {
                 buf = Some(out)
@@ -129,6 +161,16 @@ pub(super) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Poo
         }
     }
     Ok((buf.unwrap_or_else(|| FILTER.take_copy(raw)), mask))
+}
+
+/// A stage's output in a filter buffer.
+fn pooled(v: Vec<u8>) -> PooledBuf {
+    FILTER.take_copy(&v)
+}
+
+/// A stage that refuses to encode (values it cannot work with).
+fn stage_error(h: &Hdf5Filter, e: String) -> Error {
+    Error::invalid(format!("{}: {e}", h.name()))
 }
 
 fn inflate(input: &[u8], limit: usize) -> std::result::Result<PooledBuf, String> {
@@ -404,14 +446,9 @@ mod tests {
 
     #[test]
     fn filters_arca_lacks_are_named() {
-        let p = [Filter::Hdf5(Hdf5Filter::new(
-            32001,
-            true,
-            "blosc",
-            &[2, 2, 4],
-        ))];
+        let p = [Filter::Hdf5(Hdf5Filter::new(307, true, "bzip2", &[9]))];
         let e = decode(&p, 0, 4, b"xxxx", 4, 4096).unwrap_err();
-        assert!(matches!(e, Error::Unsupported(_)) && e.to_string().contains("32001 (blosc)"));
+        assert!(matches!(e, Error::Unsupported(_)) && e.to_string().contains("307 (bzip2)"));
         // Skipped by the chunk's mask, it is not needed.
         assert_eq!(&decode(&p, 1, 4, b"xxxx", 4, 4096).unwrap()[..], b"xxxx");
         assert!(encode(&p, 4, b"xxxx").is_err());
