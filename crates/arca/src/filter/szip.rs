@@ -1,5 +1,15 @@
-//! HDF5's szip filter (id 4), through tensogram-szip (ECMWF's Rust CCSDS
-//! 121.0-B-3 adaptive entropy coder, the algorithm of libaec).
+//! HDF5's szip filter (id 4): the CCSDS 121.0-B-3 adaptive entropy coder
+//! (libaec's algorithm) from two pure-Rust crates, each used where the
+//! other misreads what libaec writes:
+//!
+//! - tensogram-szip (ECMWF's) encodes, and decodes streams without the
+//!   preprocessor. Its decoder pairs the samples of a second-extension
+//!   block that carries a reference sample from the reference on, where
+//!   libaec pairs them after it; only preprocessed streams have reference
+//!   samples, and its encoder never writes such a block.
+//! - rust-aec decodes preprocessed streams. It loses its place after a
+//!   run of zero blocks that fills an interval without a reference
+//!   sample, which again only streams without the preprocessor have.
 //!
 //! A stored chunk is u32 LE the decoded size, then the coded stream. The
 //! filter's client-data values, from HDF5's `set_local`: options mask,
@@ -79,7 +89,17 @@ pub(super) fn decode(p: &[u32], input: &[u8], limit: usize) -> Result<Vec<u8>, S
     let line = q.scanline * q.pixel;
     let lines = (n / q.pixel).div_ceil(q.scanline);
     let coded = if q.pad > 0 { lines * (line + q.pad) } else { n };
-    let mut buf = aec_decompress(&input[4..], coded, &q.aec).map_err(|e| e.to_string())?;
+    let mut buf = if q.aec.flags & AEC_DATA_PREPROCESS != 0 {
+        let mut flags = rust_aec::AecFlags::DATA_PREPROCESS;
+        if q.aec.flags & AEC_DATA_MSB != 0 {
+            flags |= rust_aec::AecFlags::MSB;
+        }
+        let bits = q.aec.bits_per_sample as u8;
+        let params = rust_aec::AecParams::new(bits, q.aec.block_size, q.aec.rsi, flags);
+        rust_aec::decode(&input[4..], params, coded / q.pixel).map_err(|e| e.to_string())?
+    } else {
+        aec_decompress(&input[4..], coded, &q.aec).map_err(|e| e.to_string())?
+    };
     if buf.len() < coded {
         return Err(format!("decodes to {} bytes, not {coded}", buf.len()));
     }
