@@ -179,6 +179,13 @@ class _Importer:
         vlen = dt.kind == "O" or needs_values(dt)
         if vlen and "compression" in kw and kw["compression"] == "lz4":
             kw["compression"] = "zstd"
+        if vlen and layout == h5py.h5d.CHUNKED:
+            # The values' pipeline is set apart from the records' (which
+            # arca shuffles whenever they are compressed): shuffled only
+            # where HDF5's was, so that export gives back the same filters.
+            kw["vlen_shuffle"] = bool(kw.get("shuffle"))
+            kw["vlen_compression"] = kw.get("compression")
+            kw["vlen_compression_opts"] = kw.get("compression_opts")
         # A pipeline arca does not share is kept as HDF5's own, its chunks
         # exactly as stored, where the chunks hold the elements themselves.
         as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen
