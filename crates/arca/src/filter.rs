@@ -252,8 +252,7 @@ pub(crate) fn decode_into(
 ) -> Result<()> {
     let expect = out.len();
     if Filter::is_hdf5(filters) && !Filter::unfiltered(filters, mask) {
-        out.copy_from_slice(&hdf5::decode(filters, mask, elem, stored, expect, addr)?);
-        return Ok(());
+        return hdf5::decode_into(filters, mask, elem, stored, addr, out);
     }
     let Some((first, rest)) = filters.split_first().filter(|_| mask != MASK_UNFILTERED) else {
         check_unfiltered(stored, expect, addr)?;

@@ -123,7 +123,7 @@ pub(super) fn decode(
     let q = params(p, elem)?;
     let s = q.elem;
     if q.comp == 0 {
-        if input.len() % s != 0 {
+        if !input.len().is_multiple_of(s) {
             return Err(format!("{} bytes of {s}-byte elements", input.len()));
         }
         let mut out = vec![0u8; input.len()];
@@ -144,7 +144,11 @@ pub(super) fn decode(
         return Err(format!("claims {total} bytes, more than {limit}"));
     }
     let total = total as usize;
-    if total % s != 0 || bbytes % s != 0 || (bbytes / s) % 8 != 0 || bbytes == 0 {
+    if !total.is_multiple_of(s)
+        || !bbytes.is_multiple_of(s)
+        || !(bbytes / s).is_multiple_of(8)
+        || bbytes == 0
+    {
         return Err(format!(
             "{total} bytes in blocks of {bbytes} for {s}-byte elements"
         ));
@@ -192,7 +196,7 @@ pub(super) fn decode(
 pub(super) fn encode(p: &[u32], elem: usize, plain: &[u8]) -> Result<Vec<u8>> {
     let q = params(p, elem).map_err(|e| Error::invalid(format!("bitshuffle: {e}")))?;
     let s = q.elem;
-    if plain.len() % s != 0 {
+    if !plain.len().is_multiple_of(s) {
         return Err(Error::invalid(format!(
             "bitshuffle: {} bytes of {s}-byte elements",
             plain.len()

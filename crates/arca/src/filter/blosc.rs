@@ -30,6 +30,8 @@ use std::io::Write;
 
 use super::bitshuffle::{bitshuffle_block, bitunshuffle_block};
 use super::codecs::{shuffle_into, unshuffle_into, zstd_compress, zstd_decompress};
+use crate::pool::lists::FILTER;
+use crate::pool::PooledBuf;
 
 const HEADER: usize = 16;
 const MAX_SPLITS: usize = 16;
@@ -50,8 +52,8 @@ fn format_name(f: u8) -> &'static str {
         .unwrap_or("unknown codec")
 }
 
-/// Decode a blosc chunk; `limit` bounds its decoded size.
-pub(super) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+/// The header's fields: flags, type size, bytes, block size, stored size.
+fn header(input: &[u8]) -> Result<(u8, usize, usize, usize, usize), String> {
     let head = input.get(..HEADER).ok_or("shorter than its header")?;
     let (version, flags, typesize) = (head[0], head[2], usize::from(head[3]));
     let nbytes = rd32(head, 4).unwrap_or(0);
@@ -63,19 +65,35 @@ pub(super) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
     if flags & 0x08 != 0 {
         return Err("flags from a later format".into());
     }
-    if nbytes > limit {
-        return Err(format!("claims {nbytes} bytes, more than {limit}"));
-    }
     if cbytes > input.len() || cbytes < HEADER {
         return Err(format!(
             "records {cbytes} stored bytes, holds {}",
             input.len()
         ));
     }
+    Ok((flags, typesize, nbytes, blocksize, cbytes))
+}
+
+/// Decode a blosc chunk into a filter buffer; `limit` bounds its size.
+pub(super) fn decode(input: &[u8], limit: usize) -> Result<PooledBuf, String> {
+    let (_, _, nbytes, _, _) = header(input)?;
+    if nbytes > limit {
+        return Err(format!("claims {nbytes} bytes, more than {limit}"));
+    }
+    let mut out = FILTER.take_zeroed(nbytes);
+    decode_into(input, &mut out)?;
+    Ok(out)
+}
+
+/// Decode a blosc chunk into `out`, which must be its size.
+pub(super) fn decode_into(input: &[u8], out: &mut [u8]) -> Result<(), String> {
+    let (flags, typesize, nbytes, blocksize, cbytes) = header(input)?;
+    if nbytes != out.len() {
+        return Err(format!("holds {nbytes} bytes, expected {}", out.len()));
+    }
     let src = &input[..cbytes];
-    let mut out = vec![0u8; nbytes];
     if nbytes == 0 {
-        return Ok(out);
+        return Ok(());
     }
     if typesize == 0 || blocksize == 0 || blocksize > MAX_BLOCKSIZE {
         return Err(format!("type size {typesize}, block size {blocksize}"));
@@ -85,7 +103,7 @@ pub(super) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
             return Err(format!("{cbytes} bytes stored as is for {nbytes}"));
         }
         out.copy_from_slice(&src[HEADER..]);
-        return Ok(out);
+        return Ok(());
     }
     let codec = flags >> 5;
     if codec > 4 {
@@ -96,7 +114,7 @@ pub(super) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
         return Err(format!("{nblocks} blocks in {cbytes} bytes"));
     }
     let dont_split = flags & 0x10 != 0;
-    let mut tmp = vec![0u8; blocksize.min(nbytes)];
+    let mut tmp = FILTER.take_zeroed(blocksize.min(nbytes));
     for (j, dst) in out.chunks_mut(blocksize).enumerate() {
         let bsize = dst.len();
         let leftover = bsize < blocksize;
@@ -153,7 +171,7 @@ pub(super) fn decode(input: &[u8], limit: usize) -> Result<Vec<u8>, String> {
             }
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// One stream through its codec into `out`; the bytes written.
@@ -236,8 +254,16 @@ fn blosclz_decode(input: &[u8], out: &mut [u8]) -> Result<usize, String> {
                 break;
             }
             ctrl = next(&mut ip)?;
-            for k in 0..len {
-                out[op + k] = out[op + k - back];
+            if back >= len {
+                out.copy_within(op - back..op - back + len, op);
+            } else if back == 1 {
+                let b = out[op - 1];
+                out[op..op + len].fill(b);
+            } else {
+                // Overlapping: the bytes repeat with period `back`.
+                for k in 0..len {
+                    out[op + k] = out[op + k - back];
+                }
             }
             op += len;
         } else {
@@ -469,11 +495,8 @@ mod tests {
                 let p = [2, 2, 4, plain.len() as u32, 5, shuffle, codec];
                 let enc = encode(&p, 4, &plain).unwrap().expect("compresses");
                 assert!(enc.len() < plain.len() / 3, "{codec} {shuffle}");
-                assert_eq!(
-                    decode(&enc, plain.len()).unwrap(),
-                    plain,
-                    "{codec} {shuffle}"
-                );
+                let back = decode(&enc, plain.len()).unwrap();
+                assert_eq!(&back[..], &plain[..], "{codec} {shuffle}");
             }
         }
         let mut x = 0x2545_f491_4f6c_dd1du64;

@@ -38,6 +38,54 @@ fn unsupported(h: &Hdf5Filter, addr: u64, doing: &str) -> Error {
     ))
 }
 
+/// The stages a chunk went through, in the order they are undone (the
+/// stages its mask skips left out).
+fn to_undo(filters: &[Filter], mask: u32) -> Vec<&Hdf5Filter> {
+    stages(filters)
+        .rev()
+        .filter(|&(i, _)| !(i < 32 && mask & (1 << i) != 0))
+        .map(|(_, h)| h)
+        .collect()
+}
+
+/// Undo one stage of an HDF5 pipeline; `limit` bounds its output.
+fn undo(h: &Hdf5Filter, elem: usize, input: &[u8], limit: usize, addr: u64) -> Result<PooledBuf> {
+    let bad = |d: String| Error::corrupt("chunk", addr, format!("{}: {d}", h.name()));
+    Ok(match h.id {
+        1 => inflate(input, limit).map_err(bad)?,
+        2 => unshuffled(input, h.params.first().map_or(elem, |&s| s as usize)),
+        3 => fletcher32_check(input).map_err(bad)?,
+        32000 => lzf_decode(input, limit).map_err(bad)?,
+        32004 => lz4_decode(input, limit).map_err(bad)?,
+        32015 => {
+            let mut out = FILTER.take_zeroed(limit);
+            let n = zstd_decompress(input, &mut out).map_err(|e| bad(e.to_string()))?;
+            out.truncate(n);
+            out
+        }
+        4 => pooled(szip::decode(&h.params, input, limit).map_err(bad)?),
+        5 => pooled(nbit::decode(&h.params, input, limit).map_err(bad)?),
+        6 => pooled(scaleoffset::decode(&h.params, input, limit).map_err(bad)?),
+        32001 => blosc::decode(input, limit).map_err(bad)?,
+        32008 => pooled(bitshuffle::decode(&h.params, elem, input, limit).map_err(bad)?),
+        32026 => match blosc2::decode(input, limit) {
+            Ok(v) => pooled(v),
+            Err(blosc2::Failure::Corrupt(d)) => return Err(bad(d)),
+            Err(blosc2::Failure::Codec(d)) => {
+                return Err(Error::Unsupported(format!("chunk at {addr}: {d}")))
+            }
+        },
+        _ => return Err(unsupported(h, addr, "decoded")),
+    })
+}
+
+/// Whether the stage can be undone straight into the caller's buffer
+/// (no buffer of its own, no copy): blosc, the stage a PyTables file's
+/// chunks go through.
+fn direct(h: &Hdf5Filter) -> bool {
+    h.id == 32001
+}
+
 /// Undo an HDF5 pipeline into a chunk of `expect` bytes.
 pub(super) fn decode(
     filters: &[Filter],
@@ -47,54 +95,58 @@ pub(super) fn decode(
     expect: usize,
     addr: u64,
 ) -> Result<PooledBuf> {
+    let todo = to_undo(filters, mask);
+    if todo.last().is_some_and(|h| direct(h)) {
+        let mut out = CHUNKS.take_zeroed(expect);
+        decode_into(filters, mask, elem, stored, addr, &mut out)?;
+        return Ok(out);
+    }
     let limit = expect.saturating_add(STAGE_SLACK * filters.len());
     let mut buf: Option<PooledBuf> = None;
-    for (i, h) in stages(filters).rev() {
-        if i < 32 && mask & (1 << i) != 0 {
-            continue;
-        }
+    for h in todo {
         let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
-        let bad = |d: String| Error::corrupt("chunk", addr, format!("{}: {d}", h.name()));
-        let out = match h.id {
-            1 => inflate(input, limit).map_err(bad)?,
-            2 => unshuffled(input, h.params.first().map_or(elem, |&s| s as usize)),
-            3 => fletcher32_check(input).map_err(bad)?,
-            32000 => lzf_decode(input, limit).map_err(bad)?,
-            32004 => lz4_decode(input, limit).map_err(bad)?,
-            32015 => {
-                let mut out = FILTER.take_zeroed(limit);
-                let n = zstd_decompress(input, &mut out).map_err(|e| bad(e.to_string()))?;
-                out.truncate(n);
-                out
-            }
-            4 => pooled(szip::decode(&h.params, input, limit).map_err(bad)?),
-            5 => pooled(nbit::decode(&h.params, input, limit).map_err(bad)?),
-            6 => pooled(scaleoffset::decode(&h.params, input, limit).map_err(bad)?),
-            32001 => pooled(blosc::decode(input, limit).map_err(bad)?),
-            32008 => pooled(bitshuffle::decode(&h.params, elem, input, limit).map_err(bad)?),
-            32026 => match blosc2::decode(input, limit) {
-                Ok(v) => pooled(v),
-                Err(blosc2::Failure::Corrupt(d)) => return Err(bad(d)),
-                Err(blosc2::Failure::Codec(d)) => {
-                    return Err(Error::Unsupported(format!("chunk at {addr}: {d}")))
-                }
-            },
-            _ => return Err(unsupported(h, addr, "decoded")),
-        };
-        buf = Some(out);
+        buf = Some(undo(h, elem, input, limit, addr)?);
     }
     let got = buf.as_deref().map_or(stored, |b| &b[..]);
-    if got.len() != expect {
+    check_size(got.len(), expect, addr)?;
+    Ok(CHUNKS.take_copy(got))
+}
+
+fn check_size(got: usize, expect: usize, addr: u64) -> Result<()> {
+    if got != expect {
         return Err(Error::corrupt(
             "chunk",
             addr,
-            format!(
-                "HDF5 filters decode to {} bytes, expected {expect}",
-                got.len()
-            ),
+            format!("HDF5 filters decode to {got} bytes, expected {expect}"),
         ));
     }
-    Ok(CHUNKS.take_copy(got))
+    Ok(())
+}
+
+/// [`decode`] into `out` (the chunk's size): the last stage undone writes
+/// straight into it where it can.
+pub(super) fn decode_into(
+    filters: &[Filter],
+    mask: u32,
+    elem: usize,
+    stored: &[u8],
+    addr: u64,
+    out: &mut [u8],
+) -> Result<()> {
+    let todo = to_undo(filters, mask);
+    let Some((&last, rest)) = todo.split_last().filter(|(h, _)| direct(h)) else {
+        out.copy_from_slice(&decode(filters, mask, elem, stored, out.len(), addr)?);
+        return Ok(());
+    };
+    let limit = out.len().saturating_add(STAGE_SLACK * filters.len());
+    let mut buf: Option<PooledBuf> = None;
+    for &h in rest {
+        let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
+        buf = Some(undo(h, elem, input, limit, addr)?);
+    }
+    let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
+    blosc::decode_into(input, out)
+        .map_err(|d| Error::corrupt("chunk", addr, format!("{}: {d}", last.name())))
 }
 
 /// Run an HDF5 pipeline forward; returns the stored bytes and HDF5's mask

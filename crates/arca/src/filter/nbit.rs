@@ -97,7 +97,7 @@ fn parse(p: &[u32], at: &mut usize, depth: usize) -> Result<Ty, String> {
         }
         ARRAY => {
             let base = parse(p, at, depth + 1)?;
-            if size % base.size() != 0 {
+            if !size.is_multiple_of(base.size()) {
                 return Err(format!(
                     "array of {size} bytes over {}-byte items",
                     base.size()
