@@ -48,6 +48,11 @@ FILTERS = {
     "scaleoffset_int_bits": (dict(scaleoffset=12), ["<i4", ">u4", "<i8"]),
     "scaleoffset_float": (dict(scaleoffset=3), FLOATS),
     "nbit_full": (dict(), ALL),  # n-bit over full-precision types: stored as is
+    # Pipelines of several stages.
+    "blosc_fletcher32": (dict(B(cname="zstd"), fletcher32=True), ALL),
+    "bitshuffle_fletcher32": (dict(BS(cname="lz4"), fletcher32=True), FLOATS),
+    "scaleoffset_shuffle_gzip": (dict(scaleoffset=0, shuffle=True, compression="gzip"), INTS),
+    "szip_fletcher32": (dict(compression="szip", fletcher32=True), ["<i4", ">f8"]),
 }
 # Shapes and chunks: partial edge chunks, rank 1 to 3 (blosc2 stores
 # chunks of rank 2 and more as B2ND arrays).
