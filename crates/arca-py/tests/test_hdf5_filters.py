@@ -193,6 +193,32 @@ def test_szip_streams_of_every_shape_read_as_hdf5_reads_them(tmp_path, opts):
             assert np.array_equal(a[n][()], h[n][()]), n
 
 
+def test_nbit_over_narrow_numbers_reads_as_hdf5_converts_them(tmp_path):
+    """n-bit packs numbers of a precision or bit offset of their own; arca's
+    types have neither, so such datasets come in by value (HDF5 converting
+    them), the pipeline reported, and read as h5py reads them."""
+    src, imported = tmp_path / "src.h5", tmp_path / "x.arca"
+    with h5py.File(src, "w") as f:
+        for name, base, prec, off, data in [
+            ("i17", h5py.h5t.STD_I32LE, 17, 3, np.arange(-500, 500, dtype="<i4")),
+            ("u12be", h5py.h5t.STD_U16BE, 12, 0, np.arange(1000, dtype=">u2")),
+        ]:
+            tid = base.copy()
+            tid.set_precision(prec)
+            tid.set_offset(off)
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_chunk((300,))
+            dcpl.set_filter(h5py.h5z.FILTER_NBIT)
+            d = h5py.h5d.create(f.id, name.encode(), tid, h5py.h5s.create_simple((1000,)), dcpl=dcpl)
+            d.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
+    report = interop.import_hdf5(src, imported)
+    assert sorted(p for p, _ in report) == ["/i17", "/u12be"]
+    assert all("nbit" in note for _, note in report)
+    with h5py.File(src, "r") as h, arca.File(imported, "r") as a:
+        for n in h:
+            assert np.array_equal(a[n][()], h[n][()]), n
+
+
 def test_damaged_chunks_are_errors_naming_the_chunk(tmp_path):
     src, imported = tmp_path / "src.h5", tmp_path / "x.arca"
     with h5py.File(src, "w") as f:
