@@ -69,6 +69,7 @@ from ._errors import (
 from ._file import File
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
+from ._selection import MultiBlockSlice
 
 __version__ = _native.__version__
 
@@ -96,6 +97,7 @@ __all__ = [
     "Group",
     "HardLink",
     "LockedError",
+    "MultiBlockSlice",
     "NeedsRecoveryError",
     "PoisonedError",
     "Reference",

@@ -26,6 +26,7 @@ Every such dataset stores its data in its own chunked byte vector;
 import numpy as np
 
 from . import _native, _rows
+from ._selection import broadcast_shape
 from ._dtypes import (
     from_type_string,
     native,
@@ -47,17 +48,12 @@ def engine(dsid, type_string):
 
 
 def _broadcast(arr, out_shape, count):
-    if arr.shape != tuple(out_shape):
-        if arr.size == prod(out_shape):
-            arr = arr.reshape(out_shape)
-        else:
-            try:
-                arr = np.broadcast_to(arr, out_shape)
-            except ValueError:
-                raise ValueError(
-                    f"could not broadcast input array from shape {arr.shape} "
-                    f"into shape {tuple(out_shape)}"
-                ) from None
+    """``arr`` broadcast to a selection of ``out_shape`` by h5py's rules,
+    shaped ``count``."""
+    out_shape = tuple(out_shape)
+    if arr.shape != out_shape:
+        src = broadcast_shape(arr.shape, out_shape)
+        arr = np.broadcast_to(arr.reshape(src), out_shape)
     return arr.reshape(count)
 
 
@@ -114,16 +110,7 @@ class Rows(_Vector):
         _rows.write(self._id, start, count, step, np.asarray(data), self.type_string)
 
     def coerce(self, value, out_shape, count):
-        arr = np.asarray(value, dtype=self.memtype)
-        if arr.shape != tuple(out_shape):
-            try:
-                arr = np.broadcast_to(arr, out_shape)
-            except ValueError:
-                raise ValueError(
-                    f"could not broadcast input array from shape {arr.shape} "
-                    f"into shape {tuple(out_shape)}"
-                ) from None
-        return arr.reshape(count)
+        return _broadcast(np.asarray(value, dtype=self.memtype), out_shape, count)
 
 
 class Ragged(_Vector):
@@ -192,6 +179,14 @@ class Ragged(_Vector):
             arr = np.empty((), dtype=object)
             arr[()] = np.asarray(value, dtype=b)
             return arr.reshape(count)
+        if b not in (str, bytes) and isinstance(value, np.ndarray) and value.dtype.kind != "O" \
+                and value.ndim > 1:
+            # A numeric array's last axis holds the items, as h5py reads it.
+            rows = value.reshape(-1, value.shape[-1])
+            arr = np.empty(len(rows), dtype=object)
+            for i, r in enumerate(rows):
+                arr[i] = r
+            value = arr.reshape(value.shape[:-1])
         return _broadcast(object_array(value, b), out_shape, count)
 
     # -- buffers ----------------------------------------------------------------
