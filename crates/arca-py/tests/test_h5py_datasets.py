@@ -73,7 +73,7 @@ def test_copy_keeps_byte_vector_options(path):
         f.copy("s", "t")
         assert f["t"].vlen_info["chunk_bytes"] == f["s"].vlen_info["chunk_bytes"] == 4096
         assert f["t"].vlen_info["filters"] == f["s"].vlen_info["filters"]
-        assert f["t"][...].tolist() == ["x"] * 10
+        assert f["t"][...].tolist() == [b"x"] * 10
 
 
 def _outcomes(ds, keys):

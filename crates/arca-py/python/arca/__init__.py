@@ -27,6 +27,7 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 # (tests/test_layers.py checks that there is no cycle, no import inside a
 # function and no use of another module's private names):
 #   _native, _errors, _links, _selection, _util   no package imports (bar _native)
+#   h5z, filters   HDF5 filter ids and h5py's filter names
 #   _dtypes    numpy dtypes <-> type strings, and elements as they cross
 #   _rows      the buffer of compounds with variable-length members
 #   _attrs     attributes
@@ -37,7 +38,7 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _create    creating datasets
 #   _group, _file   the other object classes, each registering itself
 # This file imports them all; interop/, mpi and xarray sit above it.
-from . import _native
+from . import _native, filters, h5z
 from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._dtypes import (

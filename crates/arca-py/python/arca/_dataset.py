@@ -1,5 +1,6 @@
 """Datasets: typed n-dimensional arrays, read and written with numpy indexing."""
 
+import codecs
 import itertools
 
 import numpy as np
@@ -232,22 +233,31 @@ class Dataset(HLObject):
         return len(self)
 
     def astype(self, dtype):
-        """A view that reads as ``dtype``: ``ds.astype("f4")[:10]``."""
+        """A view that reads as ``dtype``: ``ds.astype("f4")[:10]``,
+        ``np.asarray(ds.astype("i8"))``."""
         return _AsType(self, np.dtype(dtype))
 
     def asstr(self, encoding=None, errors="strict"):
         """A view that reads a string dataset as ``str`` (object arrays), as
-        h5py's: fixed-length strings and byte strings are decoded with
-        ``encoding`` (default: the type's own character set, UTF-8 for
-        variable-length ones); ``str`` elements pass as they are::
+        h5py's: strings read as ``bytes`` and are decoded with ``encoding``
+        (default: the type's character set, UTF-8 or ASCII)::
 
+            ds[0]                # b'abc'
             ds.asstr()[0]        # 'abc'
         """
         v = self._vlen
         if v is not None and v.ragged and v.base in (str, bytes):
-            return _AsStr(self, encoding or "utf-8", errors, as_is=v.base is str)
+            enc = encoding or ("utf-8" if v.base is str else "ascii")
+            ds = self
+            if codecs.lookup(enc).name == "utf-8" and errors == "strict":
+                # Decoded in native code as they are unpacked.
+                ds = object.__new__(Dataset)
+                ds.__dict__.update(self.__dict__)
+                ds._vlen = v.decoding()
+            return _AsStr(ds, enc, errors)
         if self.dtype.kind != "S":
-            raise TypeError("dset.asstr() can only be used on datasets with a string type")
+            raise TypeError(
+                "dset.asstr() can only be used on datasets with an HDF5 string datatype")
         enc = encoding or (self.dtype.metadata or {}).get("h5py_encoding", "ascii")
         return _AsStr(self, enc, errors)
 
@@ -723,75 +733,101 @@ def _pick(rows, names):
     return recfunctions.repack_fields(picked)
 
 
-class _Fields:
+class _View:
+    """A read-only view of a dataset that converts what it reads (what
+    :meth:`Dataset.astype`, :meth:`Dataset.asstr` and :meth:`Dataset.fields`
+    return, as h5py's wrappers): indexing reads, ``np.asarray(view)``
+    reads everything, ``len``/``shape``/``ndim``/``size`` are the dataset's."""
+
+    def __init__(self, ds):
+        self._ds = ds
+
+    def _convert(self, v):
+        return v
+
+    def __getitem__(self, key):
+        return self._convert(self._ds[key])
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("memory allocation cannot be avoided: reading a dataset "
+                             "always makes a copy (copy=False is impossible)")
+        arr = np.asarray(self[...])
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self):
+        return len(self._ds)
+
+    @property
+    def shape(self):
+        return self._ds.shape
+
+    @property
+    def ndim(self):
+        return self._ds.ndim
+
+    @property
+    def size(self):
+        return self._ds.size
+
+
+class _Fields(_View):
     """What :meth:`Dataset.fields` returns: reads of some members only."""
 
     def __init__(self, ds, names):
-        self._ds = ds
+        super().__init__(ds)
         self._one = isinstance(names, str)
         self._names = (names,) if self._one else tuple(names)
         ds._field_names(self._names)
-
-    def __getitem__(self, key):
-        rows = self._ds[key]
+        fields = ds.dtype.fields
         if self._one:
-            return np.ascontiguousarray(rows[self._names[0]])
+            self.dtype = fields[names][0]
+        else:
+            self.dtype = np.dtype([(n, fields[n][0]) for n in self._names])
+
+    def _convert(self, v):
+        if self._one:
+            return _pick(v, self._names)
+        # A list of names keeps a compound, even of one member.
         from numpy.lib import recfunctions
 
-        return recfunctions.repack_fields(rows[list(self._names)])
-
-    def __array__(self, dtype=None, copy=None):
-        arr = self[()]
-        return arr if dtype is None else arr.astype(dtype)
-
-    def __len__(self):
-        return len(self._ds)
+        picked = v[list(self._names)]
+        if isinstance(picked, np.void):
+            return recfunctions.repack_fields(np.asarray(picked))[()]
+        return recfunctions.repack_fields(picked)
 
 
-class _AsType:
+class _AsType(_View):
     """What :meth:`Dataset.astype` returns: reads converted to a dtype."""
 
     def __init__(self, ds, dtype):
-        self._ds = ds
-        self._dtype = dtype
+        super().__init__(ds)
+        self.dtype = dtype
 
-    def __getitem__(self, key):
-        return np.asarray(self._ds[key]).astype(self._dtype)
-
-    def __array__(self, dtype=None, copy=None):
-        arr = self[...]
-        return arr if dtype is None else arr.astype(dtype)
-
-    def __len__(self):
-        return len(self._ds)
+    def _convert(self, v):
+        if isinstance(v, np.ndarray):
+            return v.astype(self.dtype)
+        return np.asarray(v).astype(self.dtype)[()]
 
 
-class _AsStr:
+class _AsStr(_View):
     """What :meth:`Dataset.asstr` returns: reads with byte strings decoded."""
 
-    def __init__(self, ds, encoding, errors, as_is=False):
-        self._ds, self._enc, self._err = ds, encoding, errors
-        self._as_is = as_is  # elements already read as str
+    dtype = np.dtype(object)
+
+    def __init__(self, ds, encoding, errors):
+        super().__init__(ds)
+        self._enc, self._err = encoding, errors
 
     def _text(self, x):
         return x if isinstance(x, str) else x.decode(self._enc, self._err)
 
-    def __getitem__(self, key):
-        v = self._ds[key]
-        if self._as_is:
-            return v
+    def _convert(self, v):
         if isinstance(v, (bytes, str)):
             return self._text(v)
         out = np.empty(v.shape, dtype=object)
         out.reshape(-1)[:] = [self._text(x) for x in v.reshape(-1).tolist()]
         return out
-
-    def __array__(self, dtype=None, copy=None):
-        arr = self[...]
-        return arr if dtype is None else arr.astype(dtype)
-
-    def __len__(self):
-        return len(self._ds)
 
 
 register("dataset", Dataset)
