@@ -26,29 +26,34 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 # The modules form layers, each importing only from those before it
 # (tests/test_layers.py checks that there is no cycle, no import inside a
 # function and no use of another module's private names):
-#   _native, _errors, _links, _selection, _util   no package imports (bar _native)
-#   h5z, filters   HDF5 filter ids and h5py's filter names
+#   _native, _errors, _links, _selection, _util, version, h5p
+#              no package imports (bar _native)
+#   h5z, filters, h5py_warnings   HDF5 filter ids, h5py's filter names and warnings
 #   _dtypes    numpy dtypes <-> type strings, and elements as they cross
 #   _rows      the buffer of compounds with variable-length members
 #   _attrs     attributes
 #   _object    HLObject, and the class registry that wraps native handles
 #   _dims      dimension scales
+#   h5ds       h5py's h5ds calls over _dims
 #   _vlen      element engines of variable-length data
 #   _dataset   Dataset (every dataset, whatever its type)
 #   _create    creating datasets
 #   _group, _file   the other object classes, each registering itself
-# This file imports them all; interop/, mpi and xarray sit above it.
-from . import _native, filters, h5z
+# This file imports them all; interop/, mpi, xarray and h5py_compat sit
+# above it.
+from . import _native, filters, h5p, h5py_warnings, h5z, version
 from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._dtypes import (
     Empty,
     Reference,
+    check_complex_dtype,
     check_enum_dtype,
     check_opaque_dtype,
     check_ref_dtype,
     check_string_dtype,
     check_vlen_dtype,
+    complex_compat_dtype,
     enum_dtype,
     opaque_dtype,
     ref_dtype,
@@ -67,10 +72,11 @@ from ._errors import (
     ReadOnlyError,
     UnsupportedError,
 )
-from ._file import File
+from ._file import File, is_hdf5
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
 from ._selection import MultiBlockSlice
+from . import h5ds
 
 __version__ = _native.__version__
 
@@ -105,12 +111,14 @@ __all__ = [
     "ReadOnlyError",
     "SoftLink",
     "UnsupportedError",
+    "check_complex_dtype",
     "check_dtype",
     "check_enum_dtype",
     "check_opaque_dtype",
     "check_ref_dtype",
     "check_string_dtype",
     "check_vlen_dtype",
+    "complex_compat_dtype",
     "enum_dtype",
     "opaque_dtype",
     "ref_dtype",
@@ -118,6 +126,7 @@ __all__ = [
     "string_info",
     "gc",
     "io_stats",
+    "is_hdf5",
     "pool_stats",
     "set_pool_limits",
     "set_pooling",

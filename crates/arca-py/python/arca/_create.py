@@ -4,6 +4,7 @@ or variable-length."""
 
 import operator
 import os
+import warnings
 
 import numpy as np
 
@@ -11,13 +12,16 @@ from . import _native, filters, h5z
 from ._dataset import Dataset
 from ._dtypes import (
     Empty,
+    Reference,
     as_array,
+    check_complex_dtype,
     check_dtype,
     check_vlen_dtype,
     has_refs,
     infer_vlen_base,
     native,
     object_array,
+    ref_dtype,
     rows_dtype,
     type_string,
     vlen_base_of_dtype,
@@ -26,6 +30,7 @@ from ._dtypes import (
     vlen_type_string,
 )
 from ._errors import UnsupportedError
+from .h5py_warnings import H5pyDeprecationWarning
 from .filters import FilterRefBase
 from ._util import COMPRESSORS, DEFAULT_LEVEL, auto_chunks, member_path, shape_tuple
 
@@ -138,6 +143,10 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
             dtype = string_dtype()
         elif item is bytes:
             dtype = string_dtype("ascii")
+        elif item is Reference:
+            dtype = ref_dtype
+    if isinstance(data, np.ndarray) and data.dtype.kind == "U":
+        raise TypeError(f"No conversion path for dtype: {data.dtype!r}")
     compression, compression_opts = _compression(compression, compression_opts)
     if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
         chunks = (int(chunks),)
@@ -348,7 +357,22 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
             data = data.reshape(shape_tuple(shape) + sub)
         else:
             data = as_array(data, want)
+    if dtype is not None or data is not None:
+        # A compound of two floats named r and i is complex, as h5py reads
+        # it back: stored as complex.
+        dt = np.dtype(dtype) if dtype is not None else data.dtype
+        cx = None
+        if dt.names is not None and len(dt.names) == 2 and dt.itemsize in (8, 16):
+            cx = check_complex_dtype(dt)
+        if cx is not None:
+            if data is not None and data.dtype.names is not None:
+                data = (data["r"] + 1j * data["i"]).astype(cx)
+            dtype = cx
     if dtype is None:
+        if data is None:
+            warnings.warn("Creating a dataset without passing data or dtype is deprecated "
+                          "(as in h5py); pass an explicit dtype. dtype='f4' keeps this "
+                          "behaviour.", H5pyDeprecationWarning, stacklevel=4)
         dtype = data.dtype if data is not None else np.dtype("f4")
     dtype = check_dtype(dtype)
     if data is not None and dtype.subdtype is None and data.dtype != dtype:

@@ -2,10 +2,11 @@
 
 import codecs
 import itertools
+import posixpath
 
 import numpy as np
 
-from . import _dims, _selection, _vlen
+from . import _dims, _native, _selection, _vlen
 from ._dtypes import (
     Empty,
     as_array,
@@ -18,7 +19,7 @@ from ._dtypes import (
     strpad,
     unpad,
 )
-from ._object import HLObject, register
+from ._object import HLObject, ObjectID, register
 from ._util import prod
 
 # A list index whose span is at most this many times its length is read as
@@ -28,6 +29,9 @@ _DENSE_SPAN = 4
 
 # HDF5 compressors by id, as h5py names them.
 _H5_COMPRESSORS = {1: "gzip", 32000: "lzf", 32004: "lz4", 32015: "zstd", 4: "szip"}
+# arca's own filters: the HDF5 id and name each stands for.
+_OWN_FILTERS = {"shuffle": (2, "shuffle"), "gzip": (1, "deflate"), "zstd": (32015, "zstd"),
+                "lz4": (32004, "lz4")}
 
 
 class Dataset(HLObject):
@@ -44,7 +48,12 @@ class Dataset(HLObject):
     :attr:`dtype` reports the stored type.
     """
 
-    def __init__(self, file, dsid):
+    def __init__(self, file, dsid=None):
+        if dsid is None:
+            # h5py's Dataset(id), from an ObjectID (obj.id).
+            if not isinstance(file, ObjectID) or not isinstance(file._id, _native.Dataset):
+                raise ValueError(f"{file!r} is not a dataset identifier")
+            file, dsid = file._file, file._id
         super().__init__(file, dsid)
         self._type = dsid.dtype()
         # Variable-length elements (or members) cross through an engine
@@ -55,9 +64,11 @@ class Dataset(HLObject):
         self._mdtype = None
 
     def __repr__(self):
+        # h5py's words, which code and doctests written for it match.
         if not self:
-            return "<Closed arca Dataset>"
-        return f'<arca Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
+            return "<Closed HDF5 dataset>"
+        name = posixpath.basename(self.name) or "/"
+        return f'<HDF5 dataset "{name}": shape {self.shape}, type "{self.dtype.str}">'
 
     # -- metadata -------------------------------------------------------------
     @property
@@ -125,7 +136,10 @@ class Dataset(HLObject):
 
     @property
     def maxshape(self):
-        """Largest extent per dimension; None is unlimited."""
+        """Largest extent per dimension; None is unlimited. None for a null
+        dataspace (``Empty``)."""
+        if self._id.shape() is None:
+            return None
         return tuple(self._id.maxshape())
 
     @property
@@ -157,14 +171,32 @@ class Dataset(HLObject):
         return [(c, fl, tuple(v), nm) for c, fl, v, nm in self._id.hdf5_filters()]
 
     @property
+    def filter_ids(self):
+        """HDF5's ids of the filters, in pipeline order (arca's own gzip,
+        zstd and lz4 by the ids HDF5 gives them): ``(2, 32000, 3)``."""
+        h5 = self._id.hdf5_filters()
+        if h5:
+            return tuple(c for c, _, _, _ in h5)
+        return tuple(_OWN_FILTERS[name][0] for name, _ in self._id.filters())
+
+    @property
+    def filter_names(self):
+        """The filters' names, in pipeline order, as HDF5 stores them:
+        ``("shuffle", "lzf", "fletcher32")``."""
+        h5 = self._id.hdf5_filters()
+        if h5:
+            return tuple(nm for _, _, _, nm in h5)
+        return tuple(_OWN_FILTERS[name][1] for name, _ in self._id.filters())
+
+    @property
     def compression(self):
-        """``"gzip"``, ``"zstd"``, ``"lz4"``, ``"lzf"``, another HDF5 filter's
-        id, or None."""
+        """``"gzip"``, ``"zstd"``, ``"lz4"``, ``"lzf"``, ``"unknown"`` for
+        another HDF5 filter (see ``hdf5_filters``), or None."""
         h5 = self._id.hdf5_filters()
         if h5:
             for c, _, _, _ in h5:
                 if c not in (2, 3, 5, 6):
-                    return _H5_COMPRESSORS.get(c, c)
+                    return _H5_COMPRESSORS.get(c, "unknown")
             return None
         for name, _ in self._id.filters():
             if name != "shuffle":
@@ -173,15 +205,12 @@ class Dataset(HLObject):
 
     @property
     def compression_opts(self):
-        """The compression level (gzip, zstd), an HDF5 filter's values, or
-        None."""
+        """The compression level (gzip, zstd), or None."""
         h5 = self._id.hdf5_filters()
         if h5:
             for c, _, vals, _ in h5:
                 if c in (1, 32015):
                     return vals[0] if vals else None
-                if c not in (2, 3, 5, 6, 32000, 32004):
-                    return tuple(vals)
             return None
         for name, level in self._id.filters():
             if name != "shuffle":
@@ -372,15 +401,8 @@ class Dataset(HLObject):
             if s.lists or s.mask is not None or any(st != 1 for st in s.step):
                 raise TypeError("iter_chunks takes integers and slices with step 1")
             start, count = s.start, s.count
-        bounds = [(a, a + c) for a, c in zip(start, count)]
-        if any(a == b for a, b in bounds):
-            return
-        ranges = [range(a // c, (b - 1) // c + 1) for (a, b), c in zip(bounds, chunks)]
-        for idx in itertools.product(*ranges):
-            yield tuple(
-                slice(max(a, i * c), min(b, (i + 1) * c), 1)
-                for i, c, (a, b) in zip(idx, chunks, bounds)
-            )
+        # Checked now, walked when iterated.
+        return _chunk_slices([(a, a + c) for a, c in zip(start, count)], chunks)
 
     def __iter__(self):
         shape = self.shape
@@ -578,6 +600,7 @@ class Dataset(HLObject):
             return self._vlen.coerce(value, out_shape, count)
         mdt = self._memtype
         out_shape = tuple(out_shape)
+        _refuse_unicode(value)
         if has_refs(mdt):
             arr = np.asarray(value, dtype=mdt)
             _selection.broadcast_shape(arr.shape, out_shape)
@@ -703,6 +726,24 @@ class Dataset(HLObject):
             self[...] = data
         else:
             self[dest_sel] = data
+
+
+def _refuse_unicode(value):
+    """numpy's fixed-width unicode arrays, which h5py has no conversion for
+    (Python str, alone or in lists, is encoded as UTF-8)."""
+    if isinstance(value, (np.ndarray, np.str_)) and value.dtype.kind == "U":
+        raise TypeError(f"No conversion path for dtype: {value.dtype!r}")
+
+
+def _chunk_slices(bounds, chunks):
+    """Per chunk the box ``bounds`` (``(start, stop)`` per axis) meets, the
+    slices of its part in it."""
+    if any(a == b for a, b in bounds):
+        return
+    ranges = [range(a // c, (b - 1) // c + 1) for (a, b), c in zip(bounds, chunks)]
+    for idx in itertools.product(*ranges):
+        yield tuple(slice(max(a, i * c), min(b, (i + 1) * c), 1)
+                    for i, c, (a, b) in zip(idx, chunks, bounds))
 
 
 def _whole(args):

@@ -147,7 +147,8 @@ class Ragged(_Vector):
     # -- object arrays ----------------------------------------------------------
     def read(self, start, count, step):
         n = prod(count)
-        out = np.empty(n, dtype=object)
+        # Tagged with the element type, as h5py's arrays are.
+        out = np.empty(n, dtype=self.dtype)
         if n:
             values, offsets = _native.vlen_read(self._id, start, count, step)
             b = self.base

@@ -100,6 +100,15 @@ impl std::fmt::Debug for File {
 }
 
 impl File {
+    /// The file behind an open session: how an object reached through an
+    /// external link names the file it lies in.
+    pub(crate) fn from_handle(file: FileHandle) -> File {
+        let path = lock(&file)
+            .ok()
+            .and_then(|g| g.path().map(Path::to_path_buf));
+        File { file, path }
+    }
+
     /// Settings for [`OpenOptions::open`].
     pub fn options() -> OpenOptions {
         OpenOptions::default()
@@ -326,10 +335,19 @@ impl File {
 
     /// Flush and close. Handles to objects in this file stop working.
     ///
+    /// A handle poisoned by a failed write closes too, committing nothing:
+    /// its locks and reader-table entries go, and a journal it left hot
+    /// stays for the next writer (or a reader) to roll back; the call then
+    /// returns [`Error::Poisoned`].
+    ///
     /// # Errors
-    /// As for [`File::flush`].
+    /// As for [`File::flush`]; [`Error::Poisoned`] as above.
     pub fn close(self) -> Result<()> {
-        lock(&self.file)?.close()
+        // Not `lock`, which refuses a poisoned session: it must still let go.
+        self.file
+            .lock()
+            .map_err(|_| crate::error::Error::Poisoned)?
+            .close()
     }
 
     /// Object counts and bytes by kind, from a walk of the whole file.
