@@ -98,7 +98,7 @@ def rewrite(src: str) -> str:
         if mod == "h5py" and sub.startswith(".") and sub[1:].split(".")[0] in LOW_LEVEL:
             return "\n".join(
                 f"{m['indent']}{n.strip().partition(' as ')[2].strip() or n.strip()} = "
-                f"_arca_shim.LowLevel('h5py{sub}.{n.strip().partition(' as ')[0]}')"
+                f"_arca_shim.low_level('h5py{sub}', '{n.strip().partition(' as ')[0]}')"
                 for n in names.strip("()").split(",") if n.strip()
             )
         return _from_import(sub, names, m["indent"])
@@ -159,7 +159,10 @@ def main() -> int:
     if not args.all:
         for test in excluded():
             cmd += ["--deselect", f"h5py_tests/{test}"]
-    cmd += rest or ["h5py_tests"]
+    # Options alone run the whole suite; a path or node id narrows it.
+    if not any(not a.startswith("-") for a in rest):
+        rest = rest + ["h5py_tests"]
+    cmd += rest
     env = dict(os.environ, PYTHONPATH=str(dest) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.call(cmd, cwd=dest, env=env)
 

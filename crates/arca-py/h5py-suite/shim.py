@@ -2,6 +2,7 @@
 as arca provides it (see run.py)."""
 
 import importlib
+import math
 import os
 import threading
 
@@ -35,6 +36,13 @@ def private(module, name):
         # h5py's path helpers for libhdf5 (which takes bytes paths).
         ("h5py._hl.compat", "filename_encode"): lambda: lambda p: os.fsencode(os.fspath(p)),
         ("h5py._hl.compat", "filename_decode"): lambda: os.fsdecode,
+        # h5py's product of a shape's entries (1 for ()).
+        ("h5py._hl.base", "product"): lambda: lambda shape: math.prod(shape),
+        # Whether an object's id is a dataset with a null dataspace (Empty).
+        ("h5py._hl.base", "is_empty_dataspace"): lambda: lambda oid: oid.shape() is None,
+        ("h5py.h5py_warnings", "H5pyDeprecationWarning"):
+            lambda: arca.h5py_warnings.H5pyDeprecationWarning,
+        ("h5py.h5py_warnings", "H5pyWarning"): lambda: arca.h5py_warnings.H5pyWarning,
     }
     key = (module, name)
     if key in table:
@@ -47,3 +55,25 @@ def private(module, name):
 
 def module(name):
     return LowLevel(name)
+
+
+def low_level(module, name):
+    """``from <h5py low-level module> import name``: what the table above
+    maps (``phil``), else a placeholder that fails when used."""
+    if (module, name) == ("h5py._objects", "phil"):
+        return phil
+    return LowLevel(f"{module}.{name}")
+
+
+class _FastReader:
+    """h5py's ``Dataset._fast_reader``, its compiled reader, which the tests
+    read with beside indexing: arca has one reader, indexing."""
+
+    def __init__(self, ds):
+        self._ds = ds
+
+    def read(self, args):
+        return self._ds[args]
+
+
+arca.Dataset._fast_reader = property(_FastReader)

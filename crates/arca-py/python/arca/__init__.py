@@ -28,6 +28,7 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 # function and no use of another module's private names):
 #   _native, _errors, _links, _selection, _util, version, h5p
 #              no package imports (bar _native)
+#   h5z, filters, h5py_warnings   HDF5 filter ids, h5py's filter names and warnings
 #   _dtypes    numpy dtypes <-> type strings, and elements as they cross
 #   _rows      the buffer of compounds with variable-length members
 #   _attrs     attributes
@@ -40,17 +41,19 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _group, _file   the other object classes, each registering itself
 # This file imports them all; interop/, mpi, xarray and h5py_compat sit
 # above it.
-from . import _native, h5p, version
+from . import _native, filters, h5p, h5py_warnings, h5z, version
 from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._dtypes import (
     Empty,
     Reference,
+    check_complex_dtype,
     check_enum_dtype,
     check_opaque_dtype,
     check_ref_dtype,
     check_string_dtype,
     check_vlen_dtype,
+    complex_compat_dtype,
     enum_dtype,
     opaque_dtype,
     ref_dtype,
@@ -72,6 +75,7 @@ from ._errors import (
 from ._file import File, is_hdf5
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
+from ._selection import MultiBlockSlice
 from . import h5ds
 
 __version__ = _native.__version__
@@ -100,18 +104,21 @@ __all__ = [
     "Group",
     "HardLink",
     "LockedError",
+    "MultiBlockSlice",
     "NeedsRecoveryError",
     "PoisonedError",
     "Reference",
     "ReadOnlyError",
     "SoftLink",
     "UnsupportedError",
+    "check_complex_dtype",
     "check_dtype",
     "check_enum_dtype",
     "check_opaque_dtype",
     "check_ref_dtype",
     "check_string_dtype",
     "check_vlen_dtype",
+    "complex_compat_dtype",
     "enum_dtype",
     "opaque_dtype",
     "ref_dtype",

@@ -211,68 +211,79 @@ class Group(HLObject, MutableMapping):
             return obj
         return self.create_group(name)
 
-    def create_dataset(
-        self,
-        name,
-        shape=None,
-        dtype=None,
-        data=None,
-        chunks=None,
-        maxshape=None,
-        compression=None,
-        compression_opts=None,
-        shuffle=False,
-        fillvalue=None,
-        layout=None,
-        fletcher32=False,
-        scaleoffset=None,
-        hdf5_filters=None,
-        track_order=None,
-        **vlen_options,
-    ):
-        """Create a dataset.
-
-        ``shape``/``dtype`` describe it, or ``data`` gives both and the
-        contents (dtype defaults to float32 without data). ``chunks`` is a
-        tuple, True for an automatic shape, or None (chunked only when
-        filters or ``maxshape`` need it). ``maxshape`` entries of None are
-        unlimited. ``compression`` is ``"gzip"`` (or an int level),
-        ``"zstd"`` or ``"lz4"``, with ``compression_opts`` the level;
-        ``shuffle`` adds the byte-shuffle filter. As in h5py, ``"lzf"``,
-        ``fletcher32=True`` and an HDF5 filter id as ``compression`` (with
-        its values as ``compression_opts``, as hdf5plugin gives them) make
-        an HDF5 filter pipeline, stored exactly as HDF5 stores it; arca
-        encodes deflate, shuffle, fletcher32, lzf, lz4 (32004) and zstd
-        (32015). ``hdf5_filters`` gives a whole HDF5 pipeline as h5py's
-        ``get_filter`` lists it, ``[(id, flags, values, name)]``; its
-        chunks can then be written as stored whatever the filters (this is
-        how ``arca import`` keeps filters arca has no codec for), and read
-        where arca has the codecs. ``fillvalue`` is shown
-        where nothing was written. ``track_order=True`` lists the dataset's
-        attributes in creation order. ``layout`` is ``"compact"`` (elements
-        kept in the dataset's header, under 4 KiB, fixed shape),
-        ``"contiguous"`` or ``"chunked"``; by default datasets of fixed shape
-        up to 1 KiB are compact, larger ones contiguous, and chunked when
-        chunks, filters or ``maxshape`` ask for it. Variable-length types (``arca.string_dtype()``,
-        ``arca.vlen_dtype(base)``, ``str``, object arrays) take ``vlen_*``
-        options for their byte vector (see ``arca._vlen``). Every dataset
-        is an :class:`arca.Dataset`::
+    def create_dataset(self, name, shape=None, dtype=None, data=None, **kwds):
+        """Create a dataset, as h5py's ``create_dataset``; every dataset is
+        an :class:`arca.Dataset`::
 
             ds = g.create_dataset("x", shape=(10,), dtype="i4", compression="zstd")
+            g.create_dataset("s", data=["a", "bc"])     # variable-length strings
 
+        ``shape``/``dtype`` describe it, or ``data`` gives both and the
+        contents (str or bytes data, and lists of them, make variable-length
+        strings; dtype defaults to float32). No shape and no data with a
+        dtype is a null dataspace (``Empty``). Keywords:
+
+        * ``chunks``: a tuple (or int), True for an automatic shape, False
+          or None; datasets are chunked when filters or ``maxshape`` need it.
+          ``maxshape``: entries of None are unlimited (True: all of them).
+        * ``compression``: ``"gzip"`` (or a level 0-9, or True),
+          ``"zstd"``, ``"lz4"``, ``"lzf"``, an HDF5 filter id, or a filter
+          object (``arca.filters.Gzip(8)``), with ``compression_opts`` its
+          level or values; ``shuffle`` adds the byte-shuffle filter. gzip,
+          zstd and lz4 are arca's own pipeline; ``"lzf"``,
+          ``fletcher32=True`` and filter ids make an HDF5 pipeline, stored
+          as HDF5 stores it (arca encodes deflate, shuffle, fletcher32, lzf,
+          lz4 (32004) and zstd (32015); ``allow_unknown_filter=True`` takes
+          another id, whose chunks are then written already filtered).
+          ``hdf5_filters`` gives a whole HDF5 pipeline as h5py's
+          ``get_filter`` lists it, ``[(id, flags, values, name)]`` (how
+          ``arca import`` keeps filters arca has no codec for).
+          ``scaleoffset``: refused (no codec; files using it are imported
+          with their chunks kept as stored).
+        * ``fillvalue`` is shown where nothing was written. ``fill_time``:
+          ``"ifset"`` (default) and ``"alloc"`` show it there (arca writes no
+          fill bytes either way); ``"never"`` stores no fill value, so
+          unwritten elements read as zero bytes and ``fillvalue`` as 0.
+        * ``track_order=True`` lists the dataset's attributes in creation
+          order. ``track_times`` is accepted and has no effect: arca stores
+          no object times.
+        * ``rdcc_nbytes`` sets this handle's chunk cache; ``rdcc_nslots``
+          and ``rdcc_w0`` have no effect (arca's cache is not hashed).
+          ``efile_prefix`` and ``virtual_prefix`` have no effect (no
+          external storage; virtual sources resolve by their own paths).
+          ``dcpl``/``dapl`` (libhdf5 property lists) are refused;
+          ``external`` (raw data in other files) raises
+          ``arca.UnsupportedError``: not offered yet.
+        * ``layout``: ``"compact"`` (elements in the dataset's header, under
+          4 KiB, fixed shape), ``"contiguous"`` or ``"chunked"``; by default
+          fixed-shape datasets up to 1 KiB are compact, larger ones
+          contiguous.
+        * Variable-length types (``arca.string_dtype()``,
+          ``arca.vlen_dtype(base)``, ``str``, object arrays) take ``vlen_*``
+          options for their byte vector (see ``arca._vlen``).
         """
-        return _create.create_dataset(
-            self, name, shape, dtype, data, chunks, maxshape, compression, compression_opts,
-            shuffle, fillvalue, layout, fletcher32, scaleoffset, hdf5_filters, track_order,
-            **vlen_options)
+        return _create.create_dataset(self, name, shape, dtype, data, **kwds)
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
-        """Open the dataset at ``name`` if its shape and dtype fit, else create it.
+        """Open the dataset at ``name`` if its shape and dtype fit, else create
+        it with ``kwds``, as h5py's::
+
+            ds = g.require_dataset("x", (10,), "f4")
 
         TypeError if something incompatible is there: a group, another
-        shape, or a dtype that differs (``exact``) or cannot hold ``dtype``.
+        shape (or, with ``maxshape`` given, another maxshape), or a dtype
+        that differs (``exact``) or cannot hold ``dtype``. ``rdcc_nbytes``
+        sets the chunk cache of the dataset opened.
         """
         return _create.require_dataset(self, name, shape, dtype, exact, **kwds)
+
+    def create_dataset_like(self, name, other, **kwupdate):
+        """Create a dataset shaped, typed, chunked, filtered and filled like
+        ``other`` (no data, no attributes); keywords override, as h5py's::
+
+            g.create_dataset_like("y", g["x"], shape=(20,))
+        """
+        return _create.create_dataset_like(self, name, other, **kwupdate)
 
     # -- moving, copying and walking ---------------------------------------------
     def copy(self, source, dest, name=None, shallow=False, expand_soft=False,

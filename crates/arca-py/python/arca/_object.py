@@ -97,6 +97,9 @@ class HLObject:
 
     def __eq__(self, other):
         # The same object: same file and identity, whichever name reached it.
+        # Anything else is numpy's to compare (``ds == 1.5`` reads ds), as in h5py.
+        if not isinstance(other, HLObject):
+            return NotImplemented
         return (
             isinstance(other, self._kind())
             and other._file is self._file

@@ -23,9 +23,12 @@ Every such dataset stores its data in its own chunked byte vector;
 ``vlen_shuffle`` and ``vlen_reuse_space`` at creation configure it.
 """
 
+import copy
+
 import numpy as np
 
 from . import _native, _rows
+from ._selection import broadcast_shape
 from ._dtypes import (
     from_type_string,
     native,
@@ -47,17 +50,12 @@ def engine(dsid, type_string):
 
 
 def _broadcast(arr, out_shape, count):
-    if arr.shape != tuple(out_shape):
-        if arr.size == prod(out_shape):
-            arr = arr.reshape(out_shape)
-        else:
-            try:
-                arr = np.broadcast_to(arr, out_shape)
-            except ValueError:
-                raise ValueError(
-                    f"could not broadcast input array from shape {arr.shape} "
-                    f"into shape {tuple(out_shape)}"
-                ) from None
+    """``arr`` broadcast to a selection of ``out_shape`` by h5py's rules,
+    shaped ``count``."""
+    out_shape = tuple(out_shape)
+    if arr.shape != out_shape:
+        src = broadcast_shape(arr.shape, out_shape)
+        arr = np.broadcast_to(arr.reshape(src), out_shape)
     return arr.reshape(count)
 
 
@@ -114,16 +112,7 @@ class Rows(_Vector):
         _rows.write(self._id, start, count, step, np.asarray(data), self.type_string)
 
     def coerce(self, value, out_shape, count):
-        arr = np.asarray(value, dtype=self.memtype)
-        if arr.shape != tuple(out_shape):
-            try:
-                arr = np.broadcast_to(arr, out_shape)
-            except ValueError:
-                raise ValueError(
-                    f"could not broadcast input array from shape {arr.shape} "
-                    f"into shape {tuple(out_shape)}"
-                ) from None
-        return arr.reshape(count)
+        return _broadcast(np.asarray(value, dtype=self.memtype), out_shape, count)
 
 
 class Ragged(_Vector):
@@ -138,21 +127,33 @@ class Ragged(_Vector):
         self.dtype = self.memtype = vlen_dtype(stored)
         # Items in native byte order, whatever the stored order.
         self.base = stored if stored in (str, bytes) else stored.newbyteorder("=")
+        # Strings read as bytes, as h5py reads them; as str when decoding.
+        self.text = False
+
+    def decoding(self):
+        """This engine reading strings as ``str`` (UTF-8 decoded)."""
+        out = copy.copy(self)
+        out.text = True
+        return out
 
     def fillvalue(self):
-        """The empty element: ``""``, ``b""`` or an empty array."""
+        """The empty element: ``b""`` (strings read as bytes, as in h5py)
+        or an empty array."""
         b = self.base
-        return "" if b is str else b"" if b is bytes else np.empty(0, b)
+        if b in (str, bytes):
+            return "" if self.text else b""
+        return np.empty(0, b)
 
     # -- object arrays ----------------------------------------------------------
     def read(self, start, count, step):
         n = prod(count)
-        out = np.empty(n, dtype=object)
+        # Tagged with the element type, as h5py's arrays are.
+        out = np.empty(n, dtype=self.dtype)
         if n:
             values, offsets = _native.vlen_read(self._id, start, count, step)
             b = self.base
             if b in (str, bytes):
-                out[:] = _native.vlen_unpack(values, offsets, b is str)
+                out[:] = _native.vlen_unpack(values, offsets, self.text)
             else:
                 vals = values.view(b)
                 off = offsets.tolist()
@@ -162,8 +163,13 @@ class Ragged(_Vector):
 
     def _pack(self, flat):
         b = self.base
-        if b in (str, bytes):
+        if b is str:
             items = [x if isinstance(x, (str, bytes)) else _item_text(x) for x in flat.tolist()]
+            return _native.vlen_pack(items)
+        if b is bytes:
+            # An ASCII string type: str must be ASCII (UnicodeEncodeError, as h5py).
+            items = [x.encode("ascii") if isinstance(x, str) else
+                     x if isinstance(x, bytes) else _item_text(x) for x in flat.tolist()]
             return _native.vlen_pack(items)
         rows = []
         for x in flat:
@@ -192,6 +198,14 @@ class Ragged(_Vector):
             arr = np.empty((), dtype=object)
             arr[()] = np.asarray(value, dtype=b)
             return arr.reshape(count)
+        if b not in (str, bytes) and isinstance(value, np.ndarray) and value.dtype.kind != "O" \
+                and value.ndim > 1:
+            # A numeric array's last axis holds the items, as h5py reads it.
+            rows = value.reshape(-1, value.shape[-1])
+            arr = np.empty(len(rows), dtype=object)
+            for i, r in enumerate(rows):
+                arr[i] = r
+            value = arr.reshape(value.shape[:-1])
         return _broadcast(object_array(value, b), out_shape, count)
 
     # -- buffers ----------------------------------------------------------------
