@@ -21,9 +21,11 @@ from mpi4py import MPI
 
 import arca
 import arca.mpi
+from mpi_common import abort_on_error
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
+abort_on_error(comm)
 out, scenario = sys.argv[1], sys.argv[2]
 path = os.path.join(out, f"{scenario}.arca")
 ROWS, COLS = 50, 24  # per rank: 50 rows, so 16-row chunks straddle ranks

@@ -17,9 +17,12 @@ from mpi4py import MPI
 
 import arca
 import arca.mpi
+from mpi_common import abort_on_error
 
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
+
+abort_on_error(comm)
 out, scenario = sys.argv[1], sys.argv[2]
 PER = 37  # elements per rank per call
 
@@ -136,7 +139,7 @@ elif scenario in ("fail-validate", "fail-write"):
     if rank == 0:
         with arca.File(path) as a:
             a.check()
-            got = a["s"][...].tolist()
+            got = a["s"].asstr()[...].tolist()
             for r in range(size):
                 want = ["after"] * 2 + strings_for(r, 0)[2:]
                 assert got[r * PER:(r + 1) * PER] == want

@@ -29,7 +29,7 @@ def run(script, tmp_path, ranks, scenario):
                OMPI_MCA_btl_vader_single_copy_mechanism="none")
     cmd = [mpirun(), "-n", str(ranks), "--oversubscribe", sys.executable,
            os.path.join(HERE, script), str(tmp_path), scenario]
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stdout + r.stderr
     return r
 
