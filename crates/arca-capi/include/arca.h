@@ -139,6 +139,7 @@ typedef int32_t arca_dtype_t;
 #define ARCA_KIND_GROUP 1
 #define ARCA_KIND_DATASET 2
 #define ARCA_KIND_LINK 3    /* a dangling soft link or an external link */
+#define ARCA_KIND_DATATYPE 4 /* a committed datatype (listed; no handle opens it) */
 
 /* Link kinds (arca_link_info). */
 #define ARCA_LINK_HARD 1
@@ -358,7 +359,8 @@ int32_t arca_link_info(arca_group_t *loc, const char *path, int32_t *kind, char 
 /* Object references: *id = the identity of the object at `path` (what an
  * ARCA_DTYPE_REFERENCE element holds, 0 = null); arca_dereference opens
  * the object an id leads to: a group (*kind ARCA_KIND_GROUP, *group) or a
- * dataset (ARCA_KIND_DATASET, *dataset), the other set to NULL.
+ * dataset (ARCA_KIND_DATASET, *dataset), the other set to NULL; for a
+ * committed datatype (ARCA_KIND_DATATYPE) both are NULL.
  *   uint64_t id; arca_object_id(root, "runs/42", &id);
  *   int32_t k; arca_group_t *g; arca_dataset_t *d;
  *   arca_dereference(root, id, &k, &g, &d); */
@@ -411,7 +413,7 @@ int32_t arca_group_iterate(arca_group_t *g, arca_iterate_fn cb, void *user);
  * below it ("a", "a/x", "a/x/y", "b", "b/z"), as h5py's visit. */
 int32_t arca_group_visit(arca_group_t *g, arca_iterate_fn cb, void *user);
 
-/* *kind = ARCA_KIND_GROUP or ARCA_KIND_DATASET; nothing there is
+/* *kind = ARCA_KIND_GROUP, ARCA_KIND_DATASET or ARCA_KIND_DATATYPE; nothing there is
  * ARCA_ERR_NOT_FOUND. */
 int32_t arca_kind(arca_group_t *loc, const char *path, int32_t *kind);
 

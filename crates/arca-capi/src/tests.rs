@@ -332,6 +332,7 @@ fn header_constants_match() {
         ("ARCA_KIND_GROUP", ARCA_KIND_GROUP as i128),
         ("ARCA_KIND_DATASET", ARCA_KIND_DATASET as i128),
         ("ARCA_KIND_LINK", ARCA_KIND_LINK as i128),
+        ("ARCA_KIND_DATATYPE", ARCA_KIND_DATATYPE as i128),
         ("ARCA_LINK_HARD", ARCA_LINK_HARD as i128),
         ("ARCA_LINK_SOFT", ARCA_LINK_SOFT as i128),
         ("ARCA_LINK_EXTERNAL", ARCA_LINK_EXTERNAL as i128),

@@ -31,6 +31,8 @@ def private(module, name):
     """``from <h5py private module> import name``."""
     table = {
         ("h5py._objects", "phil"): lambda: phil,
+        # h5py's flag for an HDF5 built with virtual datasets: arca has them.
+        ("h5py._hl.vds", "vds_support"): lambda: True,
     }
     key = (module, name)
     if key in table:

@@ -121,6 +121,12 @@ impl PyDataset {
         PyAttributes { a: self.d.attrs() }
     }
 
+    /// The committed datatype the dataset was made with, or None.
+    fn committed_type(&self, py: Python<'_>) -> PyResult<Option<crate::named_type::PyNamedType>> {
+        let t = cvt(py.detach(|| self.d.committed_type()))?;
+        Ok(t.map(|t| crate::named_type::PyNamedType { t }))
+    }
+
     /// Current extent.
     fn shape(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
         cvt(py.detach(|| self.d.extent()))

@@ -186,6 +186,30 @@ def write_foreign(path):
         f.create_dataset("fine", data=data, chunks=(10, 50), compression="gzip")
 
 
+def write_named(path):
+    """Committed datatypes: with attributes, a second name, used by datasets
+    that come before them in name order, one whose name is gone, in a group
+    that tracks creation order."""
+    point = np.dtype([("x", "<f4"), ("y", ">i2"), ("tag", "S3")])
+    with h5py.File(path, "w") as f:
+        f["types/point"] = point
+        f["types/point"].attrs["about"] = "a point"
+        f["types/i4"] = np.dtype("<i4")
+        f["alias"] = f["types/i4"]
+        f.create_dataset("a_points", data=np.array([(1.5, 2, b"ab")], point),
+                         dtype=f["types/point"])
+        f.create_dataset("a_ints", data=np.arange(5), dtype=f["types/i4"], chunks=(2,),
+                         fillvalue=7)
+        f.create_dataset("empty", dtype=f["types/i4"])
+        f["gone"] = np.dtype(">f8")
+        f.create_dataset("orphan", data=np.ones(3), dtype=f["gone"])
+        del f["gone"]
+        g = f.create_group("ordered", track_order=True)
+        g["z"] = np.arange(2)
+        g["t"] = np.dtype("u1")
+        g["a"] = np.arange(3)
+
+
 def write_unmappable(path):
     """What arca has no place for, or must rewrite: each is reported."""
     with h5py.File(path, "w") as f:
@@ -196,13 +220,12 @@ def write_unmappable(path):
         f.create_dataset("plain", data=np.arange(10))
         regs = f.create_dataset("regions", (1,), dtype=h5py.regionref_dtype)
         regs[0] = f["plain"].regionref[2:5]
-        f["named"] = np.dtype("<i4")
         layout = h5py.VirtualLayout(shape=(10,), dtype="i8")
         layout[:] = h5py.VirtualSource(f["plain"])
         f.create_virtual_dataset("virtual", layout)
 
 
-UNMAPPABLE = {"/vlen_lzf", "/regions", "/named", "/virtual"}
+UNMAPPABLE = {"/vlen_lzf", "/regions", "/virtual"}
 
 
 def write_netcdf(path):
@@ -243,6 +266,7 @@ CORPUS = {
     "layouts.h5": write_layouts,
     "empty.h5": write_empty,
     "foreign.h5": write_foreign,
+    "named.h5": write_named,
     "data.nc": write_netcdf,
 }
 # h5diff cannot read lzf (h5py's own filter, not a plugin): that dataset is
@@ -317,6 +341,18 @@ def snapshot(path):
     """Everything the deep comparison looks at, by path."""
     out = {}
     with h5py.File(path, "r") as f:
+        # Committed types by the first name that leads to them.
+        type_names = {}
+        f.visititems(lambda n, o: type_names.setdefault(h5py.h5o.get_info(o.id).addr, "/" + n)
+                     if isinstance(o, h5py.Datatype) else None)
+
+        def committed(tid):
+            """Which committed type a dataset's type is (its path; "" for
+            one no name leads to), or None."""
+            if not tid.committed():
+                return None
+            return type_names.get(h5py.h5o.get_info(tid).addr, "")
+
         def attrs(obj):
             names = []
             # In creation order where the object tracks it (kept in the
@@ -359,6 +395,9 @@ def snapshot(path):
                     if p not in out:
                         walk(obj, p)
                     continue
+                if isinstance(obj, h5py.Datatype):
+                    out[p] = ("datatype", tdesc(obj.id), attrs(obj))
+                    continue
                 dcpl = obj.id.get_create_plist()
                 tid = obj.id.get_type()
                 if obj.shape is None:
@@ -375,7 +414,8 @@ def snapshot(path):
                     fb = np.zeros((), obj.dtype)
                     dcpl.get_fill_value(fb)
                     fill = fb.tobytes()
-                out[p] = ("dataset", tdesc(tid), obj.shape, obj.maxshape, obj.chunks,
+                out[p] = ("dataset", tdesc(tid), committed(tid), obj.shape, obj.maxshape,
+                          obj.chunks,
                           dcpl.get_layout(),
                           filters_of(dcpl),
                           fill, attrs(obj), val)
@@ -438,7 +478,8 @@ def h5py_view(f, v):
     return v
 
 
-@pytest.mark.parametrize("name", ["types.h5", "layouts.h5", "structure.h5", "foreign.h5"])
+@pytest.mark.parametrize("name", ["types.h5", "layouts.h5", "structure.h5", "foreign.h5",
+                                  "named.h5"])
 def test_arca_reads_what_h5py_reads(corpus, tmp_path, name):
     imported = tmp_path / "x.arca"
     interop.import_hdf5(corpus / name, imported)
@@ -457,6 +498,20 @@ def test_arca_reads_what_h5py_reads(corpus, tmp_path, name):
         h.visititems(visit)
 
 
+def test_committed_types_are_arca_datatypes(corpus, tmp_path):
+    out = tmp_path / "x.arca"
+    interop.import_hdf5(corpus / "named.h5", out)
+    with arca.File(out) as a:
+        t = a["types/point"]
+        assert isinstance(t, arca.Datatype) and t.attrs["about"] == "a point"
+        assert a["alias"] == a["types/i4"]
+        assert a["a_points"].id.committed_type().path == "/types/point"
+        assert a["a_ints"].id.committed_type().id == t.file["alias"].id.id
+        assert a["orphan"].id.committed_type().path == ""
+        assert list(a["ordered"]) == ["z", "t", "a"]
+        assert not any(n.startswith(".arca") for n in a)
+
+
 def test_what_cannot_map_is_reported_by_path(corpus, tmp_path):
     out = tmp_path / "x.arca"
     report = interop.import_hdf5(corpus / "unmappable.h5", out)
@@ -464,7 +519,7 @@ def test_what_cannot_map_is_reported_by_path(corpus, tmp_path):
     notes = dict(report)
     assert "lzf" in notes["/vlen_lzf"] and "virtual" in notes["/virtual"]
     with h5py.File(corpus / "unmappable.h5", "r") as h, arca.File(out) as a:
-        assert "regions" not in a and "named" not in a
+        assert "regions" not in a
         assert a["virtual"][()].tolist() == list(range(10))
         for x, y in zip(a["vlen_lzf"][()], h["vlen_lzf"][()]):
             assert x.tolist() == y.tolist()

@@ -16,7 +16,8 @@
 //!   vectors and datasets are created; link counts and the link view;
 //!   attributes; opening a path or drivers into a session.
 //! - `dataset`: the `Dataset` handle. Files above add `impl Dataset`
-//!   blocks, one job each.
+//!   blocks, one job each. `named_type`: the `NamedType` handle of a
+//!   committed datatype.
 //! - `group`: groups and links; it opens the files external links lead
 //!   to through `open`.
 //! - `stored_chunks` (chunks as stored), `reserved` (room for chunks other
@@ -32,6 +33,7 @@ mod file;
 mod group;
 mod handle;
 mod links;
+mod named_type;
 mod open;
 mod path;
 mod repack;
@@ -51,6 +53,7 @@ pub use element::Element;
 pub use file::File;
 pub use group::{Group, Object, MAX_SOFT_LINK_HOPS};
 pub use links::{GroupOptions, Link};
+pub use named_type::NamedType;
 pub use open::{journal_is_hot, journal_path, Mode, OpenOptions};
 pub use repack::{repack, Progress};
 pub use reserved::WrittenChunk;

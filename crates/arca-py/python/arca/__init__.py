@@ -32,11 +32,13 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _attrs     attributes
 #   _object    HLObject, and the class registry that wraps native handles
 #   _dims      dimension scales
+#   _datatype  committed datatypes
 #   _dataset, _vlen, _group, _file   the object classes, each registering itself
 # This file imports them all; interop/, mpi and xarray sit above it.
 from . import _native
 from ._attrs import AttributeManager
 from ._dataset import Dataset
+from ._datatype import Datatype
 from ._dtypes import (
     Empty,
     Reference,
@@ -88,6 +90,7 @@ __all__ = [
     "AttributeManager",
     "CorruptError",
     "Dataset",
+    "Datatype",
     "Empty",
     "ExternalLink",
     "File",

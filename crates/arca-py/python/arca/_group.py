@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _links, _vlen
 from ._dataset import Dataset
+from ._datatype import Datatype
 from ._dims import detach_everywhere
 from ._dtypes import Empty, Reference, as_array, check_dtype, native, type_string
 from ._object import HLObject, register, wrap
@@ -124,15 +125,22 @@ class Group(HLObject, MutableMapping):
 
     def __setitem__(self, name, value):
         """``g[name] = SoftLink(path) | ExternalLink(file, path)`` makes a
-        link; ``g[name] = obj`` (a group or dataset of this file) gives
-        ``obj`` a second name; anything else becomes a new dataset."""
+        link; ``g[name] = obj`` (a group, dataset or committed datatype of
+        this file) gives ``obj`` a second name; ``g[name] = np.dtype(...)``
+        commits the type (:class:`arca.Datatype`); anything else becomes a
+        new dataset."""
         path = member_path(name)
+        if isinstance(value, np.dtype):
+            if name in self:
+                # As h5py: a taken name refuses a commit with KeyError.
+                raise KeyError(f"Unable to commit datatype (name already exists): {name!r}")
+            return self._id.commit_type(path, type_string(check_dtype(value)))
         try:
             if isinstance(value, _links.SoftLink):
                 return self._id.link_soft(path, value.path)
             if isinstance(value, _links.ExternalLink):
                 return self._id.link_external(path, value.filename, value.path)
-            if isinstance(value, (Group, Dataset)):
+            if isinstance(value, (Group, Dataset, Datatype)):
                 if value.file is not self.file:
                     raise ValueError("a hard link cannot lead into another file")
                 return self._id.link_hard(value.name, path)
@@ -249,6 +257,11 @@ class Group(HLObject, MutableMapping):
         """
         if layout not in (None, "compact", "contiguous", "chunked"):
             raise ValueError(f"layout {layout!r}: use 'compact', 'contiguous' or 'chunked'")
+        # A committed datatype types the dataset, which records it
+        # (variable-length ones take its type alone).
+        committed = None
+        if isinstance(dtype, Datatype):
+            committed, dtype = dtype._id, dtype.dtype
         if _vlen.wants_vlen(dtype, data):
             if fletcher32 or scaleoffset is not None or hdf5_filters or compression == "lzf" \
                     or _filter_id(compression) is not None:
@@ -270,7 +283,7 @@ class Group(HLObject, MutableMapping):
             # A null dataspace: a type and no elements (h5py's Empty).
             t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
             return Dataset(self._file, self._id.create_empty(name, type_string(check_dtype(t)),
-                                                             bool(track_order)))
+                                                             bool(track_order), committed))
         if data is not None:
             if isinstance(data, Dataset):
                 data = data[()]
@@ -403,6 +416,7 @@ class Group(HLObject, MutableMapping):
             layout,
             _with_chunk_size(hdf5_filters, chunks, dtype),
             bool(track_order),
+            committed,
         )
         ds = Dataset(self._file, dsid)
         if data is not None and data.size:
@@ -444,8 +458,8 @@ class Group(HLObject, MutableMapping):
         attributes.
         """
         src = self[source] if isinstance(source, (str, bytes)) else source
-        if not isinstance(src, (Group, Dataset)):
-            raise TypeError("source must be a path, Group or Dataset")
+        if not isinstance(src, (Group, Dataset, Datatype)):
+            raise TypeError("source must be a path, Group, Dataset or Datatype")
         if isinstance(dest, Group):
             target = dest
             path = member_path(name) if name is not None else (posixpath.basename(src.name) or None)
@@ -513,7 +527,10 @@ _COPY_SLAB_BYTES = 64 << 20
 
 def _copy_object(src, target, path, depth, without_attrs):
     """Copy ``src`` to ``target[path]``; ``depth`` < 0 means all levels."""
-    if isinstance(src, Dataset):
+    if isinstance(src, Datatype):
+        target[path] = src.dtype
+        out = target[path]
+    elif isinstance(src, Dataset):
         out = target.create_dataset(
             path,
             shape=src.shape,

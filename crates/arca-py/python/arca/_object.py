@@ -45,7 +45,10 @@ def dataset_class(dsid):
 
 
 def wrap(file, handle):
-    """The group or dataset of ``file`` behind a native handle."""
+    """The group, dataset or committed datatype of ``file`` behind a
+    native handle."""
+    if isinstance(handle, _native.NamedType):
+        return _CLASSES["datatype"](handle, file)
     if isinstance(handle, _native.Dataset):
         # Dataset.__new__ asks dataset_class: one type lookup per object.
         return _CLASSES["dataset"](file, handle)

@@ -9,7 +9,9 @@ use super::dataset::Dataset;
 use super::file::File;
 use super::group::{Group, Object};
 use super::links::{GroupOptions, Link};
+use super::named_type::NamedType;
 use super::open::Mode;
+use super::vlen::repack::{with_committed, Committed};
 use crate::error::Result;
 use crate::format::datatype::Datatype;
 use crate::format::rows::record_at;
@@ -22,8 +24,8 @@ const STEP_BYTES: u64 = 64 << 20;
 pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
 
 /// Write a compact copy of the file at `src` to `dst`: the same groups,
-/// datasets (type, shape, chunking, filters, fill value), attributes and
-/// values, laid out without free space. Chunks that hold only the fill
+/// datasets (type, shape, chunking, filters, fill value), committed
+/// datatypes (and which datasets use them), attributes and values, laid out without free space. Chunks that hold only the fill
 /// value are not stored. `progress(done, total)` is called as elements are
 /// copied.
 ///
@@ -70,6 +72,7 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
         total,
         progress,
         copied: HashMap::new(),
+        types: HashMap::new(),
         ref_attrs: vec![],
         ref_datasets: vec![],
     };
@@ -138,6 +141,9 @@ struct Copy<'a> {
     total: u64,
     progress: &'a mut Progress<'a>,
     copied: HashMap<u64, (String, u64)>,
+    /// Committed datatypes copied (by their id in the source), named or
+    /// not yet: a dataset may come before the type it uses.
+    types: HashMap<u64, NamedType>,
     ref_attrs: Vec<(Attributes, String, AttrValue)>,
     ref_datasets: Vec<Dataset>,
 }
@@ -195,6 +201,19 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                     continue;
                 }
                 match obj {
+                    Object::Datatype(t) => {
+                        // A type copied for a dataset met first gets its name now.
+                        let nt = match c.types.get(&t.id()) {
+                            Some(nt) => {
+                                to.link_type(&name, nt)?;
+                                to.named_type(&name)?
+                            }
+                            None => to.commit_type(&name, &t.dtype()?)?,
+                        };
+                        c.copied.insert(t.id(), (nt.path().to_string(), nt.id()));
+                        c.types.insert(t.id(), nt.clone());
+                        copy_attrs(&t.attrs(), &nt.attrs(), c)?;
+                    }
                     Object::Group(g) => {
                         let opts = GroupOptions::new()
                             .track_order(g.track_order()?)
@@ -205,7 +224,27 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                         copy_group(&g, &ng, c)?;
                     }
                     Object::Dataset(d) => {
-                        let nd = copy_dataset(&d, to, &name, c.done, c.total, c.progress)?;
+                        // A committed type met first here is made with the
+                        // dataset, nameless until its link is met.
+                        let used = d.committed_type()?;
+                        let committed = match &used {
+                            Some(t) => Some(c.types.get(&t.id()).cloned().ok_or(())),
+                            None => None,
+                        };
+                        let nd = copy_dataset(
+                            &d,
+                            to,
+                            &name,
+                            committed.as_ref(),
+                            c.done,
+                            c.total,
+                            c.progress,
+                        )?;
+                        if let (Some(t), Some(Err(()))) = (&used, &committed) {
+                            if let Some(nt) = nd.committed_type()? {
+                                c.types.insert(t.id(), nt);
+                            }
+                        }
                         c.copied.insert(d.id(), (nd.path().to_string(), nd.id()));
                         copy_attrs(&d.attrs(), &nd.attrs(), c)?;
                         if nd.dtype()?.holds_refs() {
@@ -223,16 +262,18 @@ fn copy_dataset(
     d: &Dataset,
     to: &Group,
     name: &str,
+    committed: Option<&Committed>,
     done: &mut u64,
     total: u64,
     progress: &mut Progress,
 ) -> Result<Dataset> {
     let dtype = d.dtype()?;
     if dtype.has_vlen() {
-        return super::vlen::repack::copy_dataset(d, to, name, done, total, progress);
+        return super::vlen::repack::copy_dataset(d, to, name, committed, done, total, progress);
     }
     if d.is_null()? {
-        let o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
+        let mut o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
+        o = with_committed(o, committed);
         return to.create_dataset(name, &o);
     }
     let shape = d.shape()?;
@@ -246,6 +287,7 @@ fn copy_dataset(
     if let Some(c) = &chunks {
         o = o.chunks(c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }
+    o = with_committed(o, committed);
     let nd = to.create_dataset(name, &o)?;
     let elem = dtype.size() as u64;
     if shape.contains(&0) {

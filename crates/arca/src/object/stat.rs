@@ -26,6 +26,8 @@ pub struct Stat {
     pub groups: u64,
     /// Datasets.
     pub datasets: u64,
+    /// Committed datatypes.
+    pub datatypes: u64,
     /// Attributes on all objects.
     pub attributes: u64,
     /// Stored chunks of all chunked datasets.
@@ -191,7 +193,28 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                 r.bytes(st)?;
             }
         }
+        if let Some(t) = h.committed {
+            // A dataset's committed type: reached as by a link (its use is
+            // counted with the type's links), holding the dataset's type.
+            stack.push(t);
+            if verify {
+                let same = super::named_type::load_type(st, t)
+                    .ok()
+                    .zip(h.dataset.as_ref())
+                    .is_some_and(|(named, m)| named == m.dtype);
+                if !same {
+                    return Err(Error::corrupt(
+                        "object header",
+                        addr,
+                        format!(
+                            "the committed datatype at {t} is not one holding the dataset's type"
+                        ),
+                    ));
+                }
+            }
+        }
         match h.kind {
+            ObjectKind::Datatype => s.datatypes += 1,
             ObjectKind::Group => {
                 s.groups += 1;
                 s.metadata_bytes += tree_pages(st, h.links.root, &mut extents)?;

@@ -350,6 +350,31 @@ pub fn build() -> Vec<u8> {
         .unwrap();
     f.flush().unwrap();
 
+    // A committed datatype with an attribute, a dataset made with it, and
+    // one whose committed type has no name left (only the dataset's use).
+    let t = root
+        .commit_type(
+            "types/pair",
+            &Datatype::array(Datatype::int(2), &[2]).unwrap(),
+        )
+        .unwrap();
+    t.attrs().set("about", &AttrValue::string("pairs")).unwrap();
+    root.create_dataset(
+        "types/pairs",
+        &DatasetOptions::new(t.dtype().unwrap(), &[3]).committed(&t),
+    )
+    .unwrap()
+    .write_bytes(&Selection::all(&[3]), &[1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0])
+    .unwrap();
+    let gone = root.commit_type("types/gone", &Datatype::float(4)).unwrap();
+    root.create_dataset(
+        "types/orphan",
+        &DatasetOptions::new(Datatype::float(4), &[2]).committed(&gone),
+    )
+    .unwrap();
+    root.delete("types/gone").unwrap();
+    f.flush().unwrap();
+
     // What the r+ session deletes.
     let doomed = root.create_group(DOOMED).unwrap();
     doomed
@@ -982,6 +1007,10 @@ impl Run {
                     }
                     d.attrs()
                 }
+                Object::Datatype(t) => {
+                    self.step(&format!("{phase} named dtype"), || t.dtype());
+                    t.attrs()
+                }
             };
             let names = self
                 .step(&format!("{phase} attr names"), || attrs.names())
@@ -1009,6 +1038,10 @@ impl Run {
         self.step(&format!("{phase} storage_size"), || d.storage_size());
         self.step(&format!("{phase} len"), || d.len());
         self.step(&format!("{phase} vlen_info"), || d.vlen_info());
+        if let Some(Some(t)) = self.step(&format!("{phase} committed_type"), || d.committed_type())
+        {
+            self.step(&format!("{phase} committed dtype"), || t.dtype());
+        }
     }
 
     fn read_dataset(&mut self, d: &arca::Dataset, phase: &str) -> Option<Contents> {
@@ -1092,10 +1125,7 @@ impl Run {
     fn read_key(&mut self, f: &File, key: &str) -> Option<Contents> {
         match key.split_once(" @") {
             Some((p, n)) => {
-                let v = self.step("after attr get", || match object(f, p)? {
-                    Object::Group(g) => g.attrs().get(n),
-                    Object::Dataset(d) => d.attrs().get(n),
-                })?;
+                let v = self.step("after attr get", || object(f, p)?.attrs().get(n))?;
                 Some(Contents::Attr(v))
             }
             None => {

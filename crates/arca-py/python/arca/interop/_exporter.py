@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _links, _native
 from .._dataset import Dataset
+from .._datatype import Datatype
 from .._dtypes import Empty, as_elements, native
 from .._file import File
 from ._common import ALL, BATCH, SLAB, Report, as_exact, exact_io, load_h5py, slabs, \
@@ -31,6 +32,9 @@ class _Exporter:
         self.h5py, self.src, self.dst, self.progress = h5py, src, dst, progress
         self.report = Report()
         self.copied = {}  # arca object id -> h5py object
+        # Committed types a dataset met first: arca id -> the name (in the
+        # root) they wait under until their own link is met.
+        self.waiting = {}
         self.later = []
         self.done = 0
         self.values_cache = {}
@@ -43,6 +47,9 @@ class _Exporter:
             self.copy_attrs(self.src, self.dst)
             for fix in self.later:
                 fix()
+            # Types no link leads to live on in the datasets using them.
+            for tmp in self.waiting.values():
+                del self.dst[tmp]
         finally:
             if self.scratch is not None:
                 self.scratch.close()
@@ -57,10 +64,17 @@ class _Exporter:
                 hg[name] = self.h5py.ExternalLink(link.filename, link.path)
                 continue
             obj = ag[name]
+            if obj._id.id in self.waiting:
+                # A committed type a dataset met first: it takes its name.
+                self.dst.move(self.waiting.pop(obj._id.id), f"{hg.name.rstrip('/')}/{name}")
+                self.copied[obj._id.id] = hg[name]
+                continue
             if obj._id.id in self.copied:
                 hg[name] = self.copied[obj._id.id]
                 continue
-            if isinstance(obj, Dataset):
+            if isinstance(obj, Datatype):
+                self.copied[obj._id.id] = self.commit(obj, hg, name)
+            elif isinstance(obj, Dataset):
                 d = self.copy_dataset(obj, hg, name)
                 self.copied[obj._id.id] = d
                 self.copy_attrs(obj, d)
@@ -70,6 +84,28 @@ class _Exporter:
                 self.copied[obj._id.id] = g
                 self.walk(obj, g)
                 self.copy_attrs(obj, g)
+
+    def commit(self, t, hg, name):
+        """The arca committed datatype ``t`` as ``hg[name]``, with its
+        attributes."""
+        tid = to_h5(self.h5py, t.dtype)
+        tid.commit(hg.id, name.encode())
+        h = hg[name]
+        self.copy_attrs(t, h)
+        return h
+
+    def type_id(self, ads):
+        """The HDF5 type of a dataset: its committed type's (committed
+        now, under a waiting name, when the dataset comes first), or its own."""
+        native_type = ads._id.committed_type()
+        if native_type is None or ads.dtype.kind == "O" or needs_values(ads.dtype):
+            return to_h5(self.h5py, ads.dtype)
+        k = native_type.id
+        if k not in self.copied:
+            tmp = f".arca-export-type-{k}"
+            self.copied[k] = self.commit(Datatype(native_type, self.src), self.dst, tmp)
+            self.waiting[k] = tmp
+        return self.copied[k].id
 
     def create_group(self, hg, name, links, attrs):
         """An HDF5 group tracking the creation order of its links and of
@@ -120,7 +156,7 @@ class _Exporter:
         if ads.attrs._id.track_order():
             dcpl.set_attr_creation_order(h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED)
         if ads.shape is None:
-            tid = to_h5(h5py, dt)
+            tid = self.type_id(ads)
             dsid = h5py.h5d.create(hg.id, name.encode(), tid, h5py.h5s.create(h5py.h5s.NULL),
                                    dcpl=dcpl)
             return h5py.Dataset(dsid)
@@ -158,7 +194,7 @@ class _Exporter:
             dcpl.set_fill_value(fill)
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or ads.shape))
         space = h5py.h5s.create_simple(tuple(ads.shape), maxshape)
-        tid = to_h5(h5py, dt)
+        tid = self.type_id(ads)
         dsid = h5py.h5d.create(hg.id, name.encode(), tid, space, dcpl=dcpl)
         hds = h5py.Dataset(dsid)
         if holds_refs(dt):

@@ -22,6 +22,9 @@ class _Importer:
         self.strict, self.progress = strict, progress
         self.report = Report()
         self.copied = {}  # HDF5 object address -> arca object
+        # Committed types a dataset met first: HDF5 address -> the name
+        # (in the root) they wait under until their own link is met.
+        self.waiting = {}
         self.later = []  # (closure) values holding references, set once all objects exist
         self.fds = []  # the source file opened for direct chunk reads
         self.direct = None  # its path, when chunk addresses were checked
@@ -66,6 +69,9 @@ class _Importer:
             self.walk(self.src["/"], self.dst)
             for fix in self.later:
                 fix()
+            # Types no link leads to live on in the datasets using them.
+            for tmp in self.waiting.values():
+                del self.dst[tmp]
         finally:
             for fd in self.fds:
                 os.close(fd)
@@ -83,6 +89,11 @@ class _Importer:
                 continue
             obj = hg[name]
             k = self.key(obj)
+            if k in self.waiting:
+                # A committed type a dataset met first: it takes its name.
+                self.dst.move(self.waiting.pop(k), f"{ag.name.rstrip('/')}/{name}")
+                self.copied[k] = ag[name]
+                continue
             if k in self.copied:
                 ag[name] = self.copied[k]
                 continue
@@ -97,8 +108,42 @@ class _Importer:
                 if d is not None:
                     self.copied[k] = d
                     self.copy_attrs(obj, d)
+            elif isinstance(obj, h5py.Datatype):
+                t = self.commit(obj, ag, name, path)
+                if t is not None:
+                    self.copied[k] = t
             else:
-                self.note(path, "named datatype not imported (arca has no committed types)")
+                self.note(path, f"{type(obj).__name__} not imported")
+
+    def commit(self, htype, ag, name, path):
+        """The committed datatype ``htype`` as ``ag[name]``, with its
+        attributes (None when its type cannot map)."""
+        try:
+            dt = from_h5(self.h5py, htype.id, htype.dtype)
+        except Unmappable as e:
+            self.skip(path, str(e))
+            return None
+        ag[name] = dt
+        t = ag[name]
+        self.copy_attrs(htype, t)
+        return t
+
+    def committed(self, hds, path):
+        """The arca committed type for a dataset HDF5 made with one (made
+        now, under a waiting name, when the dataset comes first), or None."""
+        h5py = self.h5py
+        tid = hds.id.get_type()
+        if not tid.committed():
+            return None
+        k = h5py.h5o.get_info(tid).addr
+        if k not in self.copied:
+            tmp = f".arca-import-type-{k}"
+            t = self.commit(h5py.Datatype(tid), self.dst, tmp, path)
+            if t is None:
+                return None
+            self.copied[k] = t
+            self.waiting[k] = tmp
+        return self.copied[k]
 
     def ref_to_arca(self, r):
         if not r:
@@ -123,6 +168,8 @@ class _Importer:
             except Unmappable as e:
                 self.skip(where, str(e))
                 continue
+            if aid.get_type().committed():
+                self.note(where, "attribute of a committed datatype: it holds the type itself")
             if aid.get_space().get_simple_extent_type() == h5py.h5s.NULL:
                 aobj.attrs.create(name, Empty(dt))
                 continue
@@ -153,7 +200,9 @@ class _Importer:
         dcpl = hds.id.get_create_plist()
         layout = dcpl.get_layout()
         if hds.shape is None:
-            return ag.create_dataset(name, data=Empty(dt), track_order=self.tracked(hds, attrs=True))
+            t = self.committed(hds, path)
+            return ag.create_dataset(name, dtype=dt if t is None else t,
+                                     track_order=self.tracked(hds, attrs=True))
         filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
         pipeline, exact = arca_pipeline(filters)
         kw = {}
@@ -205,7 +254,12 @@ class _Importer:
         if kw.get("layout") == "compact" and vlen:
             kw["layout"] = "contiguous"
             self.note(path, "compact variable-length dataset stored contiguous")
-        ds = ag.create_dataset(name, shape=hds.shape, dtype=dt, **kw)
+        t = self.committed(hds, path)
+        if t is not None and vlen:
+            self.note(path, "variable-length dataset of a committed datatype: "
+                            "the dataset holds the type itself")
+            t = None
+        ds = ag.create_dataset(name, shape=hds.shape, dtype=dt if t is None else t, **kw)
         if holds_refs(dt) or holds_refs(hds.dtype):
             def fix(ds=ds, hds=hds, dt=dt):
                 ds[...] = map_refs(hds[()], hds.dtype, self.ref_to_arca, ref_dtype)

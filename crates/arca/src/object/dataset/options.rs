@@ -9,6 +9,7 @@ use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::PIPELINES;
 use crate::format::object_header::{DatasetMeta, Layout};
 use crate::format::shape::MAX_RANK;
+use crate::object::named_type::NamedType;
 use crate::object::storage::allocate_contiguous;
 use crate::object::vlen::options::VlenOptions;
 use crate::pool::lists::EXTENTS;
@@ -61,7 +62,7 @@ pub enum StorageLayout {
 /// ```
 #[derive(Debug, Clone)]
 pub struct DatasetOptions {
-    dtype: Datatype,
+    pub(crate) dtype: Datatype,
     shape: Vec<u64>,
     maxshape: Option<Vec<Option<u64>>>,
     chunks: Option<Vec<u64>>,
@@ -72,6 +73,8 @@ pub struct DatasetOptions {
     vlen: VlenOptions,
     null: bool,
     pub(crate) track_order: bool,
+    pub(crate) committed: Option<NamedType>,
+    pub(crate) commit_new: bool,
 }
 
 impl DatasetOptions {
@@ -91,7 +94,38 @@ impl DatasetOptions {
             vlen: VlenOptions::default(),
             null: false,
             track_order: false,
+            committed: None,
+            commit_new: false,
         }
+    }
+
+    /// Make the dataset with the committed datatype `t` (of the same file,
+    /// holding this dataset's type): the dataset records it, and `t` lives
+    /// while the dataset does.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let t = f.root().commit_type("t", &Datatype::float(4)).unwrap();
+    /// let o = DatasetOptions::new(Datatype::float(4), &[2]).committed(&t);
+    /// f.root().create_dataset("d", &o).unwrap();
+    /// f.root().delete("t").unwrap();
+    /// let d = f.root().dataset("d").unwrap();
+    /// assert_eq!(d.committed_type().unwrap().unwrap().dtype().unwrap(), Datatype::float(4));
+    /// ```
+    pub fn committed(mut self, t: &NamedType) -> Self {
+        self.committed = Some(t.clone());
+        self
+    }
+
+    /// Commit the dataset's type as a new committed datatype of no name,
+    /// which the dataset uses (HDF5's anonymous commit): reach it through
+    /// [`crate::Dataset::committed_type`], name it with
+    /// [`crate::Group::link_type`], make other datasets with it. Ignored
+    /// when [`DatasetOptions::committed`] names a type.
+    pub fn commit_type(mut self) -> Self {
+        self.commit_new = true;
+        self
     }
 
     /// List the dataset's attributes in the order they were created (kept
