@@ -48,7 +48,8 @@ demo: arca-cli py-build
 	$(ARCA_BIN) dump $(DEMO_DIR)/example.arca
 	$(ARCA_BIN) stat $(DEMO_DIR)/example.arca
 	$(ARCA_BIN) check $(DEMO_DIR)/example.arca
-	ARCA_PYTHON=$(PY) $(ARCA_BIN) export --force --quiet $(DEMO_DIR)/example.arca $(DEMO_DIR)/example.h5
-	ARCA_PYTHON=$(PY) $(ARCA_BIN) import --force --quiet $(DEMO_DIR)/example.h5 $(DEMO_DIR)/roundtrip.arca
+	$(VENV)/bin/arca export --force --quiet $(DEMO_DIR)/example.arca $(DEMO_DIR)/example.h5
+	$(VENV)/bin/arca import --force --quiet $(DEMO_DIR)/example.h5 $(DEMO_DIR)/roundtrip.arca
 	$(ARCA_BIN) ls -r $(DEMO_DIR)/roundtrip.arca
 	$(PY) examples/demo.py $(DEMO_DIR)/demo_py.arca
+	@echo "demo done. The arca command and package are in $(VENV): . $(VENV)/bin/activate"

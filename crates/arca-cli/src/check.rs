@@ -2,7 +2,6 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::ExitCode;
 
 use arca::File;
 use serde_json::json;
@@ -11,12 +10,7 @@ use crate::error::CliError;
 
 /// Check `file`. Success prints a summary (unless `quiet`); damage is an
 /// error naming the structure and offset, exit status 2.
-pub fn run(
-    file: &Path,
-    quiet: bool,
-    as_json: bool,
-    out: &mut dyn Write,
-) -> Result<ExitCode, CliError> {
+pub fn run(file: &Path, quiet: bool, as_json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
     let r = File::open(file).and_then(|f| Ok((f.check()?, f.recovered())));
     match r {
         Ok((s, recovered)) => {
@@ -50,7 +44,7 @@ pub fn run(
                     }
                 )?;
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Err(arca::Error::Corrupt {
             what,

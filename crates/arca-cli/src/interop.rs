@@ -4,11 +4,13 @@
 //! writes the HDF5 side with the HDF5 library itself (h5py, and hdf5plugin
 //! for plugin filters): one implementation, shared with
 //! `arca.import_hdf5`/`arca.export_hdf5`. This command runs it with the
-//! interpreter named by `ARCA_PYTHON` (default `python3`), after checking
-//! that the interpreter has what the conversion needs.
+//! interpreter named by `ARCA_PYTHON`, else the one whose `arca` entry
+//! point started this command, else `python3`, after checking that the
+//! interpreter has what the conversion needs.
 
+use std::ffi::OsString;
 use std::path::Path;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::{Command, Stdio};
 
 use crate::error::CliError;
 
@@ -21,11 +23,12 @@ pub enum Direction {
     Export,
 }
 
-/// The interpreter to run: `ARCA_PYTHON`, else `python3`.
-fn python() -> String {
-    std::env::var("ARCA_PYTHON")
-        .ok()
+/// The interpreter to run: `ARCA_PYTHON`, else `started_by` (the Python
+/// that runs the `arca` entry point), else `python3`.
+fn python(started_by: Option<&OsString>) -> OsString {
+    std::env::var_os("ARCA_PYTHON")
         .filter(|p| !p.is_empty())
+        .or_else(|| started_by.cloned())
         .unwrap_or_else(|| "python3".into())
 }
 
@@ -38,8 +41,10 @@ pub fn run(
     strict: bool,
     force: bool,
     quiet: bool,
-) -> Result<ExitCode, CliError> {
-    let py = python();
+    started_by: Option<&OsString>,
+) -> Result<u8, CliError> {
+    let py = python(started_by);
+    let shown = Path::new(&py).display();
     let probe = Command::new(&py)
         .args(["-c", "import arca.interop, h5py"])
         .stdout(Stdio::null())
@@ -48,7 +53,7 @@ pub fn run(
     match probe {
         Err(e) => {
             return Err(CliError::Usage(format!(
-                "`arca {}` runs the Python package arca with h5py; could not start {py}: {e} \
+                "`arca {}` runs the Python package arca with h5py; could not start {shown}: {e} \
                  (set ARCA_PYTHON to an interpreter that has them)",
                 name(dir)
             )))
@@ -57,7 +62,7 @@ pub fn run(
             let why = String::from_utf8_lossy(&o.stderr);
             let last = why.lines().last().unwrap_or("").trim().to_string();
             return Err(CliError::Usage(format!(
-                "`arca {}` runs the Python package arca with h5py, which {py} cannot import \
+                "`arca {}` runs the Python package arca with h5py, which {shown} cannot import \
                  ({last}); install them (pip install h5py hdf5plugin, and the arca package) or \
                  set ARCA_PYTHON to an interpreter that has them",
                 name(dir)
@@ -80,10 +85,8 @@ pub fn run(
     }
     let status = cmd
         .status()
-        .map_err(|e| CliError::Usage(format!("could not run {py} -m arca.interop: {e}")))?;
-    Ok(ExitCode::from(
-        status.code().unwrap_or(1).clamp(0, 255) as u8
-    ))
+        .map_err(|e| CliError::Usage(format!("could not run {shown} -m arca.interop: {e}")))?;
+    Ok(status.code().unwrap_or(1).clamp(0, 255) as u8)
 }
 
 fn name(dir: Direction) -> &'static str {

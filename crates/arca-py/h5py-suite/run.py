@@ -165,7 +165,10 @@ def main() -> int:
     if not args.all:
         for test in excluded():
             cmd += ["--deselect", f"h5py_tests/{test}"]
-    cmd += rest or ["h5py_tests"]
+    # Options alone run the whole suite; a path or node id narrows it.
+    if not any(not a.startswith("-") for a in rest):
+        rest = rest + ["h5py_tests"]
+    cmd += rest
     env = dict(os.environ, PYTHONPATH=str(dest) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.call(cmd, cwd=dest, env=env)
 

@@ -25,6 +25,7 @@
 
 mod attrs;
 mod chunks;
+mod cli;
 mod dataset;
 mod error;
 mod file;
@@ -113,6 +114,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("MAX_RANK", arca::MAX_RANK)?;
     m.add_function(wrap_pyfunction!(io_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;
     vlen::register(m)?;
     chunks::register(m)?;
     pools::register(m)?;

@@ -15,7 +15,7 @@ mod stats;
 
 pub use compressed::CompressedMemoryDriver;
 pub use driver::{Driver, ReadAt};
-pub use fault::{FaultDisk, FaultDriver};
+pub use fault::{DiskError, FaultDisk, FaultDriver};
 pub use file::{write_out, FileDriver};
 pub(crate) use gate::{Gated, UnlockedReads};
 pub use memory::MemoryDriver;

@@ -133,6 +133,66 @@ fn external_links_open_the_other_file() {
 }
 
 #[test]
+fn external_links_that_loop_stop_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.arca");
+    let b = dir.path().join("b.arca");
+    let c = dir.path().join("c.arca");
+    {
+        let f = File::create(&b).unwrap();
+        // b:/back leads to a:/to_b, which leads back to b:/back.
+        f.root().link_external("back", "a.arca", "/to_b").unwrap();
+        data(&f, "vals", 2, 5);
+    }
+    {
+        // A chain through files longer than the hop limit, with no loop:
+        // c:/l0 -> c:/l1 -> ... each an external link into its own file.
+        let f = File::create(&c).unwrap();
+        let n = arca::MAX_SOFT_LINK_HOPS + 2;
+        for i in 0..n {
+            let next = if i + 1 == n {
+                "/end".to_string()
+            } else {
+                format!("/l{}", i + 1)
+            };
+            f.root()
+                .link_external(&format!("l{i}"), "c.arca", &next)
+                .unwrap();
+        }
+        data(&f, "end", 1, 9);
+        // Within the limit, a chain through its own file still resolves.
+        let short = arca::MAX_SOFT_LINK_HOPS as usize - 1;
+        assert_eq!(read(&f, &format!("l{}", n as usize - short)), vec![9]);
+        let err = f.root().object("l0").err().unwrap();
+        assert!(
+            matches!(&err, Error::NotFound(m) if m.contains("soft and external links")),
+            "{err}"
+        );
+    }
+    {
+        let f = File::create(&a).unwrap();
+        let root = f.root();
+        // An external link into its own file, to itself.
+        root.link_external("self", "a.arca", "/self").unwrap();
+        root.link_external("to_b", "b.arca", "/back").unwrap();
+        root.link_external("fine", "b.arca", "/vals").unwrap();
+        // Soft and external hops share one count.
+        root.link_soft("soft_to_self", "/self").unwrap();
+    }
+    let f = File::open_rw(&a).unwrap();
+    let root = f.root();
+    for name in ["self", "to_b", "soft_to_self"] {
+        let err = root.object(name).err().unwrap();
+        assert!(
+            matches!(&err, Error::NotFound(m) if m.contains("loop")),
+            "{name}: {err}"
+        );
+    }
+    assert_eq!(read(&f, "fine"), vec![5; 2]);
+    f.check().unwrap();
+}
+
+#[test]
 fn hard_links_keep_the_object_until_the_last_name_goes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.arca");
@@ -375,5 +435,93 @@ impl NewWithOrder for OpenOptions {
             .track_order(true)
             .open(path)
             .unwrap()
+    }
+}
+
+/// Set the u64 body of message `msg` in the object header page at `addr`
+/// of `img` and make the page's checksum valid again (see docs/FORMAT.md,
+/// "Pages" and "Object header").
+fn set_header_u64(img: &mut [u8], addr: usize, msg: u16, value: u64) {
+    assert_eq!(&img[addr..addr + 3], b"AOH");
+    let size = (img[addr + 3] as usize - 0x80 + 1) * 32;
+    let payload = addr + 8;
+    let n = u16::from_le_bytes([img[payload + 2], img[payload + 3]]);
+    let mut p = payload + 4;
+    for _ in 0..n {
+        let ty = u16::from_le_bytes([img[p], img[p + 1]]);
+        let len = u32::from_le_bytes(img[p + 4..p + 8].try_into().unwrap()) as usize;
+        if ty == msg {
+            assert_eq!(len, 8);
+            img[p + 8..p + 16].copy_from_slice(&value.to_le_bytes());
+            let c = crc32c::crc32c_append(
+                crc32c::crc32c(&img[addr..addr + 4]),
+                &img[addr + 8..addr + size],
+            );
+            img[addr + 4..addr + 8].copy_from_slice(&c.to_le_bytes());
+            return;
+        }
+        p += 8 + len;
+    }
+    panic!("no message {msg} in the header at {addr}");
+}
+
+#[test]
+fn creation_counters_at_their_maximum_refuse_to_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("order.arca");
+    {
+        let f = OpenOptions::new_file_with_order(&path);
+        let root = f.root();
+        root.create_group("g0").unwrap();
+        root.attrs()
+            .set("a0", &arca::AttrValue::scalar(1i64))
+            .unwrap();
+    }
+    let intact = std::fs::read(&path).unwrap();
+    let root_addr = {
+        let f = File::from_bytes(intact.clone()).unwrap();
+        let map = f.space_map().unwrap();
+        map.iter()
+            .find(|e| e.what == "object header")
+            .map(|e| e.addr as usize)
+            .unwrap()
+    };
+    // Message 9 is the next link creation index, 10 the attribute one.
+    for (msg, what) in [(9u16, "link"), (10, "attribute")] {
+        let mut img = intact.clone();
+        set_header_u64(&mut img, root_addr, msg, u64::MAX);
+        std::fs::write(&path, &img).unwrap();
+        let f = File::open_rw(&path).unwrap();
+        f.check().unwrap();
+        let root = f.root();
+        let err = if msg == 9 {
+            root.create_group("g1").err().unwrap()
+        } else {
+            // Large enough for a blob of its own: refused before it is made.
+            let big = arca::AttrValue::array(&[4096], &[7u64; 4096]).unwrap();
+            root.attrs().set("a1", &big).err().unwrap()
+        };
+        assert!(
+            matches!(&err, Error::Corrupt { detail, .. } if detail.contains(what)),
+            "{what}: {err}"
+        );
+        // Nothing was written: the file still checks, holds what it held,
+        // and neither the new link nor the new attribute exists.
+        f.check().unwrap();
+        assert!(root.object("g0").is_ok() && root.object("g1").is_err());
+        assert_eq!(root.attrs().names().unwrap(), vec!["a0".to_string()]);
+        drop(root);
+        drop(f);
+        let f = File::open(&path).unwrap();
+        f.check().unwrap();
+        assert!(f.root().object("g1").is_err());
+    }
+    // An index at or past the next one fails `check`, for links as for attributes.
+    for msg in [9u16, 10] {
+        let mut img = intact.clone();
+        set_header_u64(&mut img, root_addr, msg, 0);
+        let f = File::from_bytes(img).unwrap();
+        let err = f.check().err().unwrap();
+        assert!(matches!(err, Error::Corrupt { .. }), "{msg}: {err}");
     }
 }

@@ -173,6 +173,19 @@ pub(crate) struct Header {
     pub(crate) other: Vec<(u16, u16, Vec<u8>)>,
 }
 
+/// The creation index after `this` (of a `what`: link or attribute) in the
+/// object at `addr`. An index at its maximum can come only from a damaged or
+/// crafted file; wrapping would repeat index 0, so it is refused.
+pub(crate) fn next_index(this: u64, addr: u64, what: &str) -> Result<u64> {
+    this.checked_add(1).ok_or_else(|| {
+        Error::corrupt(
+            "object header",
+            addr,
+            format!("the next {what} creation index is {this}, the largest there is"),
+        )
+    })
+}
+
 impl Header {
     pub(crate) fn group() -> Self {
         Header {

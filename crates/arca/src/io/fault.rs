@@ -5,6 +5,13 @@
 //! plus a random subset of the writes made since, in order, some of them
 //! torn (only a prefix lands) — the failure modes of a real disk's cache.
 //! After the crash every operation fails, like a process that has died.
+//!
+//! It can also return an error and let the process go on
+//! ([`FaultDisk::failing_at`]): a full disk (`ENOSPC`, which stays full
+//! until [`FaultDisk::make_room`]) or an `EIO`. A failing write may land in
+//! part; a failing sync loses the durability of every write it was to make
+//! durable, as Linux does (the pages are marked clean: a later sync that
+//! succeeds does not write them), while reads still see them.
 
 use std::sync::{Arc, Mutex};
 
@@ -28,9 +35,36 @@ struct DiskState {
     ops: u64,
     crash_at: Option<u64>,
     crashed: bool,
+    /// The operation that returns an error, and which.
+    fail_at: Option<(u64, DiskError)>,
+    /// No room: writes and truncates that grow a file fail with `ENOSPC`.
+    full: bool,
     rng: u64,
     /// Which unsynced writes the crash keeps.
     keep: Keep,
+}
+
+/// An error a [`FaultDisk`] operation returns, the process going on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiskError {
+    /// `ENOSPC`: the disk is full, and stays full until
+    /// [`FaultDisk::make_room`].
+    NoSpace,
+    /// `EIO`: this one operation fails.
+    Io,
+}
+
+impl DiskError {
+    fn error(self, doing: &str) -> Error {
+        let errno = match self {
+            DiskError::NoSpace => nix::errno::Errno::ENOSPC,
+            DiskError::Io => nix::errno::Errno::EIO,
+        };
+        Error::io(
+            format!("simulated {doing}"),
+            std::io::Error::from_raw_os_error(errno as i32),
+        )
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -52,8 +86,9 @@ impl DiskState {
         self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    /// Count one write or sync; crash if it is the chosen one.
-    fn tick(&mut self) -> Result<()> {
+    /// Count one write or sync; crash if it is the chosen one. Returns the
+    /// error this operation is to fail with, if it is the failing one.
+    fn tick(&mut self) -> Result<Option<DiskError>> {
         if self.crashed {
             return Err(dead());
         }
@@ -62,7 +97,15 @@ impl DiskState {
             self.crash();
             return Err(dead());
         }
-        Ok(())
+        match self.fail_at {
+            Some((at, e)) if at == self.ops => {
+                if e == DiskError::NoSpace {
+                    self.full = true;
+                }
+                Ok(Some(e))
+            }
+            _ => Ok(None),
+        }
     }
 
     fn crash(&mut self) {
@@ -138,6 +181,8 @@ impl FaultDisk {
                 ops: 0,
                 crash_at,
                 crashed: false,
+                fail_at: None,
+                full: false,
                 rng: seed | 1,
                 keep: Keep::Random,
             })),
@@ -171,6 +216,42 @@ impl FaultDisk {
             s.keep = Keep::AllBut(lost);
         }
         self
+    }
+
+    /// Make the `at`-th write, sync or truncate return `error` instead of
+    /// crashing; the process goes on.
+    ///
+    /// ```
+    /// use arca::io::{DiskError, Driver, FaultDisk};
+    /// let disk = FaultDisk::new(None, 7).failing_at(2, DiskError::NoSpace);
+    /// let mut d = disk.driver();
+    /// d.write_at(0, b"fits").unwrap();
+    /// assert!(d.write_at(4, b"more").is_err()); // full from now on
+    /// assert!(d.write_at(8, b"tail").is_err());
+    /// d.write_at(0, b"FITS").unwrap(); // overwriting needs no room
+    /// disk.make_room();
+    /// d.write_at(8, b"tail").unwrap();
+    /// ```
+    pub fn failing_at(self, at: u64, error: DiskError) -> Self {
+        if let Ok(mut s) = self.state.lock() {
+            s.fail_at = Some((at, error));
+        }
+        self
+    }
+
+    /// Free space on a full disk: writes that grow files succeed again.
+    pub fn make_room(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.full = false;
+        }
+    }
+
+    /// What a reader would see now without a crash: each file's current bytes.
+    pub fn current_images(&self) -> Vec<Vec<u8>> {
+        self.state
+            .lock()
+            .map(|s| s.files.iter().map(|f| f.current.clone()).collect())
+            .unwrap_or_default()
     }
 
     /// Crash now, as a power failure after the last operation: each file
@@ -260,27 +341,57 @@ impl Driver for FaultDriver {
                     .pending
                     .push(Pending::Write(offset, data.to_vec()));
             }
-            s.tick()?;
-            let f = &mut s.files[id];
-            apply(&mut f.current, offset, data);
-            f.pending.push(Pending::Write(offset, data.to_vec()));
-            Ok(())
+            let fail = s.tick()?;
+            let grows = offset.saturating_add(data.len() as u64) > s.files[id].current.len() as u64;
+            let landed = match fail {
+                // A short write: a prefix may land before the error.
+                Some(_) => (s.next() as usize) % (data.len() + 1),
+                None if s.full && grows => 0,
+                None => data.len(),
+            };
+            if landed > 0 {
+                let f = &mut s.files[id];
+                apply(&mut f.current, offset, &data[..landed]);
+                f.pending
+                    .push(Pending::Write(offset, data[..landed].to_vec()));
+            }
+            match fail {
+                Some(e) => Err(e.error("write")),
+                None if s.full && grows => Err(DiskError::NoSpace.error("write")),
+                None => Ok(()),
+            }
         })
     }
 
     fn sync(&mut self) -> Result<()> {
         self.with(|s, id| {
-            s.tick()?;
+            let fail = s.tick()?;
             let f = &mut s.files[id];
-            f.durable = f.current.clone();
-            f.pending.clear();
+            let pending = std::mem::take(&mut f.pending);
+            if let Some(e) = fail {
+                // The writes stay readable but will never be durable.
+                return Err(e.error("sync"));
+            }
+            for p in pending {
+                match p {
+                    Pending::Write(off, data) => apply(&mut f.durable, off, &data),
+                    Pending::Truncate(len) => f.durable.resize(len as usize, 0),
+                }
+            }
             Ok(())
         })
     }
 
     fn truncate(&mut self, len: u64) -> Result<()> {
         self.with(|s, id| {
-            s.tick()?;
+            let fail = s.tick()?;
+            let grows = len > s.files[id].current.len() as u64;
+            if let Some(e) = fail {
+                return Err(e.error("truncate"));
+            }
+            if s.full && grows {
+                return Err(DiskError::NoSpace.error("truncate"));
+            }
             let f = &mut s.files[id];
             f.current.resize(len as usize, 0);
             f.pending.push(Pending::Truncate(len));

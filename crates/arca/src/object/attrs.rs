@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::format::attribute::AttrRecord;
 use crate::format::btree;
 use crate::format::datatype::Datatype;
-use crate::format::object_header::Header;
+use crate::format::object_header::{next_index, Header};
 use crate::format::shape::MAX_RANK;
 use crate::space::Section;
 use crate::store::Store;
@@ -349,16 +349,20 @@ impl Attributes {
         } else if v.dtype.needs_swap() {
             v.dtype.swap(&mut bytes);
         }
-        let mut rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
-        rec.null = null;
-        rec.order = match (&old, how, h.attr_order.as_mut()) {
+        // Before the record takes space (a large value's blob): a counter at
+        // its maximum refuses with nothing allocated.
+        let order = match (&old, how, h.attr_order.as_mut()) {
             (Some(o), Put::Modify, Some(_)) => o.order,
             (_, _, Some(next)) => {
-                *next += 1;
-                Some(*next - 1)
+                let this = *next;
+                *next = next_index(this, self.owner, "attribute")?;
+                Some(this)
             }
             (_, _, None) => None,
         };
+        let mut rec = AttrRecord::new(&mut g.st, v.dtype, v.shape, bytes)?;
+        rec.null = null;
+        rec.order = order;
         let (root, _) = btree::insert(
             &mut g.st,
             h.attrs.root,

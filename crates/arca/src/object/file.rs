@@ -326,10 +326,19 @@ impl File {
 
     /// Flush and close. Handles to objects in this file stop working.
     ///
+    /// A handle poisoned by a failed write closes too, committing nothing:
+    /// its locks and reader-table entries go, and a journal it left hot
+    /// stays for the next writer (or a reader) to roll back; the call then
+    /// returns [`Error::Poisoned`].
+    ///
     /// # Errors
-    /// As for [`File::flush`].
+    /// As for [`File::flush`]; [`Error::Poisoned`] as above.
     pub fn close(self) -> Result<()> {
-        lock(&self.file)?.close()
+        // Not `lock`, which refuses a poisoned session: it must still let go.
+        self.file
+            .lock()
+            .map_err(|_| crate::error::Error::Poisoned)?
+            .close()
     }
 
     /// Object counts and bytes by kind, from a walk of the whole file.

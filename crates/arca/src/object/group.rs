@@ -16,12 +16,13 @@ use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
 use crate::format::datatype::Datatype;
 use crate::format::link::{self as link_fmt, Target};
-use crate::format::object_header::{Header, ObjectKind};
+use crate::format::object_header::{self, Header, ObjectKind};
 use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
-/// Soft links followed in one lookup before it is given up (as HDF5's
-/// default limit): a longer chain is almost surely a loop.
+/// Soft and external links followed in one lookup, together, before it is
+/// given up (as HDF5's default limit): a longer chain is almost surely a
+/// loop, within a file or through files.
 pub const MAX_SOFT_LINK_HOPS: u32 = 16;
 
 /// A group, a dataset or a committed datatype.
@@ -219,6 +220,42 @@ fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileH
     Err(Error::NotFound(format!("external file {file} not found")))
 }
 
+/// The links one lookup has followed: their number (soft and external
+/// together, at most [`MAX_SOFT_LINK_HOPS`]) and the external links taken,
+/// so that a lookup coming back to a link it already took says it loops.
+#[derive(Default)]
+struct Hops {
+    count: u32,
+    taken: Vec<(String, String, String)>,
+}
+
+impl Hops {
+    /// Count the external link at `path` of the file `here`, which leads to
+    /// `inner` in `file`.
+    fn external(&mut self, path: &str, here: &str, file: &str, inner: &str) -> Result<()> {
+        let link = (here.to_string(), file.to_string(), inner.to_string());
+        if self.taken.contains(&link) {
+            let chain: Vec<String> = self
+                .taken
+                .iter()
+                .map(|(_, f, p)| format!("{f}:{p}"))
+                .collect();
+            return Err(Error::NotFound(format!(
+                "{path}: external links loop ({} -> {file}:{inner})",
+                chain.join(" -> ")
+            )));
+        }
+        self.taken.push(link);
+        self.count += 1;
+        if self.count > MAX_SOFT_LINK_HOPS {
+            return Err(Error::NotFound(format!(
+                "{path}: more than {MAX_SOFT_LINK_HOPS} soft and external links (a loop?)"
+            )));
+        }
+        Ok(())
+    }
+}
+
 impl std::fmt::Debug for Group {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Group").field("path", &self.path).finish()
@@ -270,11 +307,18 @@ impl Group {
     /// [`Error::NotFound`] if there is nothing at `path`, a link dangles or
     /// soft links loop.
     pub fn object(&self, path: &str) -> Result<Object> {
+        self.object_via(path, &mut Hops::default())
+    }
+
+    /// [`Group::object`], counting the links followed so far in `hops`:
+    /// an external link continues the lookup in its file with the same
+    /// count, so a chain through files stops as a soft-link chain does.
+    fn object_via(&self, path: &str, hops: &mut Hops) -> Result<Object> {
         let (start, base) = self.start(path);
         let parts = components(path)?;
         let mut g = lock(&self.file)?;
         let root = g.sb.root;
-        match resolve(&mut g.st, root, start, &parts, path)? {
+        match resolve_hops(&mut g.st, root, start, &parts, path, &mut hops.count)? {
             Found::Local(kind, addr) => {
                 drop(g);
                 let p = self.abs(&base, &parts);
@@ -290,12 +334,17 @@ impl Group {
             }
             Found::External { file, path: inner } => {
                 let other = external_file(&mut g, &self.file, &file)?;
+                let here = g
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
                 drop(g);
+                hops.external(path, &here, &file, &inner)?;
                 let root = {
                     let g = lock(&other)?;
                     g.sb.root
                 };
-                Group::new(other, root, "/".into()).object(&inner)
+                Group::new(other, root, "/".into()).object_via(&inner, hops)
             }
         }
     }
@@ -1053,6 +1102,10 @@ fn parent_for(st: &mut Store, parent: u64, name: &str) -> Result<Header> {
     if btree::get(st, ph.links.root, name.as_bytes())?.is_some() {
         return Err(Error::AlreadyExists(name.to_string()));
     }
+    // Before the new object is allocated: the index after this link's must exist.
+    if let Some(order) = ph.order {
+        object_header::next_index(order, parent, "link")?;
+    }
     Ok(ph)
 }
 
@@ -1066,14 +1119,15 @@ fn link_into(
     target: Target,
 ) -> Result<()> {
     let order = ph.order;
+    let next = order
+        .map(|o| object_header::next_index(o, parent, "link"))
+        .transpose()?;
     let value = link_fmt::encode(&link_fmt::Link { target, order });
     let (root, ins) = btree::insert(st, ph.links.root, name.as_bytes(), &value, false)?;
     debug_assert!(matches!(ins, Inserted::New));
     ph.links.root = root;
     ph.links.count += 1;
-    if let Some(next) = ph.order.as_mut() {
-        *next += 1;
-    }
+    ph.order = next;
     ph.save(st, parent)
 }
 

@@ -373,7 +373,11 @@ impl Session {
     /// Commit, then close: object handles stop working and the journal is
     /// released (J9).
     pub(crate) fn close(&mut self) -> Result<()> {
-        let r = self.commit();
+        let r = match self.state {
+            State::Open { .. } => self.commit(),
+            State::Poisoned => Err(Error::Poisoned),
+            State::Closed => return Ok(()),
+        };
         self.transition(State::Closed);
         self.caches.clear();
         self.st.pager.discard();

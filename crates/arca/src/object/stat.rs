@@ -1,6 +1,6 @@
 //! Whole-file walks: statistics by kind of space, and a full integrity check.
 
-use super::group::members_with_addr;
+use super::group::{links_of, members_with_addr};
 use super::session::Session;
 use crate::error::{Error, Result};
 use crate::filter;
@@ -119,6 +119,21 @@ pub struct Extent {
     pub what: &'static str,
 }
 
+/// Creation indices of one object's links or attributes are distinct and
+/// below the object's next index (else the next creation would repeat one).
+fn check_indices(mut seen: Vec<u64>, next: u64, addr: u64, what: &str) -> Result<()> {
+    seen.sort_unstable();
+    let repeated = seen.windows(2).any(|w| w[0] == w[1]);
+    if repeated || seen.last().is_some_and(|&l| l >= next) {
+        return Err(Error::corrupt(
+            "object header",
+            addr,
+            format!("{what} creation indices repeat or reach the next index {next}"),
+        ));
+    }
+    Ok(())
+}
+
 fn walk(g: &mut Session, verify: bool) -> Result<Stat> {
     walk_extents(g, verify).map(|(s, _)| s)
 }
@@ -172,17 +187,15 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
             Ok(true)
         })?;
         if let Some(next) = h.attr_order {
-            // Creation indices are distinct and below the next one.
-            let mut seen: Vec<u64> = recs.iter().filter_map(|r| r.order).collect();
-            seen.sort_unstable();
-            let repeated = seen.windows(2).any(|w| w[0] == w[1]);
-            if repeated || seen.last().is_some_and(|&l| l >= next) {
-                return Err(Error::corrupt(
-                    "object header",
-                    addr,
-                    format!("attribute creation indices repeat or reach the next index {next}"),
-                ));
-            }
+            let seen = recs.iter().filter_map(|r| r.order).collect();
+            check_indices(seen, next, addr, "attribute")?;
+        }
+        if let (ObjectKind::Group, Some(next)) = (h.kind, h.order) {
+            let seen = links_of(st, addr)?
+                .iter()
+                .filter_map(|(_, l)| l.order)
+                .collect();
+            check_indices(seen, next, addr, "link")?;
         }
         for r in recs {
             if let AttrData::Blob { addr: a, len } = r.data {
