@@ -104,7 +104,7 @@ def rewrite(src: str, depth: int = 0) -> str:
         if mod == "h5py" and sub.startswith(".") and sub[1:].split(".")[0] in LOW_LEVEL:
             return "\n".join(
                 f"{m['indent']}{n.strip().partition(' as ')[2].strip() or n.strip()} = "
-                f"_arca_shim.LowLevel('h5py{sub}.{n.strip().partition(' as ')[0]}')"
+                f"_arca_shim.low_level('h5py{sub}', '{n.strip().partition(' as ')[0]}')"
                 for n in names.strip("()").split(",") if n.strip()
             )
         return _from_import(sub, names, m["indent"])

@@ -45,3 +45,25 @@ def private(module, name):
 
 def module(name):
     return LowLevel(name)
+
+
+def low_level(module, name):
+    """``from <h5py low-level module> import name``: what the table above
+    maps (``phil``), else a placeholder that fails when used."""
+    if (module, name) == ("h5py._objects", "phil"):
+        return phil
+    return LowLevel(f"{module}.{name}")
+
+
+class _FastReader:
+    """h5py's ``Dataset._fast_reader``, its compiled reader, which the tests
+    read with beside indexing: arca has one reader, indexing."""
+
+    def __init__(self, ds):
+        self._ds = ds
+
+    def read(self, args):
+        return self._ds[args]
+
+
+arca.Dataset._fast_reader = property(_FastReader)

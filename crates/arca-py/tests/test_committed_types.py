@@ -36,6 +36,8 @@ def test_commit_and_use(tmp_path):
             f.attrs.create("gain", 7, dtype=f["types/u2"])
             f["alias"] = f["types/u2"]
             f.create_dataset("e", dtype=f["types/u2"])
+            f["types/s"] = lib.string_dtype()
+            f.create_dataset("strs", data=["a", "bc"], dtype=f["types/s"])
         t = f["types/point"]
         return named([
             t, t.dtype == POINT, t.attrs["unit"], t.name, t.parent.name,
@@ -45,7 +47,8 @@ def test_commit_and_use(tmp_path):
             f["pts"].dtype == POINT, f["pts"][()].tolist(),
             f.attrs["gain"], f.attrs["gain"].dtype.str,
             f.get("types/u2", getclass=True), f.get("alias", getlink=True),
-            f["e"].dtype.str, f["e"].shape,
+            f["e"].dtype.str, f["e"].shape, [s if isinstance(s, str) else s.decode() for s in f["strs"][()]],
+            lib.check_string_dtype(f["types/s"].dtype),
             isinstance(repr(t), str), bool(t),
         ])
 
@@ -104,10 +107,13 @@ def test_dataset_keeps_its_committed_type(tmp_path):
         f["t"] = np.dtype("<f8")
         f.create_dataset("d", (4,), dtype=f["t"])
         f.create_dataset("plain", (4,), dtype="<f8")
+        f["s"] = arca.string_dtype()
+        f.create_dataset("strs", (2,), dtype=f["s"])
+        assert f["strs"].id.committed_type().id == f["s"].id.id
         assert f["d"].id.committed_type().id == f["t"].id.id
         assert f["plain"].id.committed_type() is None
         del f["t"]
     with arca.File(path, "r") as f:
         t = f["d"].id.committed_type()
         assert (t.path, t.dtype()) == ("", "<f8")
-        assert f._native.check()["datatypes"] == 1
+        assert f._native.check()["datatypes"] == 2

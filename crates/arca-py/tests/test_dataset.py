@@ -228,8 +228,13 @@ def test_scalar_dataset(pair):
         len(s)
     with pytest.raises(TypeError):
         iter(s).__next__()
-    with pytest.raises(IndexError):
-        s[0]
+    for g in (s, hs):  # h5py's errors for anything but () and ...
+        with pytest.raises(ValueError):
+            g[0]
+        with pytest.raises(ValueError):
+            g[0:1]
+        with pytest.raises(TypeError):
+            g[None]
 
 
 def test_string_dataset(pair):
@@ -262,51 +267,65 @@ def test_list_and_bool_indexing(pair):
     ref = rng.integers(0, 100, (20, 30, 4)).astype("i4")
     d = f.create_dataset("d", data=ref, chunks=(7, 8, 2))
     hd = h.create_dataset("d", data=ref, chunks=(7, 8, 2))
-    for idx in ([1, 5, 6, 19], [0], [3, 29, 10], [-1, 2], []):
+    for idx in ([1, 5, 6, 19], [0], [3, 10, 29], [-20, 2, -1], []):
         k = (slice(None), idx) if max(idx, default=0) >= 20 else (idx,)
+        np.testing.assert_array_equal(d[k], hd[k])
         np.testing.assert_array_equal(d[k], ref[k])
-        if idx and sorted(idx) == idx and min(idx) >= 0:
-            np.testing.assert_array_equal(d[k], hd[k])
     sparse = [0, 1000 % 30, 29]
     np.testing.assert_array_equal(d[2, sparse, 1:3], ref[2, sparse, 1:3])
+    # An integer and a list apart keep the list's axis where it is (h5py's
+    # rule; numpy would put it first).
+    np.testing.assert_array_equal(d[1, :, [0, 3]], hd[1, :, [0, 3]])
     mask = rng.random(30) < 0.4
     np.testing.assert_array_equal(d[:, mask], ref[:, mask])
-    d[[2, 4, 9], 3] = [[1, 2, 3, 4]] * 3
+    for g in (d, hd):
+        g[[2, 4, 9], 3] = [[1, 2, 3, 4]] * 3
     ref[[2, 4, 9], 3] = [[1, 2, 3, 4]] * 3
-    d[[5, 5], 0, 0] = [10, 11]  # repeated index: the last value wins
-    ref[[5, 5], 0, 0] = [10, 11]
     np.testing.assert_array_equal(d[...], ref)
     full = ref % 3 == 0
     np.testing.assert_array_equal(d[full], ref[full])
-    d[full] = -1
+    np.testing.assert_array_equal(d[full], hd[full])
+    for g in (d, hd):
+        g[full] = -1
     ref[full] = -1
     np.testing.assert_array_equal(d[...], ref)
-    with pytest.raises(TypeError):
-        d[[1, 2], [1, 2]]
-    with pytest.raises(IndexError):
-        d[[1, 40]]
-    with pytest.raises(IndexError):
-        d[np.ones(3, dtype=bool)]
+    np.testing.assert_array_equal(hd[...], ref)
+    for g in (d, hd):
+        with pytest.raises(TypeError):
+            g[[1, 2], [1, 2]]
+        with pytest.raises(TypeError):
+            g[[3, 1]]  # lists must increase
+        with pytest.raises(TypeError):
+            g[[5, 5], 0, 0] = [10, 11]  # and not repeat
+        with pytest.raises(IndexError):
+            g[[1, 40]]
+        with pytest.raises(TypeError):
+            g[np.ones(3, dtype=bool)]
 
 
-def test_index_errors(f):
-    d = f.create_dataset("d", data=np.arange(24).reshape(2, 3, 4))
-    with pytest.raises(IndexError):
-        d[2]
-    with pytest.raises(IndexError):
-        d[-3]
-    with pytest.raises(IndexError):
-        d[0, 0, 0, 0]
-    with pytest.raises(IndexError):
-        d[..., ...]
-    with pytest.raises(ValueError):
-        d["x"]  # field names only for compound types, as in h5py
-    with pytest.raises(TypeError):
-        d[1.5]
-    with pytest.raises(ValueError):
-        d[0] = np.zeros((2, 2))
-    with pytest.raises(ValueError):
-        d[::0]
+def test_index_errors(pair):
+    for g in pair:
+        d = g.create_dataset("d", data=np.arange(24).reshape(2, 3, 4))
+        with pytest.raises(IndexError):
+            d[2]
+        with pytest.raises(IndexError):
+            d[-3]
+        with pytest.raises(ValueError):
+            d[0, 0, 0, 0]
+        with pytest.raises(ValueError):
+            d[..., ...]
+        with pytest.raises(ValueError):
+            d["x"]  # field names only for compound types
+        with pytest.raises(TypeError):
+            d[1.5]
+        with pytest.raises(TypeError):
+            d[0] = np.zeros((2, 2))
+        with pytest.raises(ValueError):
+            d[::0]
+        with pytest.raises(ValueError):
+            d[::-1]
+        with pytest.raises(TypeError):
+            d[np.newaxis]
 
 
 def test_broadcast_writes(f):
@@ -318,8 +337,8 @@ def test_broadcast_writes(f):
     ref[1:4] = np.arange(5)
     d[:, 2] = 7.5
     ref[:, 2] = 7.5
-    d[::-2, 1:2] = np.array([[1], [2], [3]])
-    ref[::-2, 1:2] = np.array([[1], [2], [3]])
+    d[1::2, 1:2] = np.array([[1], [2], [3]])
+    ref[1::2, 1:2] = np.array([[1], [2], [3]])
     d[0, :] = [[9, 9, 9, 9, 9]]  # a (1, 5) value into a (5,) selection, as h5py allows
     ref[0, :] = 9
     np.testing.assert_array_equal(d[...], ref)
@@ -438,5 +457,5 @@ def test_compact_datasets_behave_like_contiguous_ones(tmp_path):
         want[1:5:2, ::3] = [[1, 2], [3, 4]]
         want[5] = 9
         np.testing.assert_array_equal(d[...], want)
-        np.testing.assert_array_equal(d[::-1, 3], want[::-1, 3])
+        np.testing.assert_array_equal(d[::2, 3], want[::2, 3])
         assert d.dtype == np.dtype(">i4")

@@ -201,6 +201,8 @@ def write_named(path):
         f.create_dataset("a_ints", data=np.arange(5), dtype=f["types/i4"], chunks=(2,),
                          fillvalue=7)
         f.create_dataset("empty", dtype=f["types/i4"])
+        f["types/str"] = h5py.string_dtype()
+        f.create_dataset("a_strings", data=["x", "yz"], dtype=f["types/str"])
         f["gone"] = np.dtype(">f8")
         f.create_dataset("orphan", data=np.ones(3), dtype=f["gone"])
         del f["gone"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import arca
-from conftest import ALL_DTYPES, assert_same, random_array
+from conftest import ALL_DTYPES, assert_same, outcome, random_array
 
 COMPRESSIONS = [None, "gzip", "zstd", "lz4"]
 
@@ -97,10 +97,11 @@ def test_random_datasets_match_numpy_and_h5py(seed, path, h5path):
         assert ds.shuffle == shuffle
         assert_same(ds[...], ref)
 
-        # Reads: anything numpy accepts, and the h5py subset against h5py.
+        # Reads: the h5py subset against numpy and h5py; anything else
+        # numpy accepts (negative steps, new axes) fails as in h5py.
         for _ in range(12):
             key = random_key(rng, shape, h5_compatible=False)
-            assert_same(ds[key], ref[key])
+            same_outcome(lambda: ds[key], lambda: hd[key])
             hkey = random_key(rng, shape, h5_compatible=True)
             assert_same(ds[hkey], ref[hkey])
             assert_same(ds[hkey], hd[hkey])
@@ -113,12 +114,11 @@ def test_random_datasets_match_numpy_and_h5py(seed, path, h5path):
             ref[key] = val
             ds[key] = val
             hd[key] = val
-            # Numpy-only keys (negative steps, new axes) against numpy.
             key = random_key(rng, shape, h5_compatible=False)
             val = random_array(rng, np.shape(ref[key]), dtype)
-            ref[key] = val
-            ds[key] = val
-            hd[...] = ref
+            if same_outcome(lambda: ds.__setitem__(key, val),
+                            lambda: hd.__setitem__(key, val)):
+                ref[key] = val
         assert_same(ds[...], ref)
         assert_same(hd[...], ref)
 
@@ -215,19 +215,39 @@ def fancy_key(rng, shape):
     return tuple(entries)
 
 
+def same_outcome(a, h):
+    """Run the same operation on arca and on h5py: the same exception type
+    (False), or equal results (True)."""
+    ra, rh = outcome(a), outcome(h)
+    failed = isinstance(ra, str), isinstance(rh, str)
+    if any(failed):
+        assert all(failed) and ra == rh, (ra if failed[0] else "value", rh if failed[1] else "value")
+        return False
+    if rh is not None:
+        assert_same(ra, rh)
+    return True
+
+
 @pytest.mark.parametrize("seed", range(30))
-def test_list_indices_follow_numpy(seed, path):
+def test_list_indices_follow_h5py(seed, path, h5path):
     rng = np.random.default_rng(7000 + seed)
     shape = tuple(int(x) for x in rng.integers(1, 9, int(rng.integers(1, 4))))
     dtype = ["<i4", ">f8", "u1", "S3"][seed % 4]
     ref = random_array(rng, shape, dtype)
     chunks = random_chunks(rng, shape) if seed % 2 else None
-    with arca.File(path, "w") as f:
+    with arca.File(path, "w") as f, h5py.File(h5path, "w") as h:
         ds = f.create_dataset("d", data=ref, chunks=chunks)
+        hd = h.create_dataset("d", data=ref, chunks=chunks)
         for _ in range(15):
             key = fancy_key(rng, shape)
-            assert_same(ds[key], ref[key])
-            val = random_array(rng, np.shape(ref[key]), dtype)
-            ref[key] = val
-            ds[key] = val
-            assert_same(ds[...], ref)
+            same_outcome(lambda: ds[key], lambda: hd[key])
+            # Sorted, without new axes or negative steps, h5py takes it too.
+            key = tuple(sorted(set(int(i) % shape[a] for i in k)) if isinstance(k, list) else
+                        slice(k.start, k.stop, abs(k.step)) if isinstance(k, slice) and k.step
+                        else k
+                        for a, k in enumerate(x for x in key if x is not None))
+            if not same_outcome(lambda: ds[key], lambda: hd[key]):
+                continue
+            val = random_array(rng, np.shape(hd[key]), dtype)
+            same_outcome(lambda: ds.__setitem__(key, val), lambda: hd.__setitem__(key, val))
+            assert_same(ds[...], hd[...])

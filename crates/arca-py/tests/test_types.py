@@ -184,7 +184,9 @@ def test_array_element_types(tmp_path):
     # h5py cannot write such a dataset from plain data; arca can.
     with arca.File(tmp_path / "w.arca", "w") as f:
         a = f.create_dataset("a", data=data, dtype=dt)
-        a[2] = -1
+        with pytest.raises(TypeError):
+            a[2] = -1  # as in h5py: a value's last axes are the element's
+        a[2] = np.full((2, 3), -1)
         a[3] = [[7, 8, 9], [1, 2, 3]]
     with arca.File(tmp_path / "w.arca", "r") as f:
         want = data.copy()

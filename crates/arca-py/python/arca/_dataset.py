@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 
-from . import _dims, _selection
+from . import _dims, _selection, _vlen
 from ._dtypes import (
     Empty,
     as_array,
@@ -17,7 +17,8 @@ from ._dtypes import (
     strpad,
     unpad,
 )
-from ._object import HLObject, dataset_class, register
+from ._object import HLObject, register
+from ._util import prod
 
 # A list index whose span is at most this many times its length is read as
 # one box and picked from in memory; sparser ones are read index by index.
@@ -42,14 +43,13 @@ class Dataset(HLObject):
     :attr:`dtype` reports the stored type.
     """
 
-    def __new__(cls, file=None, dsid=None):
-        # Variable-length datasets get their own class (object arrays, bulk paths).
-        if cls is Dataset and dsid is not None:
-            cls = dataset_class(dsid)
-        return super().__new__(cls)
-
     def __init__(self, file, dsid):
         super().__init__(file, dsid)
+        self._type = dsid.dtype()
+        # Variable-length elements (or members) cross through an engine
+        # chosen once here; None for fixed-size elements, which cross as
+        # they are stored.
+        self._vlen = _vlen.engine(dsid, self._type)
         self._dtype = None
         self._mdtype = None
 
@@ -61,10 +61,16 @@ class Dataset(HLObject):
     # -- metadata -------------------------------------------------------------
     @property
     def dtype(self):
-        """The stored element type (``>i4`` for a big-endian dataset)."""
+        """The stored element type (``>i4`` for a big-endian dataset); for
+        variable-length elements the object dtype tagged with their base
+        (see :func:`arca.vlen_dtype`)."""
         if self._dtype is None:
-            self._dtype = from_type_string(self._id.dtype())
-            self._mdtype = native(self._dtype)
+            v = self._vlen
+            if v is None:
+                self._dtype = from_type_string(self._type)
+                self._mdtype = native(self._dtype)
+            else:
+                self._dtype, self._mdtype = v.dtype, v.memtype
         return self._dtype
 
     @property
@@ -202,7 +208,10 @@ class Dataset(HLObject):
 
     @property
     def fillvalue(self):
-        """The value shown where nothing was written, a numpy scalar."""
+        """The value shown where nothing was written, a numpy scalar (the
+        empty element for variable-length elements)."""
+        if self._vlen is not None:
+            return self._vlen.fillvalue()
         return as_elements(self._id.fill_value(), self._memtype, ())[()]
 
     @property
@@ -227,40 +236,133 @@ class Dataset(HLObject):
         return _AsType(self, np.dtype(dtype))
 
     def asstr(self, encoding=None, errors="strict"):
-        """A view that reads a fixed-length string dataset as ``str``
-        (object arrays), decoded with ``encoding`` or the type's own
-        character set: ``ds.asstr()[0]``. As h5py's."""
+        """A view that reads a string dataset as ``str`` (object arrays), as
+        h5py's: fixed-length strings and byte strings are decoded with
+        ``encoding`` (default: the type's own character set, UTF-8 for
+        variable-length ones); ``str`` elements pass as they are::
+
+            ds.asstr()[0]        # 'abc'
+        """
+        v = self._vlen
+        if v is not None and v.ragged and v.base in (str, bytes):
+            return _AsStr(self, encoding or "utf-8", errors, as_is=v.base is str)
         if self.dtype.kind != "S":
             raise TypeError("dset.asstr() can only be used on datasets with a string type")
         enc = encoding or (self.dtype.metadata or {}).get("h5py_encoding", "ascii")
-        return _FixedStr(self, enc, errors)
+        return _AsStr(self, enc, errors)
+
+    # -- variable-length data ---------------------------------------------------
+    def _engine(self, what, ragged=False):
+        """The element engine, TypeError if this dataset has none (or, with
+        ``ragged``, its elements are not variable-length themselves)."""
+        v = self._vlen
+        if v is None or (ragged and not v.ragged):
+            kind = "variable-length elements" if ragged else "variable-length data"
+            raise TypeError(f"{what} is for datasets of {kind}; this one's type is {self.dtype}")
+        return v
+
+    @property
+    def vlen_base(self):
+        """The base of variable-length elements: ``str``, ``bytes`` or the
+        items' numpy dtype (native order); None for other datasets."""
+        v = self._vlen
+        return v.base if v is not None and v.ragged else None
+
+    @property
+    def vlen_info(self):
+        """How the byte vector of a dataset with variable-length data is
+        stored: a dict of ``vector_bytes``, ``live_bytes``, ``stored_bytes``,
+        ``compression_ratio``, ``chunks``, ``chunk_bytes``, ``filters``,
+        ``reuse_space``, ``free_bytes``. TypeError for other datasets::
+
+            ds.vlen_info["live_bytes"]
+        """
+        return self._engine("vlen_info").info()
+
+    def vlen_repack(self):
+        """Rewrite the byte vector with only live data, reclaiming the space
+        that overwrites left behind (datasets with variable-length data)."""
+        self._engine("vlen_repack()").repack()
+
+    def _create_options(self):
+        """The ``vlen_*`` creation keywords that reproduce this dataset's
+        byte vector ({} when it has none)."""
+        v = self._vlen
+        return {} if v is None else v.create_options()
+
+    def _box(self, sel):
+        """``(start, count, step)`` of a selection of integers and slices."""
+        shape = self.shape
+        if sel is None or sel is Ellipsis or (type(sel) is tuple and not sel):
+            return [0] * len(shape), list(shape), [1] * len(shape)
+        s = _selection.parse(sel, shape)
+        if s.lists or s.mask is not None:
+            raise ValueError(
+                "the bulk paths take integers and slices; use indexing for index lists, "
+                "blocks or masks"
+            )
+        return s.start, s.count, s.step
+
+    def read_ragged(self, sel=None):
+        """``(values, offsets)`` of the selected variable-length elements in
+        row-major order: element ``i`` is ``values[offsets[i]:offsets[i + 1]]``.
+        ``values`` has the base dtype (``uint8`` UTF-8/bytes for strings),
+        ``offsets`` is int64 with one more entry than elements, starting at 0.
+        TypeError for a dataset whose elements are not variable-length::
+
+            values, offsets = ds.read_ragged(np.s_[10:20])
+        """
+        v = self._engine("read_ragged()", ragged=True)
+        return v.read_ragged(*self._box(sel))
+
+    def write_ragged(self, values, offsets, sel=None):
+        """Write the selected variable-length elements from ``values`` and
+        Arrow-style ``offsets`` (one more than the elements; they need not
+        start at 0). All the data goes to the byte vector in one append::
+
+            ds.write_ragged(np.array([1, 2, 3], "f4"), np.array([0, 1, 1, 3]))
+        """
+        v = self._engine("write_ragged()", ragged=True)
+        v.write_ragged(*self._box(sel), values, offsets)
+
+    def read_arrow(self, sel=None):
+        """The selected variable-length elements as a pyarrow
+        ``LargeStringArray``, ``LargeBinaryArray`` or ``LargeListArray``,
+        built on the buffers read without copying them."""
+        v = self._engine("read_arrow()", ragged=True)
+        return v.to_arrow(*v.read_ragged(*self._box(sel)))
+
+    def write_arrow(self, array, sel=None):
+        """Write a pyarrow ``StringArray``/``LargeStringArray``/``BinaryArray``/
+        ``ListArray``/``LargeListArray`` (or chunked array) to variable-length
+        elements without copying its buffers where the layouts allow. Nulls
+        are refused."""
+        v = self._engine("write_arrow()", ragged=True)
+        values, offsets = _vlen.arrow_buffers(array)
+        v.write_ragged(*self._box(sel), values, offsets)
 
     def iter_chunks(self, sel=None):
         """Yield, for every chunk the selection touches, a tuple of slices
-        covering the part of the selection inside that chunk.
+        covering the part of the selection inside that chunk, as h5py's.
 
-        ``sel`` is a tuple of step-1 slices (default: everything). TypeError
-        for a contiguous dataset.
+        ``sel`` is integers and step-1 slices (default: everything).
+        TypeError for a dataset that is not chunked::
+
+            for s in ds.iter_chunks(np.s_[10:500]):
+                total += ds[s].sum()
         """
         chunks = self.chunks
         if chunks is None:
             raise TypeError("Chunked dataset required")
         shape = self.shape
         if sel is None:
-            sel = ()
-        if not isinstance(sel, tuple):
-            sel = (sel,)
-        if len(sel) > len(shape):
-            raise ValueError("selection has more dimensions than the dataset")
-        sel = sel + (slice(None),) * (len(shape) - len(sel))
-        bounds = []
-        for s, n in zip(sel, shape):
-            if not isinstance(s, slice):
-                raise TypeError("iter_chunks takes a tuple of slices")
-            a, b, st = s.indices(n)
-            if st != 1:
-                raise TypeError("iter_chunks takes slices with step 1")
-            bounds.append((a, max(a, b)))
+            start, count = [0] * len(shape), list(shape)
+        else:
+            s = _selection.parse(sel, shape)
+            if s.lists or s.mask is not None or any(st != 1 for st in s.step):
+                raise TypeError("iter_chunks takes integers and slices with step 1")
+            start, count = s.start, s.count
+        bounds = [(a, a + c) for a, c in zip(start, count)]
         if any(a == b for a, b in bounds):
             return
         ranges = [range(a // c, (b - 1) // c + 1) for (a, b), c in zip(bounds, chunks)]
@@ -306,6 +408,8 @@ class Dataset(HLObject):
     # -- reading --------------------------------------------------------------
     def _read_box(self, start, count, step):
         """Read a hyperslab into a new array of shape ``count``."""
+        if self._vlen is not None:
+            return self._vlen.read(start, count, step)
         mdt = self._memtype
         n = 1
         for c in count:
@@ -330,156 +434,184 @@ class Dataset(HLObject):
         return names
 
     def __getitem__(self, key):
+        if key is Ellipsis or (type(key) is tuple and not key):
+            # The whole dataset: the common case, parsed no further.
+            shape = self._id.shape()
+            if shape is None:
+                return Empty(self.dtype)
+            r = len(shape)
+            arr = self._read_box([0] * r, shape, [1] * r)
+            return arr[()] if (not shape and key is not Ellipsis) else arr
+        args = key if isinstance(key, tuple) else (key,)
+        if any(k is None for k in args):
+            raise TypeError("Indexing with None (or np.newaxis) is not supported")
+        names = tuple(k for k in args if isinstance(k, str))
+        if names:
+            args = tuple(k for k in args if not isinstance(k, str))
         shape = self.shape
         if shape is None:
-            if key == () or key is Ellipsis:
+            if not names and _whole(args):
                 return Empty(self.dtype)
             raise ValueError("Empty datasets cannot be sliced")
-        names, key = _split_names(key)
         if names:
             self._field_names(names)
-            rows = self[key]
-            return _pick(rows, names)
-        if key is Ellipsis or (type(key) is tuple and not key):
-            arr = self._read_box([0] * len(shape), list(shape), [1] * len(shape))
-            return arr[()] if (not shape and key is not Ellipsis) else arr
-        if isinstance(key, np.ndarray) and key.dtype.kind == "b" and key.ndim > 1:
-            return self._mask(key, shape)[...][key]
-        sel = _selection.parse(key, shape)
-        if sel.fancy is None:
-            arr = self._read_box(sel.start, sel.count, sel.step)
+        if not shape:
+            if not _whole(args):
+                raise ValueError("Illegal slicing argument for scalar dataspace")
+            arr = self._read_box([], [], [])
+            if args == ():
+                arr = arr[()]
         else:
-            arr = self._read_fancy(sel)
-        if sel.flip:
-            arr = np.flip(arr, axis=sel.flip)
-        arr = arr.reshape(tuple(sel.natural_shape) + self._sub)
-        if sel.moved is not None:
-            arr = np.moveaxis(arr, sel.moved, 0)
-        return arr[()] if sel.scalar else arr
+            sel = _selection.parse(args, shape)
+            arr = self._read_sel(sel).reshape(sel.out_shape + self._sub)
+            if sel.scalar:
+                arr = arr[()]
+        return _pick(arr, names) if names else arr
 
-    def _mask(self, key, shape):
-        if key.shape != shape:
-            raise IndexError(f"boolean index of shape {key.shape} does not match {shape}")
-        return self
-
-    def _read_fancy(self, sel):
-        axis, idx = sel.fancy
-        lo = sel.start[axis]
-        span = sel.count[axis]
-        if span <= _DENSE_SPAN * max(len(idx), 1):
+    def _read_sel(self, sel):
+        """The elements of a selection, shaped per dataset axis (integer
+        axes kept as 1; one axis for a mask), with the element's axes."""
+        if sel.mask is not None:
             box = self._read_box(sel.start, sel.count, sel.step)
-            return np.take(box, idx - lo, axis=axis)
-        count = list(sel.count)
-        count[axis] = len(idx)
-        out = np.empty(count, dtype=self._memtype)
-        start = list(sel.start)
-        one = list(sel.count)
-        one[axis] = 1
-        where = [slice(None)] * len(count)
-        for j, i in enumerate(idx):
-            start[axis] = int(i)
-            where[axis] = slice(j, j + 1)
-            out[tuple(where)] = self._read_box(start, one, sel.step)
-        return out
+            where = tuple(slice(a, a + c) for a, c in zip(sel.start, sel.count))
+            return box[sel.mask[where]]
+        if not sel.lists:
+            return self._read_box(sel.start, sel.count, sel.step)
+        return self._read_lists(list(sel.start), list(sel.count), sel.step, sel.lists)
+
+    def _read_lists(self, start, count, step, lists):
+        """Read a box of which the axes in ``lists`` are picked by indices:
+        as one box when it is dense enough, else one box per run of
+        consecutive indices of the sparsest axis."""
+        shape = [len(lists[a]) if a in lists else c for a, c in enumerate(count)]
+        n = prod(shape)
+        if n == 0:
+            return np.empty(shape, dtype=self._memtype)
+        if prod(count) <= _DENSE_SPAN * n:
+            box = self._read_box(start, count, step)
+            for ax, idx in lists.items():
+                box = np.take(box, idx - start[ax], axis=ax)
+            return box
+        ax = max(lists, key=lambda a: count[a] / len(lists[a]))
+        rest = {a: i for a, i in lists.items() if a != ax}
+        parts = []
+        for first, length, _ in _selection.runs(lists[ax]):
+            s, c = list(start), list(count)
+            s[ax], c[ax] = first, length
+            parts.append(self._read_lists(s, c, step, rest))
+        return np.concatenate(parts, axis=ax)
 
     def __array__(self, dtype=None, copy=None):
         if copy is False:
-            raise ValueError("reading a dataset always makes a copy; copy=False is impossible")
+            raise ValueError("memory allocation cannot be avoided: reading a dataset "
+                             "always makes a copy (copy=False is impossible)")
+        if self.shape is None:
+            raise TypeError("Empty datasets have no numpy representation")
         arr = self[...]
         if dtype is not None and arr.dtype != np.dtype(dtype):
             arr = arr.astype(dtype)
         return arr
 
     def read_direct(self, dest, source_sel=None, dest_sel=None):
-        """Read into an existing array: ``dest[dest_sel] = self[source_sel]``.
+        """Read into an existing C-contiguous array, as h5py's:
+        ``dest[dest_sel] = self[source_sel]``, the selections following
+        h5py's rules. With no selections and a ``dest`` of the native dtype
+        and the dataset's shape, elements land in ``dest`` without a copy::
 
-        With no selections and a C-contiguous ``dest`` of the native dtype and
-        the dataset's shape, elements land in ``dest`` without a copy.
+            out = np.empty(ds.shape, ds.dtype)
+            ds.read_direct(out)
+            ds.read_direct(out, np.s_[0:10], np.s_[50:60])
         """
+        shape = self.shape
+        if shape is None:
+            raise TypeError("Empty datasets have no numpy representation")
         if not isinstance(dest, np.ndarray):
             raise TypeError("dest must be a numpy array")
-        if source_sel is None and dest_sel is None:
-            shape = self.shape
-            if (
-                dest.shape == shape
-                and dest.dtype == self._memtype
-                and strpad(self._memtype) is None
-                and dest.flags.c_contiguous
-                and dest.flags.writeable
-            ):
-                if dest.size:
-                    r = len(shape)
-                    self._id.read_into(
-                        [0] * r, list(shape), [1] * r, dest.reshape(-1).view(np.uint8)
-                    )
-                return
-        src = self[() if source_sel is None else source_sel]
-        dest[() if dest_sel is None else dest_sel] = src
+        if not dest.flags.c_contiguous:
+            raise TypeError("dest must be a C-contiguous array")
+        if not dest.flags.writeable:
+            raise ValueError("dest is read-only")
+        if source_sel is None:
+            src = _selection.full(shape)
+        else:
+            src = _selection.parse(source_sel, shape) if shape else _selection.full(())
+        if dest_sel is None:
+            dst = _selection.full(dest.shape)
+        else:
+            dst = _selection.parse(dest_sel, dest.shape) if dest.shape else _selection.full(())
+        _selection.broadcast_shape(src.out_shape, dst.out_shape)
+        if (source_sel is None and dest_sel is None and dest.shape == shape
+                and self._vlen is None and dest.dtype == self._memtype
+                and strpad(self._memtype) is None):
+            if dest.size:
+                r = len(shape)
+                self._id.read_into([0] * r, list(shape), [1] * r, dest.reshape(-1).view(np.uint8))
+            return
+        data = self._read_sel(src).reshape(src.out_shape + self._sub)
+        _selection.put(dest, dst, data)
 
     # -- writing --------------------------------------------------------------
     def _write_box(self, start, count, step, data):
         """Write a C-contiguous native-order array of exactly ``count`` elements."""
+        if self._vlen is not None:
+            self._vlen.write(start, count, step, data)
+            return
         if self._memtype.kind == "S":
             data = np.ascontiguousarray(repad(data, self._memtype))
         if data.size:
             self._id.write(start, count, step, data.reshape(-1).view(np.uint8))
 
     def _coerce(self, value, out_shape, count):
-        """``value`` as a native-order array broadcast to the selection, in box order."""
+        """``value`` as a native-order array broadcast (h5py's rules) to a
+        selection of ``out_shape``, shaped ``count`` (per dataset axis)."""
+        if self._vlen is not None:
+            return self._vlen.coerce(value, out_shape, count)
         mdt = self._memtype
+        out_shape = tuple(out_shape)
         if has_refs(mdt):
             arr = np.asarray(value, dtype=mdt)
-            try:
-                arr = np.broadcast_to(arr, tuple(out_shape))
-            except ValueError:
-                raise ValueError(
-                    f"could not broadcast input array from shape {arr.shape} into shape {out_shape}"
-                ) from None
+            _selection.broadcast_shape(arr.shape, out_shape)
+            arr = np.broadcast_to(arr.reshape(_fit(arr.shape, out_shape)), out_shape)
             return np.ascontiguousarray(objects_to_refs(arr, mdt)).reshape(tuple(count))
         if mdt.subdtype is not None:
-            # An array element type: items fill trailing axes of the element's shape.
+            # An array element type: the value's last axes are the element's.
             base, sub = mdt.subdtype
             arr = np.asarray(value, dtype=base)
-            try:
-                arr = np.broadcast_to(arr, tuple(out_shape) + sub)
-            except ValueError:
-                raise ValueError(
-                    f"could not broadcast input array from shape {arr.shape} "
-                    f"into shape {tuple(out_shape) + sub}"
-                ) from None
+            if arr.shape[arr.ndim - len(sub):] != sub or arr.ndim < len(sub):
+                raise TypeError(
+                    "When writing to array types, last N dimensions have to match "
+                    f"(got {arr.shape[max(0, arr.ndim - len(sub)):]}, but should be {sub})")
+            lead = arr.shape[: arr.ndim - len(sub)]
+            if lead == () and out_shape != ():
+                raise TypeError("Scalar broadcasting is not supported for array dtypes")
+            _selection.broadcast_shape(lead, out_shape)
+            arr = np.broadcast_to(arr.reshape(_fit(lead, out_shape) + sub), out_shape + sub)
             return np.ascontiguousarray(arr).reshape(tuple(count) + sub)
         arr = as_array(value, mdt)
         if arr.shape != out_shape:
-            try:
-                arr = np.broadcast_to(arr, out_shape)
-            except ValueError:
-                # Like h5py, accept any shape with the right number of elements.
-                if arr.size != int(np.prod(out_shape, dtype=np.int64)):
-                    raise ValueError(
-                        f"could not broadcast input array from shape {arr.shape} "
-                        f"into shape {out_shape}"
-                    ) from None
+            _selection.broadcast_shape(arr.shape, out_shape)
+            arr = np.broadcast_to(arr.reshape(_fit(arr.shape, out_shape)), out_shape)
         return arr.reshape(count)
 
     def __setitem__(self, key, value):
+        whole = key is Ellipsis or (type(key) is tuple and not key)
+        args = (key,) if whole or not isinstance(key, tuple) else key
+        names = () if whole else tuple(k for k in args if isinstance(k, str))
         shape = self.shape
         if shape is None:
             raise OSError("a dataset with a null dataspace (Empty) holds no elements")
-        names, key = _split_names(key)
         if names:
             # Members not named keep their values: read, change, write back.
             self._field_names(names)
-            rows = np.array(self[key], copy=True)
-            if len(names) == 1:
-                rows[names[0]] = value
-            else:
-                value = np.asarray(value)
-                for n in names:
-                    rows[n] = value[n] if value.dtype.names else value
-            self[key] = rows
+            rest = tuple(k for k in args if not isinstance(k, str))
+            rows = np.array(self[rest], copy=True)
+            v = value if isinstance(value, np.ndarray) else np.asarray(value)
+            for n in names:
+                rows[n] = v[n] if v.dtype.names and n in v.dtype.names else value
+            self[rest] = rows
             return
         mdt = self._memtype
-        if key is Ellipsis or (type(key) is tuple and not key):
+        if whole:
             # Fast path: a whole-dataset write from a matching array is not
             # copied. Not for object fields (references), which numpy's dtype
             # equality does not tell from other objects: they are converted.
@@ -494,65 +626,101 @@ class Dataset(HLObject):
             r = len(shape)
             self._write_box([0] * r, list(shape), [1] * r, np.ascontiguousarray(value))
             return
-        if isinstance(key, np.ndarray) and key.dtype.kind == "b" and key.ndim > 1:
-            self._mask(key, shape)
-            whole = self[...]
-            whole[key] = as_array(value, mdt)
-            self[...] = whole
+        if not shape:
+            if any(k is None for k in args):
+                raise TypeError(f"Selection can't process {None}")
+            if args != (Ellipsis,):
+                raise ValueError(f"{len(args)} indexing arguments for 0 dimensions")
+            self[()] = value
             return
-        sel = _selection.parse(key, shape)
-        if sel.fancy is None:
-            arr = self._coerce(value, sel.out_shape, sel.count)
-            if sel.flip:
-                arr = np.flip(arr, axis=sel.flip)
-            self._write_box(sel.start, sel.count, sel.step, np.ascontiguousarray(arr))
+        sel = _selection.parse(args, shape, reading=False)
+        if sel.mask is not None:
+            arr = np.asarray(value) if not isinstance(value, np.ndarray) else value
+            n = sel.size
+            if arr.size != 1 and arr.size != n and self._vlen is None:
+                raise TypeError("Broadcasting is not supported for point-wise selections")
+            vals = self._coerce(value, (n,), (n,)) if arr.size == n or self._vlen is not None \
+                else self._coerce(np.broadcast_to(arr.reshape(()), (n,)), (n,), (n,))
+            box = np.array(self._read_box(sel.start, sel.count, sel.step), copy=True)
+            where = tuple(slice(a, a + c) for a, c in zip(sel.start, sel.count))
+            box[sel.mask[where]] = vals
+            self._write_box(sel.start, sel.count, sel.step, np.ascontiguousarray(box))
             return
-        axis, idx = sel.fancy
-        count = list(sel.count)
-        count[axis] = len(idx)
-        if sel.moved is not None:
-            arr = self._coerce(value, sel.out_shape, sel.out_shape)
-            arr = np.moveaxis(arr, 0, sel.moved).reshape(tuple(count) + self._sub)
+        arr = self._coerce(value, sel.out_shape, sel.box_shape())
+        if sel.lists:
+            self._write_lists(list(sel.start), list(sel.count), sel.step, sel.lists, arr)
         else:
-            arr = self._coerce(value, sel.out_shape, count)
-        if sel.flip:
-            arr = np.flip(arr, axis=sel.flip)
-        start = list(sel.start)
-        one = list(count)
-        one[axis] = 1
-        where = [slice(None)] * len(count)
-        # In order, so a repeated index keeps the last value as in numpy.
-        for j, i in enumerate(idx):
-            start[axis] = int(i)
-            where[axis] = slice(j, j + 1)
-            self._write_box(start, one, sel.step, np.ascontiguousarray(arr[tuple(where)]))
+            self._write_box(sel.start, sel.count, sel.step, np.ascontiguousarray(arr))
+
+    def _write_lists(self, start, count, step, lists, arr):
+        """Write ``arr`` to a box of which the axes in ``lists`` are picked by
+        indices: one box per run of consecutive indices."""
+        if not lists:
+            self._write_box(start, count, step, np.ascontiguousarray(arr))
+            return
+        ax = next(iter(lists))
+        rest = {a: i for a, i in lists.items() if a != ax}
+        where = [slice(None)] * arr.ndim
+        for first, length, pos in _selection.runs(lists[ax]):
+            s, c = list(start), list(count)
+            s[ax], c[ax] = first, length
+            where[ax] = slice(pos, pos + length)
+            self._write_lists(s, c, step, rest, arr[tuple(where)])
 
     def write_direct(self, source, source_sel=None, dest_sel=None):
-        """Write from an array: ``self[dest_sel] = source[source_sel]``."""
-        src = np.asarray(source)
-        if source_sel is not None:
-            src = src[source_sel]
-        self[() if dest_sel is None else dest_sel] = src
+        """Write from a C-contiguous array, as h5py's:
+        ``self[dest_sel] = source[source_sel]``::
+
+            ds.write_direct(np.arange(10), np.s_[0:5], np.s_[20:25])
+        """
+        shape = self.shape
+        if shape is None:
+            raise TypeError("Empty datasets cannot be written to")
+        if not isinstance(source, np.ndarray):
+            raise TypeError("source must be a numpy array")
+        if not source.flags.c_contiguous:
+            raise TypeError("source must be a C-contiguous array")
+        if source_sel is None:
+            src = _selection.full(source.shape)
+        else:
+            src = _selection.parse(source_sel, source.shape) if source.shape \
+                else _selection.full(())
+        dst = _selection.full(shape) if dest_sel is None or not shape \
+            else _selection.parse(dest_sel, shape)
+        _selection.broadcast_shape(src.out_shape, dst.out_shape)
+        data = _selection.take(source, src)
+        if dest_sel is None:
+            self[...] = data
+        else:
+            self[dest_sel] = data
 
 
-def _split_names(key):
-    """Member names (str) and the rest of an index, as h5py splits them."""
-    if isinstance(key, str):
-        return (key,), ()
-    if isinstance(key, tuple) and any(isinstance(k, str) for k in key):
-        names = tuple(k for k in key if isinstance(k, str))
-        rest = tuple(k for k in key if not isinstance(k, str))
-        return names, rest
-    return (), key
+def _whole(args):
+    """Whether index arguments are ``()`` or ``(...,)``: all a scalar or
+    empty dataset takes."""
+    return args == () or (len(args) == 1 and args[0] is Ellipsis)
+
+
+def _fit(src, out_shape):
+    """A value's shape with the leading axes of length 1 beyond ``out_shape``'s
+    rank dropped (h5py writes a (1, n) value to an (n,) selection)."""
+    src = tuple(src)
+    while len(src) > len(out_shape) and src[0] == 1:
+        src = src[1:]
+    return src
 
 
 def _pick(rows, names):
-    """One member as a plain array, or several as a packed compound."""
+    """One member as a plain array (or scalar), or several as a packed compound."""
     if len(names) == 1:
-        return np.ascontiguousarray(rows[names[0]])
+        v = rows[names[0]]
+        return np.ascontiguousarray(v) if isinstance(v, np.ndarray) and v.ndim else v
     from numpy.lib import recfunctions
 
-    return recfunctions.repack_fields(rows[list(names)])
+    picked = rows[list(names)]
+    if isinstance(picked, np.void):
+        return recfunctions.repack_fields(np.asarray(picked))[()]
+    return recfunctions.repack_fields(picked)
 
 
 class _Fields:
@@ -598,18 +766,24 @@ class _AsType:
         return len(self._ds)
 
 
-class _FixedStr:
-    """What :meth:`Dataset.asstr` returns for fixed-length strings."""
+class _AsStr:
+    """What :meth:`Dataset.asstr` returns: reads with byte strings decoded."""
 
-    def __init__(self, ds, encoding, errors):
+    def __init__(self, ds, encoding, errors, as_is=False):
         self._ds, self._enc, self._err = ds, encoding, errors
+        self._as_is = as_is  # elements already read as str
+
+    def _text(self, x):
+        return x if isinstance(x, str) else x.decode(self._enc, self._err)
 
     def __getitem__(self, key):
         v = self._ds[key]
-        if isinstance(v, bytes):
-            return v.decode(self._enc, self._err)
+        if self._as_is:
+            return v
+        if isinstance(v, (bytes, str)):
+            return self._text(v)
         out = np.empty(v.shape, dtype=object)
-        out.reshape(-1)[:] = [x.decode(self._enc, self._err) for x in v.reshape(-1).tolist()]
+        out.reshape(-1)[:] = [self._text(x) for x in v.reshape(-1).tolist()]
         return out
 
     def __array__(self, dtype=None, copy=None):

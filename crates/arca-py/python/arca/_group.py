@@ -1,80 +1,17 @@
 """Groups: named containers of groups and datasets, addressed by paths."""
 
-import operator
 import posixpath
 from collections.abc import MutableMapping
 
 import numpy as np
 
-from . import _links, _vlen
+from . import _create, _links
 from ._dataset import Dataset
 from ._datatype import Datatype
 from ._dims import detach_everywhere
-from ._dtypes import Empty, Reference, as_array, check_dtype, native, type_string
+from ._dtypes import Reference, type_string
 from ._object import HLObject, register, wrap
-from ._util import COMPRESSORS, DEFAULT_LEVEL, auto_chunks, member_path, shape_tuple
-
-# HDF5 filter ids: those arca encodes, and how h5py names them.
-_H5_DEFLATE, _H5_SHUFFLE, _H5_FLETCHER32, _H5_LZF, _H5_LZ4, _H5_ZSTD = 1, 2, 3, 32000, 32004, 32015
-_H5_ENCODES = {_H5_DEFLATE: "gzip", _H5_SHUFFLE: "shuffle", _H5_FLETCHER32: "fletcher32",
-               _H5_LZF: "lzf", _H5_LZ4: "lz4", _H5_ZSTD: "zstd"}
-_H5_OPTIONAL = 1
-
-
-def _filter_id(compression):
-    """An HDF5 filter id given as ``compression`` (h5py: ints past 9)."""
-    if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool) \
-            and compression > 9:
-        return int(compression)
-    return None
-
-
-def _filter_label(name):
-    return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")
-
-
-def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype):
-    """h5py's order: shuffle, the compressor, fletcher32 last. Only filters
-    arca can encode (a pipeline of others comes with imported files)."""
-    out = []
-    if shuffle:
-        out.append((_H5_SHUFFLE, _H5_OPTIONAL, [dtype.itemsize], "shuffle"))
-    fid = _filter_id(compression)
-    if compression == "gzip":
-        out.append((_H5_DEFLATE, _H5_OPTIONAL, [int(4 if opts is None else opts)], "deflate"))
-    elif compression == "lzf":
-        if opts is not None:
-            raise ValueError("lzf takes no compression_opts")
-        out.append((_H5_LZF, _H5_OPTIONAL, [], "lzf"))
-    elif compression == "zstd":
-        out.append((_H5_ZSTD, _H5_OPTIONAL, [int(3 if opts is None else opts)], "zstd"))
-    elif compression == "lz4":
-        out.append((_H5_LZ4, _H5_OPTIONAL, [0], "lz4"))
-    elif fid is not None:
-        if fid not in _H5_ENCODES:
-            raise ValueError(f"HDF5 filter {fid}: arca cannot encode it (it reads and keeps the "
-                             "chunks of imported files that use it); arca encodes "
-                             + ", ".join(f"{v} ({k})" for k, v in sorted(_H5_ENCODES.items())))
-        vals = [] if opts is None else [int(v) for v in (opts if isinstance(opts, (tuple, list)) else (opts,))]
-        out.append((fid, _H5_OPTIONAL, vals, _H5_ENCODES[fid]))
-    elif compression is not None:
-        raise ValueError(f"Compression filter {compression!r} is unavailable; use gzip, zstd, lz4 or lzf")
-    elif opts is not None:
-        raise TypeError("compression_opts given without a compression method")
-    if fletcher32:
-        out.append((_H5_FLETCHER32, 0, [], "fletcher32"))
-    return out
-
-
-def _with_chunk_size(hdf5_filters, chunks, dtype):
-    """lzf records the chunk's size in its values, as h5py's filter does."""
-    out = []
-    for c, fl, vals, nm in hdf5_filters:
-        if c == _H5_LZF and len(vals) < 3 and chunks is not None:
-            size = int(np.prod(chunks, dtype=np.int64)) * dtype.itemsize
-            vals = [4, 261, size]
-        out.append((c, fl, vals, nm))
-    return out
+from ._util import member_path
 
 
 class Group(HLObject, MutableMapping):
@@ -134,7 +71,8 @@ class Group(HLObject, MutableMapping):
             if name in self:
                 # As h5py: a taken name refuses a commit with KeyError.
                 raise KeyError(f"Unable to commit datatype (name already exists): {name!r}")
-            return self._id.commit_type(path, type_string(check_dtype(value)))
+            # Any type a dataset may hold, variable-length ones included.
+            return self._id.commit_type(path, type_string(value))
         try:
             if isinstance(value, _links.SoftLink):
                 return self._id.link_soft(path, value.path)
@@ -253,175 +191,16 @@ class Group(HLObject, MutableMapping):
         up to 1 KiB are compact, larger ones contiguous, and chunked when
         chunks, filters or ``maxshape`` ask for it. Variable-length types (``arca.string_dtype()``,
         ``arca.vlen_dtype(base)``, ``str``, object arrays) take ``vlen_*``
-        options for their byte vector (see ``arca._vlen``).
+        options for their byte vector (see ``arca._vlen``). Every dataset
+        is an :class:`arca.Dataset`::
+
+            ds = g.create_dataset("x", shape=(10,), dtype="i4", compression="zstd")
+
         """
-        if layout not in (None, "compact", "contiguous", "chunked"):
-            raise ValueError(f"layout {layout!r}: use 'compact', 'contiguous' or 'chunked'")
-        # A committed datatype types the dataset, which records it
-        # (variable-length ones take its type alone).
-        committed = None
-        if isinstance(dtype, Datatype):
-            committed, dtype = dtype._id, dtype.dtype
-        if _vlen.wants_vlen(dtype, data):
-            if fletcher32 or scaleoffset is not None or hdf5_filters or compression == "lzf" \
-                    or _filter_id(compression) is not None:
-                raise ValueError("variable-length data takes arca's own filters "
-                                 "(shuffle, gzip, zstd, lz4), not HDF5's")
-            if layout == "compact":
-                raise ValueError("a variable-length dataset cannot be compact")
-            if layout == "chunked" and chunks is None:
-                chunks = True
-            if layout == "contiguous" and chunks not in (None, False):
-                raise ValueError("a contiguous dataset takes no chunks")
-            return _vlen.create_dataset(self, name, shape, dtype, data, chunks, maxshape,
-                                        compression, compression_opts, shuffle, fillvalue,
-                                        vlen_options, bool(track_order))
-        if vlen_options:
-            raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
-        name = member_path(name)
-        if isinstance(data, Empty) or (data is None and shape is None and dtype is not None):
-            # A null dataspace: a type and no elements (h5py's Empty).
-            t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
-            return Dataset(self._file, self._id.create_empty(name, type_string(check_dtype(t)),
-                                                             bool(track_order), committed))
-        if data is not None:
-            if isinstance(data, Dataset):
-                data = data[()]
-            want = None if dtype is None else check_dtype(dtype)
-            if want is not None and want.subdtype is not None:
-                # An array element type: data's trailing axes are the element's.
-                data = np.asarray(data, dtype=want.subdtype[0])
-                sub = want.subdtype[1]
-                if data.shape[data.ndim - len(sub):] != sub:
-                    raise ValueError(f"data of shape {data.shape} does not end in {sub}")
-                if shape is None:
-                    shape = data.shape[: data.ndim - len(sub)]
-            else:
-                data = as_array(data, want)
-        if dtype is None:
-            dtype = data.dtype if data is not None else np.dtype("f4")
-        dtype = check_dtype(dtype)
-        if data is not None and dtype.subdtype is None and data.dtype != dtype:
-            data = data.astype(dtype)
-
-        shape = shape_tuple(shape)
-        if shape is None:
-            if data is None:
-                raise TypeError("One of data or shape must be specified")
-            shape = data.shape
-        elif data is not None and dtype.subdtype is not None:
-            data = data.reshape(tuple(shape) + dtype.subdtype[1])
-        elif data is not None:
-            if int(np.prod(shape, dtype=np.int64)) != data.size:
-                raise ValueError(
-                    f"Shape tuple {shape} is incompatible with data of shape {data.shape}"
-                )
-            data = data.reshape(shape)
-
-        if maxshape is not None:
-            if not isinstance(maxshape, (tuple, list)):
-                maxshape = (maxshape,)
-            maxshape = tuple(None if m is None else operator.index(m) for m in maxshape)
-            if len(maxshape) != len(shape):
-                raise ValueError(f"maxshape {maxshape} must have one entry per dimension of {shape}")
-            for s, m in zip(shape, maxshape):
-                if m is not None and m < s:
-                    raise ValueError(f"maxshape {maxshape} is smaller than shape {shape}")
-
-        filters = []
-        if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool) \
-                and 0 <= compression <= 9:
-            compression, compression_opts = "gzip", int(compression)
-        if scaleoffset is not None:
-            raise ValueError("scaleoffset: arca has no scale-offset codec (files that use it "
-                             "are imported with their chunks kept as stored)")
-        if hdf5_filters is None and (fletcher32 or compression == "lzf"
-                                     or _filter_id(compression) is not None):
-            hdf5_filters = _hdf5_pipeline(compression, compression_opts, shuffle, fletcher32, dtype)
-        elif hdf5_filters is None:
-            if compression is not None:
-                if compression not in COMPRESSORS:
-                    raise ValueError(
-                        f"Compression filter {compression!r} is unavailable; "
-                        "use gzip, zstd, lz4 or lzf"
-                    )
-                if compression == "lz4" and compression_opts is not None:
-                    raise ValueError("lz4 takes no compression_opts")
-                if compression == "gzip" and compression_opts is not None:
-                    if not 0 <= int(compression_opts) <= 9:
-                        raise ValueError(f"gzip level {compression_opts} outside 0..9")
-            elif compression_opts is not None:
-                raise TypeError("compression_opts given without a compression method")
-            if shuffle:
-                filters.append(("shuffle", None))
-            if compression is not None:
-                level = compression_opts if compression_opts is not None else DEFAULT_LEVEL.get(compression)
-                filters.append((compression, None if level is None else int(level)))
-        elif compression is not None or shuffle or fletcher32:
-            raise TypeError("hdf5_filters is the whole pipeline: no compression, shuffle or "
-                            "fletcher32 beside it")
-        hdf5_filters = [(int(c), int(fl), [int(v) for v in vals], _filter_label(nm))
-                        for c, fl, vals, nm in (hdf5_filters or [])]
-        if hdf5_filters:
-            filters = []
-
-        needs_chunks = bool(filters) or bool(hdf5_filters) or (maxshape is not None and maxshape != shape)
-        if layout in ("compact", "contiguous") and (needs_chunks or chunks not in (None, False)):
-            raise ValueError(f"a {layout} dataset takes no chunks, filters or maxshape")
-        if layout == "chunked" and chunks is None:
-            chunks = True
-        if chunks is False:
-            if needs_chunks:
-                raise ValueError("Chunked format required for given storage options")
-            chunks = None
-        if (chunks is not None or needs_chunks) and not shape:
-            raise TypeError("Scalar datasets don't support chunk/filter options")
-        if chunks is True:
-            chunks = auto_chunks(shape, maxshape or shape, dtype.itemsize)
-        elif chunks is not None:
-            chunks = shape_tuple(chunks, "chunks")
-            if len(chunks) != len(shape):
-                raise ValueError(f"chunks {chunks} must have one entry per dimension of {shape}")
-            if any(c == 0 for c in chunks):
-                raise ValueError(f"chunks {chunks} must be positive")
-            for c, s, m in zip(chunks, shape, maxshape or shape):
-                if m is not None and c > m:
-                    raise ValueError(
-                        f"Chunk shape must not be greater than data shape in any dimension. "
-                        f"{chunks} is not compatible with {shape}"
-                    )
-
-        fill = None
-        if fillvalue is not None:
-            mdt = native(dtype)
-            if mdt.subdtype is not None:
-                base, sub = mdt.subdtype
-                fill = np.ascontiguousarray(
-                    np.broadcast_to(np.asarray(fillvalue, dtype=base), sub)
-                ).tobytes()
-            else:
-                fv = as_array(fillvalue, mdt)
-                if fv.size != 1:
-                    raise ValueError("fillvalue must be a single value")
-                fill = fv.reshape(()).tobytes()
-
-        dsid = self._id.create_dataset(
-            name,
-            type_string(dtype),
-            list(shape),
-            None if maxshape is None else list(maxshape),
-            None if chunks is None else list(chunks),
-            filters,
-            fill,
-            layout,
-            _with_chunk_size(hdf5_filters, chunks, dtype),
-            bool(track_order),
-            committed,
-        )
-        ds = Dataset(self._file, dsid)
-        if data is not None and data.size:
-            ds[...] = data
-        return ds
+        return _create.create_dataset(
+            self, name, shape, dtype, data, chunks, maxshape, compression, compression_opts,
+            shuffle, fillvalue, layout, fletcher32, scaleoffset, hdf5_filters, track_order,
+            **vlen_options)
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
         """Open the dataset at ``name`` if its shape and dtype fit, else create it.
@@ -429,22 +208,7 @@ class Group(HLObject, MutableMapping):
         TypeError if something incompatible is there: a group, another
         shape, or a dtype that differs (``exact``) or cannot hold ``dtype``.
         """
-        name = member_path(name)
-        if name not in self:
-            return self.create_dataset(name, shape=shape, dtype=dtype, **kwds)
-        ds = self[name]
-        if not isinstance(ds, Dataset):
-            raise TypeError(f"Incompatible object (Group) already exists at {name!r}")
-        shape = shape_tuple(shape)
-        if shape != ds.shape:
-            raise TypeError(f"Shapes do not match (existing {ds.shape} vs new {shape})")
-        dtype = np.dtype(dtype)
-        if exact:
-            if dtype != ds.dtype:
-                raise TypeError(f"Datatypes do not exactly match (existing {ds.dtype} vs new {dtype})")
-        elif not np.can_cast(dtype, ds.dtype):
-            raise TypeError(f"Datatypes cannot be safely cast (existing {ds.dtype} vs new {dtype})")
-        return ds
+        return _create.require_dataset(self, name, shape, dtype, exact, **kwds)
 
     # -- moving, copying and walking ---------------------------------------------
     def copy(self, source, dest, name=None, shallow=False, without_attrs=False):

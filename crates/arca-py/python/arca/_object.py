@@ -1,11 +1,10 @@
 """What groups and datasets share: identity, place in the file, attributes;
 and the classes a native handle is wrapped in.
 
-The modules defining :class:`arca.File`, :class:`arca.Group` and the dataset
-classes sit above this one and register their classes here when imported
-(``register``), so this module, and those between, reach them without
-importing them: :func:`dataset_class` picks a dataset's class from its
-type, :func:`wrap` wraps any native handle.
+The modules defining :class:`arca.File`, :class:`arca.Group` and
+:class:`arca.Dataset` sit above this one and register their classes here
+when imported (``register``), so this module, and those between, reach them
+without importing them: :func:`wrap` wraps any native handle.
 """
 
 import posixpath
@@ -15,9 +14,7 @@ from . import _native
 from ._attrs import AttributeManager
 from ._dtypes import Reference
 
-# kind -> class: "file", "group", "dataset", and the dataset kinds that
-# have their own class, "vlen" (variable-length elements) and "rows"
-# (compounds with variable-length members).
+# kind -> class: "file", "group", "dataset".
 _CLASSES = {}
 
 
@@ -31,26 +28,12 @@ def registered(kind):
     return _CLASSES[kind]
 
 
-def dataset_class(dsid):
-    """The class of the dataset behind the native handle ``dsid``:
-    variable-length datasets get their own (object arrays, bulk paths).
-    The one place a dataset's class is chosen: ``Dataset(file, dsid)`` and
-    :func:`wrap` both ask here."""
-    t = dsid.dtype()
-    if t.startswith("vlen:"):
-        return _CLASSES["vlen"]
-    if "vlen:" in t and t.startswith("struct("):
-        return _CLASSES["rows"]
-    return _CLASSES["dataset"]
-
-
 def wrap(file, handle):
     """The group, dataset or committed datatype of ``file`` behind a
     native handle."""
     if isinstance(handle, _native.NamedType):
         return _CLASSES["datatype"](handle, file)
     if isinstance(handle, _native.Dataset):
-        # Dataset.__new__ asks dataset_class: one type lookup per object.
         return _CLASSES["dataset"](file, handle)
     return _CLASSES["group"](file, handle)
 

@@ -209,7 +209,7 @@ class Dataset:
         if sel is None or sel is Ellipsis or (type(sel) is tuple and not sel):
             return [0] * len(shape), list(shape), [1] * len(shape)
         s = _selection.parse(sel, shape)
-        if s.fancy is not None or s.flip:
+        if s.lists or s.mask is not None:
             raise ValueError("collective writes take integers and slices with positive steps")
         return [int(x) for x in s.start], [int(x) for x in s.count], [int(x) for x in s.step]
 
@@ -249,7 +249,7 @@ class Dataset:
 
     def write_ragged(self, values, offsets, sel=None):
         """Collective: every rank writes its elements ``sel`` from ``values``
-        and Arrow-style ``offsets`` (see :meth:`arca.VlenDataset.write_ragged`).
+        and Arrow-style ``offsets`` (see :meth:`arca.Dataset.write_ragged`).
         Ranks' selections must not overlap."""
         f = self.file
         comm, rank = f.comm, f.rank

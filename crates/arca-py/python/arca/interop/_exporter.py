@@ -98,7 +98,7 @@ class _Exporter:
         """The HDF5 type of a dataset: its committed type's (committed
         now, under a waiting name, when the dataset comes first), or its own."""
         native_type = ads._id.committed_type()
-        if native_type is None or ads.dtype.kind == "O" or needs_values(ads.dtype):
+        if native_type is None:
             return to_h5(self.h5py, ads.dtype)
         k = native_type.id
         if k not in self.copied:

@@ -255,10 +255,6 @@ class _Importer:
             kw["layout"] = "contiguous"
             self.note(path, "compact variable-length dataset stored contiguous")
         t = self.committed(hds, path)
-        if t is not None and vlen:
-            self.note(path, "variable-length dataset of a committed datatype: "
-                            "the dataset holds the type itself")
-            t = None
         ds = ag.create_dataset(name, shape=hds.shape, dtype=dt if t is None else t, **kw)
         if holds_refs(dt) or holds_refs(hds.dtype):
             def fix(ds=ds, hds=hds, dt=dt):

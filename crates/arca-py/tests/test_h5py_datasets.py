@@ -1,0 +1,302 @@
+"""Datasets side by side with h5py: the same script run on both libraries
+gives the same results and raises the same error types."""
+
+import h5py
+import numpy as np
+import pytest
+
+import arca
+from conftest import same_in_both
+
+
+def _every_kind(lib, f):
+    """One dataset of every kind of type and shape."""
+    f.create_dataset("fixed", data=np.arange(6).reshape(2, 3))
+    f.create_dataset("scalar", data=2.5)
+    f.create_dataset("empty", data=lib.Empty("f4"))
+    f.create_dataset("str", data=["a", "bc"], dtype=lib.string_dtype())
+    f.create_dataset("bytes", data=[b"a", b"bc"], dtype=lib.string_dtype("ascii"))
+    f.create_dataset("ragged", shape=(2,), dtype=lib.vlen_dtype("i4"))
+    f.create_dataset("rows", shape=(2,),
+                     dtype=np.dtype([("i", "i4"), ("s", lib.string_dtype())]))
+    f.create_dataset("fixed_str", data=np.array([b"ab", b"c"]))
+
+
+KINDS = ["fixed", "scalar", "empty", "str", "bytes", "ragged", "rows", "fixed_str"]
+
+
+def test_every_dataset_is_a_dataset(tmp_path):
+    # A library reading files dispatches on the exact class (anndata does).
+    def script(lib, f, reopened):
+        if not reopened:
+            _every_kind(lib, f)
+        out = [type(f[k]) is lib.Dataset for k in KINDS]
+        out.append(f.get("ragged", getclass=True) is lib.Dataset)
+        seen = []
+        f.visititems(lambda n, o: seen.append((n, type(o) is lib.Dataset)))
+        return out, sorted(seen)
+
+    same_in_both(tmp_path, script)
+
+
+def test_bulk_paths_only_for_variable_length(path):
+    with arca.File(path, "w") as f:
+        _every_kind(arca, f)
+        ragged = f["ragged"]
+        ragged.write_ragged(np.array([1, 2, 3], "i4"), np.array([0, 1, 3]))
+        values, offsets = ragged.read_ragged()
+        assert values.tolist() == [1, 2, 3] and offsets.tolist() == [0, 1, 3]
+        assert f["str"].vlen_base is str and f["fixed"].vlen_base is None
+        assert f["rows"].vlen_info["live_bytes"] == 0
+        f["rows"].vlen_repack()
+        for k in ("fixed", "scalar", "fixed_str", "rows"):
+            ds = f[k]
+            with pytest.raises(TypeError):
+                ds.read_ragged()
+            with pytest.raises(TypeError):
+                ds.write_ragged(np.zeros(0, "i4"), np.zeros(1, "i8"))
+            with pytest.raises(TypeError):
+                ds.read_arrow()
+            with pytest.raises(TypeError):
+                ds.write_arrow(None)
+        for k in ("fixed", "scalar", "fixed_str"):
+            with pytest.raises(TypeError):
+                f[k].vlen_info  # noqa: B018
+            with pytest.raises(TypeError):
+                f[k].vlen_repack()
+
+
+def test_copy_keeps_byte_vector_options(path):
+    with arca.File(path, "w") as f:
+        f.create_dataset("s", data=["x"] * 10, dtype=arca.string_dtype(),
+                         vlen_chunk_bytes=4096, vlen_compression="zstd")
+        f.copy("s", "t")
+        assert f["t"].vlen_info["chunk_bytes"] == f["s"].vlen_info["chunk_bytes"] == 4096
+        assert f["t"].vlen_info["filters"] == f["s"].vlen_info["filters"]
+        assert f["t"][...].tolist() == ["x"] * 10
+
+
+def _outcomes(ds, keys):
+    """What reading each key gives: an array (as a list with its shape and
+    dtype) or the name of the error raised."""
+    out = []
+    for k in keys:
+        try:
+            v = ds[k]
+        except Exception as e:  # noqa: BLE001 -- the error type is compared
+            out.append(type(e).__name__)
+            continue
+        if isinstance(v, (arca.Empty, h5py.Empty)):
+            out.append(("Empty", v.dtype.str))
+            continue
+        a = np.asarray(v)
+        out.append((type(v).__name__ if not isinstance(v, np.ndarray) else "ndarray",
+                    a.shape, a.dtype.str, a.tolist()))
+    return out
+
+
+READ_KEYS = [
+    (), Ellipsis, 3, -4, np.int64(2), np.array(2), slice(1, 7, 3), slice(-8, -2, 3),
+    slice(4, 4), slice(100, 400, 3), slice(7, 5), slice(None, None, -1), slice(None, None, 0),
+    None, (None, slice(None)), (slice(None), None), {}, 1.0, "f", [1, 2, 5], [], [0, 2, -2],
+    [1, 3, 2], [1, 1, 2], [-2, -3], [100], np.array([1, 2, 5]), range(0, 50, 2),
+    ([0], Ellipsis), (Ellipsis, Ellipsis), (1, 2), 100, np.array([1.0, 2.0]), [[0, 1]],
+    ((1, 2, 3),), True,
+]
+
+
+def test_1d_selections_match_h5py(tmp_path):
+    data = np.arange(50, dtype="f4")
+
+    def script(lib, f, reopened):
+        if not reopened:
+            f.create_dataset("x", data=data)
+        d = f["x"]
+        masks = [data > -100, data > 100, data > 5, np.ones(2, bool)]
+        return _outcomes(d, READ_KEYS + masks)
+
+    same_in_both(tmp_path, script)
+
+
+def test_nd_selections_match_h5py(tmp_path):
+    data = np.arange(60).reshape(3, 4, 5)
+    M = None  # filled per library
+
+    def script(lib, f, reopened):
+        nonlocal M
+        M = lib.MultiBlockSlice
+        if not reopened:
+            f.create_dataset("y", data=data, chunks=(2, 3, 2))
+        d = f["y"]
+        keys = [
+            ([0, 1], [0, 1]), ([0, 1], slice(None), [0, 1]), ([0, 2], 1), (1, [0, 2]),
+            ([0, 2], slice(None), 1), (1, slice(None), [0, 2]), (np.array([True, False, True]),),
+            (np.array([True, False]),), (slice(None), np.array([True, False, True, False])),
+            (slice(None), np.array([True, False])), ([True, False, True],),
+            ([True, False],), (1, 2, 3, 4), (5, 0, 0), (slice(None, None, -1), 0, 0),
+            ([1, 0], [1], 0), (Ellipsis, 2), (1, 2, Ellipsis), ([], slice(None)),
+            ((), Ellipsis), data > 30, np.ones((3, 4), bool),
+            (M(start=1, count=2, stride=2, block=1),), (slice(None), M(stride=3)),
+            (M(start=0, count=2, stride=2, block=2), [1, 3], 0),
+            (M(start=0, count=2, stride=2, block=2), M(start=1, stride=2, block=2)),
+        ]
+        return _outcomes(d, keys)
+
+    same_in_both(tmp_path, script)
+
+
+def test_scalar_and_empty_selections_match_h5py(tmp_path):
+    def script(lib, f, reopened):
+        if not reopened:
+            f.create_dataset("s", data=42.5)
+            f.create_dataset("c", data=np.array((1.5, 2, b"hi"),
+                                                dtype=[("a", "f4"), ("b", "i4"), ("c", "S5")]))
+            f.create_dataset("e", data=lib.Empty("f4"))
+            f.create_dataset("arr", shape=(), dtype="(3,2)f4")
+        keys = [(), Ellipsis, 0, slice(0, 4), [1, 2], np.array(True), "f", (Ellipsis, Ellipsis),
+                None, lib.MultiBlockSlice(), []]
+        out = [_outcomes(f[n], keys) for n in ("s", "e", "arr")]
+        out.append(_outcomes(f["c"], [(), Ellipsis, "a", ("a", "b"), "z", 0]))
+        return out
+
+    same_in_both(tmp_path, script)
+
+
+def _write_outcomes(lib, f, cases):
+    out = []
+    for name, key, value in cases:
+        d = f[name]
+        try:
+            d[key] = value
+        except Exception as e:  # noqa: BLE001 -- the error type is compared
+            out.append(type(e).__name__)
+            continue
+        out.append(d[()].tolist() if d.shape is not None else None)
+    return out
+
+
+def test_writes_match_h5py(tmp_path):
+    def script(lib, f, reopened):
+        if reopened:
+            return [f[n][()].tolist() for n in ("x", "y", "z", "a")]
+        f.create_dataset("x", data=np.arange(10, dtype="f4"))
+        f.create_dataset("y", data=np.arange(60).reshape(3, 4, 5))
+        f.create_dataset("z", (0,), "f4", maxshape=(None,))
+        f.create_dataset("a", (4,), dtype="(3,)i4")
+        f.create_dataset("s", data=1.0)
+        M = lib.MultiBlockSlice
+        cases = [
+            ("x", slice(0, 3), np.arange(4)), ("x", slice(0, 4), np.arange(4).reshape(2, 2)),
+            ("x", slice(0, 3), np.ones((1, 3))), ("x", slice(0, 3), np.ones((3, 1))),
+            ("x", slice(0, 0), 1), ("x", slice(0, 0), np.arange(4)), ("z", slice(None), 1),
+            ("z", slice(None), np.arange(4)), ("z", slice(None), np.arange(0)),
+            ("x", [1, 3], [7, 8]), ("x", [3, 1], [7, 8]), ("x", [5, 5], [1, 2]),
+            ("x", np.arange(10) > 5, 0), ("x", np.arange(10) > 7, np.array([1, 2, 3])),
+            ("y", (slice(None), [0, 2], slice(None)), np.zeros((3, 2, 5))),
+            ("y", (slice(None), 1, slice(None)), np.arange(5)),
+            ("y", (slice(None), 1, slice(None)), np.arange(3)),
+            ("y", (slice(None), 1, slice(None)), np.arange(3).reshape(3, 1)),
+            ("y", (slice(None), None, slice(None)), 0), ("y", (0, 0, None), 0),
+            ("y", (slice(None, None, -1), None), 0), ("y", (None, slice(None, None, -1)), 0),
+            ("y", (5, None), 0), ("y", (1, 2, 3, 4), 0), ("y", (Ellipsis, Ellipsis), 0),
+            ("y", np.arange(60).reshape(3, 4, 5) % 7 == 0, -np.arange(9)),
+            ("y", (M(start=0, count=2, stride=2, block=1), 0), [[9] * 5, [8] * 5]),
+            ("y", (slice(None), M(start=0, count=2, stride=2, block=2)), np.full((3, 4, 5), 7)),
+            ("x", 1.0, 1), ("x", 10, 1), ("x", slice(None, None, -1), 1),
+            ("a", Ellipsis, 42), ("a", Ellipsis, [1, 2, 3]), ("a", 0, [1, 2, 3]),
+            ("a", slice(0, 2), np.ones((2, 3))), ("a", slice(0, 2), np.ones((1, 3))),
+            ("a", slice(0, 2), np.ones((2, 2))), ("a", 0, 42),
+            ("s", (), 5), ("s", Ellipsis, 6), ("s", 0, 1), ("s", slice(0, 1), 6),
+            ("s", (), np.array([1, 2])),
+        ]
+        return _write_outcomes(lib, f, cases)
+
+    same_in_both(tmp_path, script)
+
+
+def test_multiblockslice_matches_h5py():
+    def outcomes(M):
+        out = []
+        for kw, n in [({}, 10), ({"start": 4}, 10), ({"count": 7}, 10), ({"count": 11}, 10),
+                      ({"stride": 2}, 10), ({"stride": 2, "block": 2}, 10),
+                      ({"start": 2, "count": 2, "stride": 5, "block": 4}, 10),
+                      ({"start": 1, "count": 2, "stride": 5, "block": 4}, 10),
+                      ({"start": 1, "stride": 3, "block": 2}, 10),
+                      ({"start": 0, "stride": 3, "block": 2}, 11),
+                      ({"start": 8, "stride": 4, "block": 3}, 10), ({"start": 12}, 10),
+                      ({"block": 3}, 10), ({"stride": 0, "block": 0}, 10), ({"start": -1}, 10),
+                      ({"count": 0}, 10)]:
+            try:
+                m = M(**kw)
+                out.append((repr(m), m.indices(n)))
+            except ValueError as e:
+                out.append(type(e).__name__)
+        return out
+
+    assert outcomes(arca.MultiBlockSlice) == outcomes(h5py.MultiBlockSlice)
+
+
+def test_read_direct_write_direct_match_h5py(tmp_path):
+    def script(lib, f, reopened):
+        out = []
+        if not reopened:
+            f.create_dataset("src", data=np.arange(5 * 7 * 9, dtype="i8").reshape(5, 7, 9))
+            f.create_dataset("d", (100,), dtype="i8", fillvalue=-1)
+            f.create_dataset("e", dtype="i8")
+            f.create_dataset("z", (0, 20), dtype="i8")
+        src, d = f["src"], f["d"]
+        for dest_shape, ssel, dsel in [((6,), np.s_[2, :6, 3], np.s_[:]),
+                                       ((20, 20), np.s_[0, :, :], np.s_[:7, 5:14]),
+                                       ((10,), np.s_[0, 0, :], None), ((9,), None, None),
+                                       ((5, 7, 9), None, None), ((5, 7, 9), None, np.s_[::-1])]:
+            arr = np.full(dest_shape, -1, "i8")
+            try:
+                src.read_direct(arr, ssel, dsel)
+                out.append(arr.tolist())
+            except Exception as e:  # noqa: BLE001 -- the error type is compared
+                out.append(type(e).__name__)
+        for call in [lambda: src.read_direct(np.ones((5, 7, 9), order="F")),
+                     lambda: f["e"].read_direct(np.ones(10), np.s_[0:2], np.s_[0:2]),
+                     lambda: f["z"].read_direct(np.zeros((0, 20), "i8")),
+                     lambda: f["z"].read_direct(np.zeros((0, 25), "i8"))]:
+            try:
+                call()
+                out.append("ok")
+            except Exception as e:  # noqa: BLE001 -- the error type is compared
+                out.append(type(e).__name__)
+        if not reopened:
+            for source, ssel, dsel in [(np.arange(70), np.s_[50:60], np.s_[90:]),
+                                       (np.arange(300).reshape(30, 10), np.s_[:20, 0], np.s_[:20]),
+                                       (np.arange(200), None, None),
+                                       (np.ones((10, 10), order="F"), None, np.s_[:10])]:
+                try:
+                    d.write_direct(source, ssel, dsel)
+                    out.append(d[()].tolist())
+                except Exception as e:  # noqa: BLE001 -- the error type is compared
+                    out.append(type(e).__name__)
+            try:
+                f["e"].write_direct(np.ones(10))
+            except Exception as e:  # noqa: BLE001 -- the error type is compared
+                out.append(type(e).__name__)
+        return out
+
+    same_in_both(tmp_path, script)
+
+
+def test_iter_chunks_matches_h5py(tmp_path):
+    def script(lib, f, reopened):
+        if not reopened:
+            f.create_dataset("a", (100,), chunks=(32,), dtype="f4")
+            f.create_dataset("b", (100, 100), chunks=(32, 64), dtype="f4")
+            f.create_dataset("c", (), dtype="f4")
+        out = []
+        for name, sel in [("a", None), ("a", np.s_[50:97]), ("a", np.s_[:50]), ("a", np.s_[96]),
+                          ("a", (slice(19, 67), 9)), ("b", np.s_[48:52, 40:50]),
+                          ("b", np.s_[:52, 40:]), ("b", np.s_[96, 19:67]), ("c", None)]:
+            try:
+                out.append(list(f[name].iter_chunks(sel)))
+            except Exception as e:  # noqa: BLE001 -- the error type is compared
+                out.append(type(e).__name__)
+        return out
+
+    same_in_both(tmp_path, script)
