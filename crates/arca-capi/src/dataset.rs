@@ -230,7 +230,11 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::Array(_) => ARCA_DTYPE_ARRAY,
         Datatype::Compound(_) => ARCA_DTYPE_COMPOUND,
         Datatype::Reference => ARCA_DTYPE_REFERENCE,
-        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => ARCA_DTYPE_VLEN,
+        // A region reference is a variable-length element of its own kind:
+        // its type string ("vlen:region") tells it apart.
+        Datatype::VlenBytes | Datatype::VlenStr | Datatype::RegionRef | Datatype::Vlen { .. } => {
+            ARCA_DTYPE_VLEN
+        }
     };
     let size = t.size();
     // Compounds and arrays have an order per member: see the type string.

@@ -5,7 +5,8 @@
 //! [`arca::Dataset`] in `dataset.rs`, [`arca::Attributes`] in `attrs.rs`,
 //! [`arca::NamedType`] in `named_type.rs`.
 //! The functions beside them are grouped by job: variable-length data
-//! (`vlen.rs`), stored chunks (`chunks.rs`), type strings (`types.rs`) and
+//! (`vlen.rs`), stored chunks (`chunks.rs`), type strings (`types.rs`),
+//! region references and selections (`regions.rs`) and
 //! the core's free lists (`pools.rs`); `error.rs` maps errors and
 //! `fileobj.rs` drives files held by Python objects. This file holds the
 //! module definition and the helpers several of them share. The h5py-like
@@ -33,6 +34,7 @@ mod fileobj;
 mod group;
 mod named_type;
 mod pools;
+mod regions;
 mod types;
 mod vlen;
 
@@ -119,6 +121,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chunks::register(m)?;
     pools::register(m)?;
     types::register(m)?;
+    regions::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

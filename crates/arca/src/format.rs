@@ -25,6 +25,7 @@ pub(crate) mod link;
 pub(crate) mod link_count;
 pub(crate) mod object_header;
 pub(crate) mod page;
+pub(crate) mod region;
 pub(crate) mod rows;
 pub(crate) mod shape;
 pub(crate) mod superblock;

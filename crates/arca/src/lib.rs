@@ -60,6 +60,7 @@ pub use format::datatype::{
 };
 pub use format::filter_pipeline::{Filter, Hdf5Filter};
 pub use format::object_header::ObjectKind;
+pub use format::region::{Region, RegionRef, RegionSelection, SlabDim, UNLIMITED};
 pub use format::shape::MAX_RANK;
 pub use format::superblock::VERSION as FORMAT_VERSION;
 pub use io::{process_stats as io_stats, IoStats};

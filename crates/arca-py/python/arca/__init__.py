@@ -29,6 +29,7 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _native, _errors, _links, _selection, _util   no package imports (bar _native)
 #   _dtypes    numpy dtypes <-> type strings, and elements as they cross
 #   _rows      the buffer of compounds with variable-length members
+#   _regionref region references: selections, reading, their element engine
 #   _attrs     attributes
 #   _object    HLObject, and the class registry that wraps native handles
 #   _dims      dimension scales
@@ -45,6 +46,7 @@ from ._datatype import Datatype
 from ._dtypes import (
     Empty,
     Reference,
+    RegionReference,
     check_enum_dtype,
     check_opaque_dtype,
     check_ref_dtype,
@@ -53,6 +55,7 @@ from ._dtypes import (
     enum_dtype,
     opaque_dtype,
     ref_dtype,
+    regionref_dtype,
     special_dtype,
     string_dtype,
     string_info,
@@ -104,6 +107,7 @@ __all__ = [
     "NeedsRecoveryError",
     "PoisonedError",
     "Reference",
+    "RegionReference",
     "ReadOnlyError",
     "SoftLink",
     "UnsupportedError",
@@ -116,6 +120,7 @@ __all__ = [
     "enum_dtype",
     "opaque_dtype",
     "ref_dtype",
+    "regionref_dtype",
     "special_dtype",
     "string_info",
     "gc",

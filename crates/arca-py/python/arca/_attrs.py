@@ -14,6 +14,7 @@ from . import _native, _rows
 from ._dtypes import (
     Empty,
     Reference,
+    RegionReference,
     as_array,
     check_dtype,
     from_type_string,
@@ -25,6 +26,7 @@ from ._dtypes import (
     objects_to_refs,
     ref_dtype,
     refs_to_objects,
+    regionref_dtype,
     repad,
     rows_dtype,
     type_string,
@@ -34,11 +36,14 @@ from ._dtypes import (
     vlen_item_dtype,
     vlen_type_string,
 )
+from ._regionref import encode_items
 from ._util import prod
 
 
 def _encode(value, dtype=None):
     """``(type string, shape, native-order bytes)`` for an attribute value."""
+    if dtype is None and isinstance(value, RegionReference):
+        dtype = regionref_dtype
     rows = rows_dtype(dtype, value)
     if rows is not None:
         arr = np.asarray(value, dtype=rows)
@@ -216,8 +221,8 @@ def _encode_vlen(value, dtype=None, shape=None):
     if shape is not None:
         arr = arr.reshape(shape)
     flat = arr.reshape(-1)
-    if base in (str, bytes):
-        chunks = [
+    if base in (str, bytes) or base is RegionReference:
+        chunks = encode_items(flat.tolist()) if base is RegionReference else [
             (x.encode("utf-8") if isinstance(x, str) else bytes(x)) for x in flat.tolist()
         ]
         data = b"".join(chunks)
@@ -245,7 +250,10 @@ def _decode_vlen(type_string, shape, data):
     np.cumsum(lens, out=offsets[1:])
     values = np.frombuffer(data, dtype=np.uint8, offset=8 * n)
     out = np.empty(n, dtype=object)
-    if base in (str, bytes):
+    if base is RegionReference:
+        for i, b in enumerate(_native.vlen_unpack(np.ascontiguousarray(values), offsets, False)):
+            out[i] = RegionReference(b)
+    elif base in (str, bytes):
         out[:] = _native.vlen_unpack(np.ascontiguousarray(values), offsets, base is str)
     elif base.kind == "O":
         # Object references: ids become References.

@@ -9,6 +9,7 @@ import numpy as np
 from . import _native
 from ._dataset import Dataset
 from ._datatype import Datatype
+from ._regionref import holds_regions
 from ._dtypes import (
     Empty,
     as_array,
@@ -18,6 +19,7 @@ from ._dtypes import (
     infer_vlen_base,
     native,
     object_array,
+    regionref_dtype,
     rows_dtype,
     type_string,
     vlen_base_of_dtype,
@@ -101,6 +103,8 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, chunks=None, 
     committed = None
     if isinstance(dtype, Datatype):
         committed, dtype = dtype.id, dtype.dtype
+    if dtype is None and holds_regions(data):
+        dtype = regionref_dtype
     if wants_vlen(dtype, data):
         if fletcher32 or scaleoffset is not None or hdf5_filters or compression == "lzf" \
                 or _filter_id(compression) is not None:

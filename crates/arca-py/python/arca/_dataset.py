@@ -18,6 +18,7 @@ from ._dtypes import (
     unpad,
 )
 from ._object import HLObject, register
+from ._regionref import RegionReference, read_region
 from ._util import prod
 
 # A list index whose span is at most this many times its length is read as
@@ -434,6 +435,9 @@ class Dataset(HLObject):
         return names
 
     def __getitem__(self, key):
+        if isinstance(key, RegionReference) or (
+                type(key) is tuple and len(key) == 1 and isinstance(key[0], RegionReference)):
+            return read_region(self, key if isinstance(key, RegionReference) else key[0])
         if key is Ellipsis or (type(key) is tuple and not key):
             # The whole dataset: the common case, parsed no further.
             shape = self._id.shape()

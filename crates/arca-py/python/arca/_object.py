@@ -13,6 +13,7 @@ import weakref
 from . import _native
 from ._attrs import AttributeManager
 from ._dtypes import Reference
+from ._regionref import RegionProxy
 
 # kind -> class: "file", "group", "dataset".
 _CLASSES = {}
@@ -68,6 +69,13 @@ class HLObject:
     def ref(self):
         """A :class:`arca.Reference` to this object (``f[obj.ref] == obj``)."""
         return Reference(self._id.id)
+
+    @property
+    def regionref(self):
+        """Makes region references to this dataset by indexing
+        (``ds.regionref[2:5]``); ``.shape(ref)`` and ``.selection(ref)``
+        tell what a reference selects (see ``arca._regionref``)."""
+        return RegionProxy(self)
 
     @property
     def file(self):

@@ -14,6 +14,7 @@ use super::open::Mode;
 use super::vlen::repack::{with_committed, Committed};
 use crate::error::Result;
 use crate::format::datatype::Datatype;
+use crate::format::region::RegionRef;
 use crate::format::rows::record_at;
 use crate::selection::Selection;
 
@@ -103,6 +104,28 @@ fn remap(map: &HashMap<u64, u64>, buf: &mut [u8], size: usize, offsets: &[usize]
     }
 }
 
+/// Region references (`values` cut by `offsets`, each empty or one
+/// reference) pointed at the copies; one to a dataset the copy does not
+/// hold becomes the null reference.
+fn remap_regions(map: &HashMap<u64, u64>, values: &[u8], offsets: &[u64]) -> Vec<Vec<u8>> {
+    offsets
+        .windows(2)
+        .map(|w| {
+            let piece = values.get(w[0] as usize..w[1] as usize).unwrap_or(&[]);
+            match RegionRef::from_bytes(piece) {
+                Ok(mut r) => match map.get(&r.object) {
+                    Some(&new) => {
+                        r.object = new;
+                        r.to_bytes()
+                    }
+                    None => vec![],
+                },
+                Err(_) => vec![],
+            }
+        })
+        .collect()
+}
+
 /// [`remap`] over a rows buffer of `n` elements: references in the
 /// elements, and the items of every sequence-of-references member.
 fn remap_rows(map: &HashMap<u64, u64>, dtype: &Datatype, n: usize, rows: &mut [u8]) {
@@ -153,7 +176,12 @@ impl Copy<'_> {
     fn fix_references(&mut self) -> Result<()> {
         let map: HashMap<u64, u64> = self.copied.iter().map(|(o, (_, n))| (*o, *n)).collect();
         for (attrs, name, v) in &mut self.ref_attrs {
-            if v.dtype.is_vlen() {
+            if v.dtype == Datatype::RegionRef {
+                let (values, offsets) = v.to_ragged_bytes()?;
+                let items = remap_regions(&map, &values, &offsets);
+                *v = AttrValue::vlen_bytes(&v.shape, &items)?;
+                v.dtype = Datatype::RegionRef;
+            } else if v.dtype.is_vlen() {
                 // n lengths (u64 each), then the items: references.
                 let n = v.shape.iter().product::<u64>() as usize;
                 let at = (8 * n).min(v.data.len());
@@ -170,7 +198,10 @@ impl Copy<'_> {
         for d in &self.ref_datasets {
             let dt = d.dtype()?;
             let all = Selection::all(&d.shape()?);
-            if dt.is_vlen() {
+            if dt == Datatype::RegionRef {
+                let (values, offsets) = d.read_ragged_bytes(&all)?;
+                d.write_vlen_bytes(&all, &remap_regions(&map, &values, &offsets))?;
+            } else if dt.is_vlen() {
                 let (mut values, offsets) = d.read_ragged_bytes(&all)?;
                 remap(&map, &mut values, 8, &[0]);
                 d.write_ragged_bytes(&all, &values, &offsets)?;

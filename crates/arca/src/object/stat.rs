@@ -203,7 +203,14 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                 extents.push((a, BLOB_HEADER + len, "attribute blob"));
             }
             if verify {
-                r.bytes(st)?;
+                let b = r.bytes(st)?;
+                if r.dtype == crate::format::datatype::Datatype::RegionRef && !r.null {
+                    let n = r.shape.iter().product();
+                    crate::format::vlen_attr::check_attr_payload(&r.dtype, n, &b)?;
+                    let (values, offsets) = crate::format::vlen_attr::split(&b, n, 1);
+                    crate::format::region::check_refs(&values, &offsets)
+                        .map_err(|e| Error::corrupt("region reference", addr, e.to_string()))?;
+                }
             }
         }
         if let Some(t) = h.committed {

@@ -374,6 +374,45 @@ pub fn build() -> Vec<u8> {
     .unwrap();
     root.delete("types/gone").unwrap();
     f.flush().unwrap();
+    // Region references of each kind of selection, in a dataset and an
+    // attribute.
+    let target = root.dataset("a/contig").unwrap();
+    let region = |s| {
+        Some(arca::RegionRef {
+            object: target.id(),
+            region: arca::Region::new(vec![8, 16], s).unwrap(),
+        })
+    };
+    let slab = |start, stride, count, block| arca::SlabDim {
+        start,
+        stride,
+        count,
+        block,
+    };
+    let refs = [
+        region(arca::RegionSelection::Hyperslab(vec![
+            slab(1, 3, 2, 2),
+            slab(0, 4, 4, 1),
+        ])),
+        region(arca::RegionSelection::Points(vec![vec![7, 15], vec![0, 3]])),
+        region(arca::RegionSelection::Blocks(vec![(
+            vec![2, 2],
+            vec![3, 3],
+        )])),
+        region(arca::RegionSelection::All),
+        None,
+    ];
+    root.create_dataset(
+        "regions",
+        &DatasetOptions::new(Datatype::RegionRef, &[5])
+            .vlen(VlenOptions::default().chunk_bytes(128)),
+    )
+    .unwrap()
+    .write_region_refs(&Selection::all(&[5]), &refs)
+    .unwrap();
+    a.set("regions", &AttrValue::region_refs(&[5], &refs).unwrap())
+        .unwrap();
+    f.flush().unwrap();
 
     // What the r+ session deletes.
     let doomed = root.create_group(DOOMED).unwrap();
@@ -1162,6 +1201,10 @@ impl Run {
                     return Ok(());
                 }
                 match dt.base() {
+                    // The null reference: the one element any bytes can't fake.
+                    Some(_) if dt == Datatype::RegionRef => {
+                        d.write_ragged_bytes(&sel, &[], &[0, 0])
+                    }
                     Some(b) => {
                         let v = vec![b'z'; b.size() * 3];
                         d.write_ragged_bytes(&sel, &v, &[0, 3])

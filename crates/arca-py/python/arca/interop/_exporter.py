@@ -14,8 +14,8 @@ from ._common import ALL, BATCH, SLAB, Report, as_exact, exact_io, load_h5py, sl
     staged
 from ._filters import DEFLATE, LZ4, SHUFFLE, ZSTD
 from ._lz4 import lz4_to_hdf5
-from ._types import h5_dtype, has_fixed_str, holds_refs, map_refs, needs_own_type, needs_values, \
-    swap_ref_dtype, to_h5
+from ._types import h5_dtype, has_fixed_str, holds_refs, is_region_dtype, map_refs, \
+    needs_own_type, needs_values, region_of, region_to_h5, swap_ref_dtype, to_h5
 
 
 def _read_padded(ads, start, count):
@@ -126,6 +126,26 @@ class _Exporter:
         h = self.copied.get(target._id.id)
         return None if h is None else h.ref
 
+    def region_to_h5(self, r):
+        """An arca region reference as HDF5's: the copy of its dataset, the
+        same selection (null when the dataset was not exported)."""
+        h5py = self.h5py
+        h = self.copied.get(r._oid) if r else None
+        if h is None:
+            return h5py.RegionReference()
+        sid = region_to_h5(h5py, region_of(r))
+        return h5py.h5r.create(h.id, b".", h5py.h5r.DATASET_REGION, sid)
+
+    def map_refs(self, value, dt):
+        """``value`` (of arca's ``dt``) with its references made HDF5's,
+        and the dtype that holds them."""
+        h5py = self.h5py
+        if is_region_dtype(dt):
+            return map_refs(value, dt, self.region_to_h5, h5py.regionref_dtype), \
+                h5py.regionref_dtype
+        return map_refs(value, dt, self.ref_to_h5, h5py.ref_dtype), \
+            swap_ref_dtype(dt, h5py.ref_dtype)
+
     def copy_attrs(self, aobj, hobj):
         h5py = self.h5py
         for name in aobj.attrs:
@@ -142,8 +162,8 @@ class _Exporter:
                 continue
             if holds_refs(dt):
                 def fix(hobj=hobj, name=name, value=value, dt=dt):
-                    v = map_refs(value, dt, self.ref_to_h5, h5py.ref_dtype)
-                    _h5_attr(h5py, hobj, name, v, swap_ref_dtype(dt, h5py.ref_dtype))
+                    v, hdt = self.map_refs(value, dt)
+                    _h5_attr(h5py, hobj, name, v, hdt)
 
                 self.later.append(fix)
                 continue
@@ -199,7 +219,7 @@ class _Exporter:
         hds = h5py.Dataset(dsid)
         if holds_refs(dt):
             def fix(hds=hds, ads=ads, dt=dt):
-                hds[...] = map_refs(ads[()], dt, self.ref_to_h5, h5py.ref_dtype)
+                hds[...] = self.map_refs(ads[()], dt)[0]
 
             self.later.append(fix)
         elif layout == "chunked" and not vlen:

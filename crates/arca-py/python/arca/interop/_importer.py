@@ -6,14 +6,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _links, _native
-from .._dtypes import Empty, Reference, ref_dtype
+from .._dtypes import Empty, RegionReference, Reference, ref_dtype, regionref_dtype
 from .._file import File
 from .._group import Group
 from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, load_h5py, \
     slabs, staged
 from ._filters import arca_pipeline, filter_name
 from ._lz4 import lz4_from_hdf5
-from ._types import Unmappable, from_h5, has_fixed_str, holds_refs, map_refs, needs_values
+from ._types import Unmappable, from_h5, has_fixed_str, holds_refs, is_region_dtype, map_refs, \
+    needs_values, region_from_h5, region_ref_of
 
 
 class _Importer:
@@ -154,6 +155,23 @@ class _Importer:
             return Reference()
         return self.copied[k].ref
 
+    def region_to_arca(self, r):
+        """An HDF5 region reference as arca's: the copy of its dataset,
+        the same selection (null when the dataset was not imported)."""
+        if not r:
+            return RegionReference()
+        k = self.key(self.src[r])
+        if k not in self.copied:
+            return RegionReference()
+        sid = self.h5py.h5r.get_region(r, self.src.id)
+        return region_ref_of(self.copied[k].id, region_from_h5(self.h5py, sid))
+
+    def map_refs(self, value, hdt, dt):
+        """``value`` (of HDF5's ``hdt``) with its references made arca's."""
+        if is_region_dtype(dt):
+            return map_refs(value, hdt, self.region_to_arca, regionref_dtype)
+        return map_refs(value, hdt, self.ref_to_arca, ref_dtype)
+
     def copy_attrs(self, hobj, aobj):
         h5py = self.h5py
         names = []
@@ -180,8 +198,7 @@ class _Importer:
                 value = hobj.attrs[name]
             if holds_refs(dt) or holds_refs(aid.dtype):
                 def fix(aobj=aobj, name=name, value=value, hdt=aid.dtype, dt=dt):
-                    v = map_refs(value, hdt, self.ref_to_arca, ref_dtype)
-                    aobj.attrs.create(name, v, dtype=dt)
+                    aobj.attrs.create(name, self.map_refs(value, hdt, dt), dtype=dt)
 
                 self.later.append(fix)
                 continue
@@ -258,7 +275,7 @@ class _Importer:
         ds = ag.create_dataset(name, shape=hds.shape, dtype=dt if t is None else t, **kw)
         if holds_refs(dt) or holds_refs(hds.dtype):
             def fix(ds=ds, hds=hds, dt=dt):
-                ds[...] = map_refs(hds[()], hds.dtype, self.ref_to_arca, ref_dtype)
+                ds[...] = self.map_refs(hds[()], hds.dtype, dt)
 
             self.later.append(fix)
         elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen:
