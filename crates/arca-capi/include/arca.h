@@ -125,6 +125,7 @@ typedef int32_t arca_dtype_t;
 #define ARCA_LAYOUT_COMPACT 1    /* elements in the header (fixed shape, < 4 KiB) */
 #define ARCA_LAYOUT_CONTIGUOUS 2
 #define ARCA_LAYOUT_CHUNKED 3
+#define ARCA_LAYOUT_VIRTUAL 4    /* assembled from other datasets; read-only (not at creation) */
 
 /* Filters, applied in pipeline order; at most one compressor. */
 #define ARCA_FILTER_SHUFFLE 1 /* byte transposition; no level */
@@ -455,8 +456,8 @@ int32_t arca_dataset_create(arca_group_t *loc, const char *path,
  * arca_dataset_close. */
 int32_t arca_dataset_open(arca_group_t *loc, const char *path, arca_dataset_t **out);
 
-/* *layout = how the elements are stored: ARCA_LAYOUT_COMPACT, _CONTIGUOUS
- * or _CHUNKED. */
+/* *layout = how the elements are stored: ARCA_LAYOUT_COMPACT, _CONTIGUOUS,
+ * _CHUNKED or _VIRTUAL. */
 int32_t arca_dataset_layout(arca_dataset_t *ds, int32_t *layout);
 
 /* Free a dataset handle; NULL is a no-op. */

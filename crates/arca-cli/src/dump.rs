@@ -298,10 +298,14 @@ impl Text<'_> {
             i,
             &format!("DATASPACE  {}", dataspace_text(&shape, &maxshape)),
         )?;
+        let maps = ds.virtual_mappings().in_file(file)?;
         let layout = match &chunks {
             Some(c) => format!("CHUNKED {}", dims_text(c)),
-            None if ds.layout().in_file(self.file)? == StorageLayout::Compact => "COMPACT".into(),
-            None => "CONTIGUOUS".into(),
+            None => match ds.layout().in_file(self.file)? {
+                StorageLayout::Compact => "COMPACT".into(),
+                StorageLayout::Virtual => format!("VIRTUAL {} MAPPINGS", maps.len()),
+                _ => "CONTIGUOUS".into(),
+            },
         };
         let size = if stored == 0 {
             "SIZE 0 (not allocated)".to_string()
@@ -314,6 +318,18 @@ impl Text<'_> {
             format!("SIZE {stored}")
         };
         self.line(i, &format!("STORAGE_LAYOUT {{ {layout} {size} }}"))?;
+        for m in &maps {
+            self.line(
+                i,
+                &format!(
+                    "MAPPING {} <- \"{}\" \"{}\" {}",
+                    values::selection_text(&m.virtual_region),
+                    quote_name(&m.file),
+                    quote_name(&m.dataset),
+                    values::selection_text(&m.source_region)
+                ),
+            )?;
+        }
         let fl: Vec<String> = filters.iter().map(filter_text).collect();
         let fl = if fl.is_empty() {
             "NONE".to_string()
@@ -584,8 +600,25 @@ impl Json<'_> {
             StorageLayout::Compact => "compact",
             StorageLayout::Contiguous => "contiguous",
             StorageLayout::Chunked => "chunked",
+            StorageLayout::Virtual => "virtual",
         };
         m.insert("layout".into(), json!(layout));
+        if layout == "virtual" {
+            let maps: Vec<Value> = ds
+                .virtual_mappings()
+                .in_file(file)?
+                .iter()
+                .map(|x| {
+                    json!({
+                        "file": x.file,
+                        "dataset": x.dataset,
+                        "virtual": values::selection_text(&x.virtual_region),
+                        "source": values::selection_text(&x.source_region),
+                    })
+                })
+                .collect();
+            m.insert("mappings".into(), Value::Array(maps));
+        }
         m.insert("chunks".into(), json!(chunks));
         m.insert("filters".into(), values::filters_json(&filters));
         m.insert("fill_value".into(), values::json(&dt, &fill));

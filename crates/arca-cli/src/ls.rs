@@ -163,8 +163,16 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
     let resizable = maxshape.iter().zip(&shape).any(|(m, s)| *m != Some(*s));
     let layout = match &chunks {
         Some(c) => format!("chunks {}", values::shape_text(c, None)),
-        None if ds.layout().in_file(file)? == StorageLayout::Compact => "compact".into(),
-        None => "contiguous".into(),
+        None => match ds.layout().in_file(file)? {
+            StorageLayout::Compact => "compact".into(),
+            StorageLayout::Virtual => {
+                format!(
+                    "virtual, {} mappings",
+                    ds.virtual_mappings().in_file(file)?.len()
+                )
+            }
+            _ => "contiguous".into(),
+        },
     };
     let space = if ds.is_null().in_file(file)? {
         "{NULL}".to_string()

@@ -147,13 +147,33 @@ impl PyDataset {
         cvt(py.detach(|| self.d.chunks()))
     }
 
-    /// `"compact"`, `"contiguous"` or `"chunked"`.
+    /// `"compact"`, `"contiguous"`, `"chunked"` or `"virtual"`.
     fn layout(&self, py: Python<'_>) -> PyResult<&'static str> {
         Ok(match cvt(py.detach(|| self.d.layout()))? {
             StorageLayout::Compact => "compact",
             StorageLayout::Contiguous => "contiguous",
             StorageLayout::Chunked => "chunked",
+            StorageLayout::Virtual => "virtual",
         })
+    }
+
+    /// A virtual dataset's mappings: `[(file, dataset, virtual selection,
+    /// source selection)]`, selections as `regions.rs` gives them.
+    fn virtual_mappings<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Vec<crate::regions::Mapping<'py>>> {
+        let maps = cvt(py.detach(|| self.d.virtual_mappings()))?;
+        maps.into_iter()
+            .map(|m| {
+                Ok((
+                    m.file,
+                    m.dataset,
+                    crate::regions::from_region(py, &m.virtual_region)?,
+                    crate::regions::from_region(py, &m.source_region)?,
+                ))
+            })
+            .collect()
     }
 
     /// The filter pipeline as `[(name, level or None)]`.

@@ -253,6 +253,57 @@ impl PyGroup {
         })
     }
 
+    /// Create a virtual dataset: `mappings` are `(file, dataset, virtual
+    /// selection, source selection)`, selections as `regions.rs` takes
+    /// them (counts may be `UNLIMITED`); `fill` one element in native
+    /// byte order.
+    #[pyo3(signature = (path, dtype, shape, maxshape, mappings, fill = None, track_order = false, committed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_virtual(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        dtype: &str,
+        shape: Vec<u64>,
+        maxshape: Option<Vec<Option<u64>>>,
+        mappings: Vec<(
+            String,
+            String,
+            crate::regions::SelTuple<'_>,
+            crate::regions::SelTuple<'_>,
+        )>,
+        fill: Option<Vec<u8>>,
+        track_order: bool,
+        committed: Option<&PyNamedType>,
+    ) -> PyResult<PyDataset> {
+        let dt = cvt(Datatype::parse(dtype))?;
+        let maps = mappings
+            .iter()
+            .map(|(file, dataset, v, s)| {
+                Ok(arca::VirtualMapping {
+                    file: file.clone(),
+                    dataset: dataset.clone(),
+                    virtual_region: crate::regions::to_region(v, true)?,
+                    source_region: crate::regions::to_region(s, true)?,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut o = DatasetOptions::new(dt, &shape)
+            .track_order(track_order)
+            .virtual_mappings(&maps);
+        if let Some(m) = maxshape {
+            o = o.maxshape(&m);
+        }
+        if let Some(f) = fill {
+            o = o.fill_value(&f);
+        }
+        if let Some(t) = committed {
+            o = o.committed(&t.t);
+        }
+        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
+        Ok(PyDataset::new(d))
+    }
+
     /// Create a dataset with a null dataspace (a type, no elements).
     #[pyo3(signature = (path, dtype, track_order = false, committed = None))]
     fn create_empty(

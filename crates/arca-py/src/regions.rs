@@ -15,6 +15,10 @@ use crate::cvt;
 /// A selection tuple as Python gives it.
 pub(crate) type SelTuple<'py> = (Vec<u64>, String, Bound<'py, PyAny>);
 
+/// A virtual mapping as Python gets it: `(file, dataset, virtual
+/// selection, source selection)`.
+pub(crate) type Mapping<'py> = (String, String, Bound<'py, PyTuple>, Bound<'py, PyTuple>);
+
 /// The core's region of a selection tuple (`unlimited`: counts may be
 /// `arca.UNLIMITED`, as in virtual mappings).
 pub(crate) fn to_region(t: &SelTuple<'_>, unlimited: bool) -> PyResult<Region> {

@@ -29,5 +29,6 @@ pub(crate) mod region;
 pub(crate) mod rows;
 pub(crate) mod shape;
 pub(crate) mod superblock;
+pub(crate) mod virtual_map;
 pub(crate) mod vlen_attr;
 pub(crate) mod vlen_vector;

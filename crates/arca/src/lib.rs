@@ -63,6 +63,7 @@ pub use format::object_header::ObjectKind;
 pub use format::region::{Region, RegionRef, RegionSelection, SlabDim, UNLIMITED};
 pub use format::shape::MAX_RANK;
 pub use format::superblock::VERSION as FORMAT_VERSION;
+pub use format::virtual_map::VirtualMapping;
 pub use io::{process_stats as io_stats, IoStats};
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{

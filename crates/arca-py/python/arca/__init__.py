@@ -34,6 +34,7 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _object    HLObject, and the class registry that wraps native handles
 #   _dims      dimension scales
 #   _datatype  committed datatypes
+#   _vds       virtual datasets: layouts, sources, mappings
 #   _vlen      element engines of variable-length data
 #   _dataset   Dataset (every dataset, whatever its type)
 #   _create    creating datasets
@@ -74,6 +75,7 @@ from ._errors import (
 from ._file import File
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
+from ._vds import UNLIMITED, VirtualLayout, VirtualSource
 from ._selection import MultiBlockSlice
 
 __version__ = _native.__version__
@@ -110,7 +112,10 @@ __all__ = [
     "RegionReference",
     "ReadOnlyError",
     "SoftLink",
+    "UNLIMITED",
     "UnsupportedError",
+    "VirtualLayout",
+    "VirtualSource",
     "check_dtype",
     "check_enum_dtype",
     "check_opaque_dtype",

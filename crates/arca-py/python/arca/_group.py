@@ -1,11 +1,12 @@
 """Groups: named containers of groups and datasets, addressed by paths."""
 
+import contextlib
 import posixpath
 from collections.abc import MutableMapping
 
 import numpy as np
 
-from . import _create, _links
+from . import _create, _links, _vds
 from ._dataset import Dataset
 from ._datatype import Datatype
 from ._dims import detach_everywhere
@@ -201,6 +202,30 @@ class Group(HLObject, MutableMapping):
             self, name, shape, dtype, data, chunks, maxshape, compression, compression_opts,
             shuffle, fillvalue, layout, fletcher32, scaleoffset, hdf5_filters, track_order,
             **vlen_options)
+
+    def create_virtual_dataset(self, name, layout, fillvalue=None):
+        """Create a virtual dataset from a :class:`arca.VirtualLayout`: its
+        elements are read, when asked for, from the sources the layout maps
+        (``fillvalue`` where none does or a source is missing); see
+        ``arca._vds``::
+
+            layout = arca.VirtualLayout((3, 5), "f8")
+            layout[0] = arca.VirtualSource(f["x"])
+            f.create_virtual_dataset("v", layout, fillvalue=-1)
+        """
+        return _vds.create_virtual_dataset(self, name, layout, fillvalue)
+
+    @contextlib.contextmanager
+    def build_virtual_dataset(self, name, shape, dtype, maxshape=None, fillvalue=None):
+        """A :class:`arca.VirtualLayout` to fill in a ``with`` block; the
+        virtual dataset is created when the block ends::
+
+            with f.build_virtual_dataset("v", (2, 10), "f4") as layout:
+                layout[0] = arca.VirtualSource("a.arca", "x", shape=(10,))
+        """
+        layout = _vds.VirtualLayout(shape, dtype, maxshape, self.file.filename)
+        yield layout
+        self.create_virtual_dataset(name, layout, fillvalue)
 
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
         """Open the dataset at ``name`` if its shape and dtype fit, else create it.

@@ -21,7 +21,9 @@
 //! 5 layout    u8 class; 0 contiguous: u64 addr (0 = unallocated), u64 size;
 //!             1 chunked: rank × u64 chunk dims, u64 chunk-index root;
 //!             2 compact: the elements themselves, shape × element size
-//!             bytes in the datatype's byte order (format version 2)
+//!             bytes in the datatype's byte order (format version 2);
+//!             3 virtual: u64 blob addr, u64 blob len (0, 0: no mappings),
+//!             the mappings of format/virtual_map.rs
 //! 6 filters   the filter pipeline (format/filter_pipeline.rs): u8 n, n
 //!             filters; HDF5 pipelines only over fixed-size types
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
@@ -55,7 +57,7 @@ use crate::format::vlen_vector::VecMeta;
 use crate::pager::PAGE_SIZE;
 use crate::pool::lists::{EXTENTS, FILL};
 use crate::pool::{PooledBuf, PooledVec};
-use crate::store::Store;
+use crate::store::{Store, BLOB_HEADER};
 
 pub(crate) const TAG: &crate::pager::Family = b"AOH";
 /// Fill values up to this size live in the header itself.
@@ -129,6 +131,12 @@ pub(crate) enum Layout {
     },
     /// The elements, kept in the header itself.
     Compact(Vec<u8>),
+    /// Elements assembled from other datasets by the mappings in the blob
+    /// at `addr` (`len` bytes of data; both 0 for no mappings).
+    Virtual {
+        addr: u64,
+        len: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -299,6 +307,9 @@ impl Header {
                 Layout::Compact(data) => {
                     w.u8(2).bytes(data);
                 }
+                Layout::Virtual { addr, len } => {
+                    w.u8(3).u64(*addr).u64(*len);
+                }
             }
             msgs.push((MSG_LAYOUT, MUST_UNDERSTAND, w.buf));
             if !d.filters.is_empty() {
@@ -425,6 +436,10 @@ impl Header {
                         }
                         // Its length is checked against the shape below.
                         2 => Layout::Compact(m.bytes(m.remaining())?.to_vec()),
+                        3 => Layout::Virtual {
+                            addr: m.u64()?,
+                            len: m.u64()?,
+                        },
                         c => return Err(m.corrupt(format!("layout class {c}"))),
                     })
                 }
@@ -577,6 +592,17 @@ impl DatasetMeta {
                 }
                 if *index != 0 && (*index == addr || !in_file(*index, 1)) {
                     return Err(format!("chunk index at {index} lies outside the file"));
+                }
+            }
+            Layout::Virtual { addr: a, len } => {
+                if (*a == 0) != (*len == 0) {
+                    return Err(format!("virtual mappings at {a} of {len} bytes"));
+                }
+                if *a != 0 && !len.checked_add(BLOB_HEADER).is_some_and(|l| in_file(*a, l)) {
+                    return Err(format!("virtual mappings at {a} lie outside the file"));
+                }
+                if !self.filters.is_empty() || self.vlen.is_some() {
+                    return Err("a virtual dataset has filters or a byte vector".into());
                 }
             }
             Layout::Compact(data) => {

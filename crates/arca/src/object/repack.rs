@@ -65,7 +65,9 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
     })?;
     for p in &datasets {
         let d = from.root().dataset(p)?;
-        total += d.len()? * d.dtype()?.size() as u64;
+        if !d.is_virtual()? {
+            total += d.len()? * d.dtype()?.size() as u64;
+        }
     }
     let mut done = 0u64;
     let mut c = Copy {
@@ -304,6 +306,24 @@ fn copy_dataset(
     }
     if d.is_null()? {
         let mut o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
+        o = with_committed(o, committed);
+        return to.create_dataset(name, &o);
+    }
+    if d.is_virtual()? {
+        // The mappings, not the elements: sources are named as they were
+        // ("." is the copy itself), so the copy reads what the original did.
+        let maps = d.virtual_mappings()?;
+        let shape = match maps.first() {
+            Some(m) => m.virtual_region.dims.clone(),
+            None => d.shape()?,
+        };
+        let mut o = DatasetOptions::new(dtype, &shape)
+            .track_order(d.attrs().track_order()?)
+            .maxshape(&d.maxshape()?)
+            .virtual_mappings(&maps);
+        if d.has_fill_value()? {
+            o = o.fill_value(&d.fill_value()?);
+        }
         o = with_committed(o, committed);
         return to.create_dataset(name, &o);
     }

@@ -262,6 +262,16 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                         }
                     }
                     Layout::Compact(data) => s.compact_bytes += data.len() as u64,
+                    Layout::Virtual { addr: a, len } => {
+                        if *a != 0 {
+                            s.metadata_bytes += BLOB_HEADER + len;
+                            extents.push((*a, BLOB_HEADER + len, "virtual mappings"));
+                            if verify {
+                                let b = st.read_blob(*a)?;
+                                crate::format::virtual_map::decode(&b, *a, &m.dims)?;
+                            }
+                        }
+                    }
                     Layout::Chunked { chunk, index } => {
                         s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
                         let elem = m.dtype.size();

@@ -413,6 +413,44 @@ pub fn build() -> Vec<u8> {
     a.set("regions", &AttrValue::region_refs(&[5], &refs).unwrap())
         .unwrap();
     f.flush().unwrap();
+    // A virtual dataset: every other row of a/contig (in this file), then
+    // rows of a file that is not there (the fill value).
+    let rows = |start, stride, count| {
+        arca::Region::new(
+            vec![12, 16],
+            arca::RegionSelection::Hyperslab(vec![
+                slab(start, stride, count, 1),
+                slab(0, 1, 16, 1),
+            ]),
+        )
+        .unwrap()
+    };
+    let maps = [
+        arca::VirtualMapping {
+            file: ".".into(),
+            dataset: "/a/contig".into(),
+            virtual_region: rows(0, 1, 4),
+            source_region: arca::Region::new(
+                vec![8, 16],
+                arca::RegionSelection::Hyperslab(vec![slab(0, 2, 4, 1), slab(0, 1, 16, 1)]),
+            )
+            .unwrap(),
+        },
+        arca::VirtualMapping {
+            file: "absent.arca".into(),
+            dataset: "/x".into(),
+            virtual_region: rows(4, 2, 4),
+            source_region: arca::Region::new(vec![4, 16], arca::RegionSelection::All).unwrap(),
+        },
+    ];
+    root.create_dataset(
+        "virtual/v",
+        &DatasetOptions::new(Datatype::float(8), &[12, 16])
+            .fill_value(&(-2.5f64).to_le_bytes())
+            .virtual_mappings(&maps),
+    )
+    .unwrap();
+    f.flush().unwrap();
 
     // What the r+ session deletes.
     let doomed = root.create_group(DOOMED).unwrap();
@@ -1180,6 +1218,10 @@ impl Run {
         for p in datasets {
             let r = self.step_raw("r+ write", || {
                 let d = f.root().dataset(p)?;
+                if d.is_virtual()? {
+                    // Read-only: its elements are its sources'.
+                    return Ok(());
+                }
                 let shape = d.shape()?;
                 if shape.contains(&0) {
                     return Ok(());

@@ -181,6 +181,8 @@ class _Exporter:
                                    dcpl=dcpl)
             return h5py.Dataset(dsid)
         layout = ads.layout
+        if ads.is_virtual:
+            return self.copy_virtual(ads, hg, name, dcpl)
         filters = []
         h5_pipeline = ads._id.hdf5_filters() if layout == "chunked" else []
         if h5_pipeline:
@@ -268,6 +270,23 @@ class _Exporter:
                 for i in range(0, shape[0], step):
                     hds[i:i + step] = ads[i:i + step]
         return hds
+
+    def copy_virtual(self, ads, hg, name, dcpl):
+        """An HDF5 virtual dataset with the arca one's mappings, fill value
+        and maximum shape."""
+        h5py = self.h5py
+        dcpl.set_layout(h5py.h5d.VIRTUAL)
+        maps = ads._id.virtual_mappings()
+        for file, dset, v, s in maps:
+            dcpl.set_virtual(region_to_h5(h5py, v), file.encode(), dset.encode(),
+                             region_to_h5(h5py, s))
+        if ads._id.has_fill_value():
+            dcpl.set_fill_value(np.asarray(ads.fillvalue).astype(ads.dtype).reshape(()))
+        shape = tuple(maps[0][2][0]) if maps else tuple(ads.shape)
+        maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or shape))
+        space = h5py.h5s.create_simple(shape, maxshape)
+        dsid = h5py.h5d.create(hg.id, name.encode(), self.type_id(ads), space, dcpl=dcpl)
+        return h5py.Dataset(dsid)
 
     def given_values(self, tid, chunks, code, flags, recorded):
         """The values to give HDF5 so that a filter records ``recorded``.

@@ -6,7 +6,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _links, _native
-from .._dtypes import Empty, RegionReference, Reference, ref_dtype, regionref_dtype
+from .._dtypes import Empty, RegionReference, Reference, native, ref_dtype, regionref_dtype, \
+    type_string
 from .._file import File
 from .._group import Group
 from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, load_h5py, \
@@ -220,6 +221,8 @@ class _Importer:
             t = self.committed(hds, path)
             return ag.create_dataset(name, dtype=dt if t is None else t,
                                      track_order=self.tracked(hds, attrs=True))
+        if layout == h5py.h5d.VIRTUAL and dt.kind != "O" and not needs_values(dt):
+            return self.copy_virtual(hds, ag, name, path, dt, dcpl)
         filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
         pipeline, exact = arca_pipeline(filters)
         kw = {}
@@ -238,7 +241,8 @@ class _Importer:
         elif layout == h5py.h5d.COMPACT:
             kw["layout"] = "compact"
         elif layout == h5py.h5d.VIRTUAL:
-            self.note(path, "virtual dataset: its values were imported into a contiguous dataset")
+            self.note(path, "virtual dataset of variable-length values: its values were "
+                            "imported into a contiguous dataset")
             kw["layout"] = "contiguous"
         else:
             kw["layout"] = "contiguous"
@@ -283,6 +287,54 @@ class _Importer:
         else:
             self.copy_values(hds, ds)
         return ds
+
+    def copy_virtual(self, hds, ag, name, path, dt, dcpl):
+        """A virtual dataset with its mappings as HDF5 holds them: source
+        files named as they were (``"."`` for this file), the same
+        selections on both sides, the fill value, the maximum shape."""
+        h5py = self.h5py
+        maps = []
+        for j in range(dcpl.get_virtual_count()):
+            file, dset = dcpl.get_virtual_filename(j), dcpl.get_virtual_dsetname(j)
+            vspace, sspace = dcpl.get_virtual_vspace(j), dcpl.get_virtual_srcspace(j)
+            src = region_from_h5(h5py, sspace)
+            if src[1] == "all" and not src[0] and vspace.get_select_npoints() != 1:
+                # HDF5 keeps no extent for "all of the source": it is the
+                # source's own (or, where that cannot be read, as many
+                # elements as the virtual side takes, in a row).
+                src = (self.source_shape(file, dset) or [vspace.get_select_npoints()],
+                       "all", None)
+            maps.append((file, dset, region_from_h5(h5py, vspace), src))
+        # The shape the mappings were made in (the current one may have
+        # grown with unlimited mappings).
+        shape = list(maps[0][2][0]) if maps else list(hds.shape)
+        fill = None
+        if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED:
+            fb = np.zeros((), dtype=hds.dtype)
+            dcpl.get_fill_value(fb)
+            fill = fb.astype(native(dt)).tobytes()
+        maxshape = [None if m is None else int(m) for m in (hds.maxshape or hds.shape)]
+        t = self.committed(hds, path)
+        ag._id.create_virtual(name, type_string(dt), shape, maxshape, maps, fill,
+                              self.tracked(hds, attrs=True), None if t is None else t.id)
+        return ag[name]
+
+    def source_shape(self, file, dset):
+        """The shape of a virtual dataset's source as HDF5 finds it (``"."``
+        this file, relative names beside it), or None."""
+        h5py = self.h5py
+        try:
+            if file == ".":
+                return list(self.src[dset].shape)
+            here = os.path.dirname(os.path.abspath(self.src.filename))
+            for c in ([file, os.path.join(here, os.path.basename(file))]
+                      if os.path.isabs(file) else [os.path.join(here, file), file]):
+                if os.path.exists(c):
+                    with h5py.File(c, "r") as s:
+                        return list(s[dset].shape)
+        except (OSError, KeyError, TypeError):
+            pass
+        return None
 
     def copy_chunks(self, hds, ds, nfilters, pipeline, keep_masks=False):
         """Stored chunks as they are (lz4 reframed), read straight from the
