@@ -2,6 +2,8 @@
 as arca provides it (see run.py)."""
 
 import importlib
+import math
+import os
 import threading
 
 import arca
@@ -33,6 +35,16 @@ def private(module, name):
         ("h5py._objects", "phil"): lambda: phil,
         # h5py's flag for an HDF5 built with virtual datasets: arca has them.
         ("h5py._hl.vds", "vds_support"): lambda: True,
+        # h5py's path helpers for libhdf5 (which takes bytes paths).
+        ("h5py._hl.compat", "filename_encode"): lambda: lambda p: os.fsencode(os.fspath(p)),
+        ("h5py._hl.compat", "filename_decode"): lambda: os.fsdecode,
+        # h5py's product of a shape's entries (1 for ()).
+        ("h5py._hl.base", "product"): lambda: lambda shape: math.prod(shape),
+        # Whether an object's id is a dataset with a null dataspace (Empty).
+        ("h5py._hl.base", "is_empty_dataspace"): lambda: lambda oid: oid.shape() is None,
+        ("h5py.h5py_warnings", "H5pyDeprecationWarning"):
+            lambda: arca.h5py_warnings.H5pyDeprecationWarning,
+        ("h5py.h5py_warnings", "H5pyWarning"): lambda: arca.h5py_warnings.H5pyWarning,
     }
     key = (module, name)
     if key in table:

@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 
 use crate::attrs::PyAttributes;
 use crate::dataset::PyDataset;
+use crate::file::PyFile;
 use crate::named_type::PyNamedType;
 use crate::{cvt, parse_filters, H5FilterTuple};
 
@@ -76,15 +77,43 @@ impl PyGroup {
         self.g.name()
     }
 
+    /// The root group of the file `obj` (a group or dataset handle) lies
+    /// in: how a handle alone reaches the objects its references name.
+    #[staticmethod]
+    fn root_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyGroup> {
+        let o = if let Ok(g) = obj.cast::<PyGroup>() {
+            arca::Object::Group(g.get().g.clone())
+        } else if let Ok(d) = obj.cast::<PyDataset>() {
+            arca::Object::Dataset(d.get().d.clone())
+        } else if let Ok(t) = obj.cast::<PyNamedType>() {
+            arca::Object::Datatype(t.get().t.clone())
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "root_of takes a group, dataset or committed datatype handle",
+            ));
+        };
+        Ok(PyGroup {
+            g: py.detach(|| o.file().root()),
+        })
+    }
+
     /// This group's attributes.
     fn attrs(&self) -> PyAttributes {
         PyAttributes { a: self.g.attrs() }
     }
 
-    /// The group or dataset at `path`.
+    /// The group or dataset at `path`; one reached through an external
+    /// link comes as `(object, file)`, with the other file.
     fn object(&self, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
         let o = cvt(py.detach(|| self.g.object(path)))?;
-        object_to_py(py, o)
+        if self.g.in_same_file(&o) {
+            return object_to_py(py, o);
+        }
+        let file = Bound::new(py, PyFile::borrowed(o.file()))?;
+        Ok((object_to_py(py, o)?, file)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind())
     }
 
     /// How many hard links lead to the object with this id.

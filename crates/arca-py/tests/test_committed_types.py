@@ -109,11 +109,11 @@ def test_dataset_keeps_its_committed_type(tmp_path):
         f.create_dataset("plain", (4,), dtype="<f8")
         f["s"] = arca.string_dtype()
         f.create_dataset("strs", (2,), dtype=f["s"])
-        assert f["strs"].id.committed_type().id == f["s"].id.id
-        assert f["d"].id.committed_type().id == f["t"].id.id
-        assert f["plain"].id.committed_type() is None
+        assert f["strs"]._id.committed_type().id == f["s"]._id.id
+        assert f["d"]._id.committed_type().id == f["t"]._id.id
+        assert f["plain"]._id.committed_type() is None
         del f["t"]
     with arca.File(path, "r") as f:
-        t = f["d"].id.committed_type()
+        t = f["d"]._id.committed_type()
         assert (t.path, t.dtype()) == ("", "<f8")
         assert f._native.check()["datatypes"] == 2

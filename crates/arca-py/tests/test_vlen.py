@@ -108,11 +108,11 @@ def test_strings_partial_and_2d(tmp_path, seed):
             f["s"][r0:r1, c] = vals
         model[r0:r1, c] = vals
         with arca.File(path) as f:
-            got = f["s"][...]
+            got = f["s"].asstr()[...]
             assert got.dtype == object and got.shape == shape
             assert got.tolist() == model.tolist()
-            assert f["s"][1:5:2, ::2].tolist() == model[1:5:2, ::2].tolist()
-            assert f["s"][2, 3] == model[2, 3]
+            assert f["s"].asstr()[1:5:2, ::2].tolist() == model[1:5:2, ::2].tolist()
+            assert f["s"][2, 3] == model[2, 3].encode()  # bytes, as h5py reads them
 
 
 def test_matches_h5py(tmp_path):
@@ -126,8 +126,9 @@ def test_matches_h5py(tmp_path):
             f["s"][3] = "changed ✓"
             f["r"][4] = np.arange(9, dtype="f4")
     with h5py.File(tmp_path / "h.h5") as h, arca.File(tmp_path / "a.arca") as a:
-        hs = h["s"].asstr()[...]
-        assert a["s"][...].tolist() == hs.tolist()
+        assert a["s"][...].tolist() == h["s"][...].tolist()
+        assert a["s"].asstr()[...].tolist() == h["s"].asstr()[...].tolist()
+        assert type(a["s"][0]) is type(h["s"][0]) is bytes
         assert_rows(list(a["r"][...]), list(h["r"][...]))
         assert a["s"].dtype.metadata == {"vlen": str}
         assert arca.check_vlen_dtype(a["r"].dtype) == np.dtype("f4")
@@ -144,10 +145,10 @@ def test_bytes_and_inference(tmp_path):
         assert r.vlen_base == np.dtype("i8")
         t = f.create_dataset("t", shape=(2,), dtype=str)
         t[...] = ["p", "q"]
-        assert t[1] == "q"
+        assert t[1] == b"q" and t.asstr()[1] == "q"
         e = f.create_dataset("e", shape=(3,), dtype=arca.string_dtype())
-        assert e[...].tolist() == ["", "", ""]
-        assert e.fillvalue == ""
+        assert e[...].tolist() == [b"", b"", b""]
+        assert e.fillvalue == b""
 
 
 def test_resizable_log(tmp_path):
@@ -160,7 +161,7 @@ def test_resizable_log(tmp_path):
             lines = [f"event {i}.{j}" * (j + 1) for j in range(3)]
             d[n:] = lines
             want += lines
-        assert d[...].tolist() == want
+        assert d.asstr()[...].tolist() == want
 
 
 @pytest.mark.parametrize("reuse", [False, True])
@@ -185,7 +186,7 @@ def test_overwrite_space(tmp_path, reuse):
             assert info["vector_bytes"] == 5 * first
         d.vlen_repack()
         assert d.vlen_info["vector_bytes"] == first
-        assert d[...].tolist() == words
+        assert d.asstr()[...].tolist() == words
         f.check()
 
 
@@ -226,7 +227,7 @@ def test_errors(tmp_path):
             f.create_dataset("y", shape=(2,), dtype="f4", vlen_chunk_bytes=10)
         with pytest.raises(TypeError):
             arca.vlen_dtype("S3")
-        assert d[...].tolist() == ["", ""]
+        assert d[...].tolist() == [b"", b""]
 
 
 def test_large_unicode_rows_span_chunks(tmp_path):
@@ -236,7 +237,7 @@ def test_large_unicode_rows_span_chunks(tmp_path):
                              vlen_compression="gzip")
         d[...] = ["", big, "z"]
     with arca.File(tmp_path / "u.arca") as f:
-        assert f["u"][1] == big
+        assert f["u"].asstr()[1] == big
         assert f["u"].vlen_info["chunks"] > 100
         f.check()
 
@@ -251,7 +252,7 @@ def test_copy_keeps_vector_options(tmp_path):
         r[...] = [np.arange(3), []]
         f.copy("s", "s2")
         f.copy("r", "r2")
-        assert f["s2"][...].tolist() == ["x", "yy", "zzz"]
+        assert f["s2"][...].tolist() == [b"x", b"yy", b"zzz"]
         assert f["r2"][0].tolist() == [0, 1, 2] and f["r2"][1].size == 0
         info = f["s2"].vlen_info
         assert info["filters"] == [("shuffle", None), ("zstd", 5)]
@@ -264,8 +265,10 @@ def test_asstr_like_h5py(tmp_path):
         s = f.create_dataset("s", data=np.array(["α", "b"], dtype=object))
         b = f.create_dataset("b", data=np.array([b"x", "é".encode()], dtype=object))
         assert s.asstr()[...].tolist() == ["α", "b"]
-        assert b.asstr()[...].tolist() == ["x", "é"]
-        assert b.asstr()[1] == "é"
+        assert b.asstr("utf-8")[...].tolist() == ["x", "é"]
+        assert b.asstr("utf-8")[1] == "é"
+        with pytest.raises(UnicodeDecodeError):
+            b.asstr()[1]  # byte strings decode as ASCII unless told
         assert len(b.asstr()) == 2
         with pytest.raises(TypeError):
             f.create_dataset("r", shape=(1,), dtype=arca.vlen_dtype("f4")).asstr()

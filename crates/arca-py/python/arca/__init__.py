@@ -26,7 +26,9 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 # The modules form layers, each importing only from those before it
 # (tests/test_layers.py checks that there is no cycle, no import inside a
 # function and no use of another module's private names):
-#   _native, _errors, _links, _selection, _util   no package imports (bar _native)
+#   _native, _errors, _links, _selection, _util, version, h5p
+#              no package imports (bar _native)
+#   h5z, filters, h5py_warnings   HDF5 filter ids, h5py's filter names and warnings
 #   _dtypes    numpy dtypes <-> type strings, and elements as they cross
 #   _rows      the buffer of compounds with variable-length members
 #   _regionref region references: selections, reading, their element engine
@@ -35,12 +37,14 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _dims      dimension scales
 #   _datatype  committed datatypes
 #   _vds       virtual datasets: layouts, sources, mappings
+#   h5ds       h5py's h5ds calls over _dims
 #   _vlen      element engines of variable-length data
 #   _dataset   Dataset (every dataset, whatever its type)
 #   _create    creating datasets
 #   _group, _file   the other object classes, each registering itself
-# This file imports them all; interop/, mpi and xarray sit above it.
-from . import _native
+# This file imports them all; interop/, mpi, xarray and h5py_compat sit
+# above it.
+from . import _native, filters, h5p, h5py_warnings, h5z, version
 from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._datatype import Datatype
@@ -48,11 +52,13 @@ from ._dtypes import (
     Empty,
     Reference,
     RegionReference,
+    check_complex_dtype,
     check_enum_dtype,
     check_opaque_dtype,
     check_ref_dtype,
     check_string_dtype,
     check_vlen_dtype,
+    complex_compat_dtype,
     enum_dtype,
     opaque_dtype,
     ref_dtype,
@@ -72,11 +78,12 @@ from ._errors import (
     ReadOnlyError,
     UnsupportedError,
 )
-from ._file import File
+from ._file import File, is_hdf5
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
 from ._vds import UNLIMITED, VirtualLayout, VirtualSource
 from ._selection import MultiBlockSlice
+from . import h5ds
 
 __version__ = _native.__version__
 
@@ -116,12 +123,14 @@ __all__ = [
     "UnsupportedError",
     "VirtualLayout",
     "VirtualSource",
+    "check_complex_dtype",
     "check_dtype",
     "check_enum_dtype",
     "check_opaque_dtype",
     "check_ref_dtype",
     "check_string_dtype",
     "check_vlen_dtype",
+    "complex_compat_dtype",
     "enum_dtype",
     "opaque_dtype",
     "ref_dtype",
@@ -130,6 +139,7 @@ __all__ = [
     "string_info",
     "gc",
     "io_stats",
+    "is_hdf5",
     "pool_stats",
     "set_pool_limits",
     "set_pooling",

@@ -3,29 +3,38 @@
 or variable-length."""
 
 import operator
+import os
+import warnings
 
 import numpy as np
 
-from . import _native
+from . import _native, filters, h5z
 from ._dataset import Dataset
 from ._datatype import Datatype
-from ._regionref import holds_regions
 from ._dtypes import (
     Empty,
+    Reference,
+    RegionReference,
     as_array,
+    check_complex_dtype,
     check_dtype,
     check_vlen_dtype,
     has_refs,
     infer_vlen_base,
     native,
     object_array,
+    ref_dtype,
     regionref_dtype,
     rows_dtype,
     type_string,
     vlen_base_of_dtype,
     vlen_base_of_type,
+    string_dtype,
     vlen_type_string,
 )
+from ._errors import UnsupportedError
+from .h5py_warnings import H5pyDeprecationWarning
+from .filters import FilterRefBase
 from ._util import COMPRESSORS, DEFAULT_LEVEL, auto_chunks, member_path, shape_tuple
 
 # HDF5 filter ids: those arca encodes, and how h5py names them.
@@ -36,10 +45,10 @@ _H5_OPTIONAL = 1
 
 
 def _filter_id(compression):
-    """An HDF5 filter id given as ``compression`` (h5py: ints past 9)."""
-    if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool) \
-            and compression > 9:
-        return int(compression)
+    """An HDF5 filter id given as ``compression`` (ints, once gzip levels are
+    read as such)."""
+    if isinstance(compression, int) and not isinstance(compression, bool):
+        return compression
     return None
 
 
@@ -47,9 +56,10 @@ def _filter_label(name):
     return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")
 
 
-def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype):
+def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype, allow_unknown=False):
     """h5py's order: shuffle, the compressor, fletcher32 last. Only filters
-    arca can encode (a pipeline of others comes with imported files)."""
+    arca can encode, unless ``allow_unknown`` (then chunks are written as
+    stored, already filtered, as h5py's ``allow_unknown_filter``)."""
     out = []
     if shuffle:
         out.append((_H5_SHUFFLE, _H5_OPTIONAL, [dtype.itemsize], "shuffle"))
@@ -65,12 +75,13 @@ def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype):
     elif compression == "lz4":
         out.append((_H5_LZ4, _H5_OPTIONAL, [0], "lz4"))
     elif fid is not None:
-        if fid not in _H5_ENCODES:
-            raise ValueError(f"HDF5 filter {fid}: arca cannot encode it (it reads and keeps the "
-                             "chunks of imported files that use it); arca encodes "
+        if fid not in _H5_ENCODES and not allow_unknown:
+            raise ValueError(f"Unknown compression filter number: {fid} (arca cannot encode "
+                             "it; it reads and keeps the chunks of imported files that use "
+                             "it); arca encodes "
                              + ", ".join(f"{v} ({k})" for k, v in sorted(_H5_ENCODES.items())))
         vals = [] if opts is None else [int(v) for v in (opts if isinstance(opts, (tuple, list)) else (opts,))]
-        out.append((fid, _H5_OPTIONAL, vals, _H5_ENCODES[fid]))
+        out.append((fid, _H5_OPTIONAL, vals, _H5_ENCODES.get(fid, "")))
     elif compression is not None:
         raise ValueError(f"Compression filter {compression!r} is unavailable; use gzip, zstd, lz4 or lzf")
     elif opts is not None:
@@ -92,22 +103,81 @@ def _with_chunk_size(hdf5_filters, chunks, dtype):
 
 
 
-def create_dataset(group, name, shape=None, dtype=None, data=None, chunks=None, maxshape=None,
-                   compression=None, compression_opts=None, shuffle=False, fillvalue=None,
-                   layout=None, fletcher32=False, scaleoffset=None, hdf5_filters=None,
-                   track_order=None, **vlen_options):
+# Integers h5py reads as gzip levels, not filter ids.
+_GZIP_LEVELS = frozenset(range(10))
+_FILL_TIMES = ("alloc", "never", "ifset")
+_UNLIMITED = 2**64 - 1  # h5py's h5f.UNLIMITED: an external file's size without bound
+
+
+def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=None, maxshape=None,
+                   compression=None, compression_opts=None, shuffle=None, fletcher32=None,
+                   scaleoffset=None, fillvalue=None, fill_time=None, track_times=None,
+                   track_order=None, external=None, efile_prefix=None, virtual_prefix=None,
+                   allow_unknown_filter=False, dcpl=None, dapl=None, rdcc_nbytes=None,
+                   rdcc_nslots=None, rdcc_w0=None, layout=None, hdf5_filters=None,
+                   **vlen_options):
     """A new dataset ``name`` in ``group`` (see :meth:`arca.Group.create_dataset`)."""
+    if track_times not in (None, True, False):
+        raise TypeError("track_times must be either True or False")
+    if track_order not in (None, True, False):
+        raise TypeError("track_order must be either True or False")
+    if fill_time is not None and fill_time not in _FILL_TIMES:
+        raise ValueError("fill_time must be one of the following choices: 'alloc', "
+                         f"'never' or 'ifset', but it is {fill_time}.")
+    for what, plist in (("dcpl", dcpl), ("dapl", dapl)):
+        if plist is not None:
+            raise TypeError(f"{what}: libhdf5 property lists have no arca equivalent; "
+                            "pass the keywords they would carry")
+    for what, prefix in (("efile_prefix", efile_prefix), ("virtual_prefix", virtual_prefix)):
+        if prefix is not None and not isinstance(prefix, (str, bytes, os.PathLike)):
+            raise TypeError(f"{what} must be a path")
+    if _external_entries(external):
+        raise UnsupportedError("external= (raw data in files outside the arca file) is not "
+                               "supported yet")
     if layout not in (None, "compact", "contiguous", "chunked"):
         raise ValueError(f"layout {layout!r}: use 'compact', 'contiguous' or 'chunked'")
     # A committed datatype types the dataset, which records it.
     committed = None
     if isinstance(dtype, Datatype):
-        committed, dtype = dtype.id, dtype.dtype
-    if dtype is None and holds_regions(data):
-        dtype = regionref_dtype
+        committed, dtype = dtype._id, dtype.dtype
+    name = member_path(name)
+    if isinstance(data, Dataset):
+        data = data[()]
+    if dtype is None and data is not None and not isinstance(data, Empty):
+        # As h5py: str and bytes data (or lists of them) are variable-length strings.
+        item = _item_type(data)
+        if item is str:
+            dtype = string_dtype()
+        elif item is bytes:
+            dtype = string_dtype("ascii")
+        elif item is Reference:
+            dtype = ref_dtype
+        elif item is RegionReference:
+            dtype = regionref_dtype
+    if isinstance(data, np.ndarray) and data.dtype.kind == "U":
+        raise TypeError(f"No conversion path for dtype: {data.dtype!r}")
+    compression, compression_opts = _compression(compression, compression_opts)
+    if isinstance(chunks, (int, np.integer)) and not isinstance(chunks, bool):
+        chunks = (int(chunks),)
+    if isinstance(maxshape, (int, np.integer)) and not isinstance(maxshape, bool):
+        maxshape = (int(maxshape),)
+    if isinstance(chunks, tuple) and maxshape not in (None, True):
+        bound = maxshape
+    else:
+        bound = None if shape is None else (shape,) if isinstance(shape, int) else tuple(shape)
+    if isinstance(chunks, tuple) and bound is not None and any(
+            c > d for d, c in zip(bound, chunks) if d is not None):
+        raise ValueError("Chunk shape must not be greater than data shape in any dimension. "
+                         f"{chunks} is not compatible with {shape}")
+    if chunks is False and any((compression, shuffle, fletcher32, maxshape, scaleoffset)):
+        raise ValueError("Chunked format required for given storage options")
+    if scaleoffset is not None:
+        _check_scaleoffset(scaleoffset, dtype, data, fletcher32)
+    filtered = any((chunks, compression, compression_opts, shuffle, fletcher32,
+                    scaleoffset is not None, hdf5_filters))
     if wants_vlen(dtype, data):
         if fletcher32 or scaleoffset is not None or hdf5_filters or compression == "lzf" \
-                or _filter_id(compression) is not None:
+                or isinstance(compression, int):
             raise ValueError("variable-length data takes arca's own filters "
                              "(shuffle, gzip, zstd, lz4), not HDF5's")
         if layout == "compact":
@@ -116,20 +186,172 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, chunks=None, 
             chunks = True
         if layout == "contiguous" and chunks not in (None, False):
             raise ValueError("a contiguous dataset takes no chunks")
-        return _create_vlen(group, name, shape, dtype, data, chunks, maxshape,
-                                    compression, compression_opts, shuffle, fillvalue,
-                                    vlen_options, bool(track_order), committed)
-    if vlen_options:
-        raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
-    name = member_path(name)
-    if isinstance(data, Empty) or (data is None and shape is None and dtype is not None):
+        ds = _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
+                          compression_opts, shuffle, fillvalue, vlen_options, bool(track_order),
+                          filtered, committed)
+    else:
+        if vlen_options:
+            raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
+        ds = _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
+                           compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
+                           hdf5_filters, allow_unknown_filter, bool(track_order), filtered,
+                           committed)
+    if rdcc_nbytes is not None:
+        ds._id.set_chunk_cache(int(rdcc_nbytes))
+    return ds
+
+
+def _item_type(data):
+    """The one type of the items of ``data`` (a scalar, nested lists or an
+    object array), else None: how h5py tells string data."""
+    if isinstance(data, np.ndarray):
+        if data.dtype.kind != "O" or check_vlen_dtype(data.dtype) is not None \
+                or has_refs(data.dtype):
+            return None
+        types = {type(e) for e in data.flat}
+    elif isinstance(data, (list, tuple)):
+        types = {_item_type(e) for e in data}
+    else:
+        return type(data)
+    return types.pop() if len(types) == 1 else None
+
+
+def _compression(compression, opts):
+    """``compression``/``compression_opts`` as h5py reads them: True and
+    0-9 are gzip levels, a filter object gives its id and options."""
+    if compression is True:
+        compression, opts = "gzip", 4 if opts is None else opts
+    if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool) \
+            and compression in _GZIP_LEVELS:
+        if opts is not None:
+            raise TypeError("Conflict in compression options")
+        compression, opts = "gzip", int(compression)
+    if isinstance(compression, FilterRefBase):
+        compression, opts = compression.filter_id, compression.filter_options
+    if isinstance(compression, np.integer):
+        compression = int(compression)
+    if compression is None:
+        if opts is not None:
+            raise TypeError("Compression method must be specified")
+        return None, None
+    if isinstance(compression, int):
+        if compression < 0 or compression > h5z.FILTER_MAX:
+            raise ValueError(f"Invalid filter identification number: {compression}")
+        return compression, opts
+    if compression not in filters.encode:
+        raise ValueError(f'Compression filter "{compression}" is unavailable')
+    if compression == "gzip":
+        if opts is None:
+            opts = filters.DEFAULT_GZIP
+        elif opts not in _GZIP_LEVELS:
+            raise ValueError(f"GZIP setting must be an integer from 0-9, not {opts!r}")
+    elif compression in ("lzf", "lz4") and opts is not None:
+        raise ValueError(f"{compression.upper()} compression filter accepts no options")
+    elif compression in ("shuffle", "fletcher32"):
+        raise ValueError(f'Compression filter "{compression}" is unavailable')
+    return compression, opts
+
+
+def _check_scaleoffset(scaleoffset, dtype, data, fletcher32):
+    """h5py's checks of ``scaleoffset``, then arca's refusal: it has no codec."""
+    dt = np.dtype(dtype) if dtype is not None else np.asarray(data).dtype \
+        if data is not None else np.dtype("f4")
+    if scaleoffset < 0:
+        raise ValueError("scale factor must be >= 0")
+    if dt.kind == "f" and scaleoffset is True:
+        raise ValueError("integer scaleoffset must be provided for floating point types")
+    if dt.kind not in "iuf":
+        raise TypeError("scale/offset filter only supported for integer and floating-point types")
+    if fletcher32:
+        raise ValueError("fletcher32 cannot be used with potentially lossy scale/offset filter")
+    raise ValueError("scaleoffset: arca has no scale-offset codec (files that use it are "
+                     "imported with their chunks kept as stored)")
+
+
+def _external_entries(external):
+    """``external`` checked as h5py checks it: a file name, or (name,
+    offset, size) tuples."""
+    if external is None:
+        return []
+    if isinstance(external, (str, bytes, os.PathLike)):
+        return [(os.fsdecode(external), 0, _UNLIMITED)]
+    out = []
+    for entry in external:
+        if not isinstance(entry, tuple):
+            raise TypeError("Each external entry must be a tuple of (name, offset, size)")
+        fname, offset, size = entry  # ValueError unless three, as in h5py
+        if not isinstance(fname, (str, bytes, os.PathLike)):
+            raise TypeError(f"external file name {fname!r} is not a path")
+        out.append((os.fsdecode(fname), operator.index(offset), operator.index(size)))
+    return out
+
+
+def _geometry(shape, data, maxshape, chunks, filtered, itemsize, layout):
+    """The shape, maxshape and chunk shape of a new dataset, checked as h5py
+    checks them; shape None is a null dataspace (``Empty``)."""
+    if shape is not None:
+        shape = shape_tuple(shape)
+        if data is not None and int(np.prod(shape, dtype=np.int64)) != data.size:
+            raise ValueError(f"Shape tuple {shape} is incompatible with data of shape "
+                             f"{data.shape}")
+    elif data is not None:
+        shape = data.shape
+    if not shape:
+        kind = "Empty" if shape is None else "Scalar"
+        if filtered:
+            raise TypeError(f"{kind} datasets don't support chunk/filter options")
+        if maxshape and maxshape != ():
+            raise TypeError(f"{kind} datasets cannot be extended")
+        return shape, None, None
+    for what, t in (("chunks", chunks), ("maxshape", maxshape)):
+        if t in (None, True, False):
+            continue
+        try:
+            t = tuple(t)
+        except TypeError as e:
+            raise TypeError(f"{what!r} argument must be None or a sequence object") from e
+        if len(t) != len(shape):
+            raise ValueError(f"{what!r} must have same rank as dataset shape")
+    if maxshape is True:
+        maxshape = (None,) * len(shape)
+    if maxshape is not None:
+        maxshape = tuple(None if m is None else operator.index(m) for m in maxshape)
+        for s, m in zip(shape, maxshape):
+            if m is not None and m < s:
+                raise ValueError(f"maxshape {maxshape} is smaller than shape {shape}")
+    if layout in ("compact", "contiguous") and (filtered or maxshape or chunks not in (None, False)):
+        raise ValueError(f"a {layout} dataset takes no chunks, filters or maxshape")
+    if layout == "chunked" and chunks is None:
+        chunks = True
+    if chunks is True or (chunks is None and (filtered or maxshape)):
+        chunks = auto_chunks(shape, maxshape or shape, itemsize)
+    elif chunks is False:
+        chunks = None
+    elif chunks is not None:
+        chunks = shape_tuple(chunks, "chunks")
+        if any(c == 0 for c in chunks):
+            raise ValueError(f"chunks {chunks} must be positive")
+        for c, m in zip(chunks, maxshape or shape):
+            if m is not None and c > m:
+                raise ValueError(
+                    "Chunk shape must not be greater than data shape in any dimension. "
+                    f"{chunks} is not compatible with {shape}")
+    return shape, maxshape, chunks
+
+
+def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
+                  compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
+                  hdf5_filters, allow_unknown_filter, track_order, filtered, committed=None):
+    """The fixed-size branch of :func:`create_dataset`."""
+    if isinstance(data, Empty) or (data is None and shape is None):
         # A null dataspace: a type and no elements (h5py's Empty).
+        if data is None and dtype is None:
+            raise TypeError("One of data, shape or dtype must be specified")
+        _geometry(None, None, maxshape, chunks, filtered, 1, layout)
         t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
         return Dataset(group._file, group._id.create_empty(name, type_string(check_dtype(t)),
-                                                         bool(track_order), committed))
+                                                          track_order, committed))
     if data is not None:
-        if isinstance(data, Dataset):
-            data = data[()]
         want = None if dtype is None else check_dtype(dtype)
         if want is not None and want.subdtype is not None:
             # An array element type: data's trailing axes are the element's.
@@ -137,128 +359,59 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, chunks=None, 
             sub = want.subdtype[1]
             if data.shape[data.ndim - len(sub):] != sub:
                 raise ValueError(f"data of shape {data.shape} does not end in {sub}")
+            lead = data.shape[: data.ndim - len(sub)]
             if shape is None:
-                shape = data.shape[: data.ndim - len(sub)]
+                shape = lead
+            elif int(np.prod(shape_tuple(shape), dtype=np.int64)) != int(np.prod(lead)):
+                raise ValueError(f"Shape tuple {shape} is incompatible with data")
+            data = data.reshape(shape_tuple(shape) + sub)
         else:
             data = as_array(data, want)
+    if dtype is not None or data is not None:
+        # A compound of two floats named r and i is complex, as h5py reads
+        # it back: stored as complex.
+        dt = np.dtype(dtype) if dtype is not None else data.dtype
+        cx = None
+        if dt.names is not None and len(dt.names) == 2 and dt.itemsize in (8, 16):
+            cx = check_complex_dtype(dt)
+        if cx is not None:
+            if data is not None and data.dtype.names is not None:
+                data = (data["r"] + 1j * data["i"]).astype(cx)
+            dtype = cx
     if dtype is None:
+        if data is None:
+            warnings.warn("Creating a dataset without passing data or dtype is deprecated "
+                          "(as in h5py); pass an explicit dtype. dtype='f4' keeps this "
+                          "behaviour.", H5pyDeprecationWarning, stacklevel=4)
         dtype = data.dtype if data is not None else np.dtype("f4")
     dtype = check_dtype(dtype)
     if data is not None and dtype.subdtype is None and data.dtype != dtype:
         data = data.astype(dtype)
-
-    shape = shape_tuple(shape)
-    if shape is None:
-        if data is None:
-            raise TypeError("One of data or shape must be specified")
-        shape = data.shape
-    elif data is not None and dtype.subdtype is not None:
-        data = data.reshape(tuple(shape) + dtype.subdtype[1])
-    elif data is not None:
-        if int(np.prod(shape, dtype=np.int64)) != data.size:
-            raise ValueError(
-                f"Shape tuple {shape} is incompatible with data of shape {data.shape}"
-            )
+    probe = data
+    if dtype.subdtype is not None and data is not None:
+        # The element grid: data without the element's own axes.
+        probe = np.empty(data.shape[: data.ndim - len(dtype.subdtype[1])], np.uint8)
+    shape, maxshape, chunks = _geometry(shape, probe, maxshape, chunks, filtered,
+                                        dtype.itemsize, layout)
+    if data is not None and dtype.subdtype is None:
         data = data.reshape(shape)
 
-    if maxshape is not None:
-        if not isinstance(maxshape, (tuple, list)):
-            maxshape = (maxshape,)
-        maxshape = tuple(None if m is None else operator.index(m) for m in maxshape)
-        if len(maxshape) != len(shape):
-            raise ValueError(f"maxshape {maxshape} must have one entry per dimension of {shape}")
-        for s, m in zip(shape, maxshape):
-            if m is not None and m < s:
-                raise ValueError(f"maxshape {maxshape} is smaller than shape {shape}")
-
-    filters = []
-    if isinstance(compression, (int, np.integer)) and not isinstance(compression, bool) \
-            and 0 <= compression <= 9:
-        compression, compression_opts = "gzip", int(compression)
-    if scaleoffset is not None:
-        raise ValueError("scaleoffset: arca has no scale-offset codec (files that use it "
-                         "are imported with their chunks kept as stored)")
-    if hdf5_filters is None and (fletcher32 or compression == "lzf"
-                                 or _filter_id(compression) is not None):
-        hdf5_filters = _hdf5_pipeline(compression, compression_opts, shuffle, fletcher32, dtype)
-    elif hdf5_filters is None:
-        if compression is not None:
-            if compression not in COMPRESSORS:
-                raise ValueError(
-                    f"Compression filter {compression!r} is unavailable; "
-                    "use gzip, zstd, lz4 or lzf"
-                )
-            if compression == "lz4" and compression_opts is not None:
-                raise ValueError("lz4 takes no compression_opts")
-            if compression == "gzip" and compression_opts is not None:
-                if not 0 <= int(compression_opts) <= 9:
-                    raise ValueError(f"gzip level {compression_opts} outside 0..9")
-        elif compression_opts is not None:
-            raise TypeError("compression_opts given without a compression method")
-        if shuffle:
-            filters.append(("shuffle", None))
-        if compression is not None:
-            level = compression_opts if compression_opts is not None else DEFAULT_LEVEL.get(compression)
-            filters.append((compression, None if level is None else int(level)))
-    elif compression is not None or shuffle or fletcher32:
-        raise TypeError("hdf5_filters is the whole pipeline: no compression, shuffle or "
-                        "fletcher32 beside it")
-    hdf5_filters = [(int(c), int(fl), [int(v) for v in vals], _filter_label(nm))
-                    for c, fl, vals, nm in (hdf5_filters or [])]
-    if hdf5_filters:
-        filters = []
-
-    needs_chunks = bool(filters) or bool(hdf5_filters) or (maxshape is not None and maxshape != shape)
-    if layout in ("compact", "contiguous") and (needs_chunks or chunks not in (None, False)):
-        raise ValueError(f"a {layout} dataset takes no chunks, filters or maxshape")
-    if layout == "chunked" and chunks is None:
-        chunks = True
-    if chunks is False:
-        if needs_chunks:
-            raise ValueError("Chunked format required for given storage options")
-        chunks = None
-    if (chunks is not None or needs_chunks) and not shape:
-        raise TypeError("Scalar datasets don't support chunk/filter options")
-    if chunks is True:
-        chunks = auto_chunks(shape, maxshape or shape, dtype.itemsize)
-    elif chunks is not None:
-        chunks = shape_tuple(chunks, "chunks")
-        if len(chunks) != len(shape):
-            raise ValueError(f"chunks {chunks} must have one entry per dimension of {shape}")
-        if any(c == 0 for c in chunks):
-            raise ValueError(f"chunks {chunks} must be positive")
-        for c, s, m in zip(chunks, shape, maxshape or shape):
-            if m is not None and c > m:
-                raise ValueError(
-                    f"Chunk shape must not be greater than data shape in any dimension. "
-                    f"{chunks} is not compatible with {shape}"
-                )
-
+    hdf5_filters, own = _pipeline(compression, compression_opts, shuffle, fletcher32, dtype,
+                                  hdf5_filters, allow_unknown_filter)
     fill = None
-    if fillvalue is not None:
-        mdt = native(dtype)
-        if mdt.subdtype is not None:
-            base, sub = mdt.subdtype
-            fill = np.ascontiguousarray(
-                np.broadcast_to(np.asarray(fillvalue, dtype=base), sub)
-            ).tobytes()
-        else:
-            fv = as_array(fillvalue, mdt)
-            if fv.size != 1:
-                raise ValueError("fillvalue must be a single value")
-            fill = fv.reshape(()).tobytes()
-
+    if fillvalue is not None and fill_time != "never":
+        fill = _fill_bytes(fillvalue, native(dtype))
     dsid = group._id.create_dataset(
         name,
         type_string(dtype),
         list(shape),
         None if maxshape is None else list(maxshape),
         None if chunks is None else list(chunks),
-        filters,
+        own,
         fill,
         layout,
         _with_chunk_size(hdf5_filters, chunks, dtype),
-        bool(track_order),
+        track_order,
         committed,
     )
     ds = Dataset(group._file, dsid)
@@ -267,25 +420,94 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, chunks=None, 
     return ds
 
 
+def _fill_bytes(fillvalue, mdt):
+    """One element of ``mdt`` (native order) holding ``fillvalue``, as bytes."""
+    if mdt.subdtype is not None:
+        base, sub = mdt.subdtype
+        return np.ascontiguousarray(
+            np.broadcast_to(np.asarray(fillvalue, dtype=base), sub)).tobytes()
+    if mdt.names is not None and not isinstance(fillvalue, (np.void, tuple, np.ndarray)):
+        # h5py converts the value alone, which a plain number cannot be.
+        raise ValueError(f"fillvalue {fillvalue!r} cannot be converted to {mdt}")
+    if isinstance(fillvalue, np.ndarray) and mdt.names is not None and fillvalue.dtype.names is None:
+        raise ValueError(f"fillvalue of {fillvalue.dtype} cannot be converted to {mdt}")
+    fv = as_array(fillvalue, mdt)
+    if fv.size != 1:
+        raise ValueError("fillvalue must be a single value")
+    return fv.reshape(()).tobytes()
+
+
+def _pipeline(compression, opts, shuffle, fletcher32, dtype, hdf5_filters, allow_unknown):
+    """``(hdf5 pipeline, arca's own filters)`` for a fixed-size dataset:
+    HDF5's for lzf, fletcher32 and filter ids (as h5py writes them), arca's
+    own for gzip, zstd and lz4."""
+    if hdf5_filters is not None:
+        if compression is not None or shuffle or fletcher32:
+            raise TypeError("hdf5_filters is the whole pipeline: no compression, shuffle or "
+                            "fletcher32 beside it")
+    elif fletcher32 or compression == "lzf" or isinstance(compression, int):
+        hdf5_filters = _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype,
+                                      allow_unknown)
+    hdf5_filters = [(int(c), int(fl), [int(v) for v in vals], _filter_label(nm))
+                    for c, fl, vals, nm in (hdf5_filters or [])]
+    if hdf5_filters:
+        return hdf5_filters, []
+    own = []
+    if shuffle:
+        own.append(("shuffle", None))
+    if compression is not None:
+        level = opts if opts is not None else DEFAULT_LEVEL.get(compression)
+        own.append((compression, None if level is None else int(level)))
+    return [], own
+
+
 def require_dataset(group, name, shape, dtype, exact=False, **kwds):
     """The dataset at ``name`` in ``group`` if its shape and dtype fit, else a
     new one (see :meth:`arca.Group.require_dataset`)."""
     name = member_path(name)
     if name not in group:
-        return group.create_dataset(name, shape=shape, dtype=dtype, **kwds)
+        return group.create_dataset(name, shape, dtype, **kwds)
     ds = group[name]
     if not isinstance(ds, Dataset):
-        raise TypeError(f"Incompatible object (Group) already exists at {name!r}")
-    shape = shape_tuple(shape)
+        raise TypeError(f"Incompatible object ({type(ds).__name__}) already exists")
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    if shape is not None:
+        shape = tuple(shape)
     if shape != ds.shape:
-        raise TypeError(f"Shapes do not match (existing {ds.shape} vs new {shape})")
-    dtype = np.dtype(dtype)
+        if "maxshape" not in kwds:
+            raise TypeError(f"Shapes do not match (existing {ds.shape} vs new {shape})")
+        ms = kwds["maxshape"]
+        ms = (ms,) if isinstance(ms, (int, np.integer)) else ms
+        if (tuple(ms) if ms is not None else None) != ds.maxshape:
+            raise TypeError(f"Max shapes do not match (existing {ds.maxshape} vs new {ms})")
     if exact:
         if dtype != ds.dtype:
             raise TypeError(f"Datatypes do not exactly match (existing {ds.dtype} vs new {dtype})")
     elif not np.can_cast(dtype, ds.dtype):
         raise TypeError(f"Datatypes cannot be safely cast (existing {ds.dtype} vs new {dtype})")
+    if kwds.get("rdcc_nbytes") is not None:
+        ds._id.set_chunk_cache(int(kwds["rdcc_nbytes"]))
     return ds
+
+
+def create_dataset_like(group, name, other, **kwupdate):
+    """A new dataset ``name`` in ``group`` shaped, typed, chunked, filtered
+    and filled as ``other`` (no data, no attributes); keywords override
+    (see :meth:`arca.Group.create_dataset_like`)."""
+    for k in ("shape", "dtype", "chunks", "fillvalue"):
+        kwupdate.setdefault(k, getattr(other, k))
+    if not any(k in kwupdate for k in ("compression", "compression_opts", "shuffle",
+                                       "fletcher32", "scaleoffset", "hdf5_filters")):
+        kwupdate.update(other._filter_options())
+    if other.maxshape != other.shape:
+        kwupdate.setdefault("maxshape", other.maxshape)
+    kwupdate.setdefault("track_order", bool(other._id.attrs().track_order()))
+    for k, v in other._create_options().items():
+        kwupdate.setdefault(k, v)
+    if kwupdate.get("fillvalue") is not None and other._vlen is not None:
+        del kwupdate["fillvalue"]
+    return group.create_dataset(name, **kwupdate)
 
 
 _VLEN_OPTIONS = (
@@ -334,7 +556,7 @@ def _filters(compression, opts, shuffle, what):
 
 
 def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
-                 compression_opts, shuffle, fillvalue, options, track_order=False,
+                 compression_opts, shuffle, fillvalue, options, track_order, filtered,
                  committed=None):
     """The variable-length branch of :func:`create_dataset`."""
     unknown = set(options) - set(_VLEN_OPTIONS)
@@ -342,8 +564,6 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
         raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}")
     if fillvalue is not None and not _is_empty(fillvalue):
         raise ValueError("variable-length datasets take no fillvalue (unwritten elements are empty)")
-    if isinstance(data, Dataset):
-        data = data[()]
     rows = rows_dtype(dtype, data)
     if rows is not None:
         if data is not None:
@@ -358,12 +578,11 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
                 raise TypeError("a plain object dtype needs data to tell the element type")
             base = infer_vlen_base(data)
         type_str = vlen_type_string(base)
-    shape = shape_tuple(shape)
-    if shape is None:
-        if data is None:
-            raise TypeError("One of data or shape must be specified")
-        shape = data.shape
-    name = member_path(name)
+    if shape is None and data is None:
+        raise TypeError("One of data or shape must be specified")
+    shape, maxshape, chunks = _geometry(shape, data, maxshape, chunks, filtered, 16, None)
+    if data is not None:
+        data = data.reshape(shape)
     # `compression` (and `compression_opts`, `shuffle`) compress the whole
     # dataset, as an h5py user expects: the records and the values. The
     # records (offset and length, 16 bytes) are shuffled when compressed,
@@ -384,19 +603,6 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
         wide = isinstance(base, np.dtype) and base.itemsize > 1
         vfilters = _filters(compression, compression_opts, compression is not None and
                             (shuffle or wide), "Compression")
-    if maxshape is not None:
-        if not isinstance(maxshape, (tuple, list)):
-            maxshape = (maxshape,)
-        maxshape = tuple(None if m is None else int(m) for m in maxshape)
-    needs_chunks = bool(filters) or (maxshape is not None and maxshape != tuple(shape))
-    if chunks is True or (chunks is None and needs_chunks):
-        chunks = auto_chunks(tuple(shape), maxshape or tuple(shape), 16)
-    elif chunks is False:
-        if needs_chunks:
-            raise ValueError("Chunked format required for given storage options")
-        chunks = None
-    elif chunks is not None:
-        chunks = shape_tuple(chunks, "chunks")
     vchunk = options.get("vlen_chunk_bytes")
     dsid = _native.vlen_create(
         group._id,

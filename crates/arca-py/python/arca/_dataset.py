@@ -1,10 +1,12 @@
 """Datasets: typed n-dimensional arrays, read and written with numpy indexing."""
 
+import codecs
 import itertools
+import posixpath
 
 import numpy as np
 
-from . import _dims, _selection, _vlen
+from . import _dims, _native, _selection, _vlen
 from ._dtypes import (
     Empty,
     as_array,
@@ -17,7 +19,7 @@ from ._dtypes import (
     strpad,
     unpad,
 )
-from ._object import HLObject, register
+from ._object import HLObject, ObjectID, register
 from ._regionref import RegionReference, read_region
 from ._vds import virtual_sources
 from ._util import prod
@@ -29,6 +31,9 @@ _DENSE_SPAN = 4
 
 # HDF5 compressors by id, as h5py names them.
 _H5_COMPRESSORS = {1: "gzip", 32000: "lzf", 32004: "lz4", 32015: "zstd", 4: "szip"}
+# arca's own filters: the HDF5 id and name each stands for.
+_OWN_FILTERS = {"shuffle": (2, "shuffle"), "gzip": (1, "deflate"), "zstd": (32015, "zstd"),
+                "lz4": (32004, "lz4")}
 
 
 class Dataset(HLObject):
@@ -45,7 +50,12 @@ class Dataset(HLObject):
     :attr:`dtype` reports the stored type.
     """
 
-    def __init__(self, file, dsid):
+    def __init__(self, file, dsid=None):
+        if dsid is None:
+            # h5py's Dataset(id), from an ObjectID (obj.id).
+            if not isinstance(file, ObjectID) or not isinstance(file._id, _native.Dataset):
+                raise ValueError(f"{file!r} is not a dataset identifier")
+            file, dsid = file._file, file._id
         super().__init__(file, dsid)
         self._type = dsid.dtype()
         # Variable-length elements (or members) cross through an engine
@@ -56,9 +66,11 @@ class Dataset(HLObject):
         self._mdtype = None
 
     def __repr__(self):
+        # h5py's words, which code and doctests written for it match.
         if not self:
-            return "<Closed arca Dataset>"
-        return f'<arca Dataset "{self.name}": shape {self.shape}, type "{self.dtype.str}">'
+            return "<Closed HDF5 dataset>"
+        name = posixpath.basename(self.name) or "/"
+        return f'<HDF5 dataset "{name}": shape {self.shape}, type "{self.dtype.str}">'
 
     # -- metadata -------------------------------------------------------------
     @property
@@ -126,7 +138,10 @@ class Dataset(HLObject):
 
     @property
     def maxshape(self):
-        """Largest extent per dimension; None is unlimited."""
+        """Largest extent per dimension; None is unlimited. None for a null
+        dataspace (``Empty``)."""
+        if self._id.shape() is None:
+            return None
         return tuple(self._id.maxshape())
 
     @property
@@ -158,14 +173,32 @@ class Dataset(HLObject):
         return [(c, fl, tuple(v), nm) for c, fl, v, nm in self._id.hdf5_filters()]
 
     @property
+    def filter_ids(self):
+        """HDF5's ids of the filters, in pipeline order (arca's own gzip,
+        zstd and lz4 by the ids HDF5 gives them): ``(2, 32000, 3)``."""
+        h5 = self._id.hdf5_filters()
+        if h5:
+            return tuple(c for c, _, _, _ in h5)
+        return tuple(_OWN_FILTERS[name][0] for name, _ in self._id.filters())
+
+    @property
+    def filter_names(self):
+        """The filters' names, in pipeline order, as HDF5 stores them:
+        ``("shuffle", "lzf", "fletcher32")``."""
+        h5 = self._id.hdf5_filters()
+        if h5:
+            return tuple(nm for _, _, _, nm in h5)
+        return tuple(_OWN_FILTERS[name][1] for name, _ in self._id.filters())
+
+    @property
     def compression(self):
-        """``"gzip"``, ``"zstd"``, ``"lz4"``, ``"lzf"``, another HDF5 filter's
-        id, or None."""
+        """``"gzip"``, ``"zstd"``, ``"lz4"``, ``"lzf"``, ``"unknown"`` for
+        another HDF5 filter (see ``hdf5_filters``), or None."""
         h5 = self._id.hdf5_filters()
         if h5:
             for c, _, _, _ in h5:
                 if c not in (2, 3, 5, 6):
-                    return _H5_COMPRESSORS.get(c, c)
+                    return _H5_COMPRESSORS.get(c, "unknown")
             return None
         for name, _ in self._id.filters():
             if name != "shuffle":
@@ -174,15 +207,12 @@ class Dataset(HLObject):
 
     @property
     def compression_opts(self):
-        """The compression level (gzip, zstd), an HDF5 filter's values, or
-        None."""
+        """The compression level (gzip, zstd), or None."""
         h5 = self._id.hdf5_filters()
         if h5:
             for c, _, vals, _ in h5:
                 if c in (1, 32015):
                     return vals[0] if vals else None
-                if c not in (2, 3, 5, 6, 32000, 32004):
-                    return tuple(vals)
             return None
         for name, level in self._id.filters():
             if name != "shuffle":
@@ -249,22 +279,31 @@ class Dataset(HLObject):
         return len(self)
 
     def astype(self, dtype):
-        """A view that reads as ``dtype``: ``ds.astype("f4")[:10]``."""
+        """A view that reads as ``dtype``: ``ds.astype("f4")[:10]``,
+        ``np.asarray(ds.astype("i8"))``."""
         return _AsType(self, np.dtype(dtype))
 
     def asstr(self, encoding=None, errors="strict"):
         """A view that reads a string dataset as ``str`` (object arrays), as
-        h5py's: fixed-length strings and byte strings are decoded with
-        ``encoding`` (default: the type's own character set, UTF-8 for
-        variable-length ones); ``str`` elements pass as they are::
+        h5py's: strings read as ``bytes`` and are decoded with ``encoding``
+        (default: the type's character set, UTF-8 or ASCII)::
 
+            ds[0]                # b'abc'
             ds.asstr()[0]        # 'abc'
         """
         v = self._vlen
         if v is not None and v.ragged and v.base in (str, bytes):
-            return _AsStr(self, encoding or "utf-8", errors, as_is=v.base is str)
+            enc = encoding or ("utf-8" if v.base is str else "ascii")
+            ds = self
+            if codecs.lookup(enc).name == "utf-8" and errors == "strict":
+                # Decoded in native code as they are unpacked.
+                ds = object.__new__(Dataset)
+                ds.__dict__.update(self.__dict__)
+                ds._vlen = v.decoding()
+            return _AsStr(ds, enc, errors)
         if self.dtype.kind != "S":
-            raise TypeError("dset.asstr() can only be used on datasets with a string type")
+            raise TypeError(
+                "dset.asstr() can only be used on datasets with an HDF5 string datatype")
         enc = encoding or (self.dtype.metadata or {}).get("h5py_encoding", "ascii")
         return _AsStr(self, enc, errors)
 
@@ -379,15 +418,8 @@ class Dataset(HLObject):
             if s.lists or s.mask is not None or any(st != 1 for st in s.step):
                 raise TypeError("iter_chunks takes integers and slices with step 1")
             start, count = s.start, s.count
-        bounds = [(a, a + c) for a, c in zip(start, count)]
-        if any(a == b for a, b in bounds):
-            return
-        ranges = [range(a // c, (b - 1) // c + 1) for (a, b), c in zip(bounds, chunks)]
-        for idx in itertools.product(*ranges):
-            yield tuple(
-                slice(max(a, i * c), min(b, (i + 1) * c), 1)
-                for i, c, (a, b) in zip(idx, chunks, bounds)
-            )
+        # Checked now, walked when iterated.
+        return _chunk_slices([(a, a + c) for a, c in zip(start, count)], chunks)
 
     def __iter__(self):
         shape = self.shape
@@ -588,6 +620,7 @@ class Dataset(HLObject):
             return self._vlen.coerce(value, out_shape, count)
         mdt = self._memtype
         out_shape = tuple(out_shape)
+        _refuse_unicode(value)
         if has_refs(mdt):
             arr = np.asarray(value, dtype=mdt)
             _selection.broadcast_shape(arr.shape, out_shape)
@@ -715,6 +748,24 @@ class Dataset(HLObject):
             self[dest_sel] = data
 
 
+def _refuse_unicode(value):
+    """numpy's fixed-width unicode arrays, which h5py has no conversion for
+    (Python str, alone or in lists, is encoded as UTF-8)."""
+    if isinstance(value, (np.ndarray, np.str_)) and value.dtype.kind == "U":
+        raise TypeError(f"No conversion path for dtype: {value.dtype!r}")
+
+
+def _chunk_slices(bounds, chunks):
+    """Per chunk the box ``bounds`` (``(start, stop)`` per axis) meets, the
+    slices of its part in it."""
+    if any(a == b for a, b in bounds):
+        return
+    ranges = [range(a // c, (b - 1) // c + 1) for (a, b), c in zip(bounds, chunks)]
+    for idx in itertools.product(*ranges):
+        yield tuple(slice(max(a, i * c), min(b, (i + 1) * c), 1)
+                    for i, c, (a, b) in zip(idx, chunks, bounds))
+
+
 def _whole(args):
     """Whether index arguments are ``()`` or ``(...,)``: all a scalar or
     empty dataset takes."""
@@ -743,75 +794,101 @@ def _pick(rows, names):
     return recfunctions.repack_fields(picked)
 
 
-class _Fields:
+class _View:
+    """A read-only view of a dataset that converts what it reads (what
+    :meth:`Dataset.astype`, :meth:`Dataset.asstr` and :meth:`Dataset.fields`
+    return, as h5py's wrappers): indexing reads, ``np.asarray(view)``
+    reads everything, ``len``/``shape``/``ndim``/``size`` are the dataset's."""
+
+    def __init__(self, ds):
+        self._ds = ds
+
+    def _convert(self, v):
+        return v
+
+    def __getitem__(self, key):
+        return self._convert(self._ds[key])
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("memory allocation cannot be avoided: reading a dataset "
+                             "always makes a copy (copy=False is impossible)")
+        arr = np.asarray(self[...])
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self):
+        return len(self._ds)
+
+    @property
+    def shape(self):
+        return self._ds.shape
+
+    @property
+    def ndim(self):
+        return self._ds.ndim
+
+    @property
+    def size(self):
+        return self._ds.size
+
+
+class _Fields(_View):
     """What :meth:`Dataset.fields` returns: reads of some members only."""
 
     def __init__(self, ds, names):
-        self._ds = ds
+        super().__init__(ds)
         self._one = isinstance(names, str)
         self._names = (names,) if self._one else tuple(names)
         ds._field_names(self._names)
-
-    def __getitem__(self, key):
-        rows = self._ds[key]
+        fields = ds.dtype.fields
         if self._one:
-            return np.ascontiguousarray(rows[self._names[0]])
+            self.dtype = fields[names][0]
+        else:
+            self.dtype = np.dtype([(n, fields[n][0]) for n in self._names])
+
+    def _convert(self, v):
+        if self._one:
+            return _pick(v, self._names)
+        # A list of names keeps a compound, even of one member.
         from numpy.lib import recfunctions
 
-        return recfunctions.repack_fields(rows[list(self._names)])
-
-    def __array__(self, dtype=None, copy=None):
-        arr = self[()]
-        return arr if dtype is None else arr.astype(dtype)
-
-    def __len__(self):
-        return len(self._ds)
+        picked = v[list(self._names)]
+        if isinstance(picked, np.void):
+            return recfunctions.repack_fields(np.asarray(picked))[()]
+        return recfunctions.repack_fields(picked)
 
 
-class _AsType:
+class _AsType(_View):
     """What :meth:`Dataset.astype` returns: reads converted to a dtype."""
 
     def __init__(self, ds, dtype):
-        self._ds = ds
-        self._dtype = dtype
+        super().__init__(ds)
+        self.dtype = dtype
 
-    def __getitem__(self, key):
-        return np.asarray(self._ds[key]).astype(self._dtype)
-
-    def __array__(self, dtype=None, copy=None):
-        arr = self[...]
-        return arr if dtype is None else arr.astype(dtype)
-
-    def __len__(self):
-        return len(self._ds)
+    def _convert(self, v):
+        if isinstance(v, np.ndarray):
+            return v.astype(self.dtype)
+        return np.asarray(v).astype(self.dtype)[()]
 
 
-class _AsStr:
+class _AsStr(_View):
     """What :meth:`Dataset.asstr` returns: reads with byte strings decoded."""
 
-    def __init__(self, ds, encoding, errors, as_is=False):
-        self._ds, self._enc, self._err = ds, encoding, errors
-        self._as_is = as_is  # elements already read as str
+    dtype = np.dtype(object)
+
+    def __init__(self, ds, encoding, errors):
+        super().__init__(ds)
+        self._enc, self._err = encoding, errors
 
     def _text(self, x):
         return x if isinstance(x, str) else x.decode(self._enc, self._err)
 
-    def __getitem__(self, key):
-        v = self._ds[key]
-        if self._as_is:
-            return v
+    def _convert(self, v):
         if isinstance(v, (bytes, str)):
             return self._text(v)
         out = np.empty(v.shape, dtype=object)
         out.reshape(-1)[:] = [self._text(x) for x in v.reshape(-1).tolist()]
         return out
-
-    def __array__(self, dtype=None, copy=None):
-        arr = self[...]
-        return arr if dtype is None else arr.astype(dtype)
-
-    def __len__(self):
-        return len(self._ds)
 
 
 register("dataset", Dataset)

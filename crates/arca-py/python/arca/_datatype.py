@@ -19,7 +19,7 @@ import posixpath
 
 from . import _native
 from ._dtypes import from_type_string
-from ._object import HLObject, register
+from ._object import HLObject, ObjectID, TypeID, register
 
 
 class Datatype(HLObject):
@@ -35,9 +35,21 @@ class Datatype(HLObject):
     """
 
     def __init__(self, bind, file=None):
+        # ``Datatype(t.id)``: the id of a committed datatype, as in h5py.
+        if isinstance(bind, TypeID) and bind.committed():
+            bind = bind._committed
+        if isinstance(bind, ObjectID):
+            file, bind = bind._file, bind._id
         if not isinstance(bind, _native.NamedType):
             raise ValueError(f"{bind!r} is not a committed datatype")
         super().__init__(file, bind)
+
+    @property
+    def id(self):
+        """This type's identifier, as h5py's ``TypeID`` of a committed
+        type: ``committed()`` is true, ``dtype`` the type, and it equals the
+        type of every dataset made with it (``ds.id.get_type()``)."""
+        return TypeID(self.dtype, ObjectID(self._file, self._id))
 
     @property
     def dtype(self):

@@ -12,12 +12,18 @@ These are HDF5's conventions, so files keep their meaning when exported::
     d.dims[0].attach_scale(f["x"])
     d.dims[0].label = "x"
     d.dims[0][0]          # the dataset /x
+
+The functions here work on native dataset handles (what ``ds.id`` holds), so
+that :mod:`arca.h5ds` can take them as h5py's ``h5ds`` takes its ids; a
+high-level Dataset is accepted wherever a handle is.
 """
 
 import struct
 
 import numpy as np
 
+from . import _native
+from ._attrs import AttributeManager
 from ._dtypes import Reference, ref_dtype, string_dtype
 from ._object import registered
 
@@ -27,35 +33,63 @@ REFERENCE_LIST_DTYPE = np.dtype(
 )
 
 
-def is_scale(ds):
-    """Whether ``ds`` is marked as a dimension scale."""
-    a = ds._id.attrs()
+def handle(obj):
+    """The native dataset handle of ``obj`` (a Dataset, its ``.id`` or
+    the handle itself); TypeError for anything else."""
+    h = getattr(obj, "_id", obj)
+    if not isinstance(h, _native.Dataset):
+        raise TypeError(f"{obj!r} is not a dataset: a dimension scale is a dataset")
+    return h
+
+
+def _rank(h):
+    shape = h.shape()
+    return 0 if shape is None else len(shape)
+
+
+def _text(v):
+    """A str of a stored name or label (bytes, np.bytes_ or str)."""
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "surrogateescape")
+    return "" if v is None else str(v)
+
+
+def is_scale(obj):
+    """Whether ``obj`` is marked as a dimension scale."""
+    a = handle(obj).attrs()
     if not a.contains("CLASS"):
         return False
     t, _, data = a.get("CLASS")
     return not t.startswith("vlen:") and data.rstrip(b"\0") == b"DIMENSION_SCALE"
 
 
-def make_scale(ds, name=""):
-    """Mark ``ds`` as a dimension scale called ``name``."""
-    if "DIMENSION_LIST" in ds.attrs:
+def make_scale(obj, name=""):
+    """Mark ``obj`` as a dimension scale called ``name`` (str or bytes)."""
+    a = handle(obj).attrs()
+    if a.contains("DIMENSION_LIST"):
         raise RuntimeError("a dataset with dimension scales attached cannot be a scale")
-    a = ds._id.attrs()
     # NUL-terminated, as HDF5's H5DSis_scale (and so netCDF-4) requires.
     a.set("CLASS", "|S16:nullterm", [], b"DIMENSION_SCALE\0")
     b = name.encode("utf-8") if isinstance(name, str) else bytes(name)
     a.set("NAME", f"|S{len(b) + 1}:nullterm", [], b + b"\0")
 
 
-def _dim_lists(ds):
+def scale_name(obj):
+    """The name a scale was given ("" if none)."""
+    a = AttributeManager(handle(obj).attrs())
+    return _text(a["NAME"]) if "NAME" in a else ""
+
+
+def dim_lists(obj):
     """The ids of each dimension's scales, from ``DIMENSION_LIST``."""
-    rank = len(ds.shape)
-    a = ds._id.attrs()
+    h = handle(obj)
+    rank = _rank(h)
+    a = h.attrs()
     if not a.contains("DIMENSION_LIST"):
         return [[] for _ in range(rank)]
     t, shape, data = a.get("DIMENSION_LIST")
     if t != "vlen:ref" or list(shape) != [rank]:
-        raise RuntimeError(f"DIMENSION_LIST of {ds.name} is not one list of references per dimension")
+        raise RuntimeError(f"DIMENSION_LIST of {h.path} is not one list of references per dimension")
     lens = struct.unpack_from(f"<{rank}Q", data)
     ids = np.frombuffer(data, dtype="=u8", offset=8 * rank)
     out, at = [], 0
@@ -66,8 +100,8 @@ def _dim_lists(ds):
     return out
 
 
-def _set_dim_lists(ds, lists):
-    a = ds._id.attrs()
+def _set_dim_lists(h, lists):
+    a = h.attrs()
     if not any(lists):
         if a.contains("DIMENSION_LIST"):
             a.delete("DIMENSION_LIST")
@@ -77,69 +111,116 @@ def _set_dim_lists(ds, lists):
     a.set("DIMENSION_LIST", "vlen:ref", [len(lists)], payload)
 
 
-def _ref_list(scale):
-    if "REFERENCE_LIST" not in scale.attrs:
+def _ref_list(h):
+    a = AttributeManager(h.attrs())
+    if "REFERENCE_LIST" not in a:
         return []
-    arr = np.atleast_1d(scale.attrs["REFERENCE_LIST"])
+    arr = np.atleast_1d(a["REFERENCE_LIST"])
     return [(r["dataset"], int(r["dimension"])) for r in arr]
 
 
-def _set_ref_list(scale, entries):
+def _set_ref_list(h, entries):
+    a = AttributeManager(h.attrs())
     if not entries:
-        if "REFERENCE_LIST" in scale.attrs:
-            del scale.attrs["REFERENCE_LIST"]
+        if "REFERENCE_LIST" in a:
+            del a["REFERENCE_LIST"]
         return
     arr = np.empty(len(entries), dtype=REFERENCE_LIST_DTYPE)
     for i, (ref, dim) in enumerate(entries):
         arr[i] = (ref, dim)
-    scale.attrs.create("REFERENCE_LIST", arr, dtype=REFERENCE_LIST_DTYPE)
+    a.create("REFERENCE_LIST", arr, dtype=REFERENCE_LIST_DTYPE)
+
+
+def _check_dim(h, dim):
+    rank = _rank(h)
+    if not 0 <= dim < rank:
+        raise ValueError(f"dimension {dim} is out of range for a dataset of rank {rank}")
 
 
 def attach(ds, scale, dim):
-    if not isinstance(scale, registered("dataset")):
-        raise TypeError("a dimension scale is a dataset")
-    if scale == ds:
-        raise RuntimeError("a dataset cannot be its own dimension scale")
-    if scale.file is not ds.file:
+    """Attach ``scale`` to dimension ``dim`` of ``ds`` (making it a scale
+    if it is not one)."""
+    h, s = handle(ds), handle(scale)
+    fa, fb = getattr(ds, "_file", None), getattr(scale, "_file", None)
+    if fa is not None and fb is not None and fa is not fb:
         raise ValueError("a dimension scale must be in the same file")
-    if is_scale(ds):
+    if s.id == h.id:
+        raise RuntimeError("a dataset cannot be its own dimension scale")
+    _check_dim(h, dim)
+    if is_scale(h):
         raise RuntimeError("a dimension scale cannot have scales attached")
-    if not is_scale(scale):
-        make_scale(scale)
-    lists = _dim_lists(ds)
-    sid = scale._id.id
-    if sid in lists[dim]:
+    if not is_scale(s):
+        make_scale(s)
+    lists = dim_lists(h)
+    if s.id in lists[dim]:
         return
-    lists[dim].append(sid)
-    _set_dim_lists(ds, lists)
-    entries = _ref_list(scale)
-    entries.append((ds.ref, dim))
-    _set_ref_list(scale, entries)
+    lists[dim].append(s.id)
+    _set_dim_lists(h, lists)
+    entries = _ref_list(s)
+    entries.append((Reference(h.id), dim))
+    _set_ref_list(s, entries)
 
 
 def detach(ds, scale, dim):
-    lists = _dim_lists(ds)
-    sid = scale._id.id
-    if sid not in lists[dim]:
-        raise ValueError(f"{scale.name} is not attached to dimension {dim} of {ds.name}")
-    lists[dim].remove(sid)
-    _set_dim_lists(ds, lists)
-    ref = ds.ref
-    _set_ref_list(scale, [(r, d) for r, d in _ref_list(scale) if not (r == ref and d == dim)])
+    """Detach ``scale`` from dimension ``dim`` of ``ds``."""
+    h, s = handle(ds), handle(scale)
+    _check_dim(h, dim)
+    lists = dim_lists(h)
+    if s.id not in lists[dim]:
+        raise RuntimeError(f"{s.path} is not attached to dimension {dim} of {h.path}")
+    lists[dim].remove(s.id)
+    _set_dim_lists(h, lists)
+    ref = Reference(h.id)
+    _set_ref_list(s, [(r, d) for r, d in _ref_list(s) if not (r == ref and d == dim)])
+
+
+def scale_handles(obj, dim):
+    """Native handles of the scales attached to dimension ``dim``."""
+    h = handle(obj)
+    ids = dim_lists(h)[dim]
+    if not ids:
+        return []
+    root = _native.Group.root_of(h)
+    return [root.dereference(i) for i in ids]
+
+
+def labels(obj):
+    """Every dimension's label ("" where there is none)."""
+    h = handle(obj)
+    rank = _rank(h)
+    a = AttributeManager(h.attrs())
+    out = [""] * rank
+    if "DIMENSION_LABELS" in a:
+        for i, v in enumerate(np.atleast_1d(a["DIMENSION_LABELS"])[:rank]):
+            out[i] = _text(v)
+    return out
+
+
+def set_label(obj, dim, value):
+    """Name dimension ``dim`` (str or bytes)."""
+    h = handle(obj)
+    _check_dim(h, dim)
+    old = labels(h)
+    old[dim] = _text(value)
+    AttributeManager(h.attrs()).create(
+        "DIMENSION_LABELS", np.array(old, dtype=object), dtype=string_dtype())
 
 
 def detach_everywhere(scale):
     """Detach ``scale`` from every dataset that lists it (before it goes)."""
-    f = scale.file
-    for ref, dim in _ref_list(scale):
+    s = handle(scale)
+    root = _native.Group.root_of(s)
+    for ref, dim in _ref_list(s):
         try:
-            ds = f[ref]
+            h = root.dereference(ref._oid)
         except (KeyError, ValueError):
             continue
-        lists = _dim_lists(ds)
-        if 0 <= dim < len(lists) and scale._id.id in lists[dim]:
-            lists[dim].remove(scale._id.id)
-            _set_dim_lists(ds, lists)
+        if not isinstance(h, _native.Dataset):
+            continue
+        lists = dim_lists(h)
+        if 0 <= dim < len(lists) and s.id in lists[dim]:
+            lists[dim].remove(s.id)
+            _set_dim_lists(h, lists)
 
 
 class DimensionManager:
@@ -166,38 +247,34 @@ class DimensionManager:
         dset.make_scale(name)
 
     def __repr__(self):
+        if not self._ds:
+            return "<Dimensions of closed arca dataset>"
         return f"<Dimensions of arca object {self._ds.name!r}>"
 
 
 class DimensionProxy:
-    """One dimension of a dataset: its label and attached scales."""
+    """One dimension of a dataset: its label and attached scales. Iterating
+    gives the scales' names, as in h5py; ``values()`` the scales."""
 
     def __init__(self, ds, dim):
         self._ds = ds
         self._dim = dim
 
+    def __eq__(self, other):
+        return (isinstance(other, DimensionProxy) and other._ds == self._ds
+                and other._dim == self._dim)
+
+    def __hash__(self):
+        return hash((DimensionProxy, hash(self._ds), self._dim))
+
     @property
     def label(self):
         """The dimension's name ("" if none)."""
-        a = self._ds.attrs
-        if "DIMENSION_LABELS" not in a:
-            return ""
-        labels = np.atleast_1d(a["DIMENSION_LABELS"])
-        v = labels[self._dim] if self._dim < len(labels) else ""
-        return v.decode("utf-8") if isinstance(v, bytes) else str(v or "")
+        return labels(self._ds)[self._dim]
 
     @label.setter
     def label(self, value):
-        a = self._ds.attrs
-        rank = len(self._ds.shape)
-        if "DIMENSION_LABELS" in a:
-            old = [x.decode() if isinstance(x, bytes) else str(x or "")
-                   for x in np.atleast_1d(a["DIMENSION_LABELS"])]
-        else:
-            old = [""] * rank
-        old += [""] * (rank - len(old))
-        old[self._dim] = value.decode() if isinstance(value, bytes) else str(value)
-        a.create("DIMENSION_LABELS", np.array(old, dtype=object), dtype=string_dtype())
+        set_label(self._ds, self._dim, value)
 
     def attach_scale(self, scale):
         """Attach the scale dataset ``scale`` to this dimension."""
@@ -208,38 +285,41 @@ class DimensionProxy:
         detach(self._ds, scale, self._dim)
 
     def _scales(self):
+        wrap = registered("dataset")
         f = self._ds.file
-        return [f[Reference(i)] for i in _dim_lists(self._ds)[self._dim]]
+        return [wrap(f, h) for h in scale_handles(self._ds, self._dim)]
 
     def __len__(self):
-        return len(_dim_lists(self._ds)[self._dim])
+        return len(dim_lists(self._ds)[self._dim])
 
     def __getitem__(self, item):
+        scales = self._scales()
         if isinstance(item, (int, np.integer)):
-            return self._scales()[item]
-        for s in self._scales():
-            if _scale_name(s) == item:
+            if not scales:
+                # h5py: iterating no scales is an error of the library.
+                raise RuntimeError(f"dimension {self._dim} of {self._ds.name} has no scales")
+            return scales[item]
+        for s in scales:
+            if scale_name(s) == _text(item):
                 return s
         raise KeyError(item)
 
     def __iter__(self):
-        yield from self._scales()
+        yield from self.keys()
 
     def keys(self):
-        return [_scale_name(s) for s in self._scales()]
+        """The names of the attached scales."""
+        return [scale_name(s) for s in self._scales()]
 
     def values(self):
+        """The attached scales."""
         return self._scales()
 
     def items(self):
-        return [(_scale_name(s), s) for s in self._scales()]
+        """``(name, scale)`` of the attached scales."""
+        return [(scale_name(s), s) for s in self._scales()]
 
     def __repr__(self):
+        if not self._ds:
+            return "<Dimension of closed arca dataset>"
         return f'<"{self.label}" dimension {self._dim} of arca dataset {self._ds.name!r}>'
-
-
-def _scale_name(scale):
-    if "NAME" not in scale.attrs:
-        return ""
-    v = scale.attrs["NAME"]
-    return v.decode("utf-8") if isinstance(v, bytes) else str(v)

@@ -445,6 +445,13 @@ def as_array(value, dtype=None):
     if dtype is not None and (dtype.fields is not None or dtype.subdtype is not None):
         # Rows given as tuples or nested lists take the compound's shape.
         return np.asarray(value, dtype=dtype)
+    if dtype is not None and dtype.kind in "biufc" and not isinstance(value, np.ndarray):
+        # Python numbers straight to the type: [2**63 - 1, 2**63] as uint64
+        # would lose bits through float64.
+        try:
+            return np.asarray(value, dtype=dtype)
+        except (TypeError, ValueError, OverflowError):
+            pass
     arr = np.asarray(value)
     if arr.dtype.kind == "U":
         arr = np.char.encode(arr, "utf-8")
@@ -878,6 +885,41 @@ def object_array(value, base):
     for i, x in enumerate(seq):
         out[i] = x
     return out
+
+
+# -- complex numbers as compounds -------------------------------------------------
+def complex_compat_dtype(dt):
+    """The compound of two floats (``r``, ``i``) that HDF5 1.x files hold
+    complex numbers as, for a complex ``dt``, as h5py's::
+
+        arca.complex_compat_dtype("<c8")    # dtype([('r', '<f4'), ('i', '<f4')])
+
+    Datasets created with it read back complex (arca stores them so)."""
+    dt = np.dtype(dt)
+    if dt.kind != "c":
+        raise TypeError(f"{dt!r} is not a complex dtype")
+    f = np.dtype(f"f{dt.itemsize // 2}").newbyteorder(dt.byteorder)
+    return np.dtype([("r", f), ("i", f)])
+
+
+def check_complex_dtype(dt, names=("r", "i")):
+    """The complex dtype ``dt`` stands for: a complex dtype itself, or a
+    compound of two equal floats named ``names`` (None: any names), as
+    h5py's; else None::
+
+        arca.check_complex_dtype(arca.complex_compat_dtype("c16"))   # complex128
+    """
+    dt = np.dtype(dt)
+    if dt.kind == "c":
+        return dt
+    if dt.names is None or len(dt.names) != 2:
+        return None
+    if names is not None and tuple(dt.names) != tuple(names):
+        return None
+    (a, oa), (b, ob) = (dt.fields[n][:2] for n in dt.names)
+    if a.kind != "f" or a != b or oa != 0 or ob != a.itemsize or dt.itemsize != 2 * a.itemsize:
+        return None
+    return np.dtype(f"{a.byteorder if a.byteorder != '|' else '='}c{2 * a.itemsize}")
 
 
 # -- null dataspaces ---------------------------------------------------------------

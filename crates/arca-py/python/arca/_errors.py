@@ -9,6 +9,12 @@ from :mod:`arca`.
   (open with ``r+`` or ``a``) before the file can be read.
 * ``PoisonedError`` -- an earlier write failure made the handle unusable.
 * ``UnsupportedError`` -- the file uses a feature this version does not know.
+
+A change refused because the file is read-only raises ``ReadOnlyError``;
+where h5py raises another type for the same refusal (``KeyError`` for a
+deletion, ``ValueError`` for a new group, ``RuntimeError`` for a copy),
+the error is also of that type (``ReadOnlyKeyError``, ...), so code
+written for either catches it.
 """
 
 from ._native import (  # noqa: F401
@@ -20,3 +26,15 @@ from ._native import (  # noqa: F401
     ReadOnlyError,
     UnsupportedError,
 )
+
+
+class ReadOnlyKeyError(ReadOnlyError, KeyError):
+    """A deletion refused on a read-only file (h5py raises KeyError)."""
+
+
+class ReadOnlyValueError(ReadOnlyError, ValueError):
+    """A creation or move refused on a read-only file (h5py: ValueError)."""
+
+
+class ReadOnlyRuntimeError(ReadOnlyError, RuntimeError):
+    """A copy refused on a read-only file (h5py: RuntimeError)."""

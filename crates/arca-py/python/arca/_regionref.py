@@ -105,14 +105,14 @@ class RegionProxy:
         self._obj = obj
 
     def __getitem__(self, key):
-        obj = self._obj
-        if not isinstance(obj.id, _native.Dataset):
+        native = self._obj._id
+        if not isinstance(native, _native.Dataset):
             raise TypeError("Region references can only be made to datasets")
-        shape = obj.id.shape()
+        shape = native.shape()
         if shape is None:
             raise TypeError("Region references cannot be made to empty datasets")
         sel = selection_of(shape, key)
-        return RegionReference(_native.region_ref_encode(obj.id.id, sel))
+        return RegionReference(_native.region_ref_encode(native.id, sel))
 
     def shape(self, ref):
         """The shape of the dataspace ``ref`` selects from."""
@@ -126,7 +126,7 @@ class RegionProxy:
 def read_region(ds, ref):
     """``ds[ref]``: the elements of ``ds`` that region reference ``ref``
     selects, in the selection's shape (h5py's)."""
-    if not isinstance(ref, RegionReference) or not ref or ref._oid != ds.id.id:
+    if not isinstance(ref, RegionReference) or not ref or ref._oid != ds._id.id:
         raise ValueError("Region reference must point to this dataset")
     sel = _selection(ref)
     dims, kind, data = sel

@@ -154,7 +154,7 @@ class VirtualSource:
     """
 
     def __init__(self, path_or_dataset, name=None, shape=None, dtype=None, maxshape=None):
-        if hasattr(path_or_dataset, "id") and isinstance(path_or_dataset.id, _native.Dataset):
+        if isinstance(getattr(path_or_dataset, "_id", None), _native.Dataset):
             given = {k: v for k, v in {"name": name, "shape": shape, "dtype": dtype,
                                        "maxshape": maxshape}.items() if v is not None}
             if given:
@@ -243,7 +243,7 @@ def create_virtual_dataset(group, name, layout, fillvalue=None):
     dtype = layout.dtype
     committed = None
     if isinstance(dtype, Datatype):
-        committed, dtype = dtype.id, dtype.dtype
+        committed, dtype = dtype._id, dtype.dtype
     dtype = np.dtype(dtype)
     maps = []
     for path, dset, vsel, ssel in layout._maps:
@@ -257,7 +257,7 @@ def create_virtual_dataset(group, name, layout, fillvalue=None):
         maxshape = [None if m is None or m == UNLIMITED else int(m) for m in layout.maxshape]
     if isinstance(name, bytes):
         name = name.decode()
-    dsid = group.id.create_virtual(member_path(name), type_string(dtype),
+    dsid = group._id.create_virtual(member_path(name), type_string(dtype),
                                    [int(s) for s in layout.shape], maxshape, maps, fill,
                                    False, committed)
     return wrap(group.file, dsid)
@@ -265,8 +265,8 @@ def create_virtual_dataset(group, name, layout, fillvalue=None):
 
 def virtual_sources(ds):
     """``ds.virtual_sources()``: its mappings, as :class:`VDSmap`."""
-    if ds.id.layout() != "virtual":
+    if ds._id.layout() != "virtual":
         raise RuntimeError("Not a virtual dataset")
     return [VDSmap(Dataspace(*v), file, dset, Dataspace(*s))
-            for file, dset, v, s in ds.id.virtual_mappings()]
+            for file, dset, v, s in ds._id.virtual_mappings()]
 

@@ -23,6 +23,8 @@ Every such dataset stores its data in its own chunked byte vector;
 ``vlen_shuffle`` and ``vlen_reuse_space`` at creation configure it.
 """
 
+import copy
+
 import numpy as np
 
 from . import _native, _rows
@@ -129,21 +131,33 @@ class Ragged(_Vector):
         self.dtype = self.memtype = vlen_dtype(stored)
         # Items in native byte order, whatever the stored order.
         self.base = stored if stored in (str, bytes) else stored.newbyteorder("=")
+        # Strings read as bytes, as h5py reads them; as str when decoding.
+        self.text = False
+
+    def decoding(self):
+        """This engine reading strings as ``str`` (UTF-8 decoded)."""
+        out = copy.copy(self)
+        out.text = True
+        return out
 
     def fillvalue(self):
-        """The empty element: ``""``, ``b""`` or an empty array."""
+        """The empty element: ``b""`` (strings read as bytes, as in h5py)
+        or an empty array."""
         b = self.base
-        return "" if b is str else b"" if b is bytes else np.empty(0, b)
+        if b in (str, bytes):
+            return "" if self.text else b""
+        return np.empty(0, b)
 
     # -- object arrays ----------------------------------------------------------
     def read(self, start, count, step):
         n = prod(count)
-        out = np.empty(n, dtype=object)
+        # Tagged with the element type, as h5py's arrays are.
+        out = np.empty(n, dtype=self.dtype)
         if n:
             values, offsets = _native.vlen_read(self._id, start, count, step)
             b = self.base
             if b in (str, bytes):
-                out[:] = _native.vlen_unpack(values, offsets, b is str)
+                out[:] = _native.vlen_unpack(values, offsets, self.text)
             else:
                 vals = values.view(b)
                 off = offsets.tolist()
@@ -153,8 +167,13 @@ class Ragged(_Vector):
 
     def _pack(self, flat):
         b = self.base
-        if b in (str, bytes):
+        if b is str:
             items = [x if isinstance(x, (str, bytes)) else _item_text(x) for x in flat.tolist()]
+            return _native.vlen_pack(items)
+        if b is bytes:
+            # An ASCII string type: str must be ASCII (UnicodeEncodeError, as h5py).
+            items = [x.encode("ascii") if isinstance(x, str) else
+                     x if isinstance(x, bytes) else _item_text(x) for x in flat.tolist()]
             return _native.vlen_pack(items)
         rows = []
         for x in flat:

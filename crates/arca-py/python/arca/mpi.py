@@ -272,9 +272,9 @@ class Dataset:
                 f._f._native.begin_transaction()
                 ds = self._ds()
                 try:
-                    ext = _native.vlen_extend(ds.id, total) if total else None
+                    ext = _native.vlen_extend(ds._id, total) if total else None
                     # Contiguous records: ranks write theirs in place too.
-                    rext = _native.vlen_record_extent(ds.id)
+                    rext = _native.vlen_record_extent(ds._id)
                 except ValueError:
                     direct = False  # filtered or reusing vector: bytes go through rank 0
             except Exception as e:  # noqa: BLE001 -- reported on every rank
@@ -323,10 +323,10 @@ class Dataset:
                     raise CollectiveError("; ".join(f"rank {r}: {m}" for r, m in bad))
                 ds = self._ds()
                 if ext is not None:
-                    _native.vlen_seal(ds.id, tuple(ext), [c for p in parts for c in p[1]])
+                    _native.vlen_seal(ds._id, tuple(ext), [c for p in parts for c in p[1]])
                 for _, _, pbox, precs in parts:
                     if precs is not None and precs.size:
-                        _native.vlen_write_records(ds.id, *pbox, precs)
+                        _native.vlen_write_records(ds._id, *pbox, precs)
                 f._f._native.end_transaction(True)
             except Exception as e:  # noqa: BLE001 -- reported on every rank
                 err = e
@@ -348,7 +348,7 @@ class Dataset:
                 ds = self._ds()
                 for pbox, pdata, po in parts:
                     if prod(pbox[1]):
-                        _native.vlen_write(ds.id, *pbox, pdata, po)
+                        _native.vlen_write(ds._id, *pbox, pdata, po)
                 f._f._native.end_transaction(True)
             except Exception as e:  # noqa: BLE001 -- reported on every rank
                 err = e

@@ -111,6 +111,9 @@ class ArcaArrayWrapper(BackendArray):
 
     def _getitem(self, key):
         ds = self.store.group()[self.name]
+        if ds.vlen_base is str:
+            # Strings read as bytes (as in h5py); xarray wants str.
+            ds = ds.asstr()
         vec = [i for i, k in enumerate(key) if isinstance(k, np.ndarray)]
         if not vec or key[vec[0]].size == 0:
             return np.asarray(ds[key])

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::group::Group;
+use super::group::{Group, Object};
 use super::handle::{lock, FileHandle};
 use super::open::{Mode, OpenOptions};
 use super::stat::{Extent, Stat};
@@ -99,7 +99,24 @@ impl std::fmt::Debug for File {
     }
 }
 
+impl Object {
+    /// The file this object lies in: for one reached through an external
+    /// link, the other file (opened read-only).
+    pub fn file(&self) -> File {
+        File::from_handle(self.handle().clone())
+    }
+}
+
 impl File {
+    /// The file behind an open session: how an object reached through an
+    /// external link names the file it lies in.
+    pub(crate) fn from_handle(file: FileHandle) -> File {
+        let path = lock(&file)
+            .ok()
+            .and_then(|g| g.path().map(Path::to_path_buf));
+        File { file, path }
+    }
+
     /// Settings for [`OpenOptions::open`].
     pub fn options() -> OpenOptions {
         OpenOptions::default()

@@ -33,6 +33,16 @@ pub enum Object {
 }
 
 impl Object {
+    /// The handle of the file this object lies in (see `Object::file`,
+    /// defined beside `File`, which sits above this module).
+    pub(crate) fn handle(&self) -> &FileHandle {
+        match self {
+            Object::Group(g) => &g.file,
+            Object::Dataset(d) => &d.file,
+            Object::Datatype(t) => &t.file,
+        }
+    }
+
     /// Which kind of object this is.
     pub fn kind(&self) -> ObjectKind {
         match self {
@@ -134,6 +144,11 @@ impl std::fmt::Debug for Group {
 impl Group {
     pub(crate) fn new(file: FileHandle, addr: u64, path: String) -> Self {
         Group { file, addr, path }
+    }
+
+    /// Whether `o` lies in this group's file, not behind an external link.
+    pub fn in_same_file(&self, o: &Object) -> bool {
+        std::sync::Arc::ptr_eq(&self.file, o.handle())
     }
 
     /// The absolute path this group was opened by.

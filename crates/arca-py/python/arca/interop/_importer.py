@@ -165,7 +165,7 @@ class _Importer:
         if k not in self.copied:
             return RegionReference()
         sid = self.h5py.h5r.get_region(r, self.src.id)
-        return region_ref_of(self.copied[k].id, region_from_h5(self.h5py, sid))
+        return region_ref_of(self.copied[k]._id, region_from_h5(self.h5py, sid))
 
     def map_refs(self, value, hdt, dt):
         """``value`` (of HDF5's ``hdt``) with its references made arca's."""
@@ -249,9 +249,21 @@ class _Importer:
         vlen = dt.kind == "O" or needs_values(dt)
         if vlen and "compression" in kw and kw["compression"] == "lz4":
             kw["compression"] = "zstd"
+        if vlen and layout == h5py.h5d.CHUNKED:
+            # The values' pipeline is set apart from the records' (which
+            # arca shuffles whenever they are compressed): shuffled only
+            # where HDF5's was, so that export gives back the same filters.
+            kw["vlen_shuffle"] = bool(kw.get("shuffle"))
+            kw["vlen_compression"] = kw.get("compression")
+            kw["vlen_compression_opts"] = kw.get("compression_opts")
         # A pipeline arca does not share is kept as HDF5's own, its chunks
         # exactly as stored, where the chunks hold the elements themselves.
-        as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen
+        # Numbers narrower than their bytes (a precision or bit offset of
+        # their own, what n-bit packs) are stored by HDF5 as those bits:
+        # arca's types have no precision, so the values go through HDF5's
+        # conversion instead of the stored chunks.
+        packed = not _full_width(h5py, hds.id.get_type())
+        as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen and not packed
                    and not holds_refs(dt) and not holds_refs(hds.dtype))
         if as_hdf5:
             for k in ("shuffle", "compression", "compression_opts"):
@@ -282,7 +294,7 @@ class _Importer:
                 ds[...] = self.map_refs(hds[()], hds.dtype, dt)
 
             self.later.append(fix)
-        elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen:
+        elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen and not packed:
             self.copy_chunks(hds, ds, len(filters), pipeline, keep_masks=as_hdf5)
         else:
             self.copy_values(hds, ds)
@@ -316,7 +328,7 @@ class _Importer:
         maxshape = [None if m is None else int(m) for m in (hds.maxshape or hds.shape)]
         t = self.committed(hds, path)
         ag._id.create_virtual(name, type_string(dt), shape, maxshape, maps, fill,
-                              self.tracked(hds, attrs=True), None if t is None else t.id)
+                              self.tracked(hds, attrs=True), None if t is None else t._id)
         return ag[name]
 
     def source_shape(self, file, dset):
@@ -460,6 +472,19 @@ class _Importer:
     def tick(self):
         if self.progress is not None:
             self.progress(min(self.done, self.total), self.total)
+
+
+def _full_width(h5py, tid):
+    """Whether every number in the HDF5 type ``tid`` uses all its bits (no
+    precision below its size, no bit offset)."""
+    cls = tid.get_class()
+    if cls in (h5py.h5t.INTEGER, h5py.h5t.FLOAT):
+        return tid.get_precision() == 8 * tid.get_size() and tid.get_offset() == 0
+    if cls == h5py.h5t.COMPOUND:
+        return all(_full_width(h5py, tid.get_member_type(i)) for i in range(tid.get_nmembers()))
+    if cls == h5py.h5t.ARRAY:
+        return _full_width(h5py, tid.get_super())
+    return True
 
 
 def _h5_bytes(h5py, f):
