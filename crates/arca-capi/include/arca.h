@@ -125,6 +125,7 @@ typedef int32_t arca_dtype_t;
 #define ARCA_LAYOUT_COMPACT 1    /* elements in the header (fixed shape, < 4 KiB) */
 #define ARCA_LAYOUT_CONTIGUOUS 2
 #define ARCA_LAYOUT_CHUNKED 3
+#define ARCA_LAYOUT_VIRTUAL 4    /* assembled from other datasets; read-only (not at creation) */
 
 /* Filters, applied in pipeline order; at most one compressor. */
 #define ARCA_FILTER_SHUFFLE 1 /* byte transposition; no level */
@@ -139,6 +140,7 @@ typedef int32_t arca_dtype_t;
 #define ARCA_KIND_GROUP 1
 #define ARCA_KIND_DATASET 2
 #define ARCA_KIND_LINK 3    /* a dangling soft link or an external link */
+#define ARCA_KIND_DATATYPE 4 /* a committed datatype (listed; no handle opens it) */
 
 /* Link kinds (arca_link_info). */
 #define ARCA_LINK_HARD 1
@@ -358,7 +360,8 @@ int32_t arca_link_info(arca_group_t *loc, const char *path, int32_t *kind, char 
 /* Object references: *id = the identity of the object at `path` (what an
  * ARCA_DTYPE_REFERENCE element holds, 0 = null); arca_dereference opens
  * the object an id leads to: a group (*kind ARCA_KIND_GROUP, *group) or a
- * dataset (ARCA_KIND_DATASET, *dataset), the other set to NULL.
+ * dataset (ARCA_KIND_DATASET, *dataset), the other set to NULL; for a
+ * committed datatype (ARCA_KIND_DATATYPE) both are NULL.
  *   uint64_t id; arca_object_id(root, "runs/42", &id);
  *   int32_t k; arca_group_t *g; arca_dataset_t *d;
  *   arca_dereference(root, id, &k, &g, &d); */
@@ -411,7 +414,7 @@ int32_t arca_group_iterate(arca_group_t *g, arca_iterate_fn cb, void *user);
  * below it ("a", "a/x", "a/x/y", "b", "b/z"), as h5py's visit. */
 int32_t arca_group_visit(arca_group_t *g, arca_iterate_fn cb, void *user);
 
-/* *kind = ARCA_KIND_GROUP or ARCA_KIND_DATASET; nothing there is
+/* *kind = ARCA_KIND_GROUP, ARCA_KIND_DATASET or ARCA_KIND_DATATYPE; nothing there is
  * ARCA_ERR_NOT_FOUND. */
 int32_t arca_kind(arca_group_t *loc, const char *path, int32_t *kind);
 
@@ -453,8 +456,8 @@ int32_t arca_dataset_create(arca_group_t *loc, const char *path,
  * arca_dataset_close. */
 int32_t arca_dataset_open(arca_group_t *loc, const char *path, arca_dataset_t **out);
 
-/* *layout = how the elements are stored: ARCA_LAYOUT_COMPACT, _CONTIGUOUS
- * or _CHUNKED. */
+/* *layout = how the elements are stored: ARCA_LAYOUT_COMPACT, _CONTIGUOUS,
+ * _CHUNKED or _VIRTUAL. */
 int32_t arca_dataset_layout(arca_dataset_t *ds, int32_t *layout);
 
 /* Free a dataset handle; NULL is a no-op. */

@@ -98,6 +98,9 @@ pub const ARCA_LAYOUT_COMPACT: i32 = 1;
 pub const ARCA_LAYOUT_CONTIGUOUS: i32 = 2;
 /// Chunks found through a B-tree.
 pub const ARCA_LAYOUT_CHUNKED: i32 = 3;
+/// Assembled from other datasets (a virtual dataset; read-only; made
+/// through the Rust, Python or HDF5 import paths, not at creation here).
+pub const ARCA_LAYOUT_VIRTUAL: i32 = 4;
 
 /// One filter stage (`arca_filter_t`).
 ///
@@ -230,7 +233,11 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::Array(_) => ARCA_DTYPE_ARRAY,
         Datatype::Compound(_) => ARCA_DTYPE_COMPOUND,
         Datatype::Reference => ARCA_DTYPE_REFERENCE,
-        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => ARCA_DTYPE_VLEN,
+        // A region reference is a variable-length element of its own kind:
+        // its type string ("vlen:region") tells it apart.
+        Datatype::VlenBytes | Datatype::VlenStr | Datatype::RegionRef | Datatype::Vlen { .. } => {
+            ARCA_DTYPE_VLEN
+        }
     };
     let size = t.size();
     // Compounds and arrays have an order per member: see the type string.
@@ -544,8 +551,8 @@ pub unsafe extern "C" fn arca_dataset_close(ds: *mut DatasetHandle) -> i32 {
     })
 }
 
-/// How the elements are stored: `ARCA_LAYOUT_COMPACT`, `_CONTIGUOUS` or
-/// `_CHUNKED`.
+/// How the elements are stored: `ARCA_LAYOUT_COMPACT`, `_CONTIGUOUS`,
+/// `_CHUNKED` or `_VIRTUAL`.
 ///
 /// # Safety
 /// `ds` is NULL or a live dataset handle; `layout` NULL or writable.
@@ -562,6 +569,7 @@ pub unsafe extern "C" fn arca_dataset_layout(ds: *mut DatasetHandle, layout: *mu
             StorageLayout::Compact => ARCA_LAYOUT_COMPACT,
             StorageLayout::Contiguous => ARCA_LAYOUT_CONTIGUOUS,
             StorageLayout::Chunked => ARCA_LAYOUT_CHUNKED,
+            StorageLayout::Virtual => ARCA_LAYOUT_VIRTUAL,
         };
         // SAFETY: per the contract.
         unsafe { put(layout, l, "layout") }

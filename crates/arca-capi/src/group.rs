@@ -25,6 +25,9 @@ pub const ARCA_KIND_DATASET: i32 = 2;
 /// A soft or external link that does not lead to an object in this file
 /// (dangling, or into another file); see `arca_link_info`.
 pub const ARCA_KIND_LINK: i32 = 3;
+/// The object is a committed datatype (a type kept as an object; the C
+/// API lists it but opens no handle to it).
+pub const ARCA_KIND_DATATYPE: i32 = 4;
 
 /// Every link of `g` in its order, with the kind of what it leads to in
 /// this file (soft links followed) or `ARCA_KIND_LINK`.
@@ -54,6 +57,7 @@ pub(crate) fn kind_code(k: ObjectKind) -> i32 {
     match k {
         ObjectKind::Group => ARCA_KIND_GROUP,
         ObjectKind::Dataset => ARCA_KIND_DATASET,
+        ObjectKind::Datatype => ARCA_KIND_DATATYPE,
     }
 }
 
@@ -418,10 +422,7 @@ pub unsafe extern "C" fn arca_kind(
         if kind.is_null() {
             return Err(Fail::null("kind"));
         }
-        let k = match g.object(p)? {
-            Object::Group(_) => ARCA_KIND_GROUP,
-            Object::Dataset(_) => ARCA_KIND_DATASET,
-        };
+        let k = kind_code(g.object(p)?.kind());
         // SAFETY: per the contract.
         unsafe { put(kind, k, "kind") }
     })
@@ -664,7 +665,8 @@ pub unsafe extern "C" fn arca_object_id(
 
 /// Open the object an id (an object reference) leads to: `*kind` is
 /// `ARCA_KIND_GROUP` with a new handle in `*group`, or `ARCA_KIND_DATASET`
-/// with one in `*dataset` (the other is set to NULL; release with
+/// with one in `*dataset`, or `ARCA_KIND_DATATYPE` with neither (the
+/// other is set to NULL; release with
 /// `arca_group_close` / `arca_dataset_close`). Id 0 (the null reference)
 /// is `ARCA_ERR_INVALID`; an id no link leads to is `ARCA_ERR_NOT_FOUND`.
 ///
@@ -710,6 +712,8 @@ pub unsafe extern "C" fn arca_dereference(
                     give_handle(dataset, crate::dataset::DatasetHandle { ds: d }, "dataset")
                 }
             }
+            // SAFETY: non-NULL per the check above; both handles stay NULL.
+            Object::Datatype(_) => unsafe { put(kind, ARCA_KIND_DATATYPE, "kind") },
         }
     })
 }

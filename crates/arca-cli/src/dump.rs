@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use arca::{AttrValue, Attributes, Dataset, Datatype, Filter, Group, Object, StorageLayout};
+use arca::{
+    AttrValue, Attributes, Dataset, Datatype, Filter, Group, NamedType, Object, StorageLayout,
+};
 use serde_json::{json, Map, Value};
 
 use crate::data::{attr_elements, check_depth, children, read_range, Member, Seen, BATCH};
@@ -59,6 +61,10 @@ pub fn run_text(t: &Target, o: &Options, out: &mut dyn Write) -> Result<(), CliE
             let label = ds.path().to_string();
             d.dataset(&ds, &label, 0)?;
         }
+        Object::Datatype(nt) => {
+            let label = nt.path().to_string();
+            d.named_type(&nt, &label, 0)?;
+        }
     }
     writeln!(d.out, "}}")?;
     Ok(())
@@ -82,6 +88,7 @@ pub fn run_json(t: &Target, o: &Options, out: &mut dyn Write) -> Result<(), CliE
     let v = match obj {
         Object::Group(g) => j.group(&g, 0)?,
         Object::Dataset(ds) => j.dataset(&ds)?,
+        Object::Datatype(nt) => j.named_type(&nt)?,
     };
     let doc = json!({ "file": t.file.display().to_string(), "object": v });
     serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
@@ -203,15 +210,12 @@ impl Text<'_> {
                     self.line(ind + 1, "}")?;
                 }
                 Member::Object(obj) => {
-                    let path = match &obj {
-                        Object::Group(x) => x.path().to_string(),
-                        Object::Dataset(x) => x.path().to_string(),
-                    };
+                    let path = obj.path().to_string();
                     if let Some(first) = self.seen.first(&obj, &path) {
-                        let kind = if matches!(obj, Object::Group(_)) {
-                            "GROUP"
-                        } else {
-                            "DATASET"
+                        let kind = match obj {
+                            Object::Group(_) => "GROUP",
+                            Object::Dataset(_) => "DATASET",
+                            Object::Datatype(_) => "DATATYPE",
                         };
                         self.line(ind + 1, &format!("{kind} \"{q}\" {{"))?;
                         self.line(ind + 2, &format!("HARDLINK \"{}\"", quote_name(&first)))?;
@@ -221,10 +225,20 @@ impl Text<'_> {
                     match obj {
                         Object::Group(sub) => self.group(&sub, &name, ind + 1, depth + 1)?,
                         Object::Dataset(ds) => self.dataset(&ds, &name, ind + 1)?,
+                        Object::Datatype(nt) => self.named_type(&nt, &name, ind + 1)?,
                     }
                 }
             }
         }
+        self.line(ind, "}")
+    }
+
+    /// A committed datatype: its type and attributes.
+    fn named_type(&mut self, nt: &NamedType, label: &str, ind: usize) -> Result<(), CliError> {
+        let dt = nt.dtype().in_file(self.file)?;
+        self.line(ind, &format!("DATATYPE \"{}\" {{", quote_name(label)))?;
+        self.datatype(ind + 1, "TYPE  ", &dt, "")?;
+        self.attrs(&nt.attrs(), ind + 1)?;
         self.line(ind, "}")
     }
 
@@ -269,7 +283,12 @@ impl Text<'_> {
 
         self.line(ind, &format!("DATASET \"{}\" {{", quote_name(label)))?;
         let i = ind + 1;
-        self.datatype(i, "DATATYPE  ", &dt, "")?;
+        match ds.committed_type().in_file(file)? {
+            Some(t) if !t.path().is_empty() => {
+                self.line(i, &format!("DATATYPE  \"{}\"", quote_name(t.path())))?
+            }
+            _ => self.datatype(i, "DATATYPE  ", &dt, "")?,
+        }
         if ds.is_null().in_file(file)? {
             self.line(i, "DATASPACE  NULL")?;
             self.attrs(&ds.attrs(), i)?;
@@ -279,10 +298,14 @@ impl Text<'_> {
             i,
             &format!("DATASPACE  {}", dataspace_text(&shape, &maxshape)),
         )?;
+        let maps = ds.virtual_mappings().in_file(file)?;
         let layout = match &chunks {
             Some(c) => format!("CHUNKED {}", dims_text(c)),
-            None if ds.layout().in_file(self.file)? == StorageLayout::Compact => "COMPACT".into(),
-            None => "CONTIGUOUS".into(),
+            None => match ds.layout().in_file(self.file)? {
+                StorageLayout::Compact => "COMPACT".into(),
+                StorageLayout::Virtual => format!("VIRTUAL {} MAPPINGS", maps.len()),
+                _ => "CONTIGUOUS".into(),
+            },
         };
         let size = if stored == 0 {
             "SIZE 0 (not allocated)".to_string()
@@ -295,6 +318,18 @@ impl Text<'_> {
             format!("SIZE {stored}")
         };
         self.line(i, &format!("STORAGE_LAYOUT {{ {layout} {size} }}"))?;
+        for m in &maps {
+            self.line(
+                i,
+                &format!(
+                    "MAPPING {} <- \"{}\" \"{}\" {}",
+                    values::selection_text(&m.virtual_region),
+                    quote_name(&m.file),
+                    quote_name(&m.dataset),
+                    values::selection_text(&m.source_region)
+                ),
+            )?;
+        }
         let fl: Vec<String> = filters.iter().map(filter_text).collect();
         let fl = if fl.is_empty() {
             "NONE".to_string()
@@ -469,10 +504,7 @@ impl Json<'_> {
                     "name": name, "kind": "external link", "file": file, "target": path,
                 }),
                 Member::Object(obj) => {
-                    let path = match &obj {
-                        Object::Group(x) => x.path().to_string(),
-                        Object::Dataset(x) => x.path().to_string(),
-                    };
+                    let path = obj.path().to_string();
                     if let Some(first) = self.seen.borrow_mut().first(&obj, &path) {
                         members.push(json!({"name": name, "kind": "hard link", "same_as": first}));
                         continue;
@@ -480,6 +512,7 @@ impl Json<'_> {
                     match obj {
                         Object::Group(sub) => self.group(&sub, depth + 1)?,
                         Object::Dataset(ds) => self.dataset(&ds)?,
+                        Object::Datatype(nt) => self.named_type(&nt)?,
                     }
                 }
             });
@@ -490,6 +523,18 @@ impl Json<'_> {
             "kind": "group",
             "attributes": self.attrs(&g.attrs())?,
             "members": members,
+        }))
+    }
+
+    fn named_type(&self, nt: &NamedType) -> Result<Value, CliError> {
+        let dt = nt.dtype().in_file(self.file)?;
+        Ok(json!({
+            "name": nt.name(),
+            "path": nt.path(),
+            "kind": "datatype",
+            "dtype": dt.to_numpy_str(),
+            "type": dt.to_string(),
+            "attributes": self.attrs(&nt.attrs())?,
         }))
     }
 
@@ -544,14 +589,36 @@ impl Json<'_> {
         m.insert("kind".into(), json!("dataset"));
         m.insert("dtype".into(), json!(dt.to_numpy_str()));
         m.insert("type".into(), json!(dt.to_string()));
+        let committed = ds.committed_type().in_file(file)?;
+        m.insert(
+            "committed_type".into(),
+            json!(committed.map(|t| t.path().to_string())),
+        );
         m.insert("shape".into(), json!(shape));
         m.insert("maxshape".into(), values::maxshape_json(&maxshape));
         let layout = match ds.layout().in_file(file)? {
             StorageLayout::Compact => "compact",
             StorageLayout::Contiguous => "contiguous",
             StorageLayout::Chunked => "chunked",
+            StorageLayout::Virtual => "virtual",
         };
         m.insert("layout".into(), json!(layout));
+        if layout == "virtual" {
+            let maps: Vec<Value> = ds
+                .virtual_mappings()
+                .in_file(file)?
+                .iter()
+                .map(|x| {
+                    json!({
+                        "file": x.file,
+                        "dataset": x.dataset,
+                        "virtual": values::selection_text(&x.virtual_region),
+                        "source": values::selection_text(&x.source_region),
+                    })
+                })
+                .collect();
+            m.insert("mappings".into(), Value::Array(maps));
+        }
         m.insert("chunks".into(), json!(chunks));
         m.insert("filters".into(), values::filters_json(&filters));
         m.insert("fill_value".into(), values::json(&dt, &fill));

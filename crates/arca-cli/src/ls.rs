@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use arca::{Dataset, Group, Object, StorageLayout};
+use arca::{Dataset, Group, NamedType, Object, StorageLayout};
 use serde_json::{json, Value};
 
 use crate::data::{check_depth, children, Member, Seen};
@@ -36,6 +36,7 @@ pub fn run(
             walk(&g, &t.file, recursive, 0, &mut entries, &mut seen)?
         }
         Object::Dataset(ds) => entries.push(dataset_entry(&ds, ds.path().to_string(), &t.file)?),
+        Object::Datatype(nt) => entries.push(type_entry(&nt, nt.path().to_string(), &t.file)?),
     }
     if as_json {
         let list: Vec<Value> = entries.into_iter().map(|e| e.json).collect();
@@ -96,10 +97,10 @@ fn walk(
             Member::Object(o) => o,
         };
         if let Some(first) = seen.first(&obj, &path) {
-            let kind = if matches!(obj, Object::Group(_)) {
-                "Group"
-            } else {
-                "Dataset"
+            let kind = match obj {
+                Object::Group(_) => "Group",
+                Object::Dataset(_) => "Dataset",
+                Object::Datatype(_) => "Type",
             };
             entries.push(Entry {
                 label,
@@ -128,9 +129,28 @@ fn walk(
                 }
             }
             Object::Dataset(ds) => entries.push(dataset_entry(&ds, label, file)?),
+            Object::Datatype(nt) => entries.push(type_entry(&nt, label, file)?),
         }
     }
     Ok(())
+}
+
+/// A committed datatype: `Type <type>`, as h5ls shows one.
+fn type_entry(nt: &NamedType, label: String, file: &Path) -> Result<Entry, CliError> {
+    let dt = nt.dtype().in_file(file)?;
+    let attrs = nt.attrs().len().in_file(file)?;
+    Ok(Entry {
+        label,
+        detail: format!("Type {dt}"),
+        json: json!({
+            "name": nt.name(),
+            "path": nt.path(),
+            "kind": "datatype",
+            "dtype": dt.to_numpy_str(),
+            "type": dt.to_string(),
+            "attributes": attrs,
+        }),
+    })
 }
 
 fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliError> {
@@ -143,15 +163,28 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
     let resizable = maxshape.iter().zip(&shape).any(|(m, s)| *m != Some(*s));
     let layout = match &chunks {
         Some(c) => format!("chunks {}", values::shape_text(c, None)),
-        None if ds.layout().in_file(file)? == StorageLayout::Compact => "compact".into(),
-        None => "contiguous".into(),
+        None => match ds.layout().in_file(file)? {
+            StorageLayout::Compact => "compact".into(),
+            StorageLayout::Virtual => {
+                format!(
+                    "virtual, {} mappings",
+                    ds.virtual_mappings().in_file(file)?.len()
+                )
+            }
+            _ => "contiguous".into(),
+        },
     };
     let space = if ds.is_null().in_file(file)? {
         "{NULL}".to_string()
     } else {
         values::shape_text(&shape, resizable.then_some(&maxshape[..]))
     };
-    let mut detail = format!("Dataset {space} {dt}, {layout}");
+    let committed = ds.committed_type().in_file(file)?;
+    let type_text = match &committed {
+        Some(t) if !t.path().is_empty() => format!("{dt} (committed {})", t.path()),
+        _ => dt.to_string(),
+    };
+    let mut detail = format!("Dataset {space} {type_text}, {layout}");
     if !filters.is_empty() {
         detail.push_str(&format!(", filters {}", values::filters_text(&filters)));
     }
@@ -181,6 +214,7 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
             "kind": "dataset",
             "dtype": dt.to_numpy_str(),
             "type": dt.to_string(),
+            "committed_type": committed.as_ref().map(|t| t.path().to_string()),
             "shape": shape,
             "maxshape": values::maxshape_json(&maxshape),
             "chunks": chunks,

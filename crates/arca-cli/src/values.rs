@@ -184,6 +184,7 @@ impl Elements {
         let b = self.bytes(i);
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => quote(b),
+            Datatype::RegionRef => region_text(b),
             dt if !dt.is_vlen() => text_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => {
@@ -203,6 +204,7 @@ impl Elements {
         let b = self.bytes(i);
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => bytes_json(b),
+            Datatype::RegionRef => region_json(b),
             dt if !dt.is_vlen() => json_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => Value::Array(
@@ -300,6 +302,7 @@ fn text_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> String {
             id => format!("ref {id}"),
         },
         Datatype::VlenBytes | Datatype::VlenStr => quote(items(b, heap)),
+        Datatype::RegionRef => region_text(items(b, heap)),
         Datatype::Vlen { .. } => {
             let base = dt.base().unwrap_or(Datatype::uint(1));
             let parts: Vec<String> = items(b, heap)
@@ -309,6 +312,68 @@ fn text_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> String {
             format!("[{}]", parts.join(", "))
         }
     }
+}
+
+/// A region reference as text: `null`, or the dataset's id and the
+/// selection (`points`, per-dimension `start:stride:count:block`, `boxes`).
+fn region_text(b: &[u8]) -> String {
+    if b.is_empty() {
+        return "null".into();
+    }
+    let Ok(r) = arca::RegionRef::from_bytes(b) else {
+        return "(damaged region reference)".into();
+    };
+    format!("region of {} {}", r.object, selection_text(&r.region))
+}
+
+/// A selection as text: its dims, then `all`, `none`, `points [...]`,
+/// `hyperslab [start:stride:count:block, ...]` (`*` for an unlimited
+/// count) or `boxes [...]`.
+pub fn selection_text(r: &arca::Region) -> String {
+    let dims: Vec<String> = r.dims.iter().map(u64::to_string).collect();
+    let sel = match &r.selection {
+        arca::RegionSelection::None => "none".to_string(),
+        arca::RegionSelection::All => "all".to_string(),
+        arca::RegionSelection::Points(p) => format!("points {p:?}"),
+        arca::RegionSelection::Hyperslab(d) => {
+            let s: Vec<String> = d
+                .iter()
+                .map(|s| {
+                    let count = if s.count == arca::UNLIMITED {
+                        "*".to_string()
+                    } else {
+                        s.count.to_string()
+                    };
+                    format!("{}:{}:{count}:{}", s.start, s.stride, s.block)
+                })
+                .collect();
+            format!("hyperslab [{}]", s.join(", "))
+        }
+        arca::RegionSelection::Blocks(b) => format!("boxes {b:?}"),
+    };
+    format!("({}) {sel}", dims.join("×"))
+}
+
+/// A region reference as JSON: null, or its object, dims and selection.
+fn region_json(b: &[u8]) -> Value {
+    if b.is_empty() {
+        return Value::Null;
+    }
+    let Ok(r) = arca::RegionRef::from_bytes(b) else {
+        return json!({ "hex": hex(b) });
+    };
+    let sel = match &r.region.selection {
+        arca::RegionSelection::None => json!("none"),
+        arca::RegionSelection::All => json!("all"),
+        arca::RegionSelection::Points(p) => json!({ "points": p }),
+        arca::RegionSelection::Hyperslab(d) => json!({
+            "hyperslab": d.iter().map(|s| json!({
+                "start": s.start, "stride": s.stride, "count": s.count, "block": s.block,
+            })).collect::<Vec<_>>()
+        }),
+        arca::RegionSelection::Blocks(b) => json!({ "boxes": b }),
+    };
+    json!({ "region": { "object": r.object, "dims": r.region.dims, "selection": sel } })
 }
 
 /// The bytes of compound member `f` within element `b`.
@@ -406,6 +471,7 @@ fn json_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> Value {
             id => json!({ "ref": id }),
         },
         Datatype::VlenBytes | Datatype::VlenStr => bytes_json(items(b, heap)),
+        Datatype::RegionRef => region_json(items(b, heap)),
         Datatype::Vlen { .. } => {
             let base = dt.base().unwrap_or(Datatype::uint(1));
             Value::Array(

@@ -723,3 +723,50 @@ fn ls_and_check_beside_a_writer() {
         .stdout(predicate::str::contains("pending"));
     w.close().unwrap();
 }
+
+#[test]
+fn committed_datatypes_are_listed_dumped_and_checked() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("types.arca");
+    {
+        let f = arca::File::create(&path).unwrap();
+        let root = f.root();
+        let t = root
+            .commit_type("types/pixel", &arca::Datatype::uint(2))
+            .unwrap();
+        t.attrs()
+            .set("unit", &arca::AttrValue::string("counts"))
+            .unwrap();
+        let o = arca::DatasetOptions::new(arca::Datatype::uint(2), &[3]).committed(&t);
+        root.create_dataset("frame", &o).unwrap();
+        f.close().unwrap();
+    }
+    let out = arca().args(["ls", "-r"]).arg(&path).assert().success();
+    let s = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(s.contains("/types/pixel  Type "), "{s}");
+    assert!(s.contains("(committed /types/pixel)"), "{s}");
+    let v = stdout_json(arca().args(["ls", "-r", "--json"]).arg(&path));
+    let list = v.as_array().unwrap();
+    let t = list.iter().find(|e| e["path"] == "/types/pixel").unwrap();
+    assert_eq!(
+        (t["kind"].as_str(), t["attributes"].as_u64()),
+        (Some("datatype"), Some(1))
+    );
+    let d = list.iter().find(|e| e["path"] == "/frame").unwrap();
+    assert_eq!(d["committed_type"], "/types/pixel");
+    let out = arca().arg("dump").arg(&path).assert().success();
+    let s = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(s.contains("DATATYPE \"pixel\" {"), "{s}");
+    assert!(s.contains("DATATYPE  \"/types/pixel\""), "{s}");
+    assert!(s.contains("ATTRIBUTE \"unit\""), "{s}");
+    let v = stdout_json(arca().args(["dump", "--json"]).arg(&path));
+    let types = &v["object"]["members"][1]["members"][0];
+    assert_eq!(types["kind"], "datatype");
+    stdout_json(
+        arca()
+            .args(["dump", "--json"])
+            .arg(target(&path, "/types/pixel")),
+    );
+    arca().arg("check").arg(&path).assert().success();
+}

@@ -121,11 +121,18 @@ fn last(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-fn kind_of(o: &Object) -> ObjKind {
+/// The kind a command may name the object by (none for a committed datatype).
+fn kind_of(o: &Object) -> Option<ObjKind> {
     match o {
-        Object::Group(_) => ObjKind::Group,
-        Object::Dataset(_) => ObjKind::Dataset,
+        Object::Group(_) => Some(ObjKind::Group),
+        Object::Dataset(_) => Some(ObjKind::Dataset),
+        Object::Datatype(_) => None,
     }
+}
+
+/// What the object is called in messages.
+fn kind_word(o: &Object) -> String {
+    kind_of(o).map_or("committed datatype".into(), |k| k.to_string())
 }
 
 /// The object at `path`, or `None` if nothing is there.
@@ -144,18 +151,15 @@ fn object(root: &Group, path: &str, kind: Option<ObjKind>) -> FResult<Object> {
         None => format!("no group or dataset {path}"),
     })?;
     if let Some(k) = kind {
-        if kind_of(&o) != k {
-            return Err(format!("{path} is a {}, not a {k}", kind_of(&o)).into());
+        if kind_of(&o) != Some(k) {
+            return Err(format!("{path} is a {}, not a {k}", kind_word(&o)).into());
         }
     }
     Ok(o)
 }
 
 fn attrs_of(root: &Group, a: &AttrName) -> FResult<Attributes> {
-    Ok(match object(root, &a.object, a.kind)? {
-        Object::Group(g) => g.attrs(),
-        Object::Dataset(d) => d.attrs(),
-    })
+    Ok(object(root, &a.object, a.kind)?.attrs())
 }
 
 fn has_attr(attrs: &Attributes, name: &str) -> FResult<bool> {
@@ -171,8 +175,10 @@ fn check_ancestors(root: &Group, path: &str) -> FResult<()> {
         prefix.push_str(p);
         match lookup(root, &prefix)? {
             Some(Object::Group(_)) => {}
-            Some(Object::Dataset(_)) => {
-                return Err(format!("{prefix} is a dataset, so it cannot hold {path}").into())
+            Some(o) => {
+                return Err(
+                    format!("{prefix} is a {}, so it cannot hold {path}", kind_word(&o)).into(),
+                )
             }
             None => break,
         }
@@ -414,8 +420,7 @@ fn plan(file: &File, op: &Op) -> FResult<Action> {
                 kind: None,
             };
             let is_attr = match lookup(&root, owner)? {
-                Some(Object::Group(g)) => has_attr(&g.attrs(), &attr.name)?,
-                Some(Object::Dataset(d)) => has_attr(&d.attrs(), &attr.name)?,
+                Some(o) => has_attr(&o.attrs(), &attr.name)?,
                 None => false,
             };
             match (is_object, is_attr) {
@@ -487,7 +492,7 @@ fn plan_rename_object(
     let dir = parent(to);
     match lookup(root, dir)? {
         Some(Object::Group(_)) => {}
-        Some(Object::Dataset(_)) => return Err(format!("{dir} is a dataset, not a group").into()),
+        Some(o) => return Err(format!("{dir} is a {}, not a group", kind_word(&o)).into()),
         None => return Err(format!("no group {dir} to move {from} into").into()),
     }
     if to.starts_with(&format!("{from}/")) {

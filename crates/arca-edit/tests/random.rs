@@ -170,6 +170,7 @@ fn snapshot(path: &Path) -> String {
         let full = format!("/{p}");
         let attrs = match root.object(&full).unwrap() {
             arca::Object::Group(g) => g.attrs(),
+            arca::Object::Datatype(t) => t.attrs(),
             arca::Object::Dataset(d) => {
                 let shape = d.shape().unwrap();
                 let dtype = d.dtype().unwrap();

@@ -42,10 +42,7 @@ fn semantic(path: &Path, cmds: &str, needle: &str) -> arca_edit::CommandError {
 fn attr(path: &Path, object: &str, name: &str) -> AttrValue {
     let f = File::open(path).unwrap();
     let o = f.root().object(object).unwrap();
-    match o {
-        arca::Object::Group(g) => g.attrs().get(name).unwrap(),
-        arca::Object::Dataset(d) => d.attrs().get(name).unwrap(),
-    }
+    o.attrs().get(name).unwrap()
 }
 
 /// The command file of the h5edit atomicity study: nine CREATE commands on

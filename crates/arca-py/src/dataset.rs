@@ -121,6 +121,12 @@ impl PyDataset {
         PyAttributes { a: self.d.attrs() }
     }
 
+    /// The committed datatype the dataset was made with, or None.
+    fn committed_type(&self, py: Python<'_>) -> PyResult<Option<crate::named_type::PyNamedType>> {
+        let t = cvt(py.detach(|| self.d.committed_type()))?;
+        Ok(t.map(|t| crate::named_type::PyNamedType { t }))
+    }
+
     /// Current extent.
     fn shape(&self, py: Python<'_>) -> PyResult<Option<Vec<u64>>> {
         cvt(py.detach(|| self.d.extent()))
@@ -141,13 +147,33 @@ impl PyDataset {
         cvt(py.detach(|| self.d.chunks()))
     }
 
-    /// `"compact"`, `"contiguous"` or `"chunked"`.
+    /// `"compact"`, `"contiguous"`, `"chunked"` or `"virtual"`.
     fn layout(&self, py: Python<'_>) -> PyResult<&'static str> {
         Ok(match cvt(py.detach(|| self.d.layout()))? {
             StorageLayout::Compact => "compact",
             StorageLayout::Contiguous => "contiguous",
             StorageLayout::Chunked => "chunked",
+            StorageLayout::Virtual => "virtual",
         })
+    }
+
+    /// A virtual dataset's mappings: `[(file, dataset, virtual selection,
+    /// source selection)]`, selections as `regions.rs` gives them.
+    fn virtual_mappings<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Vec<crate::regions::Mapping<'py>>> {
+        let maps = cvt(py.detach(|| self.d.virtual_mappings()))?;
+        maps.into_iter()
+            .map(|m| {
+                Ok((
+                    m.file,
+                    m.dataset,
+                    crate::regions::from_region(py, &m.virtual_region)?,
+                    crate::regions::from_region(py, &m.source_region)?,
+                ))
+            })
+            .collect()
     }
 
     /// The filter pipeline as `[(name, level or None)]`.

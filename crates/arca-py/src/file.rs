@@ -18,6 +18,7 @@ fn stat_dict<'py>(py: Python<'py>, s: &Stat) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("groups", s.groups)?;
     d.set_item("datasets", s.datasets)?;
+    d.set_item("datatypes", s.datatypes)?;
     d.set_item("attributes", s.attributes)?;
     d.set_item("chunks", s.chunks)?;
     d.set_item("file_bytes", s.file_bytes)?;

@@ -7,12 +7,14 @@ use pyo3::prelude::*;
 use crate::attrs::PyAttributes;
 use crate::dataset::PyDataset;
 use crate::file::PyFile;
+use crate::named_type::PyNamedType;
 use crate::{cvt, parse_filters, H5FilterTuple};
 
 fn kind_name(k: ObjectKind) -> &'static str {
     match k {
         ObjectKind::Group => "group",
         ObjectKind::Dataset => "dataset",
+        ObjectKind::Datatype => "datatype",
     }
 }
 
@@ -57,6 +59,7 @@ fn object_to_py(py: Python<'_>, o: arca::Object) -> PyResult<Py<PyAny>> {
     Ok(match o {
         arca::Object::Group(g) => Bound::new(py, PyGroup { g })?.into_any().unbind(),
         arca::Object::Dataset(d) => Bound::new(py, PyDataset::new(d))?.into_any().unbind(),
+        arca::Object::Datatype(t) => Bound::new(py, PyNamedType { t })?.into_any().unbind(),
     })
 }
 
@@ -82,9 +85,11 @@ impl PyGroup {
             arca::Object::Group(g.get().g.clone())
         } else if let Ok(d) = obj.cast::<PyDataset>() {
             arca::Object::Dataset(d.get().d.clone())
+        } else if let Ok(t) = obj.cast::<PyNamedType>() {
+            arca::Object::Datatype(t.get().t.clone())
         } else {
             return Err(pyo3::exceptions::PyTypeError::new_err(
-                "root_of takes a group or dataset handle",
+                "root_of takes a group, dataset or committed datatype handle",
             ));
         };
         Ok(PyGroup {
@@ -217,8 +222,9 @@ impl PyGroup {
     /// Create a dataset. `dtype` is a numpy type string; `filters` a list of
     /// `(name, level)`, or `hdf5_filters` an HDF5 pipeline as h5py's
     /// `get_filter` gives it, `(id, flags, values, name)`; `fill` one
-    /// element in native byte order.
-    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false))]
+    /// element in native byte order; `committed` the committed datatype
+    /// the dataset is made with.
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false, committed = None))]
     #[allow(clippy::too_many_arguments)]
     fn create_dataset(
         &self,
@@ -233,9 +239,13 @@ impl PyGroup {
         layout: Option<&str>,
         hdf5_filters: Vec<H5FilterTuple>,
         track_order: bool,
+        committed: Option<&PyNamedType>,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
         let mut o = DatasetOptions::new(dt, &shape).track_order(track_order);
+        if let Some(t) = committed {
+            o = o.committed(&t.t);
+        }
         if let Some(l) = layout {
             o = o.layout(parse_layout(l)?);
         }
@@ -264,17 +274,80 @@ impl PyGroup {
         Ok(PyDataset::new(d))
     }
 
+    /// Store the type `dtype` (a type string) as a committed datatype.
+    fn commit_type(&self, py: Python<'_>, path: &str, dtype: &str) -> PyResult<PyNamedType> {
+        let dt = cvt(Datatype::parse(dtype))?;
+        Ok(PyNamedType {
+            t: cvt(py.detach(|| self.g.commit_type(path, &dt)))?,
+        })
+    }
+
+    /// Create a virtual dataset: `mappings` are `(file, dataset, virtual
+    /// selection, source selection)`, selections as `regions.rs` takes
+    /// them (counts may be `UNLIMITED`); `fill` one element in native
+    /// byte order.
+    #[pyo3(signature = (path, dtype, shape, maxshape, mappings, fill = None, track_order = false, committed = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_virtual(
+        &self,
+        py: Python<'_>,
+        path: &str,
+        dtype: &str,
+        shape: Vec<u64>,
+        maxshape: Option<Vec<Option<u64>>>,
+        mappings: Vec<(
+            String,
+            String,
+            crate::regions::SelTuple<'_>,
+            crate::regions::SelTuple<'_>,
+        )>,
+        fill: Option<Vec<u8>>,
+        track_order: bool,
+        committed: Option<&PyNamedType>,
+    ) -> PyResult<PyDataset> {
+        let dt = cvt(Datatype::parse(dtype))?;
+        let maps = mappings
+            .iter()
+            .map(|(file, dataset, v, s)| {
+                Ok(arca::VirtualMapping {
+                    file: file.clone(),
+                    dataset: dataset.clone(),
+                    virtual_region: crate::regions::to_region(v, true)?,
+                    source_region: crate::regions::to_region(s, true)?,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let mut o = DatasetOptions::new(dt, &shape)
+            .track_order(track_order)
+            .virtual_mappings(&maps);
+        if let Some(m) = maxshape {
+            o = o.maxshape(&m);
+        }
+        if let Some(f) = fill {
+            o = o.fill_value(&f);
+        }
+        if let Some(t) = committed {
+            o = o.committed(&t.t);
+        }
+        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
+        Ok(PyDataset::new(d))
+    }
+
     /// Create a dataset with a null dataspace (a type, no elements).
-    #[pyo3(signature = (path, dtype, track_order = false))]
+    #[pyo3(signature = (path, dtype, track_order = false, committed = None))]
     fn create_empty(
         &self,
         py: Python<'_>,
         path: &str,
         dtype: &str,
         track_order: bool,
+        committed: Option<&PyNamedType>,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
-        let o = DatasetOptions::empty(dt).track_order(track_order);
+        let mut o = DatasetOptions::empty(dt).track_order(track_order);
+        if let Some(t) = committed {
+            o = o.committed(&t.t);
+        }
         let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
         Ok(PyDataset::new(d))
     }
@@ -289,7 +362,7 @@ impl PyGroup {
         cvt(py.detach(|| self.g.rename(src, dst)))
     }
 
-    /// `[(name, "group" | "dataset")]` of the direct members, in name order.
+    /// `[(name, "group" | "dataset" | "datatype")]` of the direct members, in name order.
     fn members(&self, py: Python<'_>) -> PyResult<Vec<(String, &'static str)>> {
         let m = cvt(py.detach(|| self.g.members()))?;
         Ok(m.into_iter().map(|(n, k)| (n, kind_name(k))).collect())

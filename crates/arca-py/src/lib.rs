@@ -2,9 +2,11 @@
 //!
 //! Each class mirrors one type of the Rust crate one-to-one, one per file:
 //! [`arca::File`] in `file.rs`, [`arca::Group`] in `group.rs`,
-//! [`arca::Dataset`] in `dataset.rs`, [`arca::Attributes`] in `attrs.rs`.
+//! [`arca::Dataset`] in `dataset.rs`, [`arca::Attributes`] in `attrs.rs`,
+//! [`arca::NamedType`] in `named_type.rs`.
 //! The functions beside them are grouped by job: variable-length data
-//! (`vlen.rs`), stored chunks (`chunks.rs`), type strings (`types.rs`) and
+//! (`vlen.rs`), stored chunks (`chunks.rs`), type strings (`types.rs`),
+//! region references and selections (`regions.rs`) and
 //! the core's free lists (`pools.rs`); `error.rs` maps errors and
 //! `fileobj.rs` drives files held by Python objects. This file holds the
 //! module definition and the helpers several of them share. The h5py-like
@@ -30,7 +32,9 @@ mod error;
 mod file;
 mod fileobj;
 mod group;
+mod named_type;
 mod pools;
+mod regions;
 mod types;
 mod vlen;
 
@@ -44,6 +48,7 @@ use error::{err, ArcaError, CorruptError, LockedError, NeedsRecoveryError};
 use error::{PoisonedError, ReadOnlyError, UnsupportedError};
 use file::PyFile;
 use group::PyGroup;
+use named_type::PyNamedType;
 
 /// Turn a core result into a Python one, mapping the error.
 fn cvt<T>(r: arca::Result<T>) -> PyResult<T> {
@@ -101,6 +106,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGroup>()?;
     m.add_class::<PyDataset>()?;
     m.add_class::<PyAttributes>()?;
+    m.add_class::<PyNamedType>()?;
     m.add("ArcaError", py.get_type::<ArcaError>())?;
     m.add("CorruptError", py.get_type::<CorruptError>())?;
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;
@@ -115,6 +121,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     chunks::register(m)?;
     pools::register(m)?;
     types::register(m)?;
+    regions::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

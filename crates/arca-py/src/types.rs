@@ -11,7 +11,7 @@ use crate::cvt;
 /// `("num", numpy_str)` for bool, integers, floats, complex numbers and
 /// fixed-length bytes; `("opaque", len, tag)`; `("enum", base, [(name,
 /// value), ...])`; `("array", base, dims)`; `("compound", size, [(name,
-/// offset, member), ...])`; `("vlen", "str" | "bytes" | numpy_str)`.
+/// offset, member), ...])`; `("vlen", "str" | "bytes" | "region" | numpy_str)`.
 ///
 /// ```python
 /// _native.type_info('struct(8){"a"@0:<f4,"b"@4:[2]|u1}')
@@ -71,6 +71,7 @@ fn describe(py: Python<'_>, t: &Datatype) -> PyResult<Py<PyAny>> {
         }
         Datatype::VlenStr => tuple(vec![s("vlen")?, s("str")?]),
         Datatype::VlenBytes => tuple(vec![s("vlen")?, s("bytes")?]),
+        Datatype::RegionRef => tuple(vec![s("vlen")?, s("region")?]),
         Datatype::Vlen { .. } => {
             let base = t.base().map(|b| b.to_numpy_str()).unwrap_or_default();
             tuple(vec![s("vlen")?, s(&base)?])

@@ -31,7 +31,7 @@ fn contiguous<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>) -> PyResult
 /// `vlen:<base>`; `filters` apply to the records, `vlen_filters` to the
 /// byte vector.
 #[pyfunction]
-#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false))]
+#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false, committed = None))]
 #[allow(clippy::too_many_arguments)]
 fn vlen_create(
     py: Python<'_>,
@@ -46,6 +46,7 @@ fn vlen_create(
     vlen_filters: Vec<(String, Option<i32>)>,
     reuse: bool,
     track_order: bool,
+    committed: Option<&crate::named_type::PyNamedType>,
 ) -> PyResult<PyDataset> {
     let dt = cvt(Datatype::parse(dtype))?;
     if !dt.has_vlen() {
@@ -71,6 +72,9 @@ fn vlen_create(
     let fs = crate::parse_filters(&filters_)?;
     if !fs.is_empty() {
         o = o.filters(&fs);
+    }
+    if let Some(t) = committed {
+        o = o.committed(&t.t);
     }
     let d = cvt(py.detach(|| group.g.create_dataset(path, &o)))?;
     Ok(PyDataset::new(d))

@@ -60,14 +60,17 @@ pub use format::datatype::{
 };
 pub use format::filter_pipeline::{Filter, Hdf5Filter};
 pub use format::object_header::ObjectKind;
+pub use format::region::{Region, RegionRef, RegionSelection, SlabDim, UNLIMITED};
 pub use format::shape::MAX_RANK;
 pub use format::superblock::VERSION as FORMAT_VERSION;
+pub use format::virtual_map::VirtualMapping;
 pub use io::{process_stats as io_stats, IoStats};
 pub use object::{journal_is_hot, journal_path, repack, Progress};
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, GroupOptions,
-    Link, Mode, Object, OpenOptions, Stat, StorageLayout, StoredChunk, VlenExtent, VlenInfo,
-    VlenOptions, WrittenChunk, COMPACT_AUTO_BYTES, DEFAULT_VLEN_CHUNK, MAX_SOFT_LINK_HOPS,
+    Link, Mode, NamedType, Object, OpenOptions, Stat, StorageLayout, StoredChunk, VlenExtent,
+    VlenInfo, VlenOptions, WrittenChunk, COMPACT_AUTO_BYTES, DEFAULT_VLEN_CHUNK,
+    MAX_SOFT_LINK_HOPS,
 };
 pub use pager::PAGE_SIZE;
 pub use pool::{

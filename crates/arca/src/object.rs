@@ -15,8 +15,11 @@
 //! - `vlen/options`, `dataset/options`, `links`, `attrs`, `open`: how
 //!   vectors and datasets are created; link counts and the link view;
 //!   attributes; opening a path or drivers into a session.
+//! - `lookup`: following links to an object, opening the other files
+//!   external links and virtual datasets name.
 //! - `dataset`: the `Dataset` handle. Files above add `impl Dataset`
-//!   blocks, one job each.
+//!   blocks, one job each. `named_type`: the `NamedType` handle of a
+//!   committed datatype.
 //! - `group`: groups and links; it opens the files external links lead
 //!   to through `open`.
 //! - `stored_chunks` (chunks as stored), `reserved` (room for chunks other
@@ -32,6 +35,8 @@ mod file;
 mod group;
 mod handle;
 mod links;
+mod lookup;
+mod named_type;
 mod open;
 mod path;
 mod repack;
@@ -41,6 +46,7 @@ mod session;
 mod stat;
 mod storage;
 mod stored_chunks;
+mod virtual_read;
 mod vlen;
 
 pub use crate::vlen::vector::VlenExtent;
@@ -49,8 +55,10 @@ pub use dataset::options::{DatasetOptions, StorageLayout, COMPACT_AUTO_BYTES};
 pub use dataset::Dataset;
 pub use element::Element;
 pub use file::File;
-pub use group::{Group, Object, MAX_SOFT_LINK_HOPS};
+pub use group::{Group, Object};
 pub use links::{GroupOptions, Link};
+pub use lookup::MAX_SOFT_LINK_HOPS;
+pub use named_type::NamedType;
 pub use open::{journal_is_hot, journal_path, Mode, OpenOptions};
 pub use repack::{repack, Progress};
 pub use reserved::WrittenChunk;

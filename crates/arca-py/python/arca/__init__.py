@@ -31,9 +31,12 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   h5z, filters, h5py_warnings   HDF5 filter ids, h5py's filter names and warnings
 #   _dtypes    numpy dtypes <-> type strings, and elements as they cross
 #   _rows      the buffer of compounds with variable-length members
+#   _regionref region references: selections, reading, their element engine
 #   _attrs     attributes
 #   _object    HLObject, and the class registry that wraps native handles
 #   _dims      dimension scales
+#   _datatype  committed datatypes
+#   _vds       virtual datasets: layouts, sources, mappings
 #   h5ds       h5py's h5ds calls over _dims
 #   _vlen      element engines of variable-length data
 #   _dataset   Dataset (every dataset, whatever its type)
@@ -44,9 +47,11 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 from . import _native, filters, h5p, h5py_warnings, h5z, version
 from ._attrs import AttributeManager
 from ._dataset import Dataset
+from ._datatype import Datatype
 from ._dtypes import (
     Empty,
     Reference,
+    RegionReference,
     check_complex_dtype,
     check_enum_dtype,
     check_opaque_dtype,
@@ -57,6 +62,7 @@ from ._dtypes import (
     enum_dtype,
     opaque_dtype,
     ref_dtype,
+    regionref_dtype,
     special_dtype,
     string_dtype,
     string_info,
@@ -75,6 +81,7 @@ from ._errors import (
 from ._file import File, is_hdf5
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
+from ._vds import UNLIMITED, VirtualLayout, VirtualSource
 from ._selection import MultiBlockSlice
 from . import h5ds
 
@@ -98,6 +105,7 @@ __all__ = [
     "AttributeManager",
     "CorruptError",
     "Dataset",
+    "Datatype",
     "Empty",
     "ExternalLink",
     "File",
@@ -108,9 +116,13 @@ __all__ = [
     "NeedsRecoveryError",
     "PoisonedError",
     "Reference",
+    "RegionReference",
     "ReadOnlyError",
     "SoftLink",
+    "UNLIMITED",
     "UnsupportedError",
+    "VirtualLayout",
+    "VirtualSource",
     "check_complex_dtype",
     "check_dtype",
     "check_enum_dtype",
@@ -122,6 +134,7 @@ __all__ = [
     "enum_dtype",
     "opaque_dtype",
     "ref_dtype",
+    "regionref_dtype",
     "special_dtype",
     "string_info",
     "gc",

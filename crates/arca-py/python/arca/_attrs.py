@@ -14,6 +14,7 @@ from . import _native, _rows
 from ._dtypes import (
     Empty,
     Reference,
+    RegionReference,
     as_array,
     check_dtype,
     check_ref_dtype,
@@ -26,6 +27,7 @@ from ._dtypes import (
     objects_to_refs,
     ref_dtype,
     refs_to_objects,
+    regionref_dtype,
     repad,
     rows_dtype,
     type_string,
@@ -36,6 +38,7 @@ from ._dtypes import (
     vlen_type_string,
 )
 from ._errors import ReadOnlyError, ReadOnlyKeyError
+from ._regionref import encode_items
 from ._util import prod
 
 
@@ -68,6 +71,8 @@ def _encode(value, dtype=None):
     if isinstance(value, np.void) and value.dtype.names:
         # A compound scalar: numpy converts it whole only inside an array.
         value = np.array([value], dtype=value.dtype).reshape(())
+    if dtype is None and isinstance(value, RegionReference):
+        dtype = regionref_dtype
     rows = rows_dtype(dtype, value)
     if rows is not None:
         arr = np.asarray(value, dtype=rows)
@@ -305,7 +310,11 @@ def _encode_vlen(value, dtype=None, shape=None):
     if shape is not None:
         arr = arr.reshape(shape)
     flat = arr.reshape(-1)
-    if base in (str, bytes):
+    if base is RegionReference:
+        chunks = encode_items(flat.tolist())
+        data = b"".join(chunks)
+        lens = np.fromiter((len(c) for c in chunks), dtype="<u8", count=len(chunks))
+    elif base in (str, bytes):
         chunks = [
             (x.encode("utf-8", "surrogateescape") if isinstance(x, str) else bytes(x))
             for x in flat.tolist()
@@ -351,7 +360,10 @@ def _decode_vlen(type_string, shape, data):
     np.cumsum(lens, out=offsets[1:])
     values = np.frombuffer(data, dtype=np.uint8, offset=8 * n)
     out = np.empty(n, dtype=object)
-    if base is str:
+    if base is RegionReference:
+        for i, b in enumerate(_native.vlen_unpack(np.ascontiguousarray(values), offsets, False)):
+            out[i] = RegionReference(b)
+    elif base is str:
         out[:] = _native.vlen_unpack(np.ascontiguousarray(values), offsets, True)
     elif base is bytes:
         # h5py reads variable-length strings of attributes as str, whatever

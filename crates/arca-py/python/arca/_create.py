@@ -10,9 +10,11 @@ import numpy as np
 
 from . import _native, filters, h5z
 from ._dataset import Dataset
+from ._datatype import Datatype
 from ._dtypes import (
     Empty,
     Reference,
+    RegionReference,
     as_array,
     check_complex_dtype,
     check_dtype,
@@ -22,6 +24,7 @@ from ._dtypes import (
     native,
     object_array,
     ref_dtype,
+    regionref_dtype,
     rows_dtype,
     type_string,
     vlen_base_of_dtype,
@@ -133,6 +136,10 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
                                "supported yet")
     if layout not in (None, "compact", "contiguous", "chunked"):
         raise ValueError(f"layout {layout!r}: use 'compact', 'contiguous' or 'chunked'")
+    # A committed datatype types the dataset, which records it.
+    committed = None
+    if isinstance(dtype, Datatype):
+        committed, dtype = dtype._id, dtype.dtype
     name = member_path(name)
     if isinstance(data, Dataset):
         data = data[()]
@@ -145,6 +152,8 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
             dtype = string_dtype("ascii")
         elif item is Reference:
             dtype = ref_dtype
+        elif item is RegionReference:
+            dtype = regionref_dtype
     if isinstance(data, np.ndarray) and data.dtype.kind == "U":
         raise TypeError(f"No conversion path for dtype: {data.dtype!r}")
     compression, compression_opts = _compression(compression, compression_opts)
@@ -179,13 +188,14 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
             raise ValueError("a contiguous dataset takes no chunks")
         ds = _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
                           compression_opts, shuffle, fillvalue, vlen_options, bool(track_order),
-                          filtered)
+                          filtered, committed)
     else:
         if vlen_options:
             raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
         ds = _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                            compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
-                           hdf5_filters, allow_unknown_filter, bool(track_order), filtered)
+                           hdf5_filters, allow_unknown_filter, bool(track_order), filtered,
+                           committed)
     if rdcc_nbytes is not None:
         ds._id.set_chunk_cache(int(rdcc_nbytes))
     return ds
@@ -331,7 +341,7 @@ def _geometry(shape, data, maxshape, chunks, filtered, itemsize, layout):
 
 def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                   compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
-                  hdf5_filters, allow_unknown_filter, track_order, filtered):
+                  hdf5_filters, allow_unknown_filter, track_order, filtered, committed=None):
     """The fixed-size branch of :func:`create_dataset`."""
     if isinstance(data, Empty) or (data is None and shape is None):
         # A null dataspace: a type and no elements (h5py's Empty).
@@ -340,7 +350,7 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         _geometry(None, None, maxshape, chunks, filtered, 1, layout)
         t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
         return Dataset(group._file, group._id.create_empty(name, type_string(check_dtype(t)),
-                                                          track_order))
+                                                          track_order, committed))
     if data is not None:
         want = None if dtype is None else check_dtype(dtype)
         if want is not None and want.subdtype is not None:
@@ -402,6 +412,7 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         layout,
         _with_chunk_size(hdf5_filters, chunks, dtype),
         track_order,
+        committed,
     )
     ds = Dataset(group._file, dsid)
     if data is not None and data.size:
@@ -545,7 +556,8 @@ def _filters(compression, opts, shuffle, what):
 
 
 def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
-                 compression_opts, shuffle, fillvalue, options, track_order, filtered):
+                 compression_opts, shuffle, fillvalue, options, track_order, filtered,
+                 committed=None):
     """The variable-length branch of :func:`create_dataset`."""
     unknown = set(options) - set(_VLEN_OPTIONS)
     if unknown:
@@ -604,6 +616,7 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
         vfilters,
         bool(options.get("vlen_reuse_space", False)),
         bool(track_order),
+        committed,
     )
     ds = Dataset(group._file, dsid)
     if data is not None and data.size:

@@ -20,6 +20,8 @@ from ._dtypes import (
     unpad,
 )
 from ._object import HLObject, ObjectID, register
+from ._regionref import RegionReference, read_region
+from ._vds import virtual_sources
 from ._util import prod
 
 # A list index whose span is at most this many times its length is read as
@@ -235,6 +237,21 @@ class Dataset(HLObject):
             if c == 6:
                 return vals[1] if len(vals) > 1 else 0
         return None
+
+    @property
+    def is_virtual(self):
+        """Whether the elements are assembled from other datasets (see
+        :meth:`arca.Group.create_virtual_dataset`)."""
+        return self._id.layout() == "virtual"
+
+    def virtual_sources(self):
+        """A virtual dataset's mappings, in order, as
+        ``VDSmap(vspace, file_name, dset_name, src_space)``; RuntimeError
+        for other datasets::
+
+            [m.file_name for m in ds.virtual_sources()]
+        """
+        return virtual_sources(self)
 
     @property
     def fillvalue(self):
@@ -466,6 +483,9 @@ class Dataset(HLObject):
         return names
 
     def __getitem__(self, key):
+        if isinstance(key, RegionReference) or (
+                type(key) is tuple and len(key) == 1 and isinstance(key[0], RegionReference)):
+            return read_region(self, key if isinstance(key, RegionReference) else key[0])
         if key is Ellipsis or (type(key) is tuple and not key):
             # The whole dataset: the common case, parsed no further.
             shape = self._id.shape()

@@ -67,6 +67,8 @@ def type_string(dt):
 
 def _type_string(dt):
     meta = dt.metadata or {}
+    if meta.get("ref") is RegionReference:
+        return "vlen:region"
     if meta.get("ref") is not None:
         return "ref"
     if "vlen" in meta:
@@ -181,6 +183,8 @@ def from_info(info):
         )
     if kind == "vlen":
         base = info[1]
+        if base == "region":
+            return regionref_dtype
         if base == "ref":
             base = ref_dtype
         else:
@@ -582,8 +586,10 @@ def special_dtype(**kwds):
         base, values = arg
         return enum_dtype(values, basetype=base)
     if kind == "ref":
+        if arg is RegionReference:
+            return regionref_dtype
         if arg is not Reference:
-            raise TypeError("special_dtype(ref=...) takes arca.Reference")
+            raise TypeError("special_dtype(ref=...) takes arca.Reference or arca.RegionReference")
         return ref_dtype
     raise TypeError(f"unknown special_dtype keyword {kind!r}")
 
@@ -620,6 +626,42 @@ class Reference:
 ref_dtype = np.dtype("O", metadata={"ref": Reference})
 
 
+class RegionReference(Reference):
+    """A reference to a region of a dataset: the dataset and a selection of
+    it, as h5py's. ``ds.regionref[...]`` makes one, ``f[ref]`` is the
+    dataset, ``ds[ref]`` the selected elements; a null reference (made with
+    no arguments) is false::
+
+        r = ds.regionref[2:5, ::2]
+        f["events"].attrs["hot"] = r
+        ds[f["events"].attrs["hot"]]     # the elements of ds[2:5, ::2]
+
+    Stored as variable-length elements of type ``vlen:region``
+    (:data:`regionref_dtype`).
+    """
+
+    __slots__ = ("_bytes",)
+
+    def __init__(self, stored=b""):
+        stored = bytes(stored)
+        super().__init__(_native.region_ref_decode(stored)[0] if stored else 0)
+        self._bytes = stored
+
+    def __eq__(self, other):
+        return isinstance(other, RegionReference) and other._bytes == self._bytes
+
+    def __hash__(self):
+        return hash(("regionref", self._bytes))
+
+    def __repr__(self):
+        if not self:
+            return "<arca RegionReference (null)>"
+        return f"<arca RegionReference to object {self._oid}>"
+
+
+regionref_dtype = np.dtype("O", metadata={"ref": RegionReference})
+
+
 def check_ref_dtype(dt):
     """The reference class of a reference dtype (:class:`Reference`), else None."""
     try:
@@ -630,9 +672,11 @@ def check_ref_dtype(dt):
 
 
 def has_refs(dt):
-    """Whether elements of ``dt`` hold object references."""
-    if (dt.metadata or {}).get("ref") is not None:
-        return True
+    """Whether elements of ``dt`` hold object references (region
+    references are variable-length elements of their own)."""
+    ref = (dt.metadata or {}).get("ref")
+    if ref is not None:
+        return ref is not RegionReference
     if dt.subdtype is not None:
         return has_refs(dt.subdtype[0])
     if dt.fields is not None:
@@ -667,6 +711,8 @@ _to_ref = np.frompyfunc(Reference, 1, 1)
 def _ref_id(r):
     if r is None:
         return 0
+    if isinstance(r, RegionReference):
+        raise TypeError("Can't convert a region reference to an object reference")
     if not isinstance(r, Reference):
         raise TypeError(f"a reference element must be an arca.Reference or None, not {type(r).__name__}")
     return r._oid
@@ -764,6 +810,8 @@ def vlen_base_of_dtype(dtype):
     given as themselves, or a variable-length dtype's base; else None."""
     if dtype is str or dtype is bytes:
         return dtype
+    if check_ref_dtype(dtype) is RegionReference:
+        return RegionReference
     return check_vlen_dtype(dtype)
 
 
@@ -773,6 +821,8 @@ def vlen_type_string(base):
         return "vlen:str"
     if base is bytes:
         return "vlen:bytes"
+    if base is RegionReference:
+        return "vlen:region"
     if isinstance(base, np.dtype) and base.kind == "O" and (base.metadata or {}).get("ref"):
         return "vlen:ref"
     return "vlen:" + vlen_item_dtype(base).str
@@ -788,6 +838,8 @@ def vlen_base_of_type(type_string):
         return bytes
     if rest == "ref":
         return ref_dtype
+    if rest == "region":
+        return RegionReference
     return np.dtype(rest)
 
 
@@ -801,6 +853,8 @@ def infer_vlen_base(data):
             return str
         if isinstance(x, (bytes, np.bytes_)):
             return bytes
+        if isinstance(x, RegionReference):
+            return RegionReference
         return vlen_item_dtype(np.asarray(x).dtype)
     raise TypeError("cannot tell the element type of empty object data; pass dtype")
 
@@ -810,6 +864,8 @@ def object_array(value, base):
     items of ``base`` (None: strings or bytes, as given)."""
     if isinstance(value, np.ndarray) and value.dtype.kind == "O":
         return value
+    if base is RegionReference:
+        return np.asarray(value, dtype=object)
     if base in (str, bytes) or base is None:
         if isinstance(value, (str, bytes, np.str_, np.bytes_)):
             out = np.empty((), dtype=object)

@@ -1,15 +1,17 @@
 """Groups: named containers of groups and datasets, addressed by paths."""
 
+import contextlib
 import posixpath
 from collections import abc
 from collections.abc import MutableMapping
 
 import numpy as np
 
-from . import _create, _links, _native
+from . import _create, _links, _native, _vds
 from ._dataset import Dataset
+from ._datatype import Datatype
 from ._dims import detach_everywhere
-from ._dtypes import Reference, check_vlen_dtype, has_refs
+from ._dtypes import Reference, check_vlen_dtype, has_refs, type_string
 from ._errors import ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, ReadOnlyValueError
 from ._object import HLObject, ObjectID, register, wrap
 from ._util import member_path
@@ -86,15 +88,23 @@ class Group(HLObject, MutableMapping):
 
     def __setitem__(self, name, value):
         """``g[name] = SoftLink(path) | ExternalLink(file, path)`` makes a
-        link; ``g[name] = obj`` (a group or dataset of this file) gives
-        ``obj`` a second name; anything else becomes a new dataset."""
+        link; ``g[name] = obj`` (a group, dataset or committed datatype of
+        this file) gives ``obj`` a second name; ``g[name] = np.dtype(...)``
+        commits the type (:class:`arca.Datatype`); anything else becomes a
+        new dataset."""
         path = member_path(name)
+        if isinstance(value, np.dtype):
+            if name in self:
+                # As h5py: a taken name refuses a commit with KeyError.
+                raise KeyError(f"Unable to commit datatype (name already exists): {name!r}")
+            # Any type a dataset may hold, variable-length ones included.
+            return self._id.commit_type(path, type_string(value))
         try:
             if isinstance(value, _links.SoftLink):
                 return self._id.link_soft(path, value.path)
             if isinstance(value, _links.ExternalLink):
                 return self._id.link_external(path, value.filename, value.path)
-            if isinstance(value, (Group, Dataset)):
+            if isinstance(value, (Group, Dataset, Datatype)):
                 if value.file is not self.file:
                     raise ValueError("a hard link cannot lead into another file")
                 return self._id.link_hard(value.name, path)
@@ -264,6 +274,30 @@ class Group(HLObject, MutableMapping):
         """
         return _create.create_dataset(self, name, shape, dtype, data, **kwds)
 
+    def create_virtual_dataset(self, name, layout, fillvalue=None):
+        """Create a virtual dataset from a :class:`arca.VirtualLayout`: its
+        elements are read, when asked for, from the sources the layout maps
+        (``fillvalue`` where none does or a source is missing); see
+        ``arca._vds``::
+
+            layout = arca.VirtualLayout((3, 5), "f8")
+            layout[0] = arca.VirtualSource(f["x"])
+            f.create_virtual_dataset("v", layout, fillvalue=-1)
+        """
+        return _vds.create_virtual_dataset(self, name, layout, fillvalue)
+
+    @contextlib.contextmanager
+    def build_virtual_dataset(self, name, shape, dtype, maxshape=None, fillvalue=None):
+        """A :class:`arca.VirtualLayout` to fill in a ``with`` block; the
+        virtual dataset is created when the block ends::
+
+            with f.build_virtual_dataset("v", (2, 10), "f4") as layout:
+                layout[0] = arca.VirtualSource("a.arca", "x", shape=(10,))
+        """
+        layout = _vds.VirtualLayout(shape, dtype, maxshape, self.file.filename)
+        yield layout
+        self.create_virtual_dataset(name, layout, fillvalue)
+
     def require_dataset(self, name, shape, dtype, exact=False, **kwds):
         """Open the dataset at ``name`` if its shape and dtype fit, else create
         it with ``kwds``, as h5py's::
@@ -324,8 +358,8 @@ class Group(HLObject, MutableMapping):
                 src = self[member_path(source)]
             except KeyError as e:
                 raise RuntimeError(f"Unable to copy object (object {source!r} doesn't exist)") from e
-        if not isinstance(src, (Group, Dataset)):
-            raise TypeError("source must be a path, Group or Dataset")
+        if not isinstance(src, (Group, Dataset, Datatype)):
+            raise TypeError("source must be a path, Group, Dataset or Datatype")
         if isinstance(dest, Group):
             target = dest
             path = member_path(name) if name is not None else posixpath.basename(src.name)
@@ -541,7 +575,12 @@ class _Copier:
             target[path] = self.done[key]
             return self.done[key]
         order = src._id.attrs().track_order()
-        if isinstance(src, Dataset):
+        if isinstance(src, Datatype):
+            # The type as stored (string padding and character set kept).
+            target._id.commit_type(member_path(path), src._id.dtype())
+            out = target[path]
+            self.done[key] = out
+        elif isinstance(src, Dataset):
             out = _copy_dataset(src, target, path, order)
             self.done[key] = out
             # As HDF5: references in a dataset's data are kept as they are

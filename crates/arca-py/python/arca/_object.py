@@ -20,6 +20,7 @@ from ._dtypes import (
     check_vlen_dtype,
     from_type_string,
 )
+from ._regionref import RegionProxy
 
 # kind -> class: "file", "group", "dataset"; "external_file" is the
 # function giving the File of an object behind an external link.
@@ -37,12 +38,15 @@ def registered(kind):
 
 
 def wrap(file, handle):
-    """The group or dataset of ``file`` behind a native handle; a handle
-    that comes with its own file (``(handle, native file)``: an object
-    reached through an external link) belongs to that file instead."""
+    """The group, dataset or committed datatype of ``file`` behind a
+    native handle; a handle that comes with its own file (``(handle, native
+    file)``: an object reached through an external link) belongs to that
+    file instead."""
     if type(handle) is tuple:
         handle, native_file = handle
         file = _CLASSES["external_file"](file, native_file)
+    if isinstance(handle, _native.NamedType):
+        return _CLASSES["datatype"](handle, file)
     if isinstance(handle, _native.Dataset):
         return _CLASSES["dataset"](file, handle)
     return _CLASSES["group"](file, handle)
@@ -79,6 +83,13 @@ class HLObject:
     def ref(self):
         """A :class:`arca.Reference` to this object (``f[obj.ref] == obj``)."""
         return Reference(self._id.id)
+
+    @property
+    def regionref(self):
+        """Makes region references to this dataset by indexing
+        (``ds.regionref[2:5]``); ``.shape(ref)`` and ``.selection(ref)``
+        tell what a reference selects (see ``arca._regionref``)."""
+        return RegionProxy(self)
 
     @property
     def file(self):
@@ -200,10 +211,13 @@ class ObjectID:
         return getattr(self._id, name)
 
     def get_type(self):
-        """A dataset's type: a :class:`TypeID` (``get_class()``, ``dtype``)."""
+        """A dataset's type: a :class:`TypeID` (``get_class()``, ``dtype``;
+        ``committed()`` when the dataset was made with a committed one)."""
         if not isinstance(self._id, _native.Dataset):
             raise TypeError("only a dataset's id has a type")
-        return TypeID(from_type_string(self._id.dtype()))
+        named = self._id.committed_type()
+        return TypeID(from_type_string(self._id.dtype()),
+                      None if named is None else ObjectID(self._file, named))
 
     def get_create_plist(self):
         """A group's creation settings as h5py's property list shows the
@@ -224,8 +238,14 @@ class TypeID:
         f["x"].id.get_type().get_class()    # 0 for integers, as h5t.INTEGER
     """
 
-    def __init__(self, dtype):
+    def __init__(self, dtype, committed=None):
         self.dtype = dtype
+        # The committed datatype's ObjectID, for a committed type.
+        self._committed = committed
+
+    def committed(self):
+        """Whether the type is a committed datatype (an object of the file)."""
+        return self._committed is not None
 
     def get_class(self):
         """HDF5's class of the type (``h5t.INTEGER`` is 0, ``h5t.FLOAT``
@@ -233,7 +253,12 @@ class TypeID:
         return h5t_class(self.dtype)
 
     def __eq__(self, other):
-        return isinstance(other, TypeID) and other.dtype == self.dtype
+        if not isinstance(other, TypeID):
+            return False
+        if self._committed is not None or other._committed is not None:
+            # Committed types are equal when they are the same object.
+            return self._committed == other._committed
+        return other.dtype == self.dtype
 
     def __hash__(self):
         return hash(self.dtype)

@@ -36,6 +36,8 @@ from ._dtypes import (
     vlen_base_of_type,
     vlen_dtype,
 )
+from ._regionref import TYPE_STRING as REGION_TYPE
+from ._regionref import RegionEngine
 from ._util import prod
 
 
@@ -44,6 +46,8 @@ def engine(dsid, type_string):
     or None for fixed-size elements (read and written as they are)."""
     if "vlen:" not in type_string:
         return None
+    if type_string == REGION_TYPE:
+        return RegionEngine(dsid, type_string)
     if type_string.startswith("vlen:"):
         return Ragged(dsid, type_string)
     return Rows(dsid, type_string)

@@ -112,6 +112,10 @@ pub enum Datatype {
     VlenBytes,
     /// Variable-length UTF-8 strings.
     VlenStr,
+    /// A region reference: a dataset of the same file and a selection of
+    /// it ([`crate::RegionRef`]), stored as a variable-length element of
+    /// bytes (empty: the null reference).
+    RegionRef,
     /// Variable-length sequences (ragged rows) of a numeric base type.
     Vlen {
         /// The class of the base type.
@@ -421,7 +425,7 @@ impl Datatype {
             || self
                 .vlen_slots()
                 .iter()
-                .any(|(_, t)| t.base() == Some(Datatype::Reference))
+                .any(|(_, t)| t.base() == Some(Datatype::Reference) || *t == Datatype::RegionRef)
     }
 
     fn refs_at(&self, at: usize, out: &mut Vec<usize>) {
@@ -447,7 +451,7 @@ impl Datatype {
     pub fn is_vlen(&self) -> bool {
         matches!(
             self,
-            Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. }
+            Datatype::VlenBytes | Datatype::VlenStr | Datatype::RegionRef | Datatype::Vlen { .. }
         )
     }
 
@@ -510,7 +514,7 @@ impl Datatype {
     /// string kinds, the base type for sequences; `None` for fixed types.
     pub fn base(&self) -> Option<Datatype> {
         match *self {
-            Datatype::VlenBytes | Datatype::VlenStr => Some(Datatype::UInt {
+            Datatype::VlenBytes | Datatype::VlenStr | Datatype::RegionRef => Some(Datatype::UInt {
                 size: 1,
                 order: ByteOrder::NATIVE,
             }),
@@ -528,7 +532,10 @@ impl Datatype {
     /// Bytes per element (16, the record, for variable-length types).
     pub fn size(&self) -> usize {
         match self {
-            Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => VLEN_RECORD,
+            Datatype::VlenBytes
+            | Datatype::VlenStr
+            | Datatype::RegionRef
+            | Datatype::Vlen { .. } => VLEN_RECORD,
             Datatype::Bool => 1,
             Datatype::Int { size, .. }
             | Datatype::UInt { size, .. }

@@ -1,18 +1,21 @@
 //! Group links: the values of a group's link B-tree, keyed by name.
 //!
 //! ```text
-//! +0  u8   kind    1 group, 2 dataset (hard links), 3 soft, 4 external;
+//! +0  u8   kind    1 group, 2 dataset, 5 committed datatype (hard
+//!                  links), 3 soft, 4 external;
 //!                  bit 7 set: a creation index follows (groups that track
 //!                  creation order, and only they, set it on every link)
 //! [+1 u64  index   creation order within the group]
 //!  then, by kind:
-//!  1, 2  u64 addr      the object's header
+//!  1, 2, 5  u64 addr   the object's header
 //!  3     path          UTF-8, 1 to 512 bytes: absolute, or relative to
 //!                      the group holding the link
 //!  4     u16 n, file   UTF-8 file name (n = 1 to 512 bytes), then the
 //!                      path inside that file, 1 to 512 bytes
 //! ```
-//! Kinds 3 and 4 and the creation index came with format version 3.
+//! Kinds 3 and 4 and the creation index came with format version 3; kind
+//! 5 with committed datatypes (a reader that predates it refuses the link
+//! as damaged, never misreads it).
 
 use crate::error::Result;
 use crate::format::codec::{Reader, Writer};
@@ -54,6 +57,10 @@ pub(crate) fn encode(link: &Link) -> Vec<u8> {
             kind: ObjectKind::Dataset,
             ..
         } => 2,
+        Target::Hard {
+            kind: ObjectKind::Datatype,
+            ..
+        } => 5,
         Target::Soft(_) => 3,
         Target::External { .. } => 4,
     };
@@ -110,7 +117,7 @@ pub(crate) fn decode(b: &[u8], owner: u64, eof: u64, ordered: bool) -> Result<Li
         Ok(s)
     };
     let target = match first & !ORDERED {
-        k @ (1 | 2) => {
+        k @ (1 | 2 | 5) => {
             let addr = r.u64()?;
             if r.remaining() != 0 {
                 return Err(r.corrupt(format!("hard link of {} bytes", b.len())));
@@ -118,10 +125,10 @@ pub(crate) fn decode(b: &[u8], owner: u64, eof: u64, ordered: bool) -> Result<Li
             if addr < PAGE_SIZE as u64 || addr >= eof || addr == owner {
                 return Err(r.corrupt(format!("link to {addr}, outside the file or to itself")));
             }
-            let kind = if k == 1 {
-                ObjectKind::Group
-            } else {
-                ObjectKind::Dataset
+            let kind = match k {
+                1 => ObjectKind::Group,
+                2 => ObjectKind::Dataset,
+                _ => ObjectKind::Datatype,
             };
             Target::Hard { kind, addr }
         }
@@ -151,6 +158,10 @@ mod tests {
             for target in [
                 Target::Hard {
                     kind: ObjectKind::Dataset,
+                    addr: 8192,
+                },
+                Target::Hard {
+                    kind: ObjectKind::Datatype,
                     addr: 8192,
                 },
                 Target::Soft("/a/b".into()),

@@ -1,8 +1,9 @@
-//! Object headers: one page per group or dataset, a list of typed messages.
+//! Object headers: one page per group, dataset or committed datatype, a
+//! list of typed messages.
 //!
 //! Page payload:
 //! ```text
-//! +0  u8   kind        1 group, 2 dataset
+//! +0  u8   kind        1 group, 2 dataset, 3 committed datatype
 //! +1  u8   reserved
 //! +2  u16  n           number of messages
 //! +4  n × { u16 type, u16 flags, u32 len, body[len] }
@@ -12,14 +13,17 @@
 //! 1 links     u64 B-tree root, u64 count            (groups)
 //! 2 attrs     u64 B-tree root, u64 count            (all objects)
 //! 3 datatype  the datatype's encoding (format/datatype/codec.rs): 8
-//!             bytes and more for the classes that go on (datasets)
+//!             bytes and more for the classes that go on (datasets and
+//!             committed datatypes)
 //! 4 shape     the dataspace with its maxima (format/shape.rs): u8 rank,
 //!             rank × u64 dims, rank × u64 maxdims (u64::MAX = unlimited);
 //!             rank 0xFF: a null dataspace, no elements at all (version 3)
 //! 5 layout    u8 class; 0 contiguous: u64 addr (0 = unallocated), u64 size;
 //!             1 chunked: rank × u64 chunk dims, u64 chunk-index root;
 //!             2 compact: the elements themselves, shape × element size
-//!             bytes in the datatype's byte order (format version 2)
+//!             bytes in the datatype's byte order (format version 2);
+//!             3 virtual: u64 blob addr, u64 blob len (0, 0: no mappings),
+//!             the mappings of format/virtual_map.rs
 //! 6 filters   the filter pipeline (format/filter_pipeline.rs): u8 n, n
 //!             filters; HDF5 pipelines only over fixed-size types
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
@@ -31,11 +35,16 @@
 //!             attributes are listed in creation order; their attribute
 //!             records carry their index; must be understood, so a
 //!             reader without it refuses the object rather than misorder)
+//! 11 committed u64 the header address of the committed datatype whose
+//!             type message 3 repeats (datasets made with a committed
+//!             type); the dataset holds a reference to that object, counted
+//!             with its hard links, so the type lives while it is used
 //! ```
 //! Flag bit 0 marks a message a reader must understand; unknown messages
 //! without it are carried along untouched, so later versions can add
 //! messages without a format break. Each known message appears at most
-//! once; groups hold 1 and 2, datasets 2 to 5 at least.
+//! once; groups hold 1 and 2, datasets 2 to 5 at least, committed
+//! datatypes 2 and 3 (and 10) and nothing else.
 
 use crate::error::{Error, Result};
 use crate::format::chunk_index::MAX_CHUNK_BYTES;
@@ -48,7 +57,7 @@ use crate::format::vlen_vector::VecMeta;
 use crate::pager::PAGE_SIZE;
 use crate::pool::lists::{EXTENTS, FILL};
 use crate::pool::{PooledBuf, PooledVec};
-use crate::store::Store;
+use crate::store::{Store, BLOB_HEADER};
 
 pub(crate) const TAG: &crate::pager::Family = b"AOH";
 /// Fill values up to this size live in the header itself.
@@ -66,8 +75,9 @@ const MSG_FILL: u16 = 7;
 const MSG_VECTOR: u16 = 8;
 const MSG_ORDER: u16 = 9;
 const MSG_ATTR_ORDER: u16 = 10;
+const MSG_COMMITTED: u16 = 11;
 /// Highest message type this version knows.
-const MSG_LAST: u16 = MSG_ATTR_ORDER;
+const MSG_LAST: u16 = MSG_COMMITTED;
 
 /// What kind of object a header describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,6 +86,30 @@ pub enum ObjectKind {
     Group,
     /// A dataset: an n-dimensional array of typed elements.
     Dataset,
+    /// A committed (named) datatype: a type stored as an object of its
+    /// own, with a name and attributes, that datasets may be made with.
+    Datatype,
+}
+
+impl ObjectKind {
+    /// The header's kind byte.
+    fn code(self) -> u8 {
+        match self {
+            ObjectKind::Group => 1,
+            ObjectKind::Dataset => 2,
+            ObjectKind::Datatype => 3,
+        }
+    }
+
+    /// Whether a header of this kind may hold message `t` (a known one).
+    fn holds(self, t: u16) -> bool {
+        match t {
+            MSG_LINKS | MSG_ORDER => self == ObjectKind::Group,
+            MSG_ATTRS | MSG_ATTR_ORDER => true,
+            MSG_DATATYPE => self != ObjectKind::Group,
+            _ => self == ObjectKind::Dataset,
+        }
+    }
 }
 
 /// Where a B-tree starts and how many entries it holds.
@@ -97,6 +131,12 @@ pub(crate) enum Layout {
     },
     /// The elements, kept in the header itself.
     Compact(Vec<u8>),
+    /// Elements assembled from other datasets by the mappings in the blob
+    /// at `addr` (`len` bytes of data; both 0 for no mappings).
+    Virtual {
+        addr: u64,
+        len: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +173,10 @@ pub(crate) struct Header {
     /// are listed in creation order.
     pub(crate) attr_order: Option<u64>,
     pub(crate) dataset: Option<DatasetMeta>,
+    /// The type a committed datatype holds.
+    pub(crate) named: Option<Datatype>,
+    /// The committed datatype a dataset was made with (its header address).
+    pub(crate) committed: Option<u64>,
     /// Messages this version does not know, kept verbatim.
     pub(crate) other: Vec<(u16, u16, Vec<u8>)>,
 }
@@ -159,7 +203,18 @@ impl Header {
             order: None,
             attr_order: None,
             dataset: None,
+            named: None,
+            committed: None,
             other: vec![],
+        }
+    }
+
+    /// The header of a committed datatype holding `dtype`.
+    pub(crate) fn datatype(dtype: Datatype) -> Self {
+        Header {
+            kind: ObjectKind::Datatype,
+            named: Some(dtype),
+            ..Header::group()
         }
     }
 
@@ -220,10 +275,20 @@ impl Header {
             w.u64(next);
             msgs.push((MSG_ATTR_ORDER, MUST_UNDERSTAND, w.buf));
         }
+        if let Some(t) = &self.named {
+            let mut w = Writer::new();
+            t.encode(&mut w);
+            msgs.push((MSG_DATATYPE, MUST_UNDERSTAND, w.buf));
+        }
         if let Some(d) = &self.dataset {
             let mut w = Writer::new();
             d.dtype.encode(&mut w);
             msgs.push((MSG_DATATYPE, MUST_UNDERSTAND, w.buf));
+            if let Some(t) = self.committed {
+                let mut w = Writer::new();
+                w.u64(t);
+                msgs.push((MSG_COMMITTED, MUST_UNDERSTAND, w.buf));
+            }
             let mut w = Writer::new();
             shape::encode_with_max(&mut w, d.null, &d.dims, &d.maxdims);
             msgs.push((MSG_SHAPE, MUST_UNDERSTAND, w.buf));
@@ -241,6 +306,9 @@ impl Header {
                 }
                 Layout::Compact(data) => {
                     w.u8(2).bytes(data);
+                }
+                Layout::Virtual { addr, len } => {
+                    w.u8(3).u64(*addr).u64(*len);
                 }
             }
             msgs.push((MSG_LAYOUT, MUST_UNDERSTAND, w.buf));
@@ -267,12 +335,7 @@ impl Header {
         }
         msgs.extend(self.other.iter().cloned());
         let mut w = Writer::new();
-        w.u8(match self.kind {
-            ObjectKind::Group => 1,
-            ObjectKind::Dataset => 2,
-        })
-        .u8(0)
-        .u16(msgs.len() as u16);
+        w.u8(self.kind.code()).u8(0).u16(msgs.len() as u16);
         for (t, f, body) in msgs {
             w.u16(t).u16(f).u32(body.len() as u32).bytes(&body);
         }
@@ -287,6 +350,7 @@ impl Header {
         let kind = match r.u8()? {
             1 => ObjectKind::Group,
             2 => ObjectKind::Dataset,
+            3 => ObjectKind::Datatype,
             k => return Err(r.corrupt(format!("object kind {k}"))),
         };
         r.u8()?;
@@ -315,9 +379,7 @@ impl Header {
                     return Err(r.corrupt(format!("message {t} appears twice")));
                 }
                 seen |= 1 << t;
-                let for_groups = t == MSG_LINKS || t == MSG_ORDER;
-                let for_both = t == MSG_ATTRS || t == MSG_ATTR_ORDER;
-                if !for_both && for_groups != (kind == ObjectKind::Group) {
+                if !kind.holds(t) {
                     return Err(r.corrupt(format!("message {t} in a {kind:?} header")));
                 }
             }
@@ -374,6 +436,10 @@ impl Header {
                         }
                         // Its length is checked against the shape below.
                         2 => Layout::Compact(m.bytes(m.remaining())?.to_vec()),
+                        3 => Layout::Virtual {
+                            addr: m.u64()?,
+                            len: m.u64()?,
+                        },
                         c => return Err(m.corrupt(format!("layout class {c}"))),
                     })
                 }
@@ -404,6 +470,15 @@ impl Header {
                 MSG_ATTR_ORDER => {
                     h.attr_order = Some(m.u64()?);
                 }
+                MSG_COMMITTED => {
+                    let t = m.u64()?;
+                    if t < PAGE_SIZE as u64 || t >= eof || t == addr {
+                        return Err(m.corrupt(format!(
+                            "committed datatype at {t}, outside the file or the dataset itself"
+                        )));
+                    }
+                    h.committed = Some(t);
+                }
                 _ if flags & MUST_UNDERSTAND != 0 => {
                     return Err(Error::Unsupported(format!(
                         "object header at {addr} has message type {t} this version does not know"
@@ -420,9 +495,13 @@ impl Header {
             ObjectKind::Dataset => {
                 (1 << MSG_ATTRS) | (1 << MSG_DATATYPE) | (1 << MSG_SHAPE) | (1 << MSG_LAYOUT)
             }
+            ObjectKind::Datatype => (1 << MSG_ATTRS) | (1 << MSG_DATATYPE),
         };
         if seen & required != required {
             return Err(r.corrupt(format!("{kind:?} header lacks a required message")));
+        }
+        if kind == ObjectKind::Datatype {
+            h.named = dtype.take();
         }
         if kind == ObjectKind::Dataset {
             let (Some(dtype), Some((dims, maxdims)), Some(layout)) = (dtype, dims_max, layout)
@@ -513,6 +592,17 @@ impl DatasetMeta {
                 }
                 if *index != 0 && (*index == addr || !in_file(*index, 1)) {
                     return Err(format!("chunk index at {index} lies outside the file"));
+                }
+            }
+            Layout::Virtual { addr: a, len } => {
+                if (*a == 0) != (*len == 0) {
+                    return Err(format!("virtual mappings at {a} of {len} bytes"));
+                }
+                if *a != 0 && !len.checked_add(BLOB_HEADER).is_some_and(|l| in_file(*a, l)) {
+                    return Err(format!("virtual mappings at {a} lie outside the file"));
+                }
+                if !self.filters.is_empty() || self.vlen.is_some() {
+                    return Err("a virtual dataset has filters or a byte vector".into());
                 }
             }
             Layout::Compact(data) => {
@@ -626,8 +716,49 @@ mod tests {
         };
         g.order = Some(3);
         g.other.push((200, 0, vec![1, 2, 3]));
-        for h in [Header::group(), g, chunked()] {
+        let mut used = chunked();
+        used.committed = Some(20480);
+        let mut named = Header::datatype(Datatype::float(8));
+        named.attr_order = Some(0);
+        for h in [Header::group(), g, chunked(), used, named] {
             assert_eq!(Header::decode(&h.encode(), AT, EOF).unwrap(), h);
+        }
+    }
+
+    #[test]
+    fn committed_types_are_checked() {
+        let corrupt = |b: Vec<u8>| {
+            let e = Header::decode(&b, AT, EOF).unwrap_err();
+            assert!(matches!(e, Error::Corrupt { .. }), "{e}");
+        };
+        let index = vec![0u8; 16];
+        let mut w = Writer::new();
+        Datatype::int(2).encode(&mut w);
+        let dtype = w.buf;
+        // A type object without its type, or holding a dataset's layout.
+        corrupt(header_bytes(3, &[(MSG_ATTRS, 1, index.clone())]));
+        corrupt(header_bytes(
+            3,
+            &[
+                (MSG_ATTRS, 1, index.clone()),
+                (MSG_DATATYPE, 1, dtype.clone()),
+                (MSG_LAYOUT, 1, vec![0; 17]),
+            ],
+        ));
+        // A group that names a committed type, a dataset whose type is
+        // itself or outside the file.
+        corrupt(header_bytes(
+            1,
+            &[
+                (MSG_LINKS, 1, index.clone()),
+                (MSG_ATTRS, 1, index.clone()),
+                (MSG_COMMITTED, 1, 8192u64.to_le_bytes().to_vec()),
+            ],
+        ));
+        for bad in [AT, EOF, 0] {
+            let mut h = chunked();
+            h.committed = Some(bad);
+            corrupt(h.encode());
         }
     }
 

@@ -7,6 +7,7 @@ use crate::format::attribute::AttrRecord;
 use crate::format::btree;
 use crate::format::datatype::Datatype;
 use crate::format::object_header::{next_index, Header};
+use crate::format::region::RegionRef;
 use crate::format::shape::MAX_RANK;
 use crate::space::Section;
 use crate::store::Store;
@@ -105,6 +106,43 @@ impl AttrValue {
     /// [`Error::InvalidArgument`] if the count does not fill `shape`.
     pub fn vlen_bytes<B: AsRef<[u8]>>(shape: &[u64], items: &[B]) -> Result<Self> {
         Self::vlen_items(Datatype::VlenBytes, shape, items.iter().map(|b| b.as_ref()))
+    }
+
+    /// Region references of `shape` (`None`: the null reference).
+    ///
+    /// ```
+    /// use arca::{AttrValue, Region, RegionRef, RegionSelection};
+    /// let r = RegionRef { object: 8192, region: Region::new(vec![4], RegionSelection::All).unwrap() };
+    /// let v = AttrValue::region_refs(&[2], &[Some(r.clone()), None]).unwrap();
+    /// assert_eq!(v.to_region_refs().unwrap(), [Some(r), None]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the count does not fill `shape`.
+    pub fn region_refs(shape: &[u64], refs: &[Option<RegionRef>]) -> Result<Self> {
+        let items: Vec<Vec<u8>> = refs
+            .iter()
+            .map(|r| r.as_ref().map(RegionRef::to_bytes).unwrap_or_default())
+            .collect();
+        Self::vlen_items(Datatype::RegionRef, shape, items.iter().map(|b| &b[..]))
+    }
+
+    /// The elements of a region-reference value (`None`: the null reference).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for another type, [`Error::Corrupt`] for
+    /// an element that does not decode.
+    pub fn to_region_refs(&self) -> Result<Vec<Option<RegionRef>>> {
+        if self.dtype != Datatype::RegionRef {
+            return Err(Error::invalid("attribute does not hold region references"));
+        }
+        let (v, o) = self.to_ragged_bytes()?;
+        o.windows(2)
+            .map(|w| match &v[w[0] as usize..w[1] as usize] {
+                [] => Ok(None),
+                b => RegionRef::from_bytes(b).map(Some),
+            })
+            .collect()
     }
 
     fn vlen_items<'a>(
@@ -330,6 +368,10 @@ impl Attributes {
         } else {
             AttrValue::new(v.dtype.clone(), &v.shape, v.data.clone())?
         };
+        if v.dtype == Datatype::RegionRef && !null {
+            let (values, offsets) = v.to_ragged_bytes()?;
+            crate::format::region::check_refs(&values, &offsets)?;
+        }
         let mut g = lock(&self.file)?;
         g.st.check_writable()?;
         let mut h = Header::load(&mut g.st, self.owner)?;

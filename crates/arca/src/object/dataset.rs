@@ -13,6 +13,7 @@ use super::session::Session;
 use super::storage::{
     check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes, CacheKey,
 };
+use super::virtual_read;
 use crate::chunk::Chunked;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
@@ -78,12 +79,48 @@ impl Dataset {
         load_meta(&mut g.st, self.addr)
     }
 
+    /// The extent now: a virtual dataset's grows with the sources of its
+    /// unlimited mappings.
+    fn dims_now(&self, m: &DatasetMeta) -> Result<Vec<u64>> {
+        if !matches!(m.layout, Layout::Virtual { .. }) {
+            return Ok(m.dims.to_vec());
+        }
+        let maps = {
+            let mut g = lock(&self.file)?;
+            virtual_read::mappings(&mut g.st, m)?.unwrap_or_default()
+        };
+        virtual_read::dims_with(&self.file, m, &maps, 0)
+    }
+
     /// Current extent per dimension.
     ///
     /// # Errors
     /// [`Error::Corrupt`] if the header is damaged.
     pub fn shape(&self) -> Result<Vec<u64>> {
-        Ok(self.meta()?.dims.to_vec())
+        let m = self.meta()?;
+        self.dims_now(&m)
+    }
+
+    /// Whether the elements are assembled from other datasets (a virtual
+    /// dataset, [`DatasetOptions::virtual_mappings`]).
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    ///
+    /// [`DatasetOptions::virtual_mappings`]: crate::DatasetOptions::virtual_mappings
+    pub fn is_virtual(&self) -> Result<bool> {
+        Ok(matches!(self.meta()?.layout, Layout::Virtual { .. }))
+    }
+
+    /// A virtual dataset's mappings, in the order they apply (empty for
+    /// other datasets).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for damaged mappings, naming what is wrong.
+    pub fn virtual_mappings(&self) -> Result<Vec<crate::VirtualMapping>> {
+        let mut g = lock(&self.file)?;
+        let m = load_meta(&mut g.st, self.addr)?;
+        Ok(virtual_read::mappings(&mut g.st, &m)?.unwrap_or_default())
     }
 
     /// Largest extent per dimension; `None` is unlimited.
@@ -114,7 +151,7 @@ impl Dataset {
     pub fn chunks(&self) -> Result<Option<Vec<u64>>> {
         Ok(match self.meta()?.layout {
             Layout::Chunked { chunk, .. } => Some(chunk.to_vec()),
-            Layout::Contiguous { .. } | Layout::Compact(_) => None,
+            Layout::Contiguous { .. } | Layout::Compact(_) | Layout::Virtual { .. } => None,
         })
     }
 
@@ -127,6 +164,7 @@ impl Dataset {
             Layout::Chunked { .. } => StorageLayout::Chunked,
             Layout::Contiguous { .. } => StorageLayout::Contiguous,
             Layout::Compact(_) => StorageLayout::Compact,
+            Layout::Virtual { .. } => StorageLayout::Virtual,
         })
     }
 
@@ -192,6 +230,8 @@ impl Dataset {
                 .map(|(_, r)| r.size)
                 .sum(),
             Layout::Compact(ref data) => data.len() as u64,
+            // Its elements are its sources'.
+            Layout::Virtual { .. } => 0,
         })
     }
 
@@ -201,7 +241,11 @@ impl Dataset {
     /// As for [`Dataset::shape`].
     pub fn len(&self) -> Result<u64> {
         let m = self.meta()?;
-        Ok(if m.null { 0 } else { m.dims.iter().product() })
+        Ok(if m.null {
+            0
+        } else {
+            self.dims_now(&m)?.iter().product()
+        })
     }
 
     /// The shape, or `None` for a null dataspace: [`Dataset::shape`] and
@@ -218,7 +262,10 @@ impl Dataset {
     /// As for [`Dataset::shape`].
     pub fn extent(&self) -> Result<Option<Vec<u64>>> {
         let m = self.meta()?;
-        Ok((!m.null).then(|| m.dims.to_vec()))
+        if m.null {
+            return Ok(None);
+        }
+        Ok(Some(self.dims_now(&m)?))
     }
 
     /// Whether the dataset has a null dataspace: a type and no elements
@@ -248,6 +295,18 @@ impl Dataset {
         let mut g = lock(&self.file)?;
         let m = load_meta(&mut g.st, self.addr)?;
         reject_vlen(&m.dtype)?;
+        if matches!(m.layout, Layout::Virtual { .. }) {
+            // Assembled from sources, with this file's lock let go: a
+            // source may be in this file.
+            let maps = virtual_read::mappings(&mut g.st, &m)?.unwrap_or_default();
+            let mut fill = m.fill_bytes(&g.st)?.to_vec();
+            if m.dtype.needs_swap() {
+                m.dtype.swap(&mut fill);
+            }
+            drop(g);
+            let dims = virtual_read::dims_with(&self.file, &m, &maps, 0)?;
+            return virtual_read::read(&self.file, &m, &maps, &dims, &fill, sel, out);
+        }
         if matches!(m.layout, Layout::Chunked { .. }) && !m.null {
             if let Some((io, gate)) = g.st.pager.unlocked_reads() {
                 return self.read_chunked_unlocked(g, m, sel, out, &*io, &gate);

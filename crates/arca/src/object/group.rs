@@ -1,33 +1,35 @@
-//! Groups: named links to groups and datasets (and soft and external
-//! links), held in a B-tree keyed by name (see `format::link`).
+//! Groups: named links to groups, datasets and committed datatypes (and
+//! soft and external links), held in a B-tree keyed by name (see
+//! `format::link`).
 
 use super::attrs::Attributes;
 use super::dataset::options::{build_meta, DatasetOptions};
 use super::dataset::Dataset;
 use super::handle::{lock, FileHandle};
 use super::links::{self, GroupOptions, Link};
-use super::open::OpenOptions;
+use super::lookup::{
+    external_file, get_link, kind_word, resolve, resolve_hops, Found, MAX_SOFT_LINK_HOPS,
+};
+use super::named_type::{load_type, NamedType};
 use super::path::{components, join};
 use super::session::Session;
 use super::storage;
 use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
+use crate::format::datatype::Datatype;
 use crate::format::link::{self as link_fmt, Target};
 use crate::format::object_header::{self, Header, ObjectKind};
 use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
-/// Soft and external links followed in one lookup, together, before it is
-/// given up (as HDF5's default limit): a longer chain is almost surely a
-/// loop, within a file or through files.
-pub const MAX_SOFT_LINK_HOPS: u32 = 16;
-
-/// A group or a dataset.
+/// A group, a dataset or a committed datatype.
 pub enum Object {
     /// A group.
     Group(Group),
     /// A dataset.
     Dataset(Dataset),
+    /// A committed datatype.
+    Datatype(NamedType),
 }
 
 impl Object {
@@ -37,6 +39,7 @@ impl Object {
         match self {
             Object::Group(g) => &g.file,
             Object::Dataset(d) => &d.file,
+            Object::Datatype(t) => &t.file,
         }
     }
 
@@ -45,6 +48,7 @@ impl Object {
         match self {
             Object::Group(_) => ObjectKind::Group,
             Object::Dataset(_) => ObjectKind::Dataset,
+            Object::Datatype(_) => ObjectKind::Datatype,
         }
     }
 
@@ -54,6 +58,25 @@ impl Object {
         match self {
             Object::Group(g) => g.addr,
             Object::Dataset(d) => d.addr,
+            Object::Datatype(t) => t.addr,
+        }
+    }
+
+    /// The absolute path the object was opened by.
+    pub fn path(&self) -> &str {
+        match self {
+            Object::Group(g) => g.path(),
+            Object::Dataset(d) => d.path(),
+            Object::Datatype(t) => t.path(),
+        }
+    }
+
+    /// The object's attributes.
+    pub fn attrs(&self) -> Attributes {
+        match self {
+            Object::Group(g) => g.attrs(),
+            Object::Dataset(d) => d.attrs(),
+            Object::Datatype(t) => t.attrs(),
         }
     }
 }
@@ -74,124 +97,6 @@ pub struct Group {
     file: FileHandle,
     addr: u64,
     path: String,
-}
-
-/// Where a path leads.
-pub(crate) enum Found {
-    /// An object in this file.
-    Local(ObjectKind, u64),
-    /// A path in another file.
-    External { file: String, path: String },
-}
-
-/// Load the group at `addr` and its link `name`, decoded.
-fn get_link(st: &mut Store, addr: u64, name: &str) -> Result<Option<link_fmt::Link>> {
-    let h = Header::load(st, addr)?;
-    if h.kind != ObjectKind::Group {
-        return Err(Error::invalid("not a group"));
-    }
-    match btree::get(st, h.links.root, name.as_bytes())? {
-        Some(v) => Ok(Some(link_fmt::decode(
-            &v,
-            addr,
-            st.space.eof(),
-            h.order.is_some(),
-        )?)),
-        None => Ok(None),
-    }
-}
-
-/// Follow `parts` from the group at `addr` through hard and soft links;
-/// `root` is the root group's address, for absolute soft links.
-pub(crate) fn resolve(
-    st: &mut Store,
-    root: u64,
-    addr: u64,
-    parts: &[&str],
-    full: &str,
-) -> Result<Found> {
-    resolve_hops(st, root, addr, parts, full, &mut 0)
-}
-
-fn resolve_hops(
-    st: &mut Store,
-    root: u64,
-    mut addr: u64,
-    parts: &[&str],
-    full: &str,
-    hops: &mut u32,
-) -> Result<Found> {
-    let mut kind = ObjectKind::Group;
-    for (i, p) in parts.iter().enumerate() {
-        if kind != ObjectKind::Group {
-            return Err(Error::NotFound(format!(
-                "{full}: {} is a dataset",
-                parts[..i].join("/")
-            )));
-        }
-        let l = get_link(st, addr, p)?.ok_or_else(|| Error::NotFound(full.to_string()))?;
-        let rest = &parts[i + 1..];
-        match l.target {
-            Target::Hard { kind: k, addr: a } => (kind, addr) = (k, a),
-            Target::Soft(target) => {
-                *hops += 1;
-                if *hops > MAX_SOFT_LINK_HOPS {
-                    return Err(Error::NotFound(format!(
-                        "{full}: more than {MAX_SOFT_LINK_HOPS} soft links (a loop?)"
-                    )));
-                }
-                let tparts = components(&target)?;
-                let from = if target.starts_with('/') { root } else { addr };
-                match resolve_hops(st, root, from, &tparts, full, hops)? {
-                    Found::Local(k, a) => (kind, addr) = (k, a),
-                    Found::External { file, path } => {
-                        return Ok(Found::External {
-                            file,
-                            path: rest.iter().fold(path, |acc, r| join(&acc, r)),
-                        })
-                    }
-                }
-            }
-            Target::External { file, path } => {
-                return Ok(Found::External {
-                    file,
-                    path: rest.iter().fold(path, |acc, r| join(&acc, r)),
-                })
-            }
-        }
-    }
-    Ok(Found::Local(kind, addr))
-}
-
-/// Open (once per file, read-only) the file an external link names:
-/// relative names are looked for beside this file, then in the current
-/// directory. A missing file is `NotFound`.
-fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileHandle> {
-    let named = std::path::Path::new(file);
-    let mut candidates = vec![];
-    if named.is_absolute() {
-        candidates.push(named.to_path_buf());
-    } else {
-        if let Some(dir) = g.path().and_then(|p| p.parent()) {
-            candidates.push(dir.join(named));
-        }
-        candidates.push(named.to_path_buf());
-    }
-    for c in candidates {
-        let Ok(canon) = std::fs::canonicalize(&c) else {
-            continue;
-        };
-        if g.path().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
-            return Ok(this.clone());
-        }
-        if let Some(s) = g.external(&canon) {
-            return Ok(s);
-        }
-        let s = OpenOptions::default().open_path(&canon)?;
-        g.add_external(canon, s.clone());
-        return Ok(s);
-    }
-    Err(Error::NotFound(format!("external file {file} not found")))
 }
 
 /// The links one lookup has followed: their number (soft and external
@@ -306,6 +211,9 @@ impl Group {
                     ObjectKind::Dataset => {
                         Object::Dataset(Dataset::new(self.file.clone(), addr, p))
                     }
+                    ObjectKind::Datatype => {
+                        Object::Datatype(NamedType::new(self.file.clone(), addr, p))
+                    }
                 })
             }
             Found::External { file, path: inner } => {
@@ -347,27 +255,7 @@ impl Group {
         }
         let (root, path) = {
             let mut g = lock(&self.file)?;
-            let root = g.sb.root;
-            if g.names().is_none() {
-                let mut names = std::collections::HashMap::new();
-                names.insert(root, "/".to_string());
-                let mut stack = vec![(root, String::new())];
-                while let Some((addr, prefix)) = stack.pop() {
-                    for (name, kind, a) in members_with_addr(&mut g.st, addr)? {
-                        if names.contains_key(&a) {
-                            continue;
-                        }
-                        let p = format!("{prefix}/{name}");
-                        names.insert(a, p.clone());
-                        if kind == ObjectKind::Group {
-                            stack.push((a, p));
-                        }
-                    }
-                }
-                g.set_names(names);
-            }
-            let path = g.names().and_then(|n| n.get(&id).cloned());
-            (root, path)
+            (g.sb.root, first_path(&mut g, id)?)
         };
         let path = path.ok_or_else(|| {
             Error::NotFound(format!("no object with id {id} is linked in this file"))
@@ -395,7 +283,10 @@ impl Group {
     pub fn group(&self, path: &str) -> Result<Group> {
         match self.object(path)? {
             Object::Group(g) => Ok(g),
-            Object::Dataset(_) => Err(Error::NotFound(format!("{path} is a dataset, not a group"))),
+            o => Err(Error::NotFound(format!(
+                "{path} is a {}, not a group",
+                kind_word(o.kind())
+            ))),
         }
     }
 
@@ -406,8 +297,49 @@ impl Group {
     pub fn dataset(&self, path: &str) -> Result<Dataset> {
         match self.object(path)? {
             Object::Dataset(d) => Ok(d),
-            Object::Group(_) => Err(Error::NotFound(format!("{path} is a group, not a dataset"))),
+            o => Err(Error::NotFound(format!(
+                "{path} is a {}, not a dataset",
+                kind_word(o.kind())
+            ))),
         }
+    }
+
+    /// Open a committed datatype by path.
+    ///
+    /// # Errors
+    /// [`Error::NotFound`] if there is no committed datatype at `path`.
+    pub fn named_type(&self, path: &str) -> Result<NamedType> {
+        match self.object(path)? {
+            Object::Datatype(t) => Ok(t),
+            o => Err(Error::NotFound(format!(
+                "{path} is a {}, not a committed datatype",
+                kind_word(o.kind())
+            ))),
+        }
+    }
+
+    /// Store `dtype` as a committed datatype named `path` (missing
+    /// intermediate groups are created): an object with attributes that
+    /// datasets can be made with ([`DatasetOptions::committed`]).
+    ///
+    /// ```
+    /// use arca::{Datatype, File, Object};
+    /// let f = File::in_memory().unwrap();
+    /// f.root().commit_type("types/u8", &Datatype::uint(1)).unwrap();
+    /// assert!(matches!(f.root().object("types/u8").unwrap(), Object::Datatype(_)));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::AlreadyExists`], [`Error::InvalidArgument`] for a type that
+    /// is not whole, [`Error::ReadOnly`].
+    pub fn commit_type(&self, path: &str, dtype: &Datatype) -> Result<NamedType> {
+        dtype.validate()?;
+        let (parent, base, name) = self.parent_of(path, true)?;
+        let mut g = lock(&self.file)?;
+        g.forget_names();
+        let addr = insert_new(&mut g.st, parent, name, Header::datatype(dtype.clone()))
+            .map_err(|e| rename_exists(e, path))?;
+        Ok(NamedType::new(self.file.clone(), addr, join(&base, name)))
     }
 
     /// Whether an object exists at `path` (a dangling link is not one).
@@ -439,8 +371,8 @@ impl Group {
             let here = &dirs[..=i].join("/");
             match resolve(&mut g.st, root, addr, &[d], here) {
                 Ok(Found::Local(ObjectKind::Group, a)) => addr = a,
-                Ok(Found::Local(ObjectKind::Dataset, _)) => {
-                    return Err(Error::invalid(format!("{here} is a dataset")))
+                Ok(Found::Local(k, _)) => {
+                    return Err(Error::invalid(format!("{here} is a {}", kind_word(k))))
                 }
                 Ok(Found::External { .. }) => {
                     return Err(Error::invalid(format!(
@@ -503,9 +435,10 @@ impl Group {
     pub fn require_group(&self, path: &str) -> Result<Group> {
         match self.object(path) {
             Ok(Object::Group(g)) => Ok(g),
-            Ok(Object::Dataset(_)) => {
-                Err(Error::invalid(format!("{path} exists and is a dataset")))
-            }
+            Ok(o) => Err(Error::invalid(format!(
+                "{path} exists and is a {}",
+                kind_word(o.kind())
+            ))),
             Err(Error::NotFound(_)) => self.create_group(path),
             Err(e) => Err(e),
         }
@@ -520,6 +453,28 @@ impl Group {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.file)?;
         g.forget_names();
+        // A committed type is of this file, and the type the dataset takes.
+        let committed = match &opts.committed {
+            None if opts.commit_new => {
+                opts.dtype.validate()?;
+                let t = Header::datatype(opts.dtype.clone()).create(&mut g.st)?;
+                Some(t)
+            }
+            Some(t) => {
+                if !t.in_file(&self.file) {
+                    return Err(Error::invalid(
+                        "a committed datatype of another file cannot type this dataset",
+                    ));
+                }
+                if load_type(&mut g.st, t.addr)? != opts.dtype {
+                    return Err(Error::invalid(
+                        "the dataset's type differs from the committed datatype's",
+                    ));
+                }
+                Some(t.addr)
+            }
+            None => None,
+        };
         let meta = build_meta(&mut g.st, opts)?;
         // Storage allocated early must not outlive a failed insert (a name
         // that exists, say): give it back before reporting the error.
@@ -528,16 +483,31 @@ impl Group {
         if opts.track_order {
             h.attr_order = Some(0);
         }
+        h.committed = committed;
         let addr = match insert_new(&mut g.st, parent, name, h) {
             Ok(a) => a,
             Err(e) => {
                 storage::free_storage(&mut g.st, &storage)?;
+                if let (Some(t), true) = (committed, opts.commit_new) {
+                    let size = g.st.pager.size_of(t)? as u64;
+                    g.st.free_structures(&[Section {
+                        addr: t,
+                        size,
+                        kind: SpaceKind::Meta,
+                    }])?;
+                }
                 return Err(match e {
                     Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
                     e => e,
                 });
             }
         };
+        if let (Some(t), false) = (committed, opts.commit_new) {
+            // The dataset's use counts as a link: the type outlives its
+            // names. (A type made for this dataset has that one link.)
+            let n = links::count(&mut g, t)?;
+            links::set_count(&mut g, t, n + 1)?;
+        }
         Ok(Dataset::new(self.file.clone(), addr, join(&base, name)))
     }
 
@@ -607,6 +577,37 @@ impl Group {
             return Err(Error::invalid("the root group cannot have a second name"));
         }
         self.add_link(path, Target::Hard { kind, addr })
+    }
+
+    /// Give the committed datatype `t` (of this file) the name `path`: a
+    /// hard link, as [`Group::link_hard`] makes, for a type that may have
+    /// no name yet ([`DatasetOptions::commit_type`]).
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::int(8), &[3]).commit_type();
+    /// let d = f.root().create_dataset("d", &o).unwrap();
+    /// let t = d.committed_type().unwrap().unwrap();
+    /// assert_eq!(t.path(), "");
+    /// f.root().link_type("types/i8", &t).unwrap();
+    /// assert_eq!(d.committed_type().unwrap().unwrap().path(), "/types/i8");
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a type of another file,
+    /// [`Error::AlreadyExists`], [`Error::ReadOnly`].
+    pub fn link_type(&self, path: &str, t: &NamedType) -> Result<()> {
+        if !t.in_file(&self.file) {
+            return Err(Error::invalid("a hard link stays inside its file"));
+        }
+        self.add_link(
+            path,
+            Target::Hard {
+                kind: ObjectKind::Datatype,
+                addr: t.addr,
+            },
+        )
     }
 
     /// Insert a link at `path` (missing parents are created) and, for a
@@ -874,6 +875,47 @@ impl Group {
     }
 }
 
+/// The first path a walk from the root meets to the object at `id`, if a
+/// link leads there (the walk is kept until the next change of links).
+fn first_path(g: &mut Session, id: u64) -> Result<Option<String>> {
+    let root = g.sb.root;
+    if g.names().is_none() {
+        let mut names = std::collections::HashMap::new();
+        names.insert(root, "/".to_string());
+        let mut stack = vec![(root, String::new())];
+        while let Some((addr, prefix)) = stack.pop() {
+            for (name, kind, a) in members_with_addr(&mut g.st, addr)? {
+                if names.contains_key(&a) {
+                    continue;
+                }
+                let p = format!("{prefix}/{name}");
+                names.insert(a, p.clone());
+                if kind == ObjectKind::Group {
+                    stack.push((a, p));
+                }
+            }
+        }
+        g.set_names(names);
+    }
+    Ok(g.names().and_then(|n| n.get(&id).cloned()))
+}
+
+impl Dataset {
+    /// The committed datatype this dataset was made with, if any, by the
+    /// first path that leads to it (an empty path when no name is left).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] if the header is damaged.
+    pub fn committed_type(&self) -> Result<Option<NamedType>> {
+        let mut g = lock(&self.file)?;
+        let Some(t) = Header::load(&mut g.st, self.addr)?.committed else {
+            return Ok(None);
+        };
+        let path = first_path(&mut g, t)?.unwrap_or_default();
+        Ok(Some(NamedType::new(self.file.clone(), t, path)))
+    }
+}
+
 /// Whether the group at `target` lies in the subtree of the group at `from`.
 fn reaches(st: &mut Store, from: u64, target: u64) -> Result<bool> {
     let mut seen = std::collections::HashSet::new();
@@ -1039,6 +1081,10 @@ fn collect(g: &mut Session, first: u64, dead: &mut Dead) -> Result<()> {
             btree::extents(st, h.links.root, &mut dead.extents)?;
         }
         super::attrs::extents(st, &h, addr, &mut dead.extents)?;
+        if let Some(t) = h.committed {
+            // The dataset's use of its committed type goes with it.
+            pending.push(t);
+        }
         if let Some(meta) = &h.dataset {
             dead.datasets.push(addr);
             storage::storage_extents(st, meta, &mut dead.extents)?;

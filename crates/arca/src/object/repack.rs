@@ -9,9 +9,12 @@ use super::dataset::Dataset;
 use super::file::File;
 use super::group::{Group, Object};
 use super::links::{GroupOptions, Link};
+use super::named_type::NamedType;
 use super::open::Mode;
+use super::vlen::repack::{with_committed, Committed};
 use crate::error::Result;
 use crate::format::datatype::Datatype;
+use crate::format::region::RegionRef;
 use crate::format::rows::record_at;
 use crate::selection::Selection;
 
@@ -22,8 +25,8 @@ const STEP_BYTES: u64 = 64 << 20;
 pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
 
 /// Write a compact copy of the file at `src` to `dst`: the same groups,
-/// datasets (type, shape, chunking, filters, fill value), attributes and
-/// values, laid out without free space. Chunks that hold only the fill
+/// datasets (type, shape, chunking, filters, fill value), committed
+/// datatypes (and which datasets use them), attributes and values, laid out without free space. Chunks that hold only the fill
 /// value are not stored. `progress(done, total)` is called as elements are
 /// copied.
 ///
@@ -62,7 +65,9 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
     })?;
     for p in &datasets {
         let d = from.root().dataset(p)?;
-        total += d.len()? * d.dtype()?.size() as u64;
+        if !d.is_virtual()? {
+            total += d.len()? * d.dtype()?.size() as u64;
+        }
     }
     let mut done = 0u64;
     let mut c = Copy {
@@ -70,6 +75,7 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
         total,
         progress,
         copied: HashMap::new(),
+        types: HashMap::new(),
         ref_attrs: vec![],
         ref_datasets: vec![],
     };
@@ -98,6 +104,28 @@ fn remap(map: &HashMap<u64, u64>, buf: &mut [u8], size: usize, offsets: &[usize]
             e[o..o + 8].copy_from_slice(&new.to_ne_bytes());
         }
     }
+}
+
+/// Region references (`values` cut by `offsets`, each empty or one
+/// reference) pointed at the copies; one to a dataset the copy does not
+/// hold becomes the null reference.
+fn remap_regions(map: &HashMap<u64, u64>, values: &[u8], offsets: &[u64]) -> Vec<Vec<u8>> {
+    offsets
+        .windows(2)
+        .map(|w| {
+            let piece = values.get(w[0] as usize..w[1] as usize).unwrap_or(&[]);
+            match RegionRef::from_bytes(piece) {
+                Ok(mut r) => match map.get(&r.object) {
+                    Some(&new) => {
+                        r.object = new;
+                        r.to_bytes()
+                    }
+                    None => vec![],
+                },
+                Err(_) => vec![],
+            }
+        })
+        .collect()
 }
 
 /// [`remap`] over a rows buffer of `n` elements: references in the
@@ -138,6 +166,9 @@ struct Copy<'a> {
     total: u64,
     progress: &'a mut Progress<'a>,
     copied: HashMap<u64, (String, u64)>,
+    /// Committed datatypes copied (by their id in the source), named or
+    /// not yet: a dataset may come before the type it uses.
+    types: HashMap<u64, NamedType>,
     ref_attrs: Vec<(Attributes, String, AttrValue)>,
     ref_datasets: Vec<Dataset>,
 }
@@ -147,7 +178,12 @@ impl Copy<'_> {
     fn fix_references(&mut self) -> Result<()> {
         let map: HashMap<u64, u64> = self.copied.iter().map(|(o, (_, n))| (*o, *n)).collect();
         for (attrs, name, v) in &mut self.ref_attrs {
-            if v.dtype.is_vlen() {
+            if v.dtype == Datatype::RegionRef {
+                let (values, offsets) = v.to_ragged_bytes()?;
+                let items = remap_regions(&map, &values, &offsets);
+                *v = AttrValue::vlen_bytes(&v.shape, &items)?;
+                v.dtype = Datatype::RegionRef;
+            } else if v.dtype.is_vlen() {
                 // n lengths (u64 each), then the items: references.
                 let n = v.shape.iter().product::<u64>() as usize;
                 let at = (8 * n).min(v.data.len());
@@ -164,7 +200,10 @@ impl Copy<'_> {
         for d in &self.ref_datasets {
             let dt = d.dtype()?;
             let all = Selection::all(&d.shape()?);
-            if dt.is_vlen() {
+            if dt == Datatype::RegionRef {
+                let (values, offsets) = d.read_ragged_bytes(&all)?;
+                d.write_vlen_bytes(&all, &remap_regions(&map, &values, &offsets))?;
+            } else if dt.is_vlen() {
                 let (mut values, offsets) = d.read_ragged_bytes(&all)?;
                 remap(&map, &mut values, 8, &[0]);
                 d.write_ragged_bytes(&all, &values, &offsets)?;
@@ -195,6 +234,19 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                     continue;
                 }
                 match obj {
+                    Object::Datatype(t) => {
+                        // A type copied for a dataset met first gets its name now.
+                        let nt = match c.types.get(&t.id()) {
+                            Some(nt) => {
+                                to.link_type(&name, nt)?;
+                                to.named_type(&name)?
+                            }
+                            None => to.commit_type(&name, &t.dtype()?)?,
+                        };
+                        c.copied.insert(t.id(), (nt.path().to_string(), nt.id()));
+                        c.types.insert(t.id(), nt.clone());
+                        copy_attrs(&t.attrs(), &nt.attrs(), c)?;
+                    }
                     Object::Group(g) => {
                         let opts = GroupOptions::new()
                             .track_order(g.track_order()?)
@@ -205,7 +257,27 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                         copy_group(&g, &ng, c)?;
                     }
                     Object::Dataset(d) => {
-                        let nd = copy_dataset(&d, to, &name, c.done, c.total, c.progress)?;
+                        // A committed type met first here is made with the
+                        // dataset, nameless until its link is met.
+                        let used = d.committed_type()?;
+                        let committed = match &used {
+                            Some(t) => Some(c.types.get(&t.id()).cloned().ok_or(())),
+                            None => None,
+                        };
+                        let nd = copy_dataset(
+                            &d,
+                            to,
+                            &name,
+                            committed.as_ref(),
+                            c.done,
+                            c.total,
+                            c.progress,
+                        )?;
+                        if let (Some(t), Some(Err(()))) = (&used, &committed) {
+                            if let Some(nt) = nd.committed_type()? {
+                                c.types.insert(t.id(), nt);
+                            }
+                        }
                         c.copied.insert(d.id(), (nd.path().to_string(), nd.id()));
                         copy_attrs(&d.attrs(), &nd.attrs(), c)?;
                         if nd.dtype()?.holds_refs() {
@@ -223,16 +295,36 @@ fn copy_dataset(
     d: &Dataset,
     to: &Group,
     name: &str,
+    committed: Option<&Committed>,
     done: &mut u64,
     total: u64,
     progress: &mut Progress,
 ) -> Result<Dataset> {
     let dtype = d.dtype()?;
     if dtype.has_vlen() {
-        return super::vlen::repack::copy_dataset(d, to, name, done, total, progress);
+        return super::vlen::repack::copy_dataset(d, to, name, committed, done, total, progress);
     }
     if d.is_null()? {
-        let o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
+        let mut o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
+        o = with_committed(o, committed);
+        return to.create_dataset(name, &o);
+    }
+    if d.is_virtual()? {
+        // The mappings, not the elements: sources are named as they were
+        // ("." is the copy itself), so the copy reads what the original did.
+        let maps = d.virtual_mappings()?;
+        let shape = match maps.first() {
+            Some(m) => m.virtual_region.dims.clone(),
+            None => d.shape()?,
+        };
+        let mut o = DatasetOptions::new(dtype, &shape)
+            .track_order(d.attrs().track_order()?)
+            .maxshape(&d.maxshape()?)
+            .virtual_mappings(&maps);
+        if d.has_fill_value()? {
+            o = o.fill_value(&d.fill_value()?);
+        }
+        o = with_committed(o, committed);
         return to.create_dataset(name, &o);
     }
     let shape = d.shape()?;
@@ -246,6 +338,7 @@ fn copy_dataset(
     if let Some(c) = &chunks {
         o = o.chunks(c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }
+    o = with_committed(o, committed);
     let nd = to.create_dataset(name, &o)?;
     let elem = dtype.size() as u64;
     if shape.contains(&0) {

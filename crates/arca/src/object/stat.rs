@@ -26,6 +26,8 @@ pub struct Stat {
     pub groups: u64,
     /// Datasets.
     pub datasets: u64,
+    /// Committed datatypes.
+    pub datatypes: u64,
     /// Attributes on all objects.
     pub attributes: u64,
     /// Stored chunks of all chunked datasets.
@@ -201,10 +203,38 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                 extents.push((a, BLOB_HEADER + len, "attribute blob"));
             }
             if verify {
-                r.bytes(st)?;
+                let b = r.bytes(st)?;
+                if r.dtype == crate::format::datatype::Datatype::RegionRef && !r.null {
+                    let n = r.shape.iter().product();
+                    crate::format::vlen_attr::check_attr_payload(&r.dtype, n, &b)?;
+                    let (values, offsets) = crate::format::vlen_attr::split(&b, n, 1);
+                    crate::format::region::check_refs(&values, &offsets)
+                        .map_err(|e| Error::corrupt("region reference", addr, e.to_string()))?;
+                }
+            }
+        }
+        if let Some(t) = h.committed {
+            // A dataset's committed type: reached as by a link (its use is
+            // counted with the type's links), holding the dataset's type.
+            stack.push(t);
+            if verify {
+                let same = super::named_type::load_type(st, t)
+                    .ok()
+                    .zip(h.dataset.as_ref())
+                    .is_some_and(|(named, m)| named == m.dtype);
+                if !same {
+                    return Err(Error::corrupt(
+                        "object header",
+                        addr,
+                        format!(
+                            "the committed datatype at {t} is not one holding the dataset's type"
+                        ),
+                    ));
+                }
             }
         }
         match h.kind {
+            ObjectKind::Datatype => s.datatypes += 1,
             ObjectKind::Group => {
                 s.groups += 1;
                 s.metadata_bytes += tree_pages(st, h.links.root, &mut extents)?;
@@ -232,6 +262,16 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                         }
                     }
                     Layout::Compact(data) => s.compact_bytes += data.len() as u64,
+                    Layout::Virtual { addr: a, len } => {
+                        if *a != 0 {
+                            s.metadata_bytes += BLOB_HEADER + len;
+                            extents.push((*a, BLOB_HEADER + len, "virtual mappings"));
+                            if verify {
+                                let b = st.read_blob(*a)?;
+                                crate::format::virtual_map::decode(&b, *a, &m.dims)?;
+                            }
+                        }
+                    }
                     Layout::Chunked { chunk, index } => {
                         s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
                         let elem = m.dtype.size();

@@ -224,6 +224,11 @@ pub(crate) fn read_with_meta(
                 Ok(())
             })?;
         }
+        Layout::Virtual { .. } => {
+            return Err(Error::invalid(
+                "a virtual dataset's elements are read through its mappings",
+            ))
+        }
         Layout::Chunked { .. } => {
             let key = CacheKey::Dataset(header);
             let mut cache = caches.take(key);
@@ -329,6 +334,9 @@ pub(crate) fn write_bytes(
             caches.put(key, cache);
             r
         }
+        Layout::Virtual { .. } => Err(Error::invalid(
+            "a virtual dataset is read-only: write to its sources",
+        )),
     }
 }
 
@@ -341,7 +349,7 @@ pub(crate) fn contiguous_extent(st: &mut Store, addr: u64) -> Result<Option<(u64
         .as_mut()
         .ok_or_else(|| Error::invalid("not a dataset"))?;
     match m.layout {
-        Layout::Chunked { .. } | Layout::Compact(_) => Ok(None),
+        Layout::Chunked { .. } | Layout::Compact(_) | Layout::Virtual { .. } => Ok(None),
         Layout::Contiguous { addr: 0, size } => {
             let fill = m.fill_bytes(st)?;
             let a = allocate_contiguous(st, size, &fill, false)?;
@@ -415,6 +423,15 @@ pub(crate) fn storage_extents(
             engine(meta, chunk, *index, &[]).extents(st, out)?;
         }
         Layout::Compact(_) => {}
+        Layout::Virtual { addr, len } => {
+            if *addr != 0 {
+                out.push(Section {
+                    addr: *addr,
+                    size: BLOB_HEADER + len,
+                    kind: SpaceKind::Meta,
+                });
+            }
+        }
     }
     if let Some(Fill::Blob { addr, len }) = meta.fill {
         out.push(Section {

@@ -350,6 +350,108 @@ pub fn build() -> Vec<u8> {
         .unwrap();
     f.flush().unwrap();
 
+    // A committed datatype with an attribute, a dataset made with it, and
+    // one whose committed type has no name left (only the dataset's use).
+    let t = root
+        .commit_type(
+            "types/pair",
+            &Datatype::array(Datatype::int(2), &[2]).unwrap(),
+        )
+        .unwrap();
+    t.attrs().set("about", &AttrValue::string("pairs")).unwrap();
+    root.create_dataset(
+        "types/pairs",
+        &DatasetOptions::new(t.dtype().unwrap(), &[3]).committed(&t),
+    )
+    .unwrap()
+    .write_bytes(&Selection::all(&[3]), &[1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0])
+    .unwrap();
+    let gone = root.commit_type("types/gone", &Datatype::float(4)).unwrap();
+    root.create_dataset(
+        "types/orphan",
+        &DatasetOptions::new(Datatype::float(4), &[2]).committed(&gone),
+    )
+    .unwrap();
+    root.delete("types/gone").unwrap();
+    f.flush().unwrap();
+    // Region references of each kind of selection, in a dataset and an
+    // attribute.
+    let target = root.dataset("a/contig").unwrap();
+    let region = |s| {
+        Some(arca::RegionRef {
+            object: target.id(),
+            region: arca::Region::new(vec![8, 16], s).unwrap(),
+        })
+    };
+    let slab = |start, stride, count, block| arca::SlabDim {
+        start,
+        stride,
+        count,
+        block,
+    };
+    let refs = [
+        region(arca::RegionSelection::Hyperslab(vec![
+            slab(1, 3, 2, 2),
+            slab(0, 4, 4, 1),
+        ])),
+        region(arca::RegionSelection::Points(vec![vec![7, 15], vec![0, 3]])),
+        region(arca::RegionSelection::Blocks(vec![(
+            vec![2, 2],
+            vec![3, 3],
+        )])),
+        region(arca::RegionSelection::All),
+        None,
+    ];
+    root.create_dataset(
+        "regions",
+        &DatasetOptions::new(Datatype::RegionRef, &[5])
+            .vlen(VlenOptions::default().chunk_bytes(128)),
+    )
+    .unwrap()
+    .write_region_refs(&Selection::all(&[5]), &refs)
+    .unwrap();
+    a.set("regions", &AttrValue::region_refs(&[5], &refs).unwrap())
+        .unwrap();
+    f.flush().unwrap();
+    // A virtual dataset: every other row of a/contig (in this file), then
+    // rows of a file that is not there (the fill value).
+    let rows = |start, stride, count| {
+        arca::Region::new(
+            vec![12, 16],
+            arca::RegionSelection::Hyperslab(vec![
+                slab(start, stride, count, 1),
+                slab(0, 1, 16, 1),
+            ]),
+        )
+        .unwrap()
+    };
+    let maps = [
+        arca::VirtualMapping {
+            file: ".".into(),
+            dataset: "/a/contig".into(),
+            virtual_region: rows(0, 1, 4),
+            source_region: arca::Region::new(
+                vec![8, 16],
+                arca::RegionSelection::Hyperslab(vec![slab(0, 2, 4, 1), slab(0, 1, 16, 1)]),
+            )
+            .unwrap(),
+        },
+        arca::VirtualMapping {
+            file: "absent.arca".into(),
+            dataset: "/x".into(),
+            virtual_region: rows(4, 2, 4),
+            source_region: arca::Region::new(vec![4, 16], arca::RegionSelection::All).unwrap(),
+        },
+    ];
+    root.create_dataset(
+        "virtual/v",
+        &DatasetOptions::new(Datatype::float(8), &[12, 16])
+            .fill_value(&(-2.5f64).to_le_bytes())
+            .virtual_mappings(&maps),
+    )
+    .unwrap();
+    f.flush().unwrap();
+
     // What the r+ session deletes.
     let doomed = root.create_group(DOOMED).unwrap();
     doomed
@@ -982,6 +1084,10 @@ impl Run {
                     }
                     d.attrs()
                 }
+                Object::Datatype(t) => {
+                    self.step(&format!("{phase} named dtype"), || t.dtype());
+                    t.attrs()
+                }
             };
             let names = self
                 .step(&format!("{phase} attr names"), || attrs.names())
@@ -1009,6 +1115,10 @@ impl Run {
         self.step(&format!("{phase} storage_size"), || d.storage_size());
         self.step(&format!("{phase} len"), || d.len());
         self.step(&format!("{phase} vlen_info"), || d.vlen_info());
+        if let Some(Some(t)) = self.step(&format!("{phase} committed_type"), || d.committed_type())
+        {
+            self.step(&format!("{phase} committed dtype"), || t.dtype());
+        }
     }
 
     fn read_dataset(&mut self, d: &arca::Dataset, phase: &str) -> Option<Contents> {
@@ -1092,10 +1202,7 @@ impl Run {
     fn read_key(&mut self, f: &File, key: &str) -> Option<Contents> {
         match key.split_once(" @") {
             Some((p, n)) => {
-                let v = self.step("after attr get", || match object(f, p)? {
-                    Object::Group(g) => g.attrs().get(n),
-                    Object::Dataset(d) => d.attrs().get(n),
-                })?;
+                let v = self.step("after attr get", || object(f, p)?.attrs().get(n))?;
                 Some(Contents::Attr(v))
             }
             None => {
@@ -1111,6 +1218,10 @@ impl Run {
         for p in datasets {
             let r = self.step_raw("r+ write", || {
                 let d = f.root().dataset(p)?;
+                if d.is_virtual()? {
+                    // Read-only: its elements are its sources'.
+                    return Ok(());
+                }
                 let shape = d.shape()?;
                 if shape.contains(&0) {
                     return Ok(());
@@ -1132,6 +1243,10 @@ impl Run {
                     return Ok(());
                 }
                 match dt.base() {
+                    // The null reference: the one element any bytes can't fake.
+                    Some(_) if dt == Datatype::RegionRef => {
+                        d.write_ragged_bytes(&sel, &[], &[0, 0])
+                    }
                     Some(b) => {
                         let v = vec![b'z'; b.size() * 3];
                         d.write_ragged_bytes(&sel, &v, &[0, 3])

@@ -46,6 +46,7 @@ pub fn snapshot(f: &File) -> arca::Result<Snapshot> {
         };
         let (attrs, data) = match obj {
             Object::Group(g) => (g.attrs(), vec![]),
+            Object::Datatype(t) => (t.attrs(), t.dtype()?.to_string().into_bytes()),
             Object::Dataset(d) if d.dtype()?.is_vlen() => (d.attrs(), vlen_contents(&d)?),
             Object::Dataset(d) if d.dtype()?.has_vlen() => {
                 let mut rows = d.read_rows(&Selection::all(&d.shape()?))?;

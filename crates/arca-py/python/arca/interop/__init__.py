@@ -19,9 +19,10 @@ chunks where it has the codecs (deflate, shuffle, fletcher32, lzf, lz4,
 zstd) and otherwise fails naming the filter. Only a dataset whose elements
 must be rewritten (variable-length values, object references) under such
 filters goes by value with the nearest arca pipeline, and the report says
-so; ``strict=True`` refuses the file instead. Whatever does not map at all
-(region references, virtual datasets' mapping, named datatypes as objects)
-is reported by path, never dropped silently.
+so; ``strict=True`` refuses the file instead. Committed datatypes, region
+references and virtual datasets (their mappings, sources named as they
+were) map both ways. Whatever does not map at all is reported by path,
+never dropped silently.
 
 Both calls write to a temporary file beside the destination and rename it
 into place only when everything is done: a failure leaves no partial file.

@@ -7,14 +7,15 @@ import numpy as np
 
 from .. import _links, _native
 from .._dataset import Dataset
+from .._datatype import Datatype
 from .._dtypes import Empty, as_elements, native
 from .._file import File
 from ._common import ALL, BATCH, SLAB, Report, as_exact, exact_io, load_h5py, slabs, \
     staged
 from ._filters import DEFLATE, LZ4, SHUFFLE, ZSTD
 from ._lz4 import lz4_to_hdf5
-from ._types import h5_dtype, has_fixed_str, holds_refs, map_refs, needs_own_type, needs_values, \
-    swap_ref_dtype, to_h5
+from ._types import h5_dtype, has_fixed_str, holds_refs, is_region_dtype, map_refs, \
+    needs_own_type, needs_values, region_of, region_to_h5, swap_ref_dtype, to_h5
 
 
 def _read_padded(ads, start, count):
@@ -31,6 +32,9 @@ class _Exporter:
         self.h5py, self.src, self.dst, self.progress = h5py, src, dst, progress
         self.report = Report()
         self.copied = {}  # arca object id -> h5py object
+        # Committed types a dataset met first: arca id -> the name (in the
+        # root) they wait under until their own link is met.
+        self.waiting = {}
         self.later = []
         self.done = 0
         self.values_cache = {}
@@ -43,6 +47,9 @@ class _Exporter:
             self.copy_attrs(self.src, self.dst)
             for fix in self.later:
                 fix()
+            # Types no link leads to live on in the datasets using them.
+            for tmp in self.waiting.values():
+                del self.dst[tmp]
         finally:
             if self.scratch is not None:
                 self.scratch.close()
@@ -57,10 +64,17 @@ class _Exporter:
                 hg[name] = self.h5py.ExternalLink(link.filename, link.path)
                 continue
             obj = ag[name]
+            if obj._id.id in self.waiting:
+                # A committed type a dataset met first: it takes its name.
+                self.dst.move(self.waiting.pop(obj._id.id), f"{hg.name.rstrip('/')}/{name}")
+                self.copied[obj._id.id] = hg[name]
+                continue
             if obj._id.id in self.copied:
                 hg[name] = self.copied[obj._id.id]
                 continue
-            if isinstance(obj, Dataset):
+            if isinstance(obj, Datatype):
+                self.copied[obj._id.id] = self.commit(obj, hg, name)
+            elif isinstance(obj, Dataset):
                 d = self.copy_dataset(obj, hg, name)
                 self.copied[obj._id.id] = d
                 self.copy_attrs(obj, d)
@@ -70,6 +84,28 @@ class _Exporter:
                 self.copied[obj._id.id] = g
                 self.walk(obj, g)
                 self.copy_attrs(obj, g)
+
+    def commit(self, t, hg, name):
+        """The arca committed datatype ``t`` as ``hg[name]``, with its
+        attributes."""
+        tid = to_h5(self.h5py, t.dtype)
+        tid.commit(hg.id, name.encode())
+        h = hg[name]
+        self.copy_attrs(t, h)
+        return h
+
+    def type_id(self, ads):
+        """The HDF5 type of a dataset: its committed type's (committed
+        now, under a waiting name, when the dataset comes first), or its own."""
+        native_type = ads._id.committed_type()
+        if native_type is None:
+            return to_h5(self.h5py, ads.dtype)
+        k = native_type.id
+        if k not in self.copied:
+            tmp = f".arca-export-type-{k}"
+            self.copied[k] = self.commit(Datatype(native_type, self.src), self.dst, tmp)
+            self.waiting[k] = tmp
+        return self.copied[k].id
 
     def create_group(self, hg, name, links, attrs):
         """An HDF5 group tracking the creation order of its links and of
@@ -90,6 +126,26 @@ class _Exporter:
         h = self.copied.get(target._id.id)
         return None if h is None else h.ref
 
+    def region_to_h5(self, r):
+        """An arca region reference as HDF5's: the copy of its dataset, the
+        same selection (null when the dataset was not exported)."""
+        h5py = self.h5py
+        h = self.copied.get(r._oid) if r else None
+        if h is None:
+            return h5py.RegionReference()
+        sid = region_to_h5(h5py, region_of(r))
+        return h5py.h5r.create(h.id, b".", h5py.h5r.DATASET_REGION, sid)
+
+    def map_refs(self, value, dt):
+        """``value`` (of arca's ``dt``) with its references made HDF5's,
+        and the dtype that holds them."""
+        h5py = self.h5py
+        if is_region_dtype(dt):
+            return map_refs(value, dt, self.region_to_h5, h5py.regionref_dtype), \
+                h5py.regionref_dtype
+        return map_refs(value, dt, self.ref_to_h5, h5py.ref_dtype), \
+            swap_ref_dtype(dt, h5py.ref_dtype)
+
     def copy_attrs(self, aobj, hobj):
         h5py = self.h5py
         for name in aobj.attrs:
@@ -106,8 +162,8 @@ class _Exporter:
                 continue
             if holds_refs(dt):
                 def fix(hobj=hobj, name=name, value=value, dt=dt):
-                    v = map_refs(value, dt, self.ref_to_h5, h5py.ref_dtype)
-                    _h5_attr(h5py, hobj, name, v, swap_ref_dtype(dt, h5py.ref_dtype))
+                    v, hdt = self.map_refs(value, dt)
+                    _h5_attr(h5py, hobj, name, v, hdt)
 
                 self.later.append(fix)
                 continue
@@ -120,11 +176,13 @@ class _Exporter:
         if ads.attrs._id.track_order():
             dcpl.set_attr_creation_order(h5py.h5p.CRT_ORDER_TRACKED | h5py.h5p.CRT_ORDER_INDEXED)
         if ads.shape is None:
-            tid = to_h5(h5py, dt)
+            tid = self.type_id(ads)
             dsid = h5py.h5d.create(hg.id, name.encode(), tid, h5py.h5s.create(h5py.h5s.NULL),
                                    dcpl=dcpl)
             return h5py.Dataset(dsid)
         layout = ads.layout
+        if ads.is_virtual:
+            return self.copy_virtual(ads, hg, name, dcpl)
         filters = []
         h5_pipeline = ads._id.hdf5_filters() if layout == "chunked" else []
         if h5_pipeline:
@@ -158,12 +216,12 @@ class _Exporter:
             dcpl.set_fill_value(fill)
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or ads.shape))
         space = h5py.h5s.create_simple(tuple(ads.shape), maxshape)
-        tid = to_h5(h5py, dt)
+        tid = self.type_id(ads)
         dsid = h5py.h5d.create(hg.id, name.encode(), tid, space, dcpl=dcpl)
         hds = h5py.Dataset(dsid)
         if holds_refs(dt):
             def fix(hds=hds, ads=ads, dt=dt):
-                hds[...] = map_refs(ads[()], dt, self.ref_to_h5, h5py.ref_dtype)
+                hds[...] = self.map_refs(ads[()], dt)[0]
 
             self.later.append(fix)
         elif layout == "chunked" and not vlen:
@@ -212,6 +270,23 @@ class _Exporter:
                 for i in range(0, shape[0], step):
                     hds[i:i + step] = ads[i:i + step]
         return hds
+
+    def copy_virtual(self, ads, hg, name, dcpl):
+        """An HDF5 virtual dataset with the arca one's mappings, fill value
+        and maximum shape."""
+        h5py = self.h5py
+        dcpl.set_layout(h5py.h5d.VIRTUAL)
+        maps = ads._id.virtual_mappings()
+        for file, dset, v, s in maps:
+            dcpl.set_virtual(region_to_h5(h5py, v), file.encode(), dset.encode(),
+                             region_to_h5(h5py, s))
+        if ads._id.has_fill_value():
+            dcpl.set_fill_value(np.asarray(ads.fillvalue).astype(ads.dtype).reshape(()))
+        shape = tuple(maps[0][2][0]) if maps else tuple(ads.shape)
+        maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or shape))
+        space = h5py.h5s.create_simple(shape, maxshape)
+        dsid = h5py.h5d.create(hg.id, name.encode(), self.type_id(ads), space, dcpl=dcpl)
+        return h5py.Dataset(dsid)
 
     def given_values(self, tid, chunks, code, flags, recorded):
         """The values to give HDF5 so that a filter records ``recorded``.

@@ -6,14 +6,16 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from .. import _links, _native
-from .._dtypes import Empty, Reference, ref_dtype
+from .._dtypes import Empty, RegionReference, Reference, native, ref_dtype, regionref_dtype, \
+    type_string
 from .._file import File
 from .._group import Group
 from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, load_h5py, \
     slabs, staged
 from ._filters import arca_pipeline, filter_name
 from ._lz4 import lz4_from_hdf5
-from ._types import Unmappable, from_h5, has_fixed_str, holds_refs, map_refs, needs_values
+from ._types import Unmappable, from_h5, has_fixed_str, holds_refs, is_region_dtype, map_refs, \
+    needs_values, region_from_h5, region_ref_of
 
 
 class _Importer:
@@ -22,6 +24,9 @@ class _Importer:
         self.strict, self.progress = strict, progress
         self.report = Report()
         self.copied = {}  # HDF5 object address -> arca object
+        # Committed types a dataset met first: HDF5 address -> the name
+        # (in the root) they wait under until their own link is met.
+        self.waiting = {}
         self.later = []  # (closure) values holding references, set once all objects exist
         self.fds = []  # the source file opened for direct chunk reads
         self.direct = None  # its path, when chunk addresses were checked
@@ -66,6 +71,9 @@ class _Importer:
             self.walk(self.src["/"], self.dst)
             for fix in self.later:
                 fix()
+            # Types no link leads to live on in the datasets using them.
+            for tmp in self.waiting.values():
+                del self.dst[tmp]
         finally:
             for fd in self.fds:
                 os.close(fd)
@@ -83,6 +91,11 @@ class _Importer:
                 continue
             obj = hg[name]
             k = self.key(obj)
+            if k in self.waiting:
+                # A committed type a dataset met first: it takes its name.
+                self.dst.move(self.waiting.pop(k), f"{ag.name.rstrip('/')}/{name}")
+                self.copied[k] = ag[name]
+                continue
             if k in self.copied:
                 ag[name] = self.copied[k]
                 continue
@@ -97,8 +110,42 @@ class _Importer:
                 if d is not None:
                     self.copied[k] = d
                     self.copy_attrs(obj, d)
+            elif isinstance(obj, h5py.Datatype):
+                t = self.commit(obj, ag, name, path)
+                if t is not None:
+                    self.copied[k] = t
             else:
-                self.note(path, "named datatype not imported (arca has no committed types)")
+                self.note(path, f"{type(obj).__name__} not imported")
+
+    def commit(self, htype, ag, name, path):
+        """The committed datatype ``htype`` as ``ag[name]``, with its
+        attributes (None when its type cannot map)."""
+        try:
+            dt = from_h5(self.h5py, htype.id, htype.dtype)
+        except Unmappable as e:
+            self.skip(path, str(e))
+            return None
+        ag[name] = dt
+        t = ag[name]
+        self.copy_attrs(htype, t)
+        return t
+
+    def committed(self, hds, path):
+        """The arca committed type for a dataset HDF5 made with one (made
+        now, under a waiting name, when the dataset comes first), or None."""
+        h5py = self.h5py
+        tid = hds.id.get_type()
+        if not tid.committed():
+            return None
+        k = h5py.h5o.get_info(tid).addr
+        if k not in self.copied:
+            tmp = f".arca-import-type-{k}"
+            t = self.commit(h5py.Datatype(tid), self.dst, tmp, path)
+            if t is None:
+                return None
+            self.copied[k] = t
+            self.waiting[k] = tmp
+        return self.copied[k]
 
     def ref_to_arca(self, r):
         if not r:
@@ -108,6 +155,23 @@ class _Importer:
         if k not in self.copied:
             return Reference()
         return self.copied[k].ref
+
+    def region_to_arca(self, r):
+        """An HDF5 region reference as arca's: the copy of its dataset,
+        the same selection (null when the dataset was not imported)."""
+        if not r:
+            return RegionReference()
+        k = self.key(self.src[r])
+        if k not in self.copied:
+            return RegionReference()
+        sid = self.h5py.h5r.get_region(r, self.src.id)
+        return region_ref_of(self.copied[k]._id, region_from_h5(self.h5py, sid))
+
+    def map_refs(self, value, hdt, dt):
+        """``value`` (of HDF5's ``hdt``) with its references made arca's."""
+        if is_region_dtype(dt):
+            return map_refs(value, hdt, self.region_to_arca, regionref_dtype)
+        return map_refs(value, hdt, self.ref_to_arca, ref_dtype)
 
     def copy_attrs(self, hobj, aobj):
         h5py = self.h5py
@@ -123,6 +187,8 @@ class _Importer:
             except Unmappable as e:
                 self.skip(where, str(e))
                 continue
+            if aid.get_type().committed():
+                self.note(where, "attribute of a committed datatype: it holds the type itself")
             if aid.get_space().get_simple_extent_type() == h5py.h5s.NULL:
                 aobj.attrs.create(name, Empty(dt))
                 continue
@@ -133,8 +199,7 @@ class _Importer:
                 value = hobj.attrs[name]
             if holds_refs(dt) or holds_refs(aid.dtype):
                 def fix(aobj=aobj, name=name, value=value, hdt=aid.dtype, dt=dt):
-                    v = map_refs(value, hdt, self.ref_to_arca, ref_dtype)
-                    aobj.attrs.create(name, v, dtype=dt)
+                    aobj.attrs.create(name, self.map_refs(value, hdt, dt), dtype=dt)
 
                 self.later.append(fix)
                 continue
@@ -153,7 +218,11 @@ class _Importer:
         dcpl = hds.id.get_create_plist()
         layout = dcpl.get_layout()
         if hds.shape is None:
-            return ag.create_dataset(name, data=Empty(dt), track_order=self.tracked(hds, attrs=True))
+            t = self.committed(hds, path)
+            return ag.create_dataset(name, dtype=dt if t is None else t,
+                                     track_order=self.tracked(hds, attrs=True))
+        if layout == h5py.h5d.VIRTUAL and dt.kind != "O" and not needs_values(dt):
+            return self.copy_virtual(hds, ag, name, path, dt, dcpl)
         filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
         pipeline, exact = arca_pipeline(filters)
         kw = {}
@@ -172,7 +241,8 @@ class _Importer:
         elif layout == h5py.h5d.COMPACT:
             kw["layout"] = "compact"
         elif layout == h5py.h5d.VIRTUAL:
-            self.note(path, "virtual dataset: its values were imported into a contiguous dataset")
+            self.note(path, "virtual dataset of variable-length values: its values were "
+                            "imported into a contiguous dataset")
             kw["layout"] = "contiguous"
         else:
             kw["layout"] = "contiguous"
@@ -217,10 +287,11 @@ class _Importer:
         if kw.get("layout") == "compact" and vlen:
             kw["layout"] = "contiguous"
             self.note(path, "compact variable-length dataset stored contiguous")
-        ds = ag.create_dataset(name, shape=hds.shape, dtype=dt, **kw)
+        t = self.committed(hds, path)
+        ds = ag.create_dataset(name, shape=hds.shape, dtype=dt if t is None else t, **kw)
         if holds_refs(dt) or holds_refs(hds.dtype):
             def fix(ds=ds, hds=hds, dt=dt):
-                ds[...] = map_refs(hds[()], hds.dtype, self.ref_to_arca, ref_dtype)
+                ds[...] = self.map_refs(hds[()], hds.dtype, dt)
 
             self.later.append(fix)
         elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen and not packed:
@@ -228,6 +299,54 @@ class _Importer:
         else:
             self.copy_values(hds, ds)
         return ds
+
+    def copy_virtual(self, hds, ag, name, path, dt, dcpl):
+        """A virtual dataset with its mappings as HDF5 holds them: source
+        files named as they were (``"."`` for this file), the same
+        selections on both sides, the fill value, the maximum shape."""
+        h5py = self.h5py
+        maps = []
+        for j in range(dcpl.get_virtual_count()):
+            file, dset = dcpl.get_virtual_filename(j), dcpl.get_virtual_dsetname(j)
+            vspace, sspace = dcpl.get_virtual_vspace(j), dcpl.get_virtual_srcspace(j)
+            src = region_from_h5(h5py, sspace)
+            if src[1] == "all" and not src[0] and vspace.get_select_npoints() != 1:
+                # HDF5 keeps no extent for "all of the source": it is the
+                # source's own (or, where that cannot be read, as many
+                # elements as the virtual side takes, in a row).
+                src = (self.source_shape(file, dset) or [vspace.get_select_npoints()],
+                       "all", None)
+            maps.append((file, dset, region_from_h5(h5py, vspace), src))
+        # The shape the mappings were made in (the current one may have
+        # grown with unlimited mappings).
+        shape = list(maps[0][2][0]) if maps else list(hds.shape)
+        fill = None
+        if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED:
+            fb = np.zeros((), dtype=hds.dtype)
+            dcpl.get_fill_value(fb)
+            fill = fb.astype(native(dt)).tobytes()
+        maxshape = [None if m is None else int(m) for m in (hds.maxshape or hds.shape)]
+        t = self.committed(hds, path)
+        ag._id.create_virtual(name, type_string(dt), shape, maxshape, maps, fill,
+                              self.tracked(hds, attrs=True), None if t is None else t._id)
+        return ag[name]
+
+    def source_shape(self, file, dset):
+        """The shape of a virtual dataset's source as HDF5 finds it (``"."``
+        this file, relative names beside it), or None."""
+        h5py = self.h5py
+        try:
+            if file == ".":
+                return list(self.src[dset].shape)
+            here = os.path.dirname(os.path.abspath(self.src.filename))
+            for c in ([file, os.path.join(here, os.path.basename(file))]
+                      if os.path.isabs(file) else [os.path.join(here, file), file]):
+                if os.path.exists(c):
+                    with h5py.File(c, "r") as s:
+                        return list(s[dset].shape)
+        except (OSError, KeyError, TypeError):
+            pass
+        return None
 
     def copy_chunks(self, hds, ds, nfilters, pipeline, keep_masks=False):
         """Stored chunks as they are (lz4 reframed), read straight from the

@@ -3,7 +3,16 @@ references are rewritten from one file's objects to the other's."""
 
 import numpy as np
 
-from .._dtypes import check_ref_dtype, has_vlen_members, memory_layout, ref_dtype, vlen_dtype
+from .. import _native
+from .._dtypes import (
+    RegionReference,
+    check_ref_dtype,
+    has_vlen_members,
+    memory_layout,
+    ref_dtype,
+    regionref_dtype,
+    vlen_dtype,
+)
 
 
 def _h5_string_meta(h5py, tid):
@@ -30,12 +39,14 @@ def from_h5(h5py, tid, dt):
         return np.dtype(f"S{tid.get_size()}", metadata=_h5_string_meta(h5py, tid))
     if cls == h5py.h5t.REFERENCE:
         if dt.metadata and dt.metadata.get("ref") is h5py.RegionReference:
-            raise Unmappable("region references have no arca equivalent")
+            return regionref_dtype
         return ref_dtype
     if cls == h5py.h5t.VLEN:
         base = h5py.check_vlen_dtype(dt)
         sup = tid.get_super()
         if sup.get_class() == h5py.h5t.REFERENCE:
+            if check_ref_dtype(base) is h5py.RegionReference:
+                raise Unmappable("sequences of region references have no arca equivalent")
             return vlen_dtype(ref_dtype)
         if sup.get_class() not in (h5py.h5t.INTEGER, h5py.h5t.FLOAT):
             raise Unmappable(f"variable-length sequences of {np.dtype(base)} have no arca equivalent")
@@ -48,7 +59,10 @@ def from_h5(h5py, tid, dt):
             n = tid.get_member_name(i).decode()
             mt = tid.get_member_type(i)
             names.append(n)
-            formats.append(from_h5(h5py, mt, dt.fields[n][0]))
+            member = from_h5(h5py, mt, dt.fields[n][0])
+            if check_ref_dtype(member) is RegionReference:
+                raise Unmappable("region references inside compounds have no arca equivalent")
+            formats.append(member)
             offsets.append(dt.fields[n][1])
         return np.dtype({"names": names, "formats": formats, "offsets": offsets,
                          "itemsize": dt.itemsize})
@@ -75,6 +89,8 @@ def to_h5(h5py, dt):
         if meta.get("h5py_encoding") == "utf-8":
             tid.set_cset(h5py.h5t.CSET_UTF8)
         return tid
+    if check_ref_dtype(dt) in (RegionReference, h5py.RegionReference):
+        return h5py.h5t.py_create(h5py.regionref_dtype, logical=True)
     if check_ref_dtype(dt) is not None:
         return h5py.h5t.py_create(h5py.ref_dtype, logical=True)
     if meta.get("vlen") is not None:
@@ -148,6 +164,65 @@ def h5_dtype(h5py, dt):
 
 
 # -- references ------------------------------------------------------------------
+def is_region_dtype(dt):
+    """Whether ``dt`` is arca's or h5py's region reference dtype."""
+    return check_ref_dtype(dt) is RegionReference or (
+        (dt.metadata or {}).get("ref") is not None
+        and getattr((dt.metadata or {}).get("ref"), "__name__", "") == "RegionReference")
+
+
+def region_from_h5(h5py, sid):
+    """The selection tuple (see ``arca._regionref``) of an HDF5 dataspace
+    with its selection."""
+    dims = [int(d) for d in (sid.shape or ())]
+    t = sid.get_select_type()
+    if t == h5py.h5s.SEL_NONE:
+        return dims, "none", None
+    if t == h5py.h5s.SEL_ALL or not dims:
+        return dims, "all", None
+    if t == h5py.h5s.SEL_POINTS:
+        return dims, "points", np.asarray(sid.get_select_elem_pointlist()).tolist()
+    if sid.is_regular_hyperslab():
+        start, stride, count, block = sid.get_regular_hyperslab()
+        return dims, "hyperslab", [(int(a), int(s), int(c), int(b))
+                                   for a, s, c, b in zip(start, stride, count, block)]
+    blocks = np.asarray(sid.get_select_hyper_blocklist()).reshape(-1, 2, len(dims))
+    return dims, "blocks", [([int(x) for x in lo], [int(h - l + 1) for l, h in zip(lo, hi)])
+                            for lo, hi in blocks]
+
+
+def region_to_h5(h5py, selection):
+    """An HDF5 dataspace selecting what an arca selection tuple selects."""
+    dims, kind, data = selection
+    if not dims:
+        sid = h5py.h5s.create(h5py.h5s.SCALAR)
+    else:
+        sid = h5py.h5s.create_simple(tuple(dims))
+    if kind == "none":
+        sid.select_none()
+    elif kind == "all":
+        sid.select_all()
+    elif kind == "points":
+        sid.select_elements(np.asarray(data, dtype=np.uint64).reshape(-1, len(dims)))
+    elif kind == "hyperslab":
+        start, stride, count, block = zip(*data)
+        sid.select_hyperslab(start, count, stride, block)
+    else:
+        sid.select_none()
+        for start, count in data:
+            sid.select_hyperslab(tuple(start), tuple(count), op=h5py.h5s.SELECT_OR)
+    return sid
+
+
+def region_ref_of(dsid, selection):
+    """An arca region reference to the dataset behind native ``dsid``."""
+    return RegionReference(_native.region_ref_encode(dsid.id, selection))
+
+
+def region_of(ref):
+    """The selection tuple of an arca region reference."""
+    return _native.region_ref_decode(ref._bytes)[1]
+
 def map_refs(value, dt, fn, ref_out):
     """``value`` (of dtype ``dt``) with every reference replaced by
     ``fn(ref)``: in reference elements, in compound members and in

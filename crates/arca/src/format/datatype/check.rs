@@ -28,9 +28,11 @@ impl Datatype {
         }
         let bad = || Err(format!("unsupported datatype {self}"));
         match self {
-            Datatype::Bool | Datatype::VlenBytes | Datatype::VlenStr | Datatype::Reference => {
-                Ok(())
-            }
+            Datatype::Bool
+            | Datatype::VlenBytes
+            | Datatype::VlenStr
+            | Datatype::RegionRef
+            | Datatype::Reference => Ok(()),
             Datatype::Int { size, .. } | Datatype::UInt { size, .. } => {
                 if matches!(size, 1 | 2 | 4 | 8) {
                     Ok(())
@@ -149,6 +151,12 @@ impl Datatype {
                     check_name(&m.name, "compound member")?;
                     if !names.insert(m.name.as_str()) {
                         return Err(format!("compound member {:?} named twice", m.name));
+                    }
+                    if m.dtype == Datatype::RegionRef {
+                        return Err(format!(
+                            "compound member {:?}: region references stand alone",
+                            m.name
+                        ));
                     }
                     m.dtype.check(depth + 1)?;
                     let end = m.offset as u64 + m.dtype.size() as u64;

@@ -14,8 +14,10 @@
 //! and some classes go on (all integers little-endian):
 //! ```text
 //! 5  variable-length  kind: 0 byte string, 1 UTF-8 string, 2 sequence of the
-//!                     base type; size 16 (the element's (offset, length)
-//!                     record); the base type follows (|u1 for strings)
+//!                     base type, 3 region reference (its bytes: a dataset
+//!                     and a selection, format/region.rs); size 16 (the
+//!                     element's (offset, length) record); the base type
+//!                     follows (|u1 for kinds 0, 1 and 3)
 //! 6  complex          size 4, 8 or 16: real then imaginary part, each a float
 //! 7  opaque           u16 tag length, the tag (UTF-8)
 //! 8  enum             the integer base type, u32 member count, then per
@@ -44,10 +46,14 @@ impl Datatype {
         let order = |o: ByteOrder| if o == ByteOrder::Big { 1 } else { 0 };
         let size = self.size() as u32;
         match self {
-            Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => {
+            Datatype::VlenBytes
+            | Datatype::VlenStr
+            | Datatype::RegionRef
+            | Datatype::Vlen { .. } => {
                 let kind = match self {
                     Datatype::VlenBytes => 0,
                     Datatype::VlenStr => 1,
+                    Datatype::RegionRef => 3,
                     _ => 2,
                 };
                 w.u8(5).u8(0).u16(kind).u32(VLEN_RECORD as u32);
@@ -147,6 +153,7 @@ impl Datatype {
             return match kind {
                 0 if byte => Ok(Datatype::VlenBytes),
                 1 if byte => Ok(Datatype::VlenStr),
+                3 if byte => Ok(Datatype::RegionRef),
                 2 => Datatype::vlen(base).map_err(|e| r.corrupt(e.to_string())),
                 k => Err(Error::Unsupported(format!(
                     "variable-length kind {k} of base {base}"

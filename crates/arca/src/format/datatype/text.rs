@@ -142,6 +142,7 @@ impl Datatype {
             Datatype::Reference => out.push_str("ref"),
             Datatype::VlenBytes => out.push_str("vlen:bytes"),
             Datatype::VlenStr => out.push_str("vlen:str"),
+            Datatype::RegionRef => out.push_str("vlen:region"),
             Datatype::Vlen { .. } => {
                 out.push_str("vlen:");
                 if let Some(b) = self.base() {
@@ -267,6 +268,9 @@ impl Parser<'_> {
             }
             if self.eat("bytes") {
                 return Ok(Datatype::VlenBytes);
+            }
+            if self.eat("region") {
+                return Ok(Datatype::RegionRef);
             }
             let base = self.ty(depth + 1)?;
             return Datatype::vlen(base).map_err(|e| e.to_string());
@@ -469,6 +473,7 @@ impl std::fmt::Display for Datatype {
             Datatype::Reference => write!(f, "object reference"),
             Datatype::VlenBytes => write!(f, "vlen bytes"),
             Datatype::VlenStr => write!(f, "vlen utf8"),
+            Datatype::RegionRef => write!(f, "region reference"),
             Datatype::Vlen { .. } => match self.base() {
                 Some(b) => write!(f, "vlen {b}"),
                 None => write!(f, "vlen"),

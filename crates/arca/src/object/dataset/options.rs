@@ -9,6 +9,8 @@ use crate::format::datatype::Datatype;
 use crate::format::filter_pipeline::PIPELINES;
 use crate::format::object_header::{DatasetMeta, Layout};
 use crate::format::shape::MAX_RANK;
+use crate::format::virtual_map::{self, VirtualMapping};
+use crate::object::named_type::NamedType;
 use crate::object::storage::allocate_contiguous;
 use crate::object::vlen::options::VlenOptions;
 use crate::pool::lists::EXTENTS;
@@ -43,6 +45,10 @@ pub enum StorageLayout {
     /// Fixed-shape chunks found through a B-tree; needed for resizing and
     /// filters.
     Chunked,
+    /// Elements assembled from selections of other datasets, in this file
+    /// or others (HDF5's virtual datasets; see
+    /// [`DatasetOptions::virtual_mappings`]). Read-only.
+    Virtual,
 }
 
 /// How to create a dataset.
@@ -61,7 +67,7 @@ pub enum StorageLayout {
 /// ```
 #[derive(Debug, Clone)]
 pub struct DatasetOptions {
-    dtype: Datatype,
+    pub(crate) dtype: Datatype,
     shape: Vec<u64>,
     maxshape: Option<Vec<Option<u64>>>,
     chunks: Option<Vec<u64>>,
@@ -72,6 +78,9 @@ pub struct DatasetOptions {
     vlen: VlenOptions,
     null: bool,
     pub(crate) track_order: bool,
+    pub(crate) committed: Option<NamedType>,
+    pub(crate) commit_new: bool,
+    virtual_maps: Option<Vec<VirtualMapping>>,
 }
 
 impl DatasetOptions {
@@ -91,7 +100,73 @@ impl DatasetOptions {
             vlen: VlenOptions::default(),
             null: false,
             track_order: false,
+            committed: None,
+            commit_new: false,
+            virtual_maps: None,
         }
+    }
+
+    /// Make the dataset with the committed datatype `t` (of the same file,
+    /// holding this dataset's type): the dataset records it, and `t` lives
+    /// while the dataset does.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let t = f.root().commit_type("t", &Datatype::float(4)).unwrap();
+    /// let o = DatasetOptions::new(Datatype::float(4), &[2]).committed(&t);
+    /// f.root().create_dataset("d", &o).unwrap();
+    /// f.root().delete("t").unwrap();
+    /// let d = f.root().dataset("d").unwrap();
+    /// assert_eq!(d.committed_type().unwrap().unwrap().dtype().unwrap(), Datatype::float(4));
+    /// ```
+    pub fn committed(mut self, t: &NamedType) -> Self {
+        self.committed = Some(t.clone());
+        self
+    }
+
+    /// Make a virtual dataset: its elements are assembled, at each read,
+    /// from the selections of other datasets (in this file or others) the
+    /// mappings name, later mappings over earlier ones, the fill value
+    /// where none reaches or a source is missing (see
+    /// [`VirtualMapping`]). Each mapping's virtual selection is made in
+    /// this dataset's shape; a `maxshape` with unlimited axes lets
+    /// unlimited mappings grow it with their sources. Read-only; fixed-size
+    /// types only.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File, Region, RegionSelection, Selection, SlabDim, VirtualMapping};
+    /// let f = File::in_memory().unwrap();
+    /// let src = f.root().create_dataset("src", &DatasetOptions::new(Datatype::int(4), &[4])).unwrap();
+    /// src.write_all(&[1i32, 2, 3, 4]).unwrap();
+    /// let m = VirtualMapping {
+    ///     file: ".".into(),
+    ///     dataset: "/src".into(),
+    ///     virtual_region: Region::new(vec![6], RegionSelection::Hyperslab(vec![
+    ///         SlabDim { start: 1, stride: 1, count: 4, block: 1 },
+    ///     ])).unwrap(),
+    ///     source_region: Region::new(vec![4], RegionSelection::All).unwrap(),
+    /// };
+    /// let o = DatasetOptions::new(Datatype::int(4), &[6])
+    ///     .fill_value(&(-1i32).to_ne_bytes())
+    ///     .virtual_mappings(&[m]);
+    /// let v = f.root().create_dataset("v", &o).unwrap();
+    /// assert_eq!(v.read_all::<i32>().unwrap(), [-1, 1, 2, 3, 4, -1]);
+    /// ```
+    pub fn virtual_mappings(mut self, maps: &[VirtualMapping]) -> Self {
+        self.virtual_maps = Some(maps.to_vec());
+        self.layout = Some(StorageLayout::Virtual);
+        self
+    }
+
+    /// Commit the dataset's type as a new committed datatype of no name,
+    /// which the dataset uses (HDF5's anonymous commit): reach it through
+    /// [`crate::Dataset::committed_type`], name it with
+    /// [`crate::Group::link_type`], make other datasets with it. Ignored
+    /// when [`DatasetOptions::committed`] names a type.
+    pub fn commit_type(mut self) -> Self {
+        self.commit_new = true;
+        self
     }
 
     /// List the dataset's attributes in the order they were created (kept
@@ -253,6 +328,9 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
             "HDF5 filters apply to fixed-size types; variable-length data takes arca's own",
         ));
     }
+    if o.layout == Some(StorageLayout::Virtual) {
+        return build_virtual(st, o, &maxdims);
+    }
     let needs_chunks = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
     let chunked = needs_chunks || o.layout == Some(StorageLayout::Chunked);
     if needs_chunks && matches!(o.layout, Some(l) if l != StorageLayout::Chunked) {
@@ -365,4 +443,55 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
         }
     }
     Ok(meta)
+}
+
+/// The dataset message of a virtual dataset: its mappings checked and
+/// written to a blob (none for no mappings).
+fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<DatasetMeta> {
+    let Some(maps) = &o.virtual_maps else {
+        return Err(Error::invalid(
+            "the virtual layout needs mappings: DatasetOptions::virtual_mappings",
+        ));
+    };
+    if o.dtype.has_vlen() {
+        return Err(Error::invalid(
+            "a virtual dataset holds fixed-size elements, not variable-length ones",
+        ));
+    }
+    if o.chunks.is_some() || !o.filters.is_empty() {
+        return Err(Error::invalid(
+            "a virtual dataset takes no chunks or filters: its elements are its sources'",
+        ));
+    }
+    virtual_map::validate(maps, &o.shape)?;
+    let fill = match &o.fill {
+        None => None,
+        Some(f) if f.len() == o.dtype.size() => {
+            let mut f = f.clone();
+            if o.dtype.needs_swap() {
+                o.dtype.swap(&mut f);
+            }
+            Some(f)
+        }
+        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
+    };
+    let layout = if maps.is_empty() {
+        Layout::Virtual { addr: 0, len: 0 }
+    } else {
+        let data = virtual_map::encode(maps);
+        Layout::Virtual {
+            addr: st.write_blob(&data)?,
+            len: data.len() as u64,
+        }
+    };
+    Ok(DatasetMeta {
+        dtype: o.dtype.clone(),
+        dims: EXTENTS.take_copy(&o.shape),
+        maxdims: EXTENTS.take_copy(maxdims),
+        layout,
+        filters: PIPELINES.take(0),
+        fill: DatasetMeta::make_fill(st, fill)?,
+        vlen: None,
+        null: false,
+    })
 }

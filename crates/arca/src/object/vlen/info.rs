@@ -3,14 +3,16 @@
 //! bytes; both walk every stored record a band of rows or a chunk at a
 //! time.
 
+use super::ragged::read_ragged_locked;
 use super::records::{load_vlen, read_records, save_vm};
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::Datatype;
 use crate::format::object_header::Header;
+use crate::format::region::check_refs;
 use crate::object::dataset::Dataset;
 use crate::object::session::Session;
-use crate::object::storage;
+use crate::object::storage::{self, CacheKey};
 use crate::selection::Selection;
 use crate::vlen::vector::{self, FreeRanges, VecMeta};
 
@@ -81,12 +83,22 @@ fn live_bytes(
 /// Check a variable-length dataset's records against its vector: each lies
 /// inside it (checked as records are read), and in a vector that reuses
 /// space no two live elements share bytes and none lies in a free range —
-/// either would let the next write overwrite a live element.
+/// either would let the next write overwrite a live element. Region
+/// references must each decode.
 pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
     let (_, dtype, dims, vm) = load_vlen(g, addr)?;
     let free = FreeRanges::load(&g.st, &vm)?;
     let mut live: Vec<(u64, u64)> = vec![];
     for sel in stored_selections(g, addr, &dims)? {
+        if dtype == Datatype::RegionRef {
+            let key = CacheKey::Vector(addr);
+            let mut cache = g.caches().take(key);
+            let r = read_ragged_locked(g, addr, &mut cache, &sel, |n| vec![0; n]);
+            g.caches().put(key, cache);
+            let (values, offsets) = r?;
+            check_refs(&values, &offsets)
+                .map_err(|e| Error::corrupt("region reference", addr, e.to_string()))?;
+        }
         let recs = read_records(g, addr, &sel, &vm, &dtype)?;
         if vm.reuse {
             live.extend(recs.iter().filter(|r| r[1] > 0).map(|r| (r[0], r[1])));

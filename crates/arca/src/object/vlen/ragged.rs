@@ -7,6 +7,7 @@ use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::format::datatype::swap::swap_in_place;
 use crate::format::datatype::{Datatype, VLEN_RECORD};
+use crate::format::region::{check_refs, RegionRef};
 use crate::format::vlen_vector::{encode_records, push_record};
 use crate::object::dataset::Dataset;
 use crate::object::element::{check_element, Element};
@@ -88,6 +89,9 @@ pub(super) fn write_ragged_locked(
     let span = &values[offsets[0] as usize * item..offsets[n] as usize * item];
     if dtype == Datatype::VlenStr && !utf8_pieces(span, offsets) {
         return Err(Error::invalid("string is not valid UTF-8"));
+    }
+    if dtype == Datatype::RegionRef {
+        check_refs(span, offsets)?;
     }
     let swapped;
     let span = if dtype.base().is_some_and(|b| b.needs_swap()) {
@@ -362,13 +366,60 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::read_ragged_bytes`].
     pub fn read_vlen_bytes(&self, sel: &Selection) -> Result<Vec<Vec<u8>>> {
-        if !matches!(self.dtype()?, Datatype::VlenStr | Datatype::VlenBytes) {
+        if !matches!(
+            self.dtype()?,
+            Datatype::VlenStr | Datatype::VlenBytes | Datatype::RegionRef
+        ) {
             return Err(Error::invalid("dataset does not hold byte strings"));
         }
         let (v, o) = self.read_ragged_bytes(sel)?;
         Ok(o.windows(2)
             .map(|w| v[w[0] as usize..w[1] as usize].to_vec())
             .collect())
+    }
+
+    /// Write region references (`None`: the null reference) to a dataset
+    /// of [`Datatype::RegionRef`].
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File, Region, RegionRef, RegionSelection, Selection};
+    /// let f = File::in_memory().unwrap();
+    /// let d = f.root().create_dataset("d", &DatasetOptions::new(Datatype::int(4), &[8])).unwrap();
+    /// let refs = f.root().create_dataset("r", &DatasetOptions::new(Datatype::RegionRef, &[2])).unwrap();
+    /// let r = RegionRef { object: d.id(), region: Region::new(vec![8], RegionSelection::Points(vec![vec![3]])).unwrap() };
+    /// refs.write_region_refs(&Selection::all(&[2]), &[Some(r.clone()), None]).unwrap();
+    /// assert_eq!(refs.read_region_refs(&Selection::all(&[2])).unwrap(), [Some(r), None]);
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::write_ragged_bytes`].
+    pub fn write_region_refs(&self, sel: &Selection, refs: &[Option<RegionRef>]) -> Result<()> {
+        if self.dtype()? != Datatype::RegionRef {
+            return Err(Error::invalid("dataset does not hold region references"));
+        }
+        let items: Vec<Vec<u8>> = refs
+            .iter()
+            .map(|r| r.as_ref().map(RegionRef::to_bytes).unwrap_or_default())
+            .collect();
+        self.write_vlen_bytes(sel, &items)
+    }
+
+    /// Read region references (`None`: the null reference).
+    ///
+    /// # Errors
+    /// As for [`Dataset::read_ragged_bytes`]; [`Error::Corrupt`] for a
+    /// stored reference that does not decode.
+    pub fn read_region_refs(&self, sel: &Selection) -> Result<Vec<Option<RegionRef>>> {
+        if self.dtype()? != Datatype::RegionRef {
+            return Err(Error::invalid("dataset does not hold region references"));
+        }
+        let (v, o) = self.read_ragged_bytes(sel)?;
+        o.windows(2)
+            .map(|w| match &v[w[0] as usize..w[1] as usize] {
+                [] => Ok(None),
+                b => RegionRef::from_bytes(b).map(Some),
+            })
+            .collect()
     }
 }
 

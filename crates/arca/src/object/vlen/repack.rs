@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::object::dataset::options::DatasetOptions;
 use crate::object::dataset::Dataset;
 use crate::object::group::Group;
+use crate::object::named_type::NamedType;
 use crate::object::rows;
 use crate::selection::Selection;
 use crate::vlen::vector;
@@ -61,6 +62,19 @@ impl Dataset {
     }
 }
 
+/// The committed type a copied dataset takes: one copied already, or
+/// (`Err`) its own, made with it (nameless until its link is copied).
+pub(crate) type Committed = std::result::Result<NamedType, ()>;
+
+/// Options `o` with the committed type `c` (see [`Committed`]).
+pub(crate) fn with_committed(o: DatasetOptions, c: Option<&Committed>) -> DatasetOptions {
+    match c {
+        Some(Ok(t)) => o.committed(t),
+        Some(Err(())) => o.commit_type(),
+        None => o,
+    }
+}
+
 /// Copy a dataset with variable-length values into `to` as `name` (for
 /// repacking): same type, shape, layout and vector options, with only live
 /// data, in element order. Works in bands of whole rows along the first
@@ -70,6 +84,7 @@ pub(crate) fn copy_dataset(
     d: &Dataset,
     to: &Group,
     name: &str,
+    committed: Option<&Committed>,
     done: &mut u64,
     total: u64,
     progress: &mut dyn FnMut(u64, u64),
@@ -89,6 +104,7 @@ pub(crate) fn copy_dataset(
     if let Some(c) = d.chunks()? {
         o = o.chunks(&c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }
+    o = with_committed(o, committed);
     let nd = to.create_dataset(name, &o)?;
     if shape.iter().product::<u64>() == 0 {
         return Ok(nd);
