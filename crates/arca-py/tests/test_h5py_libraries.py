@@ -20,6 +20,9 @@ LIB = sys.argv[1]
 if LIB == "arca":
     import arca.h5py_compat
     arca.h5py_compat.install()
+elif LIB == "arca-bare":
+    import arca
+    sys.modules["h5py"] = arca
 import numpy as np
 import h5py
 OUT = []
@@ -42,19 +45,20 @@ def run(script, lib, workdir):
     return p.stdout
 
 
-def same_on_both(tmp_path, script, files):
-    """Run ``script`` on h5py and on arca; equal printouts, and the arca
-    run's ``files`` are arca files."""
+def same_on_both(tmp_path, script, files, stand_in="arca"):
+    """Run ``script`` on h5py and on arca (``stand_in``: "arca" through
+    install(), "arca-bare" as sys.modules["h5py"] itself); equal
+    printouts, and the arca run's ``files`` are arca files."""
     got = {}
-    for lib in ("h5py", "arca"):
+    for lib in ("h5py", stand_in):
         d = tmp_path / lib
         d.mkdir()
         got[lib] = run(script, lib, d)
-    assert got["arca"] == got["h5py"]
-    assert got["arca"].strip(), "the script printed nothing"
+    assert got[stand_in] == got["h5py"]
+    assert got[stand_in].strip(), "the script printed nothing"
     import arca
     for name in files:
-        assert arca.is_hdf5(tmp_path / "arca" / name), name
+        assert arca.is_hdf5(tmp_path / stand_in / name), name
         with open(tmp_path / "h5py" / name, "rb") as fh:
             assert fh.read(8) == b"\x89HDF\r\n\x1a\n", name
 
@@ -132,9 +136,10 @@ show(describe(ad.read_h5ad("dense.h5ad").X))
 """
 
 
-def test_anndata(tmp_path):
+@pytest.mark.parametrize("stand_in", ["arca", "arca-bare"])
+def test_anndata(tmp_path, stand_in):
     pytest.importorskip("anndata")
-    same_on_both(tmp_path, ANNDATA, ["cells.h5ad", "dense.h5ad"])
+    same_on_both(tmp_path, ANNDATA, ["cells.h5ad", "dense.h5ad"], stand_in)
 
 
 H5NETCDF = """

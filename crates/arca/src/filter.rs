@@ -9,8 +9,15 @@ use crate::error::{Error, Result};
 use crate::pool::lists::{CHUNKS, FILTER};
 use crate::pool::PooledBuf;
 
+mod bits;
+mod bitshuffle;
+mod blosc;
+mod blosc2;
 mod codecs;
 mod hdf5;
+mod nbit;
+mod scaleoffset;
+mod szip;
 
 use codecs::{deflated, lz4_decode, shuffled, unshuffle_into, zstd_compressed, zstd_decompress};
 
@@ -245,8 +252,7 @@ pub(crate) fn decode_into(
 ) -> Result<()> {
     let expect = out.len();
     if Filter::is_hdf5(filters) && !Filter::unfiltered(filters, mask) {
-        out.copy_from_slice(&hdf5::decode(filters, mask, elem, stored, expect, addr)?);
-        return Ok(());
+        return hdf5::decode_into(filters, mask, elem, stored, addr, out);
     }
     let Some((first, rest)) = filters.split_first().filter(|_| mask != MASK_UNFILTERED) else {
         check_unfiltered(stored, expect, addr)?;

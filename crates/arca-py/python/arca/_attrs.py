@@ -49,7 +49,12 @@ def _encode(value, dtype=None):
     (TypeError)."""
     if dtype is None:
         if type(value) is str or type(value) is bytes:
-            return _encode_vlen(value, str if type(value) is str else bytes)
+            # One variable-length string: its u64 length, then its bytes.
+            b = value.encode("utf-8", "surrogateescape") if type(value) is str else value
+            if b"\0" in b:
+                raise ValueError("VLEN strings do not support embedded NULLs")
+            t = "vlen:str" if type(value) is str else "vlen:bytes"
+            return t, [], len(b).to_bytes(8, "little") + b
         if isinstance(value, (np.str_, np.ndarray)) and np.asarray(value).dtype.kind == "U":
             raise TypeError(f"No conversion path for dtype: {np.asarray(value).dtype!r}")
         if isinstance(value, (list, tuple)) and value:
@@ -109,6 +114,11 @@ def _decode(dtype, shape, data):
     if shape is None:
         return Empty(from_type_string(dtype))
     if dtype.startswith("vlen:"):
+        if not shape and (dtype == "vlen:str" or dtype == "vlen:bytes"):
+            # One string (the common case): read as str, as h5py reads
+            # attributes' strings whatever their character set.
+            n = int.from_bytes(data[:8], "little")
+            return data[8:8 + n].decode("utf-8", "surrogateescape")
         return _decode_vlen(dtype, shape, data)
     dt = from_type_string(dtype)
     mdt = native(dt)
@@ -253,7 +263,12 @@ class AttrID:
     """One attribute as h5py's low-level ``AttrID`` describes it to code
     that asks ``attrs.get_id(name)`` (anndata, h5netcdf): ``name`` (bytes,
     as h5py gives it), ``dtype`` and ``shape`` (None for an empty
-    attribute). Read the value itself through ``attrs[name]``."""
+    attribute). Read the value itself through ``attrs[name]``::
+
+        f.attrs["n"] = np.arange(3)
+        aid = f.attrs.get_id("n")
+        aid.dtype, aid.shape               # dtype('int64'), (3,)
+    """
 
     def __init__(self, aid, name):
         t, shape, data = aid.get(name)

@@ -408,7 +408,10 @@ class Group(HLObject, MutableMapping):
 
 
 class KeysView(abc.KeysView):
-    """``group.keys()``: the member names, in iteration order."""
+    """``group.keys()``: the member names, in iteration order::
+
+        list(reversed(f.keys()))     # last member first
+    """
 
     def __reversed__(self):
         return reversed(self._mapping)
@@ -418,7 +421,10 @@ class KeysView(abc.KeysView):
 
 
 class ValuesView(abc.ValuesView):
-    """``group.values()``: the members (None for a dangling link, as h5py)."""
+    """``group.values()``: the members (None for a dangling link, as h5py)::
+
+        [obj.name for obj in f.values() if obj is not None]
+    """
 
     def __iter__(self):
         for key in self._mapping:
@@ -433,7 +439,10 @@ class ValuesView(abc.ValuesView):
 
 
 class ItemsView(abc.ItemsView):
-    """``group.items()``: ``(name, member)`` pairs (None for a dangling link)."""
+    """``group.items()``: ``(name, member)`` pairs (None for a dangling link)::
+
+        ("x", f["x"]) in f.items()   # True
+    """
 
     def __iter__(self):
         for key in self._mapping:

@@ -219,7 +219,10 @@ class ObjectID:
 
 class TypeID:
     """A dataset's type as h5py's ``TypeID`` answers ``get_class()`` (the
-    HDF5 type class, an int as h5py's ``h5t`` constants) and ``dtype``."""
+    HDF5 type class, an int as h5py's ``h5t`` constants) and ``dtype``::
+
+        f["x"].id.get_type().get_class()    # 0 for integers, as h5t.INTEGER
+    """
 
     def __init__(self, dtype):
         self.dtype = dtype
@@ -239,7 +242,10 @@ class TypeID:
 class GroupCreatePlist:
     """A group's creation order as h5py's group creation property list
     reports it: HDF5's flags (``arca.h5p.CRT_ORDER_TRACKED |
-    CRT_ORDER_INDEXED``) or 0."""
+    CRT_ORDER_INDEXED``) or 0::
+
+        f.create_group("t", track_order=True).id.get_create_plist().get_link_creation_order()  # 3
+    """
 
     # HDF5's H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED.
     _TRACKED_INDEXED = 0x1 | 0x2

@@ -36,9 +36,9 @@ Limits, which hold for any code run this way:
   name (as h5netcdf does, reaching into libhdf5 there) take their generic
   path instead. ``h5py.__version__`` is the h5py release whose API arca
   follows (``arca.version.h5py_version``), so version checks pass as they
-  would on that h5py (h5netcdf keeps ``track_order`` on). Putting arca
-  itself in ``sys.modules["h5py"]`` works too, with arca's own version
-  seen by such checks.
+  would on that h5py (h5netcdf keeps ``track_order`` on).
+* Putting arca itself in ``sys.modules["h5py"]`` is enough for libraries
+  that need none of the above (anndata); h5netcdf needs :func:`install`.
 * While installed, arca's ``File``, ``Group``, ``Dataset`` (and
   ``Datatype``, ``AttributeManager``) report h5py's module names
   (``h5py._hl.files``, ``h5py._hl.group``, ...) as their ``__module__``:

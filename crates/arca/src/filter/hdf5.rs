@@ -1,8 +1,9 @@
 //! HDF5 filter pipelines: chunks imported from HDF5 through filters arca
 //! does not share keep HDF5's stored bytes, and this module decodes (and
-//! encodes) those of them whose codecs arca has: deflate, shuffle,
-//! fletcher32, lzf, lz4 (in HDF5's framing) and zstd. Any other filter's
-//! chunks are kept and copied; reading them is a typed error naming it.
+//! encodes) them: deflate, shuffle, fletcher32, lzf, lz4 (in HDF5's
+//! framing) and zstd here; szip, n-bit, scale-offset, blosc, blosc2 and
+//! bitshuffle in modules of their own. Any other filter's chunks are kept
+//! and copied; reading them is a typed error naming it.
 //!
 //! Stages run as HDF5 runs them: forward in order, each optional stage
 //! that fails (does not shrink the data) skipped and its bit set in the
@@ -11,6 +12,7 @@
 use std::io::Read;
 
 use super::codecs::{deflated, shuffled, unshuffled, zstd_compressed, zstd_decompress};
+use super::{bitshuffle, blosc, blosc2, nbit, scaleoffset, szip};
 use crate::error::{Error, Result};
 use crate::format::filter_pipeline::{Filter, Hdf5Filter};
 use crate::pool::lists::{CHUNKS, FILTER};
@@ -36,6 +38,54 @@ fn unsupported(h: &Hdf5Filter, addr: u64, doing: &str) -> Error {
     ))
 }
 
+/// The stages a chunk went through, in the order they are undone (the
+/// stages its mask skips left out).
+fn to_undo(filters: &[Filter], mask: u32) -> Vec<&Hdf5Filter> {
+    stages(filters)
+        .rev()
+        .filter(|&(i, _)| !(i < 32 && mask & (1 << i) != 0))
+        .map(|(_, h)| h)
+        .collect()
+}
+
+/// Undo one stage of an HDF5 pipeline; `limit` bounds its output.
+fn undo(h: &Hdf5Filter, elem: usize, input: &[u8], limit: usize, addr: u64) -> Result<PooledBuf> {
+    let bad = |d: String| Error::corrupt("chunk", addr, format!("{}: {d}", h.name()));
+    Ok(match h.id {
+        1 => inflate(input, limit).map_err(bad)?,
+        2 => unshuffled(input, h.params.first().map_or(elem, |&s| s as usize)),
+        3 => fletcher32_check(input).map_err(bad)?,
+        32000 => lzf_decode(input, limit).map_err(bad)?,
+        32004 => lz4_decode(input, limit).map_err(bad)?,
+        32015 => {
+            let mut out = FILTER.take_zeroed(limit);
+            let n = zstd_decompress(input, &mut out).map_err(|e| bad(e.to_string()))?;
+            out.truncate(n);
+            out
+        }
+        4 => pooled(szip::decode(&h.params, input, limit).map_err(bad)?),
+        5 => pooled(nbit::decode(&h.params, input, limit).map_err(bad)?),
+        6 => pooled(scaleoffset::decode(&h.params, input, limit).map_err(bad)?),
+        32001 => blosc::decode(input, limit).map_err(bad)?,
+        32008 => pooled(bitshuffle::decode(&h.params, elem, input, limit).map_err(bad)?),
+        32026 => match blosc2::decode(input, limit) {
+            Ok(v) => pooled(v),
+            Err(blosc2::Failure::Corrupt(d)) => return Err(bad(d)),
+            Err(blosc2::Failure::Codec(d)) => {
+                return Err(Error::Unsupported(format!("chunk at {addr}: {d}")))
+            }
+        },
+        _ => return Err(unsupported(h, addr, "decoded")),
+    })
+}
+
+/// Whether the stage can be undone straight into the caller's buffer
+/// (no buffer of its own, no copy): blosc, the stage a PyTables file's
+/// chunks go through.
+fn direct(h: &Hdf5Filter) -> bool {
+    h.id == 32001
+}
+
 /// Undo an HDF5 pipeline into a chunk of `expect` bytes.
 pub(super) fn decode(
     filters: &[Filter],
@@ -45,42 +95,58 @@ pub(super) fn decode(
     expect: usize,
     addr: u64,
 ) -> Result<PooledBuf> {
+    let todo = to_undo(filters, mask);
+    if todo.last().is_some_and(|h| direct(h)) {
+        let mut out = CHUNKS.take_zeroed(expect);
+        decode_into(filters, mask, elem, stored, addr, &mut out)?;
+        return Ok(out);
+    }
     let limit = expect.saturating_add(STAGE_SLACK * filters.len());
     let mut buf: Option<PooledBuf> = None;
-    for (i, h) in stages(filters).rev() {
-        if i < 32 && mask & (1 << i) != 0 {
-            continue;
-        }
+    for h in todo {
         let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
-        let bad = |d: String| Error::corrupt("chunk", addr, format!("{}: {d}", h.name()));
-        let out = match h.id {
-            1 => inflate(input, limit).map_err(bad)?,
-            2 => unshuffled(input, h.params.first().map_or(elem, |&s| s as usize)),
-            3 => fletcher32_check(input).map_err(bad)?,
-            32000 => lzf_decode(input, limit).map_err(bad)?,
-            32004 => lz4_decode(input, limit).map_err(bad)?,
-            32015 => {
-                let mut out = FILTER.take_zeroed(limit);
-                let n = zstd_decompress(input, &mut out).map_err(|e| bad(e.to_string()))?;
-                out.truncate(n);
-                out
-            }
-            _ => return Err(unsupported(h, addr, "decoded")),
-        };
-        buf = Some(out);
+        buf = Some(undo(h, elem, input, limit, addr)?);
     }
     let got = buf.as_deref().map_or(stored, |b| &b[..]);
-    if got.len() != expect {
+    check_size(got.len(), expect, addr)?;
+    Ok(CHUNKS.take_copy(got))
+}
+
+fn check_size(got: usize, expect: usize, addr: u64) -> Result<()> {
+    if got != expect {
         return Err(Error::corrupt(
             "chunk",
             addr,
-            format!(
-                "HDF5 filters decode to {} bytes, expected {expect}",
-                got.len()
-            ),
+            format!("HDF5 filters decode to {got} bytes, expected {expect}"),
         ));
     }
-    Ok(CHUNKS.take_copy(got))
+    Ok(())
+}
+
+/// [`decode`] into `out` (the chunk's size): the last stage undone writes
+/// straight into it where it can.
+pub(super) fn decode_into(
+    filters: &[Filter],
+    mask: u32,
+    elem: usize,
+    stored: &[u8],
+    addr: u64,
+    out: &mut [u8],
+) -> Result<()> {
+    let todo = to_undo(filters, mask);
+    let Some((&last, rest)) = todo.split_last().filter(|(h, _)| direct(h)) else {
+        out.copy_from_slice(&decode(filters, mask, elem, stored, out.len(), addr)?);
+        return Ok(());
+    };
+    let limit = out.len().saturating_add(STAGE_SLACK * filters.len());
+    let mut buf: Option<PooledBuf> = None;
+    for &h in rest {
+        let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
+        buf = Some(undo(h, elem, input, limit, addr)?);
+    }
+    let input: &[u8] = buf.as_deref().map_or(stored, |b| &b[..]);
+    blosc::decode_into(input, out)
+        .map_err(|d| Error::corrupt("chunk", addr, format!("{}: {d}", last.name())))
 }
 
 /// Run an HDF5 pipeline forward; returns the stored bytes and HDF5's mask
@@ -110,11 +176,29 @@ pub(super) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Poo
                 input,
                 h.params.first().map_or(3, |&l| l as i32).clamp(-7, 22),
             )?),
+            4 => Some(pooled(
+                szip::encode(&h.params, input).map_err(|e| stage_error(h, e))?,
+            )),
+            5 => Some(pooled(
+                nbit::encode(&h.params, input).map_err(|e| stage_error(h, e))?,
+            )),
+            6 => Some(pooled(
+                scaleoffset::encode(&h.params, input).map_err(|e| stage_error(h, e))?,
+            )),
+            32001 => blosc::encode(&h.params, elem, input)
+                .map_err(|e| stage_error(h, e))?
+                .map(pooled),
+            32008 => Some(pooled(bitshuffle::encode(&h.params, elem, input)?)),
+            32026 => match blosc2::encode(&h.params, elem, input) {
+                Ok(v) => Some(pooled(v)),
+                Err(blosc2::Failure::Corrupt(d)) => return Err(stage_error(h, d)),
+                Err(blosc2::Failure::Codec(d)) => return Err(Error::Unsupported(d)),
+            },
             _ => return Err(unsupported(h, 0, "encoded")),
         };
         // An optional compressor that does not shrink the data is skipped,
         // as HDF5 skips it.
-        let compressor = matches!(h.id, 1 | 32000 | 32004 | 32015);
+        let compressor = matches!(h.id, 1 | 4 | 32000 | 32001 | 32004 | 32015 | 32026);
         match out {
             Some(out) if !(h.optional() && compressor && out.len() >= input.len()) => {
                 buf = Some(out)
@@ -129,6 +213,16 @@ pub(super) fn encode(filters: &[Filter], elem: usize, raw: &[u8]) -> Result<(Poo
         }
     }
     Ok((buf.unwrap_or_else(|| FILTER.take_copy(raw)), mask))
+}
+
+/// A stage's output in a filter buffer.
+fn pooled(v: Vec<u8>) -> PooledBuf {
+    FILTER.take_copy(&v)
+}
+
+/// A stage that refuses to encode (values it cannot work with).
+fn stage_error(h: &Hdf5Filter, e: String) -> Error {
+    Error::invalid(format!("{}: {e}", h.name()))
 }
 
 fn inflate(input: &[u8], limit: usize) -> std::result::Result<PooledBuf, String> {
@@ -388,6 +482,65 @@ mod tests {
         assert_eq!(mask, 1, "incompressible data skips the optional lzf");
     }
 
+    /// Every filter decoded here, with the values HDF5 would record for
+    /// 4-byte elements and a 4000-byte chunk.
+    fn every_filter() -> Vec<Vec<Filter>> {
+        let mut so = vec![2, 0, 1000, 0, 4, 1, 0, 0];
+        so.resize(20, 0);
+        vec![
+            vec![h(32001, &[2, 2, 4, 4000, 5, 1, 0])],
+            vec![h(32001, &[2, 2, 4, 4000, 5, 2, 1])],
+            vec![h(32001, &[2, 2, 4, 4000, 5, 1, 3])],
+            vec![h(32001, &[2, 2, 4, 4000, 5, 0, 4])],
+            vec![h(32001, &[2, 2, 4, 4000, 5, 2, 5])],
+            vec![h(32008, &[0, 3, 4, 0, 2])],
+            vec![h(32008, &[0, 3, 4, 0, 3, 3])],
+            vec![h(32008, &[0, 3, 4])],
+            vec![h(32026, &[1, 0, 4, 4000, 5, 1, 0])],
+            vec![h(4, &[128 | 32 | 8, 16, 32, 100])],
+            vec![h(4, &[128 | 8, 8, 32, 100])],
+            vec![h(6, &so)],
+            vec![h(5, &[8, 0, 1000, 1, 4, 0, 20, 3])],
+        ]
+    }
+
+    #[test]
+    fn damaged_chunks_of_every_filter_are_errors_never_panics() {
+        let raw: Vec<u8> = (0..1000u32)
+            .flat_map(|i| (i / 3 % 4000).to_le_bytes())
+            .collect();
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for p in every_filter() {
+            let (enc, mask) = encode(&p, 4, &raw).unwrap();
+            if p[0].name() != "nbit" {
+                let back = decode(&p, mask, 4, &enc, raw.len(), 0).unwrap();
+                assert_eq!(&back[..], &raw[..], "{p:?}");
+            }
+            for _ in 0..300 {
+                let mut bad = enc.to_vec();
+                match rnd() % 3 {
+                    0 => bad.truncate(rnd() as usize % (bad.len() + 1)),
+                    1 => {
+                        let i = rnd() as usize % bad.len();
+                        bad[i] ^= (rnd() >> 40) as u8 | 1;
+                    }
+                    _ => bad = (0..rnd() % 300).map(|_| rnd() as u8).collect(),
+                }
+                if let Ok(v) = decode(&p, mask, 4, &bad, raw.len(), 8) {
+                    assert_eq!(v.len(), raw.len(), "{p:?}");
+                }
+                let mut out = vec![0u8; raw.len()];
+                let _ = super::super::decode_into(&p, mask, 4, &bad, 8, &mut out);
+            }
+        }
+    }
+
     #[test]
     fn fletcher32_is_hdf5s() {
         // Worked by hand from HDF5's definition: one word; two words and
@@ -404,14 +557,9 @@ mod tests {
 
     #[test]
     fn filters_arca_lacks_are_named() {
-        let p = [Filter::Hdf5(Hdf5Filter::new(
-            32001,
-            true,
-            "blosc",
-            &[2, 2, 4],
-        ))];
+        let p = [Filter::Hdf5(Hdf5Filter::new(307, true, "bzip2", &[9]))];
         let e = decode(&p, 0, 4, b"xxxx", 4, 4096).unwrap_err();
-        assert!(matches!(e, Error::Unsupported(_)) && e.to_string().contains("32001 (blosc)"));
+        assert!(matches!(e, Error::Unsupported(_)) && e.to_string().contains("307 (bzip2)"));
         // Skipped by the chunk's mask, it is not needed.
         assert_eq!(&decode(&p, 1, 4, b"xxxx", 4, 4096).unwrap()[..], b"xxxx");
         assert!(encode(&p, 4, b"xxxx").is_err());

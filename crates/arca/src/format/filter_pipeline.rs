@@ -95,7 +95,7 @@ const HDF5_NAMES: &[(u16, &str)] = &[
 ];
 
 /// HDF5 filters whose stored bytes arca can decode and encode.
-const HDF5_CODECS: &[u16] = &[1, 2, 3, 32000, 32004, 32015];
+const HDF5_CODECS: &[u16] = &[1, 2, 3, 4, 5, 6, 32000, 32001, 32004, 32008, 32015, 32026];
 
 /// Most client-data values an HDF5 filter may carry here.
 const MAX_PARAMS: usize = 4096;
@@ -126,9 +126,10 @@ impl Hdf5Filter {
     }
 
     /// Whether arca can decode (and encode) this filter's bytes itself:
-    /// deflate, shuffle, fletcher32, lzf, lz4 and zstd. Chunks through any
-    /// other filter are kept and copied, and reading them is an
-    /// [`crate::Error::Unsupported`] naming the filter.
+    /// deflate, shuffle, fletcher32, szip, n-bit, scale-offset, lzf, blosc,
+    /// lz4, bitshuffle, zstd and blosc2 (blosc2 without its zlib and zstd
+    /// codecs). Chunks through any other filter are kept and copied, and
+    /// reading them is an [`crate::Error::Unsupported`] naming the filter.
     pub fn decodable(&self) -> bool {
         HDF5_CODECS.contains(&self.id)
     }

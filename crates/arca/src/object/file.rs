@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::group::Group;
+use super::group::{Group, Object};
 use super::handle::{lock, FileHandle};
 use super::open::{Mode, OpenOptions};
 use super::stat::{Extent, Stat};
@@ -96,6 +96,14 @@ impl std::fmt::Debug for File {
         f.debug_struct("File")
             .field("writable", &self.is_writable())
             .finish()
+    }
+}
+
+impl Object {
+    /// The file this object lies in: for one reached through an external
+    /// link, the other file (opened read-only).
+    pub fn file(&self) -> File {
+        File::from_handle(self.handle().clone())
     }
 }
 

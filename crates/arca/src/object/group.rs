@@ -31,13 +31,9 @@ pub enum Object {
 }
 
 impl Object {
-    /// The file this object lies in: for one reached through an external
-    /// link, the other file (opened read-only).
-    pub fn file(&self) -> super::file::File {
-        super::file::File::from_handle(self.handle().clone())
-    }
-
-    fn handle(&self) -> &FileHandle {
+    /// The handle of the file this object lies in (see `Object::file`,
+    /// defined beside `File`, which sits above this module).
+    pub(crate) fn handle(&self) -> &FileHandle {
         match self {
             Object::Group(g) => &g.file,
             Object::Dataset(d) => &d.file,

@@ -137,7 +137,7 @@ class _Exporter:
                 filters.append(code)
         elif layout == "chunked":
             dcpl.set_chunk(tuple(ads.chunks))
-            if ads.shuffle:
+            if _shuffled(ads):
                 dcpl.set_shuffle()
                 filters.append(SHUFFLE)
             comp = ads.compression
@@ -248,6 +248,16 @@ class _Exporter:
     def tick(self):
         if self.progress is not None:
             self.progress(self.done, self.done)
+
+
+def _shuffled(ads):
+    """Whether HDF5's pipeline for ``ads`` has shuffle: for variable-length
+    values, whether the values are shuffled (arca shuffles the records of
+    every compressed variable-length dataset; HDF5 has no records)."""
+    info = _native.vlen_info(ads._id)
+    if info is not None:
+        return any(name == "shuffle" for name, _ in info["filters"])
+    return ads.shuffle
 
 
 def _h5_attr(h5py, hobj, name, value, dt):

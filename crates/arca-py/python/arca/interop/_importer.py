@@ -179,9 +179,21 @@ class _Importer:
         vlen = dt.kind == "O" or needs_values(dt)
         if vlen and "compression" in kw and kw["compression"] == "lz4":
             kw["compression"] = "zstd"
+        if vlen and layout == h5py.h5d.CHUNKED:
+            # The values' pipeline is set apart from the records' (which
+            # arca shuffles whenever they are compressed): shuffled only
+            # where HDF5's was, so that export gives back the same filters.
+            kw["vlen_shuffle"] = bool(kw.get("shuffle"))
+            kw["vlen_compression"] = kw.get("compression")
+            kw["vlen_compression_opts"] = kw.get("compression_opts")
         # A pipeline arca does not share is kept as HDF5's own, its chunks
         # exactly as stored, where the chunks hold the elements themselves.
-        as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen
+        # Numbers narrower than their bytes (a precision or bit offset of
+        # their own, what n-bit packs) are stored by HDF5 as those bits:
+        # arca's types have no precision, so the values go through HDF5's
+        # conversion instead of the stored chunks.
+        packed = not _full_width(h5py, hds.id.get_type())
+        as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen and not packed
                    and not holds_refs(dt) and not holds_refs(hds.dtype))
         if as_hdf5:
             for k in ("shuffle", "compression", "compression_opts"):
@@ -211,7 +223,7 @@ class _Importer:
                 ds[...] = map_refs(hds[()], hds.dtype, self.ref_to_arca, ref_dtype)
 
             self.later.append(fix)
-        elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen:
+        elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen and not packed:
             self.copy_chunks(hds, ds, len(filters), pipeline, keep_masks=as_hdf5)
         else:
             self.copy_values(hds, ds)
@@ -341,6 +353,19 @@ class _Importer:
     def tick(self):
         if self.progress is not None:
             self.progress(min(self.done, self.total), self.total)
+
+
+def _full_width(h5py, tid):
+    """Whether every number in the HDF5 type ``tid`` uses all its bits (no
+    precision below its size, no bit offset)."""
+    cls = tid.get_class()
+    if cls in (h5py.h5t.INTEGER, h5py.h5t.FLOAT):
+        return tid.get_precision() == 8 * tid.get_size() and tid.get_offset() == 0
+    if cls == h5py.h5t.COMPOUND:
+        return all(_full_width(h5py, tid.get_member_type(i)) for i in range(tid.get_nmembers()))
+    if cls == h5py.h5t.ARRAY:
+        return _full_width(h5py, tid.get_super())
+    return True
 
 
 def _h5_bytes(h5py, f):
