@@ -14,7 +14,7 @@ use crate::format::object_header::Header;
 use crate::object::dataset::Dataset;
 use crate::object::session::Session;
 use crate::store::Store;
-use crate::vlen::vector::{self, VecMeta};
+use crate::vlen::vector;
 
 /// The fill value's record of a variable-length dataset's header, if it
 /// has one (compounds with variable-length members have none).
