@@ -29,9 +29,10 @@ fn contiguous<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>) -> PyResult
 
 /// Create a variable-length dataset: `dtype` is `vlen:str`, `vlen:bytes` or
 /// `vlen:<base>`; `filters` apply to the records, `vlen_filters` to the
-/// byte vector.
+/// byte vector. `fill` is the fill value's items (native order, UTF-8 for
+/// strings), shown where nothing was written.
 #[pyfunction]
-#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false, committed = None))]
+#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false, committed = None, fill = None))]
 #[allow(clippy::too_many_arguments)]
 fn vlen_create(
     py: Python<'_>,
@@ -47,6 +48,7 @@ fn vlen_create(
     reuse: bool,
     track_order: bool,
     committed: Option<&crate::named_type::PyNamedType>,
+    fill: Option<Vec<u8>>,
 ) -> PyResult<PyDataset> {
     let dt = cvt(Datatype::parse(dtype))?;
     if !dt.has_vlen() {
@@ -76,8 +78,18 @@ fn vlen_create(
     if let Some(t) = committed {
         o = o.committed(&t.t);
     }
+    if let Some(f) = fill {
+        o = o.fill_value(&f);
+    }
     let d = cvt(py.detach(|| group.g.create_dataset(path, &o)))?;
     Ok(PyDataset::new(d))
+}
+
+/// The fill value's items of a variable-length dataset (native order,
+/// UTF-8 for strings), or None when unwritten elements are empty.
+#[pyfunction]
+fn vlen_fill<'py>(py: Python<'py>, ds: &PyDataset) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    Ok(cvt(py.detach(|| ds.d.vlen_fill_value()))?.map(|b| PyBytes::new(py, &b)))
 }
 
 /// Write `values` (flat uint8, native order) with Arrow-style `offsets` in
@@ -335,6 +347,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vlen_pack, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_unpack, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_info, m)?)?;
+    m.add_function(wrap_pyfunction!(vlen_fill, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_repack, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_extend, m)?)?;
     m.add_function(wrap_pyfunction!(vlen_seal, m)?)?;

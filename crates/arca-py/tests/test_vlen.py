@@ -222,7 +222,7 @@ def test_errors(tmp_path):
         with pytest.raises(TypeError):
             d[0] = 5
         with pytest.raises(ValueError):
-            f.create_dataset("x", shape=(2,), dtype=arca.string_dtype(), fillvalue="a")
+            f.create_dataset("x", shape=(2,), dtype=arca.vlen_dtype("f4"), fillvalue=[1.0])
         with pytest.raises(TypeError):
             f.create_dataset("y", shape=(2,), dtype="f4", vlen_chunk_bytes=10)
         with pytest.raises(TypeError):

@@ -442,8 +442,14 @@ fn bad_input_is_rejected() {
         .unwrap();
     bad(fixed.write_strings(&all, &["a", "b"]));
     assert!(fixed.vlen_info().unwrap().is_none());
-    let opts = DatasetOptions::new(Datatype::VlenStr, &[2]).fill_value(&[0; 16]);
+    let opts = DatasetOptions::new(Datatype::VlenStr, &[2]).fill_value(b"\xff");
     assert!(f.root().create_dataset("f", &opts).is_err());
+    let t = Datatype::vlen(Datatype::float(8)).unwrap();
+    let opts = DatasetOptions::new(t, &[2]).fill_value(&[0; 12]);
+    assert!(f.root().create_dataset("g", &opts).is_err());
+    let row = Datatype::parse(r#"struct(16){"s"@0:vlen:str}"#).unwrap();
+    let opts = DatasetOptions::new(row, &[2]).fill_value(&[0; 16]);
+    assert!(f.root().create_dataset("h", &opts).is_err());
     assert!(Datatype::vlen(Datatype::VlenStr).is_err());
     assert!(Datatype::vlen(Datatype::bytes(3)).is_err());
     assert!(AttrValue::new(Datatype::VlenStr, &[1], vec![5, 0, 0, 0, 0, 0, 0, 0, b'a']).is_err());
@@ -910,5 +916,95 @@ fn repack_after_a_failed_create_keeps_the_file_whole() {
     let (v, o2) = d.read_ragged::<f32>(&sel).unwrap();
     assert_eq!((v, o2), (values, offsets));
     f.flush().unwrap();
+    f.check().unwrap();
+}
+
+#[test]
+fn fill_values_of_variable_length_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.arca"), dir.path().join("b.arca"));
+    let f = File::create(&a).unwrap();
+    let opts = DatasetOptions::new(Datatype::VlenStr, &[6])
+        .maxshape(&[None])
+        .chunks(&[2])
+        .vlen(VlenOptions::default().reuse_space(true))
+        .fill_value(b"n/a");
+    let ds = f.root().create_dataset("s", &opts).unwrap();
+    let all = |n| Selection::all(&[n]);
+    assert_eq!(ds.read_strings(&all(6)).unwrap(), vec!["n/a"; 6]);
+    let mid = Selection::from_ranges(&[(1, 3, 1)]).unwrap();
+    ds.write_strings(&mid, &["x", "y"]).unwrap();
+    // An overwrite frees the old value's bytes, never the fill value's.
+    ds.write_strings(&Selection::from_ranges(&[(1, 2, 1)]).unwrap(), &["zz"])
+        .unwrap();
+    ds.write_strings(&Selection::from_ranges(&[(0, 1, 1)]).unwrap(), &["w"])
+        .unwrap();
+    ds.resize(&[8]).unwrap();
+    let want = ["w", "zz", "y", "n/a", "n/a", "n/a", "n/a", "n/a"];
+    assert_eq!(ds.read_strings(&all(8)).unwrap(), want);
+    assert_eq!(ds.vlen_fill_value().unwrap(), Some(b"n/a".to_vec()));
+    // The fill value's bytes count once, however many elements show them.
+    assert_eq!(ds.vlen_info().unwrap().unwrap().live_bytes, 3 + 1 + 2 + 1);
+    f.check().unwrap();
+    ds.vlen_repack().unwrap();
+    assert_eq!(ds.read_strings(&all(8)).unwrap(), want);
+    assert_eq!(ds.vlen_fill_value().unwrap(), Some(b"n/a".to_vec()));
+    f.check().unwrap();
+    let t = Datatype::vlen(Datatype::float(8)).unwrap();
+    let fill: Vec<u8> = [1.5f64, -2.0]
+        .iter()
+        .flat_map(|x| x.to_ne_bytes())
+        .collect();
+    let r = f
+        .root()
+        .create_dataset("r", &DatasetOptions::new(t, &[3]).fill_value(&fill))
+        .unwrap();
+    r.write_ragged(
+        &Selection::from_ranges(&[(1, 2, 1)]).unwrap(),
+        &[7.0f64],
+        &[0, 1],
+    )
+    .unwrap();
+    let (v, o) = r.read_ragged::<f64>(&all(3)).unwrap();
+    assert_eq!((v, o), (vec![1.5, -2.0, 7.0, 1.5, -2.0], vec![0, 2, 3, 5]));
+    let plain = f
+        .root()
+        .create_dataset("p", &DatasetOptions::new(Datatype::VlenBytes, &[2]))
+        .unwrap();
+    assert_eq!(plain.vlen_fill_value().unwrap(), None);
+    f.close().unwrap();
+    arca::repack(&a, &b, &mut |_, _| {}).unwrap();
+    for path in [&a, &b] {
+        let f = File::open(path).unwrap();
+        f.check().unwrap();
+        let ds = f.root().dataset("s").unwrap();
+        assert_eq!(ds.read_strings(&all(8)).unwrap(), want);
+        assert_eq!(ds.vlen_fill_value().unwrap(), Some(b"n/a".to_vec()));
+        let r = f.root().dataset("r").unwrap();
+        assert_eq!(r.read_ragged::<f64>(&all(3)).unwrap().1, vec![0, 2, 3, 5]);
+    }
+}
+
+#[test]
+fn float16_sequences() {
+    let f = File::in_memory().unwrap();
+    for t in ["vlen:<f2", "vlen:>f2"] {
+        let t = Datatype::parse(t).unwrap();
+        let ds = f
+            .root()
+            .create_dataset(&format!("h{}", t), &DatasetOptions::new(t, &[2]))
+            .unwrap();
+        // 1.0, -2.0 and 0.5 as IEEE half floats, native order.
+        let v: Vec<u8> = [0x3c00u16, 0xc000, 0x3800]
+            .iter()
+            .flat_map(|x| x.to_ne_bytes())
+            .collect();
+        ds.write_ragged_bytes(&Selection::all(&[2]), &v, &[0, 2, 3])
+            .unwrap();
+        assert_eq!(
+            ds.read_ragged_bytes(&Selection::all(&[2])).unwrap(),
+            (v, vec![0, 2, 3])
+        );
+    }
     f.check().unwrap();
 }

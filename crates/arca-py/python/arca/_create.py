@@ -187,8 +187,8 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
         if layout == "contiguous" and chunks not in (None, False):
             raise ValueError("a contiguous dataset takes no chunks")
         ds = _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
-                          compression_opts, shuffle, fillvalue, vlen_options, bool(track_order),
-                          filtered, committed)
+                          compression_opts, shuffle, fillvalue, fill_time, vlen_options,
+                          bool(track_order), filtered, committed)
     else:
         if vlen_options:
             raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
@@ -505,8 +505,6 @@ def create_dataset_like(group, name, other, **kwupdate):
     kwupdate.setdefault("track_order", bool(other._id.attrs().track_order()))
     for k, v in other._create_options().items():
         kwupdate.setdefault(k, v)
-    if kwupdate.get("fillvalue") is not None and other._vlen is not None:
-        del kwupdate["fillvalue"]
     return group.create_dataset(name, **kwupdate)
 
 
@@ -556,15 +554,16 @@ def _filters(compression, opts, shuffle, what):
 
 
 def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
-                 compression_opts, shuffle, fillvalue, options, track_order, filtered,
-                 committed=None):
+                 compression_opts, shuffle, fillvalue, fill_time, options, track_order,
+                 filtered, committed=None):
     """The variable-length branch of :func:`create_dataset`."""
     unknown = set(options) - set(_VLEN_OPTIONS)
     if unknown:
         raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}")
-    if fillvalue is not None and not _is_empty(fillvalue):
-        raise ValueError("variable-length datasets take no fillvalue (unwritten elements are empty)")
     rows = rows_dtype(dtype, data)
+    if rows is not None and fillvalue is not None and not _is_empty_row(fillvalue):
+        raise ValueError("compounds with variable-length members take no fillvalue "
+                         "(unwritten elements have empty members)")
     if rows is not None:
         if data is not None:
             data = np.asarray(data, dtype=rows)
@@ -603,6 +602,9 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
         wide = isinstance(base, np.dtype) and base.itemsize > 1
         vfilters = _filters(compression, compression_opts, compression is not None and
                             (shuffle or wide), "Compression")
+    fill = None
+    if rows is None and fillvalue is not None and fill_time != "never":
+        fill = _vlen_fill_items(fillvalue, vlen_base_of_type(type_str))
     vchunk = options.get("vlen_chunk_bytes")
     dsid = _native.vlen_create(
         group._id,
@@ -617,6 +619,7 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
         bool(options.get("vlen_reuse_space", False)),
         bool(track_order),
         committed,
+        fill,
     )
     ds = Dataset(group._file, dsid)
     if data is not None and data.size:
@@ -624,9 +627,30 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
     return ds
 
 
-def _is_empty(value):
-    """Whether ``value`` is the empty element (what unwritten elements show)."""
+def _vlen_fill_items(fillvalue, base):
+    """A variable-length fill value as the items the core keeps (native
+    order; UTF-8 for strings, ASCII for byte strings), or None for the
+    empty element (what unwritten elements show without one)."""
+    if base is str or base is bytes:
+        if isinstance(fillvalue, np.ndarray) and fillvalue.ndim == 0:
+            fillvalue = fillvalue[()]
+        if isinstance(fillvalue, str):
+            items = fillvalue.encode("utf-8" if base is str else "ascii")
+        elif isinstance(fillvalue, (bytes, np.bytes_)):
+            items = bytes(fillvalue)
+        else:
+            raise TypeError(f"fillvalue {fillvalue!r} for a string type: use str or bytes")
+    else:
+        # As h5py (HDF5 has no conversion for it); arca's core takes one.
+        raise ValueError("variable-length sequences take no fill value")
+    return items or None
+
+
+def _is_empty_row(value):
+    """Whether a compound value has only empty variable-length members (what
+    unwritten elements of such a compound show)."""
     try:
-        return len(value) == 0
-    except TypeError:
+        return all(len(m) == 0 for m in np.asarray(value).item()
+                   if isinstance(m, (str, bytes, np.ndarray)))
+    except (TypeError, ValueError):
         return False

@@ -758,9 +758,9 @@ def vlen_item_dtype(base):
     ``base``; TypeError for a base arca cannot store."""
     dt = np.dtype(base)
     k, n = dt.kind, dt.itemsize
-    if not (k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (4, 8))):
+    if not (k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (2, 4, 8))):
         raise TypeError(
-            f"variable-length base type must be bool, an integer or float32/64, not {dt}"
+            f"variable-length base type must be bool, an integer or float16/32/64, not {dt}"
         )
     return dt
 

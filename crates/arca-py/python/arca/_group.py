@@ -250,7 +250,9 @@ class Group(HLObject, MutableMapping):
           ``arca import`` keeps filters arca has no codec for).
           ``scaleoffset``: refused (no codec; files using it are imported
           with their chunks kept as stored).
-        * ``fillvalue`` is shown where nothing was written. ``fill_time``:
+        * ``fillvalue`` is shown where nothing was written (string types
+          too, variable-length ones included; sequences take none, as in
+          h5py). ``fill_time``:
           ``"ifset"`` (default) and ``"alloc"`` show it there (arca writes no
           fill bytes either way); ``"never"`` stores no fill value, so
           unwritten elements read as zero bytes and ``fillvalue`` as 0.

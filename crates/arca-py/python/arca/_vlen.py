@@ -141,12 +141,15 @@ class Ragged(_Vector):
         return out
 
     def fillvalue(self):
-        """The empty element: ``b""`` (strings read as bytes, as in h5py)
-        or an empty array."""
+        """The fill value given at creation, else the empty string
+        (``b""``, strings read as bytes as in h5py) or, for sequences, None."""
+        items = _native.vlen_fill(self._id)
         b = self.base
         if b in (str, bytes):
-            return "" if self.text else b""
-        return np.empty(0, b)
+            items = items or b""
+            return items.decode("utf-8") if self.text else items
+        # Sequences without one show None, as h5py reports them.
+        return None if items is None else np.frombuffer(items, dtype=b).copy()
 
     # -- object arrays ----------------------------------------------------------
     def read(self, start, count, step):

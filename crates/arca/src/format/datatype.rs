@@ -314,7 +314,8 @@ impl Datatype {
         }
     }
 
-    /// A variable-length sequence of `base`, which must be numeric or bool.
+    /// A variable-length sequence of `base`, which must be numeric (float16
+    /// included) or bool.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for other bases.
@@ -324,12 +325,12 @@ impl Datatype {
             Datatype::Bool => (BaseClass::Bool, 1, ByteOrder::NATIVE),
             Datatype::Int { size, order } => (BaseClass::Int, size, order),
             Datatype::UInt { size, order } => (BaseClass::UInt, size, order),
-            Datatype::Float { size, order } if size != 2 => (BaseClass::Float, size, order),
+            Datatype::Float { size, order } => (BaseClass::Float, size, order),
             Datatype::Reference => (BaseClass::Reference, 8, ByteOrder::Little),
             other => {
                 return Err(Error::invalid(format!(
-                    "a variable-length sequence needs a bool, integer, float32, \
-                     float64 or reference base type, not {other}"
+                    "a variable-length sequence needs a bool, integer, float16, \
+                     float32, float64 or reference base type, not {other}"
                 )))
             }
         };

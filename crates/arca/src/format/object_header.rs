@@ -26,7 +26,8 @@
 //!             the mappings of format/virtual_map.rs
 //! 6 filters   the filter pipeline (format/filter_pipeline.rs): u8 n, n
 //!             filters; HDF5 pipelines only over fixed-size types
-//! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len
+//! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len;
+//!             a variable-length dataset's is the record of its fill value
 //! 8 vector    the byte vector of a variable-length dataset
 //!             (format/vlen_vector.rs)
 //! 9 order     u64 the next creation index (groups that track creation
@@ -621,8 +622,11 @@ impl DatasetMeta {
             }
         }
         match &self.fill {
-            Some(_) if self.vlen.is_some() => {
-                return Err("a variable-length dataset has a fill value".into())
+            // A variable-length element's fill is its record (pointing at
+            // the fill value's items in the vector); a compound with such
+            // members has none.
+            Some(_) if self.vlen.is_some() && !self.dtype.is_vlen() => {
+                return Err("a compound with variable-length members has a fill value".into())
             }
             Some(Fill::Inline(b)) if b.len() as u64 != elem => {
                 return Err(format!(

@@ -74,7 +74,7 @@ impl Datatype {
                 let ok = match class {
                     BaseClass::Bool => *size == 1,
                     BaseClass::Int | BaseClass::UInt => matches!(size, 1 | 2 | 4 | 8),
-                    BaseClass::Float => matches!(size, 4 | 8),
+                    BaseClass::Float => matches!(size, 2 | 4 | 8),
                     BaseClass::Reference => *size == 8,
                 };
                 if ok {
@@ -208,7 +208,6 @@ mod tests {
             "vlen:S4",
             "vlen:vlen:str",
             "vlen:",
-            "vlen:<f2",
             "[0]<f4",
             "[2][3]<f4",
             "[2]vlen:str",

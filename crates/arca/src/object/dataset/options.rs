@@ -12,7 +12,7 @@ use crate::format::shape::MAX_RANK;
 use crate::format::virtual_map::{self, VirtualMapping};
 use crate::object::named_type::NamedType;
 use crate::object::storage::allocate_contiguous;
-use crate::object::vlen::options::VlenOptions;
+use crate::object::vlen::options::{write_fill, VlenOptions};
 use crate::pool::lists::EXTENTS;
 use crate::store::Store;
 
@@ -237,7 +237,10 @@ impl DatasetOptions {
         self.filters = filters.to_vec();
         self
     }
-    /// One element, in native byte order, shown where nothing was written.
+    /// One element, in native byte order, shown where nothing was written;
+    /// for a variable-length type, the element's items (UTF-8 for strings),
+    /// kept in the dataset's byte vector (compounds with variable-length
+    /// members take none).
     pub fn fill_value(mut self, fill: &[u8]) -> Self {
         self.fill = Some(fill.to_vec());
         self
@@ -338,13 +341,20 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
             "chunks, filters and a maxshape beyond the shape need the chunked layout",
         ));
     }
-    // The fill value in the file's byte order.
+    // The fill value in the file's byte order. A variable-length one goes
+    // to the vector once it exists (see `vlen::fill`).
+    let mut vlen_fill = None;
     let fill = match &o.fill {
         None => None,
-        // An all-zero record is the empty element; no other fill makes sense.
+        Some(f) if o.dtype.is_vlen() => {
+            vlen_fill = Some(f.clone());
+            None
+        }
+        // An all-zero record is the empty member; no other fill is kept.
         Some(_) if o.dtype.has_vlen() => {
             return Err(Error::invalid(
-                "variable-length datasets take no fill value (unwritten elements are empty)",
+                "compounds with variable-length members take no fill value (unwritten \
+                 elements have empty members)",
             ))
         }
         Some(f) if f.len() == elem as usize => {
@@ -419,10 +429,14 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
             size: bytes,
         }
     };
-    let vlen = if o.dtype.has_vlen() {
+    let mut vlen = if o.dtype.has_vlen() {
         Some(o.vlen.build(&o.dtype)?)
     } else {
         None
+    };
+    let fill = match (vlen_fill, vlen.as_mut()) {
+        (Some(items), Some(vm)) => Some(write_fill(st, vm, &o.dtype, &items)?),
+        _ => fill,
     };
     let fill = DatasetMeta::make_fill(st, fill)?;
     let mut meta = DatasetMeta {

@@ -3,6 +3,7 @@
 //! bytes; both walk every stored record a band of rows or a chunk at a
 //! time.
 
+use super::fill::fill_record;
 use super::ragged::read_ragged_locked;
 use super::records::{load_vlen, read_records, save_vm};
 use crate::error::{Error, Result};
@@ -69,11 +70,14 @@ fn live_bytes(
     dims: &[u64],
     vm: &VecMeta,
     dtype: &Datatype,
+    fill: Option<[u64; 2]>,
 ) -> Result<u64> {
-    let mut total = 0;
+    // The fill value's items count once, whatever elements show them.
+    let mut total = fill.map_or(0, |f| f[1]);
     for sel in stored_selections(g, addr, dims)? {
         total += read_records(g, addr, &sel, vm, dtype)?
             .iter()
+            .filter(|&&r| Some(r) != fill)
             .map(|r| r[1])
             .sum::<u64>();
     }
@@ -86,9 +90,15 @@ fn live_bytes(
 /// either would let the next write overwrite a live element. Region
 /// references must each decode.
 pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
-    let (_, dtype, dims, vm) = load_vlen(g, addr)?;
+    let (h, dtype, dims, vm) = load_vlen(g, addr)?;
     let free = FreeRanges::load(&g.st, &vm)?;
-    let mut live: Vec<(u64, u64)> = vec![];
+    // The fill value's items are shared by every element showing them.
+    let fill = fill_record(&g.st, &h)?;
+    let mut live: Vec<(u64, u64)> = fill
+        .iter()
+        .filter(|r| r[1] > 0)
+        .map(|r| (r[0], r[1]))
+        .collect();
     for sel in stored_selections(g, addr, &dims)? {
         if dtype == Datatype::RegionRef {
             let key = CacheKey::Vector(addr);
@@ -101,7 +111,11 @@ pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
         }
         let recs = read_records(g, addr, &sel, &vm, &dtype)?;
         if vm.reuse {
-            live.extend(recs.iter().filter(|r| r[1] > 0).map(|r| (r[0], r[1])));
+            live.extend(
+                recs.iter()
+                    .filter(|&&r| r[1] > 0 && Some(r) != fill)
+                    .map(|r| (r[0], r[1])),
+            );
         }
     }
     if !vm.reuse {
@@ -194,6 +208,7 @@ impl Dataset {
         let addr = self.addr;
         self.with_vector(|g, cache| {
             let h = Header::load(&mut g.st, addr)?;
+            let fill = fill_record(&g.st, &h)?;
             let Some(m) = h.dataset else {
                 return Ok(None);
             };
@@ -204,7 +219,10 @@ impl Dataset {
             vector::flush(&mut g.st, cache, &mut vm, item)?;
             save_vm(g, addr, vm.clone())?;
             let chunks = vector::entries(&mut g.st, &vm)?;
-            let live = live_bytes(g, addr, &m.dims, &vm, &m.dtype)?;
+            // Records still in the chunk cache count too: the walk below
+            // goes by the stored chunks.
+            g.write_back()?;
+            let live = live_bytes(g, addr, &m.dims, &vm, &m.dtype, fill)?;
             let free = if vm.reuse {
                 FreeRanges::load(&g.st, &vm)?.total()
             } else {

@@ -1,11 +1,15 @@
 //! How a variable-length dataset's byte vector is stored: the options a
 //! dataset is created with, and the vector description built from them.
 
+use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::chunk_index::MAX_CHUNK_BYTES;
-use crate::format::datatype::Datatype;
-use crate::vlen::vector::VecMeta;
+use crate::format::datatype::swap::swap_in_place;
+use crate::format::datatype::{Datatype, VLEN_RECORD};
+use crate::format::vlen_vector::push_record;
+use crate::store::Store;
+use crate::vlen::vector::{self, VecMeta};
 
 /// Default bytes per chunk of a byte vector.
 pub const DEFAULT_VLEN_CHUNK: u64 = 1 << 20;
@@ -79,4 +83,40 @@ impl VlenOptions {
         }
         Ok(VecMeta::new(chunk, self.filters.clone(), self.reuse))
     }
+}
+
+/// Append the fill value `items` (native byte order) to the vector and
+/// return its record, encoded as the fill message holds it.
+pub(crate) fn write_fill(
+    st: &mut Store,
+    vm: &mut VecMeta,
+    dtype: &Datatype,
+    items: &[u8],
+) -> Result<Vec<u8>> {
+    let item = dtype
+        .base()
+        .map(|b| b.size())
+        .ok_or_else(|| Error::invalid(format!("{dtype} is not variable-length")))?;
+    if !items.len().is_multiple_of(item) {
+        return Err(Error::invalid(format!(
+            "a fill value of {} bytes is not whole items of {item} bytes",
+            items.len()
+        )));
+    }
+    if *dtype == Datatype::VlenStr && std::str::from_utf8(items).is_err() {
+        return Err(Error::invalid("fill value is not valid UTF-8"));
+    }
+    let mut stored = items.to_vec();
+    if dtype.base().is_some_and(|b| b.needs_swap()) {
+        swap_in_place(&mut stored, item);
+    }
+    let at = vm.len;
+    // A cache of its own, emptied before it goes: the dataset's cache is
+    // not made yet.
+    let mut cache = Cache::new(0);
+    vector::write(st, &mut cache, vm, item, at, &stored)?;
+    vector::flush(st, &mut cache, vm, item)?;
+    let mut rec = Vec::with_capacity(VLEN_RECORD);
+    push_record(&mut rec, at, stored.len() as u64);
+    Ok(rec)
 }

@@ -2,6 +2,7 @@
 //! read ragged values (Arrow-style values and offsets), strings and byte
 //! strings, through the records and the byte vector.
 
+use super::fill::fill_record;
 use super::records::{can_hold, item_size, load_vlen, read_records, save_vm};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
@@ -81,11 +82,12 @@ pub(super) fn write_ragged_locked(
     fresh: bool,
 ) -> Result<()> {
     g.st.check_writable()?;
-    let (_, dtype, dims, mut vm) = load_vlen(g, addr)?;
+    let (h, dtype, dims, mut vm) = load_vlen(g, addr)?;
     let item = item_size(&dtype)?;
     sel.check(&dims)?;
     let n = sel.len() as usize;
     check_offsets(offsets, n, values.len(), item)?;
+    let fill = fill_record(&g.st, &h)?;
     let span = &values[offsets[0] as usize * item..offsets[n] as usize * item];
     if dtype == Datatype::VlenStr && !utf8_pieces(span, offsets) {
         return Err(Error::invalid("string is not valid UTF-8"));
@@ -108,7 +110,9 @@ pub(super) fn write_ragged_locked(
             let mut recs: Vec<(u64, u64)> = Vec::with_capacity(n);
             let old = read_records(g, addr, sel, &vm, &dtype)?;
             let mut free = FreeRanges::load(&g.st, &vm)?;
-            for &[o, l] in &old {
+            // An unwritten element's record is the fill value's, which
+            // stays: it is every unwritten element's.
+            for &[o, l] in old.iter().filter(|&&r| Some(r) != fill) {
                 free.give(o, l);
             }
             // Elements that fit a free range go there; the rest are appended

@@ -2,11 +2,13 @@
 //! (`Dataset::vlen_repack`), or into a new dataset of another file when a
 //! whole file is repacked.
 
-use super::options::VlenOptions;
+use super::fill;
+use super::options::{write_fill, VlenOptions};
 use super::ragged;
 use super::records::{load_vlen, save_vm};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
+use crate::format::object_header::{DatasetMeta, Header};
 use crate::object::dataset::options::DatasetOptions;
 use crate::object::dataset::Dataset;
 use crate::object::group::Group;
@@ -52,8 +54,19 @@ impl Dataset {
             }
             let (values, offsets) =
                 ragged::read_ragged_locked(g, addr, cache, &all, |n| vec![0u8; n])?;
+            let fill_items = fill::read_fill(g, addr, cache)?;
             *cache = Cache::new(cache.capacity);
             let dead = vector::detach(&mut g.st, &mut vm)?;
+            if let Some(items) = fill_items {
+                // The fill value first, in the new vector, and its new record.
+                let rec = write_fill(&mut g.st, &mut vm, &dtype, &items)?;
+                let mut h = Header::load(&mut g.st, addr)?;
+                if let Some(m) = h.dataset.as_mut() {
+                    m.fill = DatasetMeta::make_fill(&mut g.st, Some(rec))?;
+                    m.vlen = Some(vm.clone());
+                    h.save(&mut g.st, addr)?;
+                }
+            }
             save_vm(g, addr, vm)?;
             g.st.free_structures(&dead)?;
             // The old records point into the vector just destroyed.
@@ -101,6 +114,11 @@ pub(crate) fn copy_dataset(
     let mut o = DatasetOptions::new(dtype.clone(), &shape)
         .vlen(v)
         .track_order(d.attrs().track_order()?);
+    if dtype.is_vlen() {
+        if let Some(items) = d.vlen_fill_value()? {
+            o = o.fill_value(&items);
+        }
+    }
     if let Some(c) = d.chunks()? {
         o = o.chunks(&c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }
