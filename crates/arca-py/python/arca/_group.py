@@ -145,18 +145,22 @@ class Group(HLObject, MutableMapping):
         paths with empty or ``"."`` components (``"a//b/"``, ``"./a"``)
         mean what they do in h5py; the empty name is never contained, and
         nothing is in a closed file."""
-        if not self:
-            return False
         path = member_path(name)
         if not path:
             return False
         if not path.strip("/") or ("." in path and all(p in ("", ".") for p in path.split("/"))):
-            return True
+            return bool(self)
         try:
-            self._link(path)
+            self._id.link(path)
             return True
         except (KeyError, ValueError):
-            return False  # no such link, or a name that cannot exist ("..")
+            pass
+        try:
+            self._link_beyond(path)
+            return True
+        except (KeyError, ValueError):
+            # No such link, a name that cannot exist (".."), or a closed file.
+            return False
 
     def _link(self, path):
         """The native link tuple at ``path``, following soft and external
@@ -164,16 +168,21 @@ class Group(HLObject, MutableMapping):
         try:
             return self._id.link(path)
         except (KeyError, ValueError):
-            # Not found, or a path through an external link.
-            parent, _, last = path.rstrip("/").rpartition("/")
-            if not parent.strip("/") or not last:
-                raise
-            found = self._id.object(parent)
-            if type(found) is tuple:
-                found = found[0]
-            if not isinstance(found, _native.Group):
-                raise
-            return found.link(last)
+            return self._link_beyond(path)
+
+    def _link_beyond(self, path):
+        """The link at ``path`` when the native lookup cannot reach it: the
+        group holding it opened through the links on the way (an external
+        link's file, a soft link's target)."""
+        parent, _, last = path.rstrip("/").rpartition("/")
+        if not parent.strip("/") or not last:
+            raise KeyError(path)
+        found = self._id.object(parent)
+        if type(found) is tuple:
+            found = found[0]
+        if not isinstance(found, _native.Group):
+            raise KeyError(path)
+        return found.link(last)
 
     def __iter__(self):
         return iter(self._id.member_names())
