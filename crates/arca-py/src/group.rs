@@ -104,8 +104,14 @@ impl PyGroup {
 
     /// The group or dataset at `path`; one reached through an external
     /// link comes as `(object, file)`, with the other file.
-    fn object(&self, py: Python<'_>, path: &str) -> PyResult<Py<PyAny>> {
-        let o = cvt(py.detach(|| self.g.object(path)))?;
+    /// `elink_write` opens files behind external links for writing or
+    /// read-only; by default they take this file's intent.
+    #[pyo3(signature = (path, elink_write = None))]
+    fn object(&self, py: Python<'_>, path: &str, elink_write: Option<bool>) -> PyResult<Py<PyAny>> {
+        let o = cvt(py.detach(|| match elink_write {
+            None => self.g.object(path),
+            Some(w) => self.g.object_with_external_intent(path, w),
+        }))?;
         if self.g.in_same_file(&o) {
             return object_to_py(py, o);
         }

@@ -112,6 +112,36 @@ def test_external_link_objects_like_h5py(tmp_path):
     both(tmp_path, script)
 
 
+def test_external_link_intent_like_h5py(tmp_path):
+    """The file behind an external link opens with the intent of the file
+    the link is in, or as elink_mode asks; writes through a writable one
+    land in the other file."""
+    def script(lib, d):
+        ext = d / ("ext" + EXT[lib])
+        main = d / ("main" + EXT[lib])
+        with lib.File(ext, "w") as f:
+            f["group/data"] = [1, 2, 3]
+        with lib.File(main, "w") as f:
+            f["link"] = lib.ExternalLink(str(ext), "/group")
+        out = []
+        with lib.File(main, "a") as f:
+            g = f["link"]
+            out.append(g.file.mode)
+            g["data"][0] = 10
+            g.create_group("made_through_the_link")
+            other = g.file
+            out.append(f.get("link", elink_mode="r").file.mode)
+            out.append(f.get("link", elink_mode="r+").file.mode)
+            other.close()
+        with lib.File(main, "r") as f:
+            out.append(f["link"].file.mode)
+            out.append(outcome(lambda: f.get("link", elink_mode="r+")))
+        with lib.File(ext, "r") as f:
+            out.append((f["group/data"][()].tolist(), sorted(f["group"])))
+        return out
+    both(tmp_path, script)
+
+
 def test_move_like_h5py(tmp_path):
     def script(lib, d):
         with lib.File(d / ("f" + EXT[lib]), "w") as f:

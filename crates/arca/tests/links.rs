@@ -2,7 +2,8 @@
 //! deleted, kept through reopen and `repack`, proved by `check`.
 
 use arca::{
-    DatasetOptions, Datatype, Error, File, GroupOptions, Link, ObjectKind, OpenOptions, Selection,
+    DatasetOptions, Datatype, Error, File, GroupOptions, Link, Object, ObjectKind, OpenOptions,
+    Selection,
 };
 
 fn data(f: &File, path: &str, n: u64, v: u8) {
@@ -122,14 +123,32 @@ fn external_links_open_the_other_file() {
             path: "/grp".into()
         }
     );
-    // Read-only through the link, even when this file is writable.
+    // The other file opens with this one's intent: read-only here, ...
+    assert!(d.write_all(&[1u8, 2, 3]).is_err());
     drop(root);
     drop(d);
     drop(f);
+    // ... writable from a writable file, as in HDF5.
     let f = File::open_rw(&a).unwrap();
     let d = f.root().dataset("ext/vals").unwrap();
-    assert!(d.write_all(&[1u8, 2, 3]).is_err());
+    assert!(Object::Dataset(d.clone()).file().is_writable());
+    d.write_all(&[1u8, 2, 3]).unwrap();
+    drop(d);
     f.check().unwrap();
+    f.close().unwrap();
+    let f = File::open(&b).unwrap();
+    assert_eq!(read(&f, "grp/vals"), vec![1, 2, 3]);
+    drop(f);
+    // When the other file cannot open for writing (another writer holds
+    // it), the link still reads, read-only.
+    let holder = File::open_rw(&b).unwrap();
+    let f = File::open_rw(&a).unwrap();
+    let d = f.root().dataset("ext/vals").unwrap();
+    assert!(!Object::Dataset(d.clone()).file().is_writable());
+    assert!(d.write_all(&[4u8, 5, 6]).is_err());
+    drop(d);
+    drop(f);
+    drop(holder);
 }
 
 #[test]
@@ -204,10 +223,6 @@ fn hard_links_keep_the_object_until_the_last_name_goes() {
     assert_eq!(
         root.dataset("a/big").unwrap().id(),
         root.dataset("b/alias").unwrap().id()
-    );
-    assert!(
-        root.link_hard("a", "a/self").is_err(),
-        "a group linking to itself"
     );
     assert!(matches!(
         root.link_hard("missing", "x"),
@@ -285,6 +300,44 @@ fn hard_links_survive_reopen_and_repack_and_cycles_terminate() {
     assert!(matches!(root.link("ext").unwrap(), Link::External { .. }));
     assert_eq!(read(&p, "top/mid/up/mid/d"), vec![3; 10]);
     p.check().unwrap();
+}
+
+#[test]
+fn a_group_may_link_to_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.arca");
+    {
+        let f = File::create(&path).unwrap();
+        let r = f.root();
+        data(&f, "g/d", 4, 7);
+        r.link_hard("g", "g/me").unwrap();
+        assert_eq!(
+            r.group("g/me/me/me").unwrap().id(),
+            r.group("g").unwrap().id()
+        );
+        let mut seen = vec![];
+        r.visit(&mut |p, _| {
+            seen.push(p.to_string());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, ["g", "g/d"]);
+        f.check().unwrap();
+    }
+    let packed = dir.path().join("p.arca");
+    arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
+    let p = File::open(&packed).unwrap();
+    assert_eq!(read(&p, "g/me/me/d"), vec![7; 4]);
+    p.check().unwrap();
+    drop(p);
+    // Removing the self link leaves the group with its one name; removing
+    // that name then frees it and its dataset.
+    let f = File::open_rw(&path).unwrap();
+    f.root().delete("g/me").unwrap();
+    f.check().unwrap();
+    f.root().delete("g").unwrap();
+    let st = f.check().unwrap();
+    assert_eq!((st.groups, st.datasets), (1, 0));
 }
 
 #[test]

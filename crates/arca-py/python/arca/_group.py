@@ -62,14 +62,21 @@ class Group(HLObject, MutableMapping):
             f.get("latest", getlink=True)          # <SoftLink to "/runs/42">
             f.get("runs", getclass=True)           # arca.Group
 
-        ``elink_mode``, ``elink_swmr`` and ``elink_locking`` are checked as
-        h5py checks them; objects behind external links are always opened
-        read-only, as snapshots, so they change nothing else.
+        A file behind an external link opens with this file's intent
+        (writable from a writable file when it can be), or as
+        ``elink_mode`` (``"r"`` or ``"r+"``) asks; ``elink_swmr`` and
+        ``elink_locking`` are checked as h5py checks them::
+
+            f.get("ext", elink_mode="r").file.mode   # "r"
         """
         _check_elink(self._file, elink_mode, elink_swmr, elink_locking)
         if not (getclass or getlink):
             try:
-                obj = self[name]
+                if elink_mode is None or isinstance(name, Reference):
+                    obj = self[name]
+                else:
+                    obj = wrap(self._file, self._id.object(member_path(name),
+                                                          elink_mode == "r+"))
             except KeyError:
                 return default
             if elink_swmr is not None and obj.file is not self._file:

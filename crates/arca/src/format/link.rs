@@ -122,8 +122,12 @@ pub(crate) fn decode(b: &[u8], owner: u64, eof: u64, ordered: bool) -> Result<Li
             if r.remaining() != 0 {
                 return Err(r.corrupt(format!("hard link of {} bytes", b.len())));
             }
-            if addr < PAGE_SIZE as u64 || addr >= eof || addr == owner {
-                return Err(r.corrupt(format!("link to {addr}, outside the file or to itself")));
+            // A group may hold a hard link to itself (as in HDF5); a link
+            // of another kind to the group's own header is damage.
+            if addr < PAGE_SIZE as u64 || addr >= eof || (addr == owner && k != 1) {
+                return Err(r.corrupt(format!(
+                    "link to {addr}, outside the file or to its own group as a non-group"
+                )));
             }
             let kind = match k {
                 1 => ObjectKind::Group,

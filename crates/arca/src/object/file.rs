@@ -101,7 +101,8 @@ impl std::fmt::Debug for File {
 
 impl Object {
     /// The file this object lies in: for one reached through an external
-    /// link, the other file (opened read-only).
+    /// link, the other file (opened with the intent of the file the link
+    /// is in when it can be: see [`Group::link_external`]).
     pub fn file(&self) -> File {
         File::from_handle(self.handle().clone())
     }

@@ -106,6 +106,9 @@ pub struct Group {
 struct Hops {
     count: u32,
     taken: Vec<(String, String, String)>,
+    /// How files behind external links open: `None` passes this file's
+    /// intent along.
+    write: Option<bool>,
 }
 
 impl Hops {
@@ -194,6 +197,32 @@ impl Group {
         self.object_via(path, &mut Hops::default())
     }
 
+    /// [`Group::object`], opening files behind external links for writing
+    /// or read-only as asked (h5py's `elink_mode`), rather than with this
+    /// file's intent.
+    ///
+    /// ```
+    /// use arca::File;
+    /// let dir = tempfile::tempdir().unwrap();
+    /// File::create(dir.path().join("b.arca")).unwrap().root().create_group("g").unwrap();
+    /// let a = File::create(dir.path().join("a.arca")).unwrap();
+    /// a.root().link_external("ext", "b.arca", "/g").unwrap();
+    /// let g = a.root().object_with_external_intent("ext", false).unwrap();
+    /// assert!(!g.file().is_writable());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Group::object`]; [`Error::InvalidArgument`] when asking for
+    /// writing from a read-only file; the open's error when the other file
+    /// cannot open for writing.
+    pub fn object_with_external_intent(&self, path: &str, write: bool) -> Result<Object> {
+        let mut hops = Hops {
+            write: Some(write),
+            ..Hops::default()
+        };
+        self.object_via(path, &mut hops)
+    }
+
     /// [`Group::object`], counting the links followed so far in `hops`:
     /// an external link continues the lookup in its file with the same
     /// count, so a chain through files stops as a soft-link chain does.
@@ -217,7 +246,7 @@ impl Group {
                 })
             }
             Found::External { file, path: inner } => {
-                let other = external_file(&mut g, &self.file, &file)?;
+                let other = external_file(&mut g, &self.file, &file, hops.write)?;
                 let here = g
                     .path()
                     .map(|p| p.display().to_string())
@@ -524,7 +553,9 @@ impl Group {
     }
 
     /// Make `path` an external link to `target` inside `file` (a path
-    /// relative to this file's directory, or absolute).
+    /// relative to this file's directory, or absolute). Following it opens
+    /// that file once per open file, writable when this one is and it can
+    /// be (as HDF5 passes its intent along), read-only otherwise.
     ///
     /// # Errors
     /// As for [`Group::link_soft`].
@@ -617,9 +648,8 @@ impl Group {
         let mut g = lock(&self.file)?;
         g.forget_names();
         if let Target::Hard { addr, .. } = target {
-            if addr == parent {
-                return Err(Error::invalid("a group cannot link to itself"));
-            }
+            // A group may hold a link to itself, as in HDF5: walks visit
+            // each object once, so the loop ends like any other cycle.
             let n = links::count(&mut g, addr)?;
             insert_link(&mut g.st, parent, name, target).map_err(|e| rename_exists(e, path))?;
             links::set_count(&mut g, addr, n + 1)

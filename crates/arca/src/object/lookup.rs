@@ -3,7 +3,7 @@
 //! and virtual datasets name, opened once per file handle.
 
 use super::handle::FileHandle;
-use super::open::OpenOptions;
+use super::open::{Mode, OpenOptions};
 use super::path::{components, join};
 use super::session::Session;
 use crate::error::{Error, Result};
@@ -117,7 +117,12 @@ pub(crate) fn resolve_hops(
 /// Open (once per file, read-only) the file an external link names:
 /// relative names are looked for beside this file, then in the current
 /// directory. A missing file is `NotFound`.
-pub(crate) fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> Result<FileHandle> {
+pub(crate) fn external_file(
+    g: &mut Session,
+    this: &FileHandle,
+    file: &str,
+    write: Option<bool>,
+) -> Result<FileHandle> {
     let named = std::path::Path::new(file);
     let mut candidates = vec![];
     if named.is_absolute() {
@@ -128,17 +133,28 @@ pub(crate) fn external_file(g: &mut Session, this: &FileHandle, file: &str) -> R
         }
         candidates.push(named.to_path_buf());
     }
-    open_first(g, this, &candidates)?
+    open_first(g, this, &candidates, write)?
         .ok_or_else(|| Error::NotFound(format!("external file {file} not found")))
 }
 
-/// Open (once per file, read-only) the first of `candidates` that exists;
-/// this file itself when it is that one. `None` when none exists.
+/// Open (once per file and intent) the first of `candidates` that exists;
+/// this file itself when it is that one. `None` when none exists. `write`
+/// asks for writing or not; `None` passes this file's intent along, as
+/// HDF5 does: a file reached from a writable one opens for writing too
+/// and, when that fails (another writer holds it, no write permission),
+/// read-only, so the link still reads.
 pub(crate) fn open_first(
     g: &mut Session,
     this: &FileHandle,
     candidates: &[std::path::PathBuf],
+    write: Option<bool>,
 ) -> Result<Option<FileHandle>> {
+    let want = write.unwrap_or(g.st.writable);
+    if want && !g.st.writable {
+        return Err(Error::invalid(
+            "a file opened read-only cannot open external files for writing",
+        ));
+    }
     for c in candidates {
         let Ok(canon) = std::fs::canonicalize(c) else {
             continue;
@@ -146,11 +162,23 @@ pub(crate) fn open_first(
         if g.path().and_then(|p| std::fs::canonicalize(p).ok()) == Some(canon.clone()) {
             return Ok(Some(this.clone()));
         }
-        if let Some(s) = g.external(&canon) {
+        if let Some(s) = g.external(&canon, want) {
             return Ok(Some(s));
         }
-        let s = OpenOptions::default().open_path(&canon)?;
-        g.add_external(canon, s.clone());
+        let s = if want {
+            let mut rw = OpenOptions::default();
+            rw.mode(Mode::ReadWrite);
+            match rw.open_path(&canon) {
+                Ok(s) => s,
+                // Asked for explicitly, writing must succeed; passed along,
+                // the link still reads.
+                Err(e) if write == Some(true) => return Err(e),
+                Err(_) => OpenOptions::default().open_path(&canon)?,
+            }
+        } else {
+            OpenOptions::default().open_path(&canon)?
+        };
+        g.add_external(canon, want, s.clone());
         return Ok(Some(s));
     }
     Ok(None)

@@ -88,7 +88,7 @@ pub(crate) struct Session {
     /// Files opened (read-only) to follow external links, by path: their
     /// handles (`handle::FileHandle`, spelled out since the handle module
     /// sits above this one).
-    externals: HashMap<PathBuf, Arc<Mutex<Session>>>,
+    externals: HashMap<(PathBuf, bool), Arc<Mutex<Session>>>,
     /// A path for each object id, built when a reference is first followed
     /// and dropped by any change to links.
     names: Option<HashMap<u64, String>>,
@@ -371,13 +371,22 @@ impl Session {
     }
 
     /// Commit, then close: object handles stop working and the journal is
-    /// released (J9).
+    /// released (J9). Files opened for external links close with it, so
+    /// what was written through a link is committed too.
     pub(crate) fn close(&mut self) -> Result<()> {
-        let r = match self.state {
+        let mut r = match self.state {
             State::Open { .. } => self.commit(),
             State::Poisoned => Err(Error::Poisoned),
             State::Closed => return Ok(()),
         };
+        for (_, other) in std::mem::take(&mut self.externals) {
+            // Another handle may still hold it; it then closes with that.
+            if let Ok(mut s) = other.lock() {
+                if s.st.writable {
+                    r = r.and(s.close());
+                }
+            }
+        }
         self.transition(State::Closed);
         self.caches.clear();
         self.st.pager.discard();
@@ -641,14 +650,15 @@ impl Session {
         self.reader = Some(reader);
     }
 
-    /// The file opened for external links at `path` (canonical), if any.
-    pub(crate) fn external(&self, path: &Path) -> Option<Arc<Mutex<Session>>> {
-        self.externals.get(path).cloned()
+    /// The file opened for external links at `path` (canonical) asking
+    /// for writing or not, if any.
+    pub(crate) fn external(&self, path: &Path, write: bool) -> Option<Arc<Mutex<Session>>> {
+        self.externals.get(&(path.to_path_buf(), write)).cloned()
     }
 
     /// Keep the file opened for external links at `path` (canonical).
-    pub(crate) fn add_external(&mut self, path: PathBuf, file: Arc<Mutex<Session>>) {
-        self.externals.insert(path, file);
+    pub(crate) fn add_external(&mut self, path: PathBuf, write: bool, file: Arc<Mutex<Session>>) {
+        self.externals.insert((path, write), file);
     }
 
     /// The path of each object id, if built since links last changed.

@@ -80,7 +80,7 @@ fn source(this: &FileHandle, map: &VirtualMapping, depth: usize) -> Result<Optio
     } else {
         let mut g = lock(this)?;
         let c = candidates(g.path(), &map.file);
-        match open_first(&mut g, this, &c) {
+        match open_first(&mut g, this, &c, Some(false)) {
             Ok(Some(f)) => f,
             // A file that will not open is a missing source, as in HDF5.
             Ok(None) | Err(_) => return Ok(None),
