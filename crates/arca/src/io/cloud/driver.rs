@@ -11,6 +11,7 @@ use super::blocks::Blocks;
 use super::options::CloudOptions;
 use super::runtime::block_on;
 use crate::error::{Error, RemoteKind, Result};
+use crate::format::page::PAGE_SIZE;
 use crate::io::driver::{Driver, ReadAt};
 use crate::io::stats::Fetches;
 
@@ -235,10 +236,14 @@ impl ReadAt for Object {
             return Ok(());
         }
         let (first, last) = (offset / self.block, (end - 1) / self.block);
+        // A metadata page is read as its 8-byte head, then whole: a miss
+        // also fetches what the largest page starting here would need, so
+        // a page across a block boundary costs one round trip, not two.
+        let ahead = (offset + PAGE_SIZE as u64).min(self.size).max(end);
         let mut missing: Vec<Range<u64>> = Vec::new();
         {
             let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;
-            for i in first..=last {
+            for i in first..=(ahead - 1) / self.block {
                 match cache.get(i) {
                     Some(b) => copy_into(buf, offset, i * self.block, b),
                     None => match missing.last_mut() {
