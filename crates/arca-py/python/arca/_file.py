@@ -339,9 +339,10 @@ class File(Group):
         the store's keys (credentials, endpoint, region) and arca's
         (``head_bytes``, ``block_bytes``, ``cache_bytes``, ``max_retries``,
         ...); see docs/CLOUD.md. It pickles by URL."""
-        if storage_options is not None and not isinstance(storage_options, dict):
-            raise TypeError("storage_options must be a dict")
-        options = dict(storage_options or {})
+        try:
+            options = dict(storage_options or {})
+        except (TypeError, ValueError):
+            raise TypeError("storage_options must be a dict of str keys and values") from None
         self._filename = url
         self._native = _native.File.open_url(url, mode, options, cache, pages)
         self._reopen_args = (url, {"rdcc_nbytes": rdcc_nbytes,
