@@ -51,7 +51,9 @@ fn open(key: &str, o: &CloudOptions) -> arca::Result<File> {
 
 #[test]
 fn small_file_opens_in_one_request_and_reads_as_locally() {
-    let bytes = sample(8);
+    // About 600 KiB: several cache blocks, all inside the first response.
+    let bytes = sample(600);
+    assert!(bytes.len() > 4 * 128 * 1024 && bytes.len() < 1 << 20);
     let local = File::from_bytes(bytes.clone()).unwrap();
     put("t/small.arca", bytes.clone());
     let f = open("t/small.arca", &CloudOptions::new()).unwrap();

@@ -142,7 +142,8 @@ impl CloudDriver {
             cache: Mutex::new(Blocks::new(opts.cache_bytes())),
             fetches,
         };
-        inner.keep(0, &bytes, 0, u64::MAX)?;
+        // The head is metadata: every block of it is kept.
+        inner.keep(0, &bytes, 0, 0)?;
         Ok(CloudDriver {
             inner: Arc::new(inner),
         })
@@ -170,9 +171,9 @@ fn short(url: &str, want: &Range<u64>, got: usize) -> Error {
 }
 
 impl Object {
-    /// Keep the blocks of `bytes` (fetched from `at`) that lie whole in it,
-    /// or end at the object's end, and whose index is `first` or `last` or
-    /// any when the read was short.
+    /// Keep the blocks of `bytes` (fetched from `at`) that lie whole in it
+    /// or end at the object's end: all of them for a read of blocks
+    /// `first..=last` spanning few, else only those two.
     fn keep(&self, at: u64, bytes: &[u8], first: u64, last: u64) -> Result<()> {
         let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;
         let end = at + bytes.len() as u64;
