@@ -12,10 +12,12 @@ PY_CRATE := crates/arca-py
 # plugin filters; netCDF4 writes and reads the netCDF side of the tests;
 # PyTables (tables) writes the blosc tables and arrays the import tests read;
 # xarray and dask are what arca.xarray plugs into (h5netcdf their HDF5 peer);
-# anndata and h5netcdf are run on arca through arca.h5py_compat.
+# anndata and h5netcdf are run on arca through arca.h5py_compat; moto[server]
+# is the S3 server the object-storage tests start on 127.0.0.1.
 PY_REQS := "maturin>=1.5,<2" "numpy>=1.24,<3" "pytest>=7,<10" "h5py>=3.16,<3.17" \
 	"hdf5plugin>=4" "netCDF4>=1.6" "cloudpickle>=2" "xarray>=2024.10" \
-	"dask[distributed]>=2024.8" "h5netcdf>=1.3" "anndata>=0.10" "tables>=3.9"
+	"dask[distributed]>=2024.8" "h5netcdf>=1.3" "anndata>=0.10" "tables>=3.9" \
+	"moto[server]>=5.1,<6"
 VENV_STAMP := $(VENV)/.arca-venv.stamp
 PY_BUILD_STAMP := $(VENV)/.arca-py-build.stamp
 # The package is installed editable, so only native sources force a rebuild.

@@ -3,15 +3,25 @@
 use std::io::Write;
 use std::path::Path;
 
-use arca::File;
 use serde_json::json;
 
 use crate::error::CliError;
 
 /// Check `file`. Success prints a summary (unless `quiet`); damage is an
 /// error naming the structure and offset, exit status 2.
-pub fn run(file: &Path, quiet: bool, as_json: bool, out: &mut dyn Write) -> Result<u8, CliError> {
-    let r = File::open(file).and_then(|f| Ok((f.check()?, f.recovered())));
+pub fn run(
+    file: &Path,
+    storage: &[String],
+    quiet: bool,
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<u8, CliError> {
+    let r = match crate::target::open_file(file, storage) {
+        Ok(f) => f.check().map(|s| (s, f.recovered())),
+        // A usage error, or an open that failed: reported as before.
+        Err(CliError::Arca { source, .. }) => Err(source),
+        Err(e) => return Err(e),
+    };
     match r {
         Ok((s, recovered)) => {
             if as_json {

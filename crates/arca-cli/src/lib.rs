@@ -220,9 +220,15 @@ struct LsArgs {
     /// Print a JSON array of objects instead of text.
     #[arg(long)]
     json: bool,
-    /// The file, optionally followed by `:/path` of a group or dataset in it.
+    /// The file (a path or a URL: s3://, gs://, az://, http(s)://),
+    /// optionally followed by `:/path` of a group or dataset in it.
     #[arg(value_name = "FILE[:/path]")]
     target: String,
+    /// A storage option for a URL, KEY=VALUE (repeatable): the store's
+    /// keys (aws_endpoint, aws_region, aws_allow_http, ...) or arca's
+    /// (head_bytes, cache_bytes, max_retries, ...); see docs/CLOUD.md.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -237,9 +243,15 @@ struct DumpArgs {
     /// Print JSON instead of h5dump-style text.
     #[arg(long)]
     json: bool,
-    /// The file, optionally followed by `:/path` of a group or dataset in it.
+    /// The file (a path or a URL: s3://, gs://, az://, http(s)://),
+    /// optionally followed by `:/path` of a group or dataset in it.
     #[arg(value_name = "FILE[:/path]")]
     target: String,
+    /// A storage option for a URL, KEY=VALUE (repeatable): the store's
+    /// keys (aws_endpoint, aws_region, aws_allow_http, ...) or arca's
+    /// (head_bytes, cache_bytes, max_retries, ...); see docs/CLOUD.md.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -247,9 +259,14 @@ struct StatArgs {
     /// Print a JSON object instead of text.
     #[arg(long)]
     json: bool,
-    /// The file.
+    /// The file (a path or a URL: s3://, gs://, az://, http(s)://).
     #[arg(value_name = "FILE")]
     file: PathBuf,
+    /// A storage option for a URL, KEY=VALUE (repeatable): the store's
+    /// keys (aws_endpoint, aws_region, aws_allow_http, ...) or arca's
+    /// (head_bytes, cache_bytes, max_retries, ...); see docs/CLOUD.md.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -260,9 +277,14 @@ struct CheckArgs {
     /// Print a JSON report on stdout (the exit status is the same).
     #[arg(long)]
     json: bool,
-    /// The file.
+    /// The file (a path or a URL: s3://, gs://, az://, http(s)://).
     #[arg(value_name = "FILE")]
     file: PathBuf,
+    /// A storage option for a URL, KEY=VALUE (repeatable): the store's
+    /// keys (aws_endpoint, aws_region, aws_allow_http, ...) or arca's
+    /// (head_bytes, cache_bytes, max_retries, ...); see docs/CLOUD.md.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -278,11 +300,13 @@ struct ExampleArgs {
 fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, CliError> {
     match cli.command {
         Command::Ls(a) => {
-            let t = target::Target::parse(&a.target);
+            let mut t = target::Target::parse(&a.target);
+            t.storage = a.storage_option;
             ls::run(&t, a.recursive, a.json, out)?;
         }
         Command::Dump(a) => {
-            let t = target::Target::parse(&a.target);
+            let mut t = target::Target::parse(&a.target);
+            t.storage = a.storage_option;
             let opts = dump::Options {
                 max_elements: a.max_elements,
                 header_only: a.header,
@@ -293,8 +317,8 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
                 dump::run_text(&t, &opts, out)?;
             }
         }
-        Command::Stat(a) => stat::run(&a.file, a.json, out)?,
-        Command::Check(a) => return check::run(&a.file, a.quiet, a.json, out),
+        Command::Stat(a) => stat::run(&a.file, &a.storage_option, a.json, out)?,
+        Command::Check(a) => return check::run(&a.file, &a.storage_option, a.quiet, a.json, out),
         Command::CreateExample(a) => example::run(&a.file, a.force)?,
         Command::Edit(a) => return Ok(arca_edit::main_with(a).clamp(0, 255) as u8),
         Command::Repack(a) => repack::run(&a.input, &a.output, a.quiet)?,

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use arca::{File, Stat};
+use arca::Stat;
 use serde_json::json;
 
 use crate::error::{CliError, Context};
@@ -22,8 +22,13 @@ fn pct(part: u64, whole: u64) -> String {
 }
 
 /// Print the statistics of `file`.
-pub fn run(file: &Path, as_json: bool, out: &mut dyn Write) -> Result<(), CliError> {
-    let f = File::open(file).in_file(file)?;
+pub fn run(
+    file: &Path,
+    storage: &[String],
+    as_json: bool,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let f = crate::target::open_file(file, storage)?;
     let s = f.stat().in_file(file)?;
     let sp = f.space_info().in_file(file)?;
     let ratio = compression_ratio(&s);

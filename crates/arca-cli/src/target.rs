@@ -1,4 +1,5 @@
-//! `FILE[:/path]` arguments: a file and an object inside it.
+//! `FILE[:/path]` arguments: a file (a path, or a URL on object storage)
+//! and an object inside it.
 
 use std::path::{Path, PathBuf};
 
@@ -9,10 +10,40 @@ use crate::error::{CliError, Context};
 /// A file and the path of an object in it (`/` when none is given).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
-    /// The file on disk.
+    /// The file on disk, or its URL.
     pub file: PathBuf,
     /// Absolute object path inside the file.
     pub path: String,
+    /// `KEY=VALUE` storage options for a URL (`--storage-option`).
+    pub storage: Vec<String>,
+}
+
+/// Open `file` read-only: a URL (`s3://…`, `https://…`, …) through the
+/// object-store driver with `storage` options (`KEY=VALUE`), a path as
+/// usual.
+///
+/// # Errors
+/// [`CliError::Usage`] for an option without `=`, the library's error
+/// (naming the file) otherwise.
+pub fn open_file(file: &Path, storage: &[String]) -> Result<File, CliError> {
+    let name = file.to_string_lossy();
+    if !arca::io::is_url(&name) {
+        if let Some(o) = storage.first() {
+            return Err(CliError::Usage(format!(
+                "--storage-option {o}: options apply to URLs (s3://, gs://, az://, http(s)://), not to {}",
+                file.display()
+            )));
+        }
+        return File::open(file).in_file(file);
+    }
+    let mut cloud = arca::io::CloudOptions::new();
+    for o in storage {
+        let (k, v) = o
+            .split_once('=')
+            .ok_or_else(|| CliError::Usage(format!("--storage-option {o}: expected KEY=VALUE")))?;
+        cloud = cloud.set(k.trim(), v).in_file(file)?;
+    }
+    File::options().open_url(&name, &cloud).in_file(file)
 }
 
 impl Target {
@@ -23,7 +54,21 @@ impl Target {
         let whole = || Target {
             file: PathBuf::from(arg),
             path: "/".into(),
+            storage: Vec::new(),
         };
+        if arca::io::is_url(arg) {
+            // In a URL the object's path follows the first `:/` after the
+            // host (a port's colon is followed by digits).
+            let after = arg.find("://").map_or(0, |i| i + 3);
+            return match arg[after..].find(":/") {
+                Some(i) => Target {
+                    file: PathBuf::from(&arg[..after + i]),
+                    path: arg[after + i + 1..].to_string(),
+                    storage: Vec::new(),
+                },
+                None => whole(),
+            };
+        }
         if Path::new(arg).is_file() {
             return whole();
         }
@@ -44,6 +89,7 @@ impl Target {
                 Target {
                     file: PathBuf::from(&arg[..i]),
                     path,
+                    storage: Vec::new(),
                 }
             }
             _ => whole(),
@@ -52,7 +98,7 @@ impl Target {
 
     /// Open the file read-only.
     pub fn open(&self) -> Result<File, CliError> {
-        File::open(&self.file).in_file(&self.file)
+        open_file(&self.file, &self.storage)
     }
 
     /// Open the file and the object the target names.
@@ -78,6 +124,16 @@ mod tests {
         assert_eq!(t.path, "/a/b");
         let t = Target::parse("x.arca:a");
         assert_eq!(t.path, "/a");
+    }
+
+    #[test]
+    fn urls_and_their_object_paths() {
+        let t = Target::parse("http://127.0.0.1:8000/d/x.arca:/g/a");
+        assert_eq!(t.file, PathBuf::from("http://127.0.0.1:8000/d/x.arca"));
+        assert_eq!(t.path, "/g/a");
+        let t = Target::parse("s3://bucket/x.arca");
+        assert_eq!(t.file, PathBuf::from("s3://bucket/x.arca"));
+        assert_eq!(t.path, "/");
     }
 
     #[test]

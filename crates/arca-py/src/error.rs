@@ -57,6 +57,13 @@ create_exception!(
     "The file uses a feature this version does not know."
 );
 
+create_exception!(
+    _native,
+    RemoteError,
+    ArcaError,
+    "A request to object storage failed after its retries; the message names the URL and the byte range."
+);
+
 /// An errno for an I/O error, so `OSError(errno, msg)` becomes the right subclass.
 fn errno_of(e: &std::io::Error) -> Option<i32> {
     use std::io::ErrorKind as K;
@@ -95,6 +102,12 @@ pub(crate) fn err(e: arca::Error) -> PyErr {
         arca::Error::Locked(_) => LockedError::new_err(msg),
         arca::Error::NeedsRecovery(_) => NeedsRecoveryError::new_err(msg),
         arca::Error::Poisoned => PoisonedError::new_err(msg),
+        // A missing object is FileNotFoundError, as a missing path is.
+        arca::Error::Remote {
+            kind: arca::RemoteKind::NotFound,
+            ..
+        } => PyOSError::new_err((2, msg)),
+        arca::Error::Remote { .. } => RemoteError::new_err(msg),
         _ => ArcaError::new_err(msg),
     }
 }

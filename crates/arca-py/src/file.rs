@@ -285,6 +285,42 @@ impl PyFile {
         Ok(Self::wrap(f))
     }
 
+    /// Open the file at `url` on object storage (`s3://`, `gs://`, `az://`,
+    /// `http(s)://`, `file://`, `memory://`), read-only; `storage_options`
+    /// holds the store's keys and arca's (see `arca::io::CloudOptions`).
+    /// The requests run without the GIL.
+    #[staticmethod]
+    #[pyo3(signature = (url, mode = "r", storage_options = None, chunk_cache_bytes = None, page_cache_pages = None))]
+    fn open_url(
+        py: Python<'_>,
+        url: &str,
+        mode: &str,
+        storage_options: Option<std::collections::BTreeMap<String, Bound<'_, PyAny>>>,
+        chunk_cache_bytes: Option<usize>,
+        page_cache_pages: Option<usize>,
+    ) -> PyResult<Self> {
+        let mode = cvt(Mode::parse(mode))?;
+        let mut cloud = arca::io::CloudOptions::new();
+        for (k, v) in storage_options.unwrap_or_default() {
+            // Booleans as the stores spell them; anything else as its str().
+            let v = match v.extract::<bool>() {
+                Ok(b) if v.is_instance_of::<pyo3::types::PyBool>() => b.to_string(),
+                _ => v.str()?.to_string(),
+            };
+            cloud = cvt(cloud.set(&k, &v))?;
+        }
+        let mut o = base_options(false, chunk_cache_bytes, page_cache_pages);
+        o.mode(mode);
+        let f = py.detach(|| o.open_url(url, &cloud)).map_err(open_err)?;
+        Ok(Self::wrap(f))
+    }
+
+    /// The URL the file was opened from (None unless on object storage).
+    #[getter]
+    fn url(&self) -> PyResult<Option<String>> {
+        Ok(self.get()?.url().map(str::to_string))
+    }
+
     /// A new file that lives in memory only; with `compress`, its bytes
     /// are kept compressed in a compll arena.
     #[staticmethod]

@@ -45,7 +45,7 @@ use pyo3::types::PyDict;
 use attrs::PyAttributes;
 use dataset::PyDataset;
 use error::{err, ArcaError, CorruptError, LockedError, NeedsRecoveryError};
-use error::{PoisonedError, ReadOnlyError, UnsupportedError};
+use error::{PoisonedError, ReadOnlyError, RemoteError, UnsupportedError};
 use file::PyFile;
 use group::PyGroup;
 use named_type::PyNamedType;
@@ -89,7 +89,17 @@ fn io_stats_dict(py: Python<'_>, s: arca::IoStats) -> PyResult<Bound<'_, PyDict>
     let d = PyDict::new(py);
     d.set_item("chunks_read", s.chunks_read)?;
     d.set_item("bytes_read", s.bytes_read)?;
+    d.set_item("requests", s.requests)?;
+    d.set_item("bytes_fetched", s.bytes_fetched)?;
+    d.set_item("round_trips", s.round_trips)?;
     Ok(d)
+}
+
+/// Whether `name` is a URL (`scheme://...`) that opens on object storage
+/// rather than a path.
+#[pyfunction]
+fn is_url(name: &str) -> bool {
+    arca::io::is_url(name)
 }
 
 /// What reads of every file fetched from storage in this process.
@@ -114,6 +124,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PoisonedError", py.get_type::<PoisonedError>())?;
     m.add("NeedsRecoveryError", py.get_type::<NeedsRecoveryError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("RemoteError", py.get_type::<RemoteError>())?;
+    m.add_function(wrap_pyfunction!(is_url, m)?)?;
     m.add("MAX_RANK", arca::MAX_RANK)?;
     m.add_function(wrap_pyfunction!(io_stats, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli_main, m)?)?;

@@ -56,6 +56,56 @@ pub enum Error {
     /// An earlier failure while writing left this handle unusable; reopen the file.
     #[error("file handle is poisoned by an earlier write failure; reopen the file")]
     Poisoned,
+    /// A request to object storage failed, after its retries: `url` names
+    /// the object and `range` the bytes asked for (`None`: the whole request
+    /// failed before any range, e.g. building the client).
+    #[error("{url}{}: {kind}: {message}", fmt_range(.range))]
+    Remote {
+        /// The object's URL.
+        url: String,
+        /// The bytes requested, `start..end`.
+        range: Option<std::ops::Range<u64>>,
+        /// What went wrong, in one word.
+        kind: RemoteKind,
+        /// The store's own message.
+        message: String,
+    },
+}
+
+/// Why a request to object storage failed ([`Error::Remote`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RemoteKind {
+    /// No object at that URL.
+    NotFound,
+    /// The store refused the credentials, or there were none.
+    Denied,
+    /// The object was replaced since the file was opened (its ETag no
+    /// longer matches): reopen it to read the new one.
+    Changed,
+    /// Server errors or timeouts that persisted through every retry, or a
+    /// connection that could not be made.
+    Failed,
+}
+
+impl std::fmt::Display for RemoteKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RemoteKind::NotFound => "object not found",
+            RemoteKind::Denied => "access denied",
+            RemoteKind::Changed => "object changed since it was opened",
+            RemoteKind::Failed => "request failed",
+        })
+    }
+}
+
+/// ` bytes a-b` (HTTP's inclusive form) for an error message, or nothing.
+fn fmt_range(r: &Option<std::ops::Range<u64>>) -> String {
+    match r {
+        Some(r) if r.end > r.start => format!(" bytes {}-{}", r.start, r.end - 1),
+        Some(r) => format!(" bytes {}-", r.start),
+        None => String::new(),
+    }
 }
 
 /// Shorthand for `std::result::Result<T, arca::Error>`.

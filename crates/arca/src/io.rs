@@ -4,6 +4,8 @@
 //! descriptor. Drivers are positional (no cursor), so a journal or a fault
 //! injector can wrap any of them.
 
+#[cfg(feature = "cloud")]
+mod cloud;
 mod compressed;
 mod driver;
 mod fault;
@@ -13,6 +15,8 @@ mod memory;
 mod points;
 mod stats;
 
+#[cfg(feature = "cloud")]
+pub use cloud::{is_url, memory_store, object_store, CloudDriver, CloudOptions};
 pub use compressed::CompressedMemoryDriver;
 pub use driver::{Driver, ReadAt};
 pub use fault::{DiskError, FaultDisk, FaultDriver};
@@ -22,4 +26,4 @@ pub use memory::MemoryDriver;
 pub use points::fault_points_passed;
 pub(crate) use points::{point as fault_point, write_point as fault_write_point};
 pub(crate) use stats::Counters;
-pub use stats::{process_stats, IoStats};
+pub use stats::{process_stats, Fetches, IoStats};

@@ -876,6 +876,10 @@ impl Driver for Journaled {
     fn held_bytes(&self) -> Option<u64> {
         self.file.held_bytes()
     }
+
+    fn fetches(&self) -> Option<Arc<crate::io::Fetches>> {
+        self.file.fetches()
+    }
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ mod space;
 mod store;
 mod vlen;
 
-pub use error::{Error, Result};
+pub use error::{Error, RemoteKind, Result};
 pub use filter::{decode_chunk, encode_chunk};
 pub use format::datatype::{
     ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,

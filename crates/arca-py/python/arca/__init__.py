@@ -76,6 +76,7 @@ from ._errors import (
     NeedsRecoveryError,
     PoisonedError,
     ReadOnlyError,
+    RemoteError,
     UnsupportedError,
 )
 from ._file import File, is_hdf5
@@ -96,8 +97,10 @@ set_pooling = _native.set_pooling
 
 def io_stats():
     """What reads of every file fetched from storage in this process, as
-    ``{"chunks_read": n, "bytes_read": n}`` (``File.io_stats()`` for one
-    file). A chunk served from a chunk cache is not read again."""
+    ``{"chunks_read": n, "bytes_read": n, "requests": n, "bytes_fetched": n,
+    "round_trips": n}`` (``File.io_stats()`` for one file). A chunk served
+    from a chunk cache is not read again; the last three count requests to
+    object storage (see docs/CLOUD.md)."""
     return _native.io_stats()
 
 __all__ = [
@@ -118,6 +121,7 @@ __all__ = [
     "Reference",
     "RegionReference",
     "ReadOnlyError",
+    "RemoteError",
     "SoftLink",
     "UNLIMITED",
     "UnsupportedError",

@@ -9,6 +9,9 @@ from :mod:`arca`.
   (open with ``r+`` or ``a``) before the file can be read.
 * ``PoisonedError`` -- an earlier write failure made the handle unusable.
 * ``UnsupportedError`` -- the file uses a feature this version does not know.
+* ``RemoteError`` -- a request to object storage failed after its retries
+  (the message names the URL and byte range); a missing object is
+  ``FileNotFoundError`` instead, as a missing path is.
 
 A change refused because the file is read-only raises ``ReadOnlyError``;
 where h5py raises another type for the same refusal (``KeyError`` for a
@@ -24,6 +27,7 @@ from ._native import (  # noqa: F401
     NeedsRecoveryError,
     PoisonedError,
     ReadOnlyError,
+    RemoteError,
     UnsupportedError,
 )
 

@@ -200,6 +200,20 @@ class File(Group):
     restores every byte, free space included) and ``free_list="naive"``
     (the O(n) baseline free list, for benchmarks only).
 
+    A URL opens a file on object storage, read-only::
+
+        f = arca.File("s3://bucket/run.arca", "r",
+                      storage_options={"aws_region": "eu-west-1"})
+
+    ``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://`` and
+    ``memory://`` are understood; credentials and endpoints come from the
+    usual environment variables (``AWS_ENDPOINT_URL``, ...) and from
+    ``storage_options`` (the store's configuration keys, and arca's
+    ``head_bytes``, ``block_bytes``, ``cache_bytes``, ``part_bytes``,
+    ``max_retries``, ``retry_timeout``). Opening costs one request;
+    ``io_stats()`` counts ``requests``, ``bytes_fetched`` and
+    ``round_trips``. Such a file pickles by URL. See docs/CLOUD.md.
+
     Every ``flush()`` and ``close()`` commits atomically; a crash never
     leaves a half-written file. Group changes into one atomic unit with
     :meth:`transaction`.
@@ -235,6 +249,7 @@ class File(Group):
         exact_rollback=None,
         free_list=None,
         compress=False,
+        storage_options=None,
         **kwds,
     ):
         self._backing = None
@@ -282,6 +297,13 @@ class File(Group):
             self._filename = repr(name)
             super().__init__(self, self._native.root())
             return
+        if isinstance(name, str) and _native.is_url(name):
+            self._open_url(name, mode, storage_options, cache, page_cache_pages, rdcc_nbytes)
+            super().__init__(self, self._native.root())
+            return
+        if storage_options is not None:
+            raise ValueError("storage_options= applies to URLs (s3://, gs://, az://, "
+                             "http(s)://, file://, memory://), not to paths")
         path = os.fspath(name)
         if isinstance(path, bytes):
             path = os.fsdecode(path)
@@ -311,6 +333,21 @@ class File(Group):
                     "locking": locking})
             self._swmr = bool(swmr) and mode == "r"
         super().__init__(self, self._native.root())
+
+    def _open_url(self, url, mode, storage_options, cache, pages, rdcc_nbytes):
+        """A file on object storage, read-only: ``storage_options`` holds
+        the store's keys (credentials, endpoint, region) and arca's
+        (``head_bytes``, ``block_bytes``, ``cache_bytes``, ``max_retries``,
+        ...); see docs/CLOUD.md. It pickles by URL."""
+        try:
+            options = dict(storage_options or {})
+        except (TypeError, ValueError):
+            raise TypeError("storage_options must be a dict of str keys and values") from None
+        self._filename = url
+        self._native = _native.File.open_url(url, mode, options, cache, pages)
+        self._reopen_args = (url, {"rdcc_nbytes": rdcc_nbytes,
+                                   "page_cache_pages": pages,
+                                   "storage_options": options})
 
     def _open_path(self, args, userblock, best_effort):
         """The native file at ``args[0]``: with the user block asked for,

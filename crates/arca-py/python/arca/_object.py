@@ -296,7 +296,9 @@ _REOPENED = weakref.WeakValueDictionary()
 def _reopen(path, options, name):
     """Unpickle: the object at ``name`` (None: the file) of ``path`` opened
     read-only with ``options``."""
-    key = (path, tuple(sorted(options.items())))
+    key = (path, tuple(sorted(
+        (k, tuple(sorted(v.items())) if isinstance(v, dict) else v)
+        for k, v in options.items())))
     f = _REOPENED.get(key)
     if f is None or f._native.closed:
         f = _CLASSES["file"](path, "r", **options)

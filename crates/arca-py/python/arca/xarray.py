@@ -6,6 +6,8 @@ Reading is an ``xarray.backends`` entry point, installed with the package::
     tree = xr.open_datatree("run.arca", engine="arca")        # every group a node
     ds = xr.open_mfdataset(["a.arca", "b.arca"], engine="arca")
     ds = xr.open_dataset("run.arca", engine="arca", chunks={})  # dask: whole arca chunks
+    ds = xr.open_dataset("s3://bucket/run.arca", engine="arca",
+                         storage_options={"aws_region": "eu-west-1"})  # object storage
 
 Opening reads metadata only; values are read when used, and an indexing
 operation reads only the chunks it touches (``arca.io_stats()`` counts
@@ -213,6 +215,14 @@ class ArcaStore(_GroupReader, AbstractDataStore):
         self._manager.close(**kwargs)
 
 
+def _storage_kwargs(storage_options):
+    """``File``'s keyword for a URL's storage options, hashable (xarray's
+    file manager keys its cache on the keywords); none without options."""
+    if not storage_options:
+        return {}
+    return {"storage_options": tuple(sorted(dict(storage_options).items()))}
+
+
 class ArcaBackendEntrypoint(BackendEntrypoint):
     """``engine="arca"`` for ``xr.open_dataset``, ``open_datatree`` and
     ``open_mfdataset``."""
@@ -220,7 +230,7 @@ class ArcaBackendEntrypoint(BackendEntrypoint):
     description = "Open arca files (.arca) in xarray"
     open_dataset_parameters = ("filename_or_obj", "drop_variables", "group", "mask_and_scale",
                                "decode_times", "concat_characters", "decode_coords",
-                               "use_cftime", "decode_timedelta")
+                               "use_cftime", "decode_timedelta", "storage_options")
 
     def guess_can_open(self, filename_or_obj):
         try:
@@ -239,8 +249,10 @@ class ArcaBackendEntrypoint(BackendEntrypoint):
 
     def open_dataset(self, filename_or_obj, *, drop_variables=None, group=None,
                      mask_and_scale=True, decode_times=True, concat_characters=True,
-                     decode_coords=True, use_cftime=None, decode_timedelta=None):
-        store = ArcaStore.open(filename_or_obj, group=group)
+                     decode_coords=True, use_cftime=None, decode_timedelta=None,
+                     storage_options=None):
+        store = ArcaStore.open(filename_or_obj, group=group,
+                               **_storage_kwargs(storage_options))
         with close_on_error(store):
             return StoreBackendEntrypoint().open_dataset(
                 store, mask_and_scale=mask_and_scale, decode_times=decode_times,
@@ -252,11 +264,12 @@ class ArcaBackendEntrypoint(BackendEntrypoint):
         groups = self.open_groups_as_dict(filename_or_obj, **kwargs)
         return xr.DataTree.from_dict(groups)
 
-    def open_groups_as_dict(self, filename_or_obj, *, group=None, **kwargs):
+    def open_groups_as_dict(self, filename_or_obj, *, group=None, storage_options=None,
+                            **kwargs):
         path = os.fspath(filename_or_obj)
         root = "/" + (group or "").strip("/")
         names = [root]
-        with File(path, "r") as f:
+        with File(path, "r", **_storage_kwargs(storage_options)) as f:
             start = f[root] if root != "/" else f
 
             def visit(name, obj):
@@ -267,7 +280,8 @@ class ArcaBackendEntrypoint(BackendEntrypoint):
         out = {}
         for g in names:
             rel = "/" + posixpath.relpath(g, root).lstrip(".").strip("/") if g != root else "/"
-            out[rel] = self.open_dataset(path, group=g, **kwargs)
+            out[rel] = self.open_dataset(path, group=g, storage_options=storage_options,
+                                         **kwargs)
         return out
 
 

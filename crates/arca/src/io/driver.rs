@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use super::stats::Fetches;
 use crate::error::Result;
 
 /// Positional reads of a driver's storage from any thread, without the
@@ -51,6 +52,11 @@ pub trait Driver: Send {
     /// Bytes of memory this driver holds, for drivers that keep the file in
     /// memory (`None` for files on disk).
     fn held_bytes(&self) -> Option<u64> {
+        None
+    }
+    /// The counters of the requests this driver sends to object storage,
+    /// for drivers that send any ([`crate::File::io_stats`] adds them).
+    fn fetches(&self) -> Option<Arc<Fetches>> {
         None
     }
     /// Whether the storage holds no bytes at all.

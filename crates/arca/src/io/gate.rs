@@ -77,4 +77,8 @@ impl Driver for Gated {
     fn shared_reader(&self) -> Option<Arc<dyn ReadAt>> {
         self.inner.shared_reader()
     }
+
+    fn fetches(&self) -> Option<Arc<super::stats::Fetches>> {
+        self.inner.fetches()
+    }
 }

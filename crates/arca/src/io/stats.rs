@@ -1,6 +1,8 @@
 //! Counts of what reads fetched from storage: chunks and their stored
-//! bytes, contiguous data's bytes. Each open file keeps its own
-//! [`Counters`]; every count also goes to the process's.
+//! bytes, contiguous data's bytes, and for files on object storage the
+//! requests, bytes and round trips. Each open file keeps its own
+//! [`Counters`] (and its driver its [`Fetches`]); every count also goes to
+//! the process's.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -25,6 +27,53 @@ pub struct IoStats {
     pub chunks_read: u64,
     /// Bytes of data read from storage: chunks as stored, contiguous data.
     pub bytes_read: u64,
+    /// Requests sent to object storage (0 for local files). A read served
+    /// from the driver's range cache sends none; retries inside one
+    /// request are not counted again.
+    pub requests: u64,
+    /// Bytes those requests brought back.
+    pub bytes_fetched: u64,
+    /// Times a reader waited for the network: requests sent together
+    /// count one round trip.
+    pub round_trips: u64,
+}
+
+/// Live counters of a driver's requests to object storage.
+#[derive(Debug, Default)]
+pub struct Fetches {
+    requests: AtomicU64,
+    bytes: AtomicU64,
+    round_trips: AtomicU64,
+}
+
+/// The process's fetch counters.
+static PROCESS_FETCHES: Fetches = Fetches::new();
+
+impl Fetches {
+    /// Counters at zero.
+    pub const fn new() -> Self {
+        Fetches {
+            requests: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            round_trips: AtomicU64::new(0),
+        }
+    }
+
+    /// One round trip of `requests` requests that brought back `bytes`.
+    pub fn round_trip(&self, requests: u64, bytes: u64) {
+        for c in [self, &PROCESS_FETCHES] {
+            c.requests.fetch_add(requests, Relaxed);
+            c.bytes.fetch_add(bytes, Relaxed);
+            c.round_trips.fetch_add(1, Relaxed);
+        }
+    }
+
+    /// Add these counts to `s`.
+    pub fn add_to(&self, s: &mut IoStats) {
+        s.requests += self.requests.load(Relaxed);
+        s.bytes_fetched += self.bytes.load(Relaxed);
+        s.round_trips += self.round_trips.load(Relaxed);
+    }
 }
 
 /// Live counters behind an [`IoStats`].
@@ -64,11 +113,14 @@ impl Counters {
         IoStats {
             chunks_read: self.chunks.load(Relaxed),
             bytes_read: self.bytes.load(Relaxed),
+            ..IoStats::default()
         }
     }
 }
 
 /// What reads of every file have fetched from storage in this process.
 pub fn process_stats() -> IoStats {
-    PROCESS.snapshot()
+    let mut s = PROCESS.snapshot();
+    PROCESS_FETCHES.add_to(&mut s);
+    s
 }

@@ -31,6 +31,40 @@ impl OpenOptions {
         Ok(File {
             file: self.open_path(path)?,
             path: Some(path.to_path_buf()),
+            url: None,
+        })
+    }
+
+    /// Open the file at `url` on object storage (`s3://bucket/key`,
+    /// `gs://…`, `az://…`, `http(s)://…`, `file:///path`, `memory:///key`),
+    /// read-only; `cloud` holds the store's keys (credentials, endpoint,
+    /// region) and arca's read-ahead, cache and retry settings. Opening
+    /// costs one request (a ranged GET of the file's head). See
+    /// docs/CLOUD.md.
+    ///
+    /// ```
+    /// use arca::{io::CloudOptions, File, Mode};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = dir.path().join("a.arca");
+    /// File::create(&p).unwrap().close().unwrap();
+    /// let url = format!("file://{}", p.display());
+    /// let f = File::options().open_url(&url, &CloudOptions::new()).unwrap();
+    /// assert_eq!((f.io_stats().requests, f.url()), (1, Some(url.as_str())));
+    /// let e = File::options().mode(Mode::ReadWrite).open_url(&url, &CloudOptions::new());
+    /// assert!(matches!(e, Err(arca::Error::Unsupported(_))));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for any mode but [`Mode::Read`],
+    /// [`Error::InvalidArgument`] for a URL or option arca cannot use,
+    /// [`Error::Remote`] when a request fails after its retries, and as
+    /// for [`OpenOptions::open`].
+    #[cfg(feature = "cloud")]
+    pub fn open_url(&self, url: &str, cloud: &crate::io::CloudOptions) -> Result<File> {
+        Ok(File {
+            file: self.open_url_handle(url, cloud)?,
+            path: None,
+            url: Some(url.to_string()),
         })
     }
 
@@ -65,6 +99,7 @@ impl OpenOptions {
         Ok(File {
             file: self.open_over(driver, journal, create, writable)?,
             path: None,
+            url: None,
         })
     }
 }
@@ -89,6 +124,8 @@ impl OpenOptions {
 pub struct File {
     file: FileHandle,
     path: Option<PathBuf>,
+    /// The URL a file on object storage was opened from.
+    url: Option<String>,
 }
 
 impl std::fmt::Debug for File {
@@ -115,7 +152,11 @@ impl File {
         let path = lock(&file)
             .ok()
             .and_then(|g| g.path().map(Path::to_path_buf));
-        File { file, path }
+        File {
+            file,
+            path,
+            url: None,
+        }
     }
 
     /// Settings for [`OpenOptions::open`].
@@ -221,10 +262,15 @@ impl File {
     /// assert_eq!(f.io_stats().chunks_read, 0);
     /// ```
     pub fn io_stats(&self) -> crate::io::IoStats {
-        match self.file.lock() {
-            Ok(g) => g.st.stats.snapshot(),
-            Err(p) => p.into_inner().st.stats.snapshot(),
+        let g = match self.file.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let mut s = g.st.stats.snapshot();
+        if let Some(f) = g.st.pager.driver().fetches() {
+            f.add_to(&mut s);
         }
+        s
     }
 
     /// Commit: write every pending change and sync it, atomically and
@@ -307,6 +353,12 @@ impl File {
     /// The path the file was opened from, if it is on disk.
     pub fn path(&self) -> Option<&Path> {
         self.path.as_deref()
+    }
+
+    /// The URL the file was opened from, if it is on object storage
+    /// (see [`OpenOptions::open_url`]).
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
     }
 
     /// Move a read-only file to the newest commit of the writer that has

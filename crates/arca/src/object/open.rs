@@ -355,6 +355,22 @@ impl OpenOptions {
         Ok(file)
     }
 
+    /// Open the object at `url` read-only (see [`crate::File::open_url`]).
+    #[cfg(feature = "cloud")]
+    pub(crate) fn open_url_handle(
+        &self,
+        url: &str,
+        cloud: &crate::io::CloudOptions,
+    ) -> Result<FileHandle> {
+        if self.mode != Mode::Read {
+            return Err(Error::Unsupported(format!(
+                "{url}: files on object storage open read-only (mode 'r') for now; write a local file and upload it"
+            )));
+        }
+        let d = crate::io::CloudDriver::open(url, cloud)?;
+        self.open_over(Box::new(d), None, false, false)
+    }
+
     /// The journal of a file opened over a driver alone: in memory, if
     /// the file journals (see [`OpenOptions::open_driver`]).
     pub(crate) fn memory_journal(&self, writable: bool) -> Option<Box<dyn Driver>> {

@@ -1,0 +1,340 @@
+"""Files on object storage: an S3 server (moto's, started here on
+127.0.0.1) and a small HTTP server with Range support, both counting the
+requests they serve. Counts are asserted exactly; nothing is timed."""
+
+import http.server
+import os
+import pickle
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import arca
+
+moto_server = pytest.importorskip("moto.server")
+boto3 = pytest.importorskip("boto3")
+
+BUCKET = "data"
+CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
+         "aws_region": "us-east-1"}
+
+
+class Tally:
+    """WSGI middleware: records every request and answers 500 for the
+    paths in ``fail``."""
+
+    def __init__(self, app):
+        self.app = app
+        self.seen = []
+        self.fail = set()
+        self.lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        with self.lock:
+            self.seen.append((environ["REQUEST_METHOD"], path, environ.get("HTTP_RANGE")))
+        if path in self.fail:
+            start_response("500 Internal Server Error", [("Content-Length", "0")])
+            return [b""]
+        return self.app(environ, start_response)
+
+    def gets(self, path):
+        with self.lock:
+            return sum(1 for m, p, _ in self.seen if m == "GET" and p == path)
+
+    def others(self):
+        """Requests other than GETs of objects and PUTs: HEADs, LISTs."""
+        with self.lock:
+            return [s for s in self.seen if s[0] not in ("GET", "PUT")
+                    or (s[0] == "GET" and s[1].rstrip("/") == f"/{BUCKET}")]
+
+
+@pytest.fixture(scope="module")
+def s3():
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    tally = Tally(server._server.app)
+    # werkzeug's server calls its ``app`` attribute for each request.
+    server._server.app = tally
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                          aws_access_key_id="testing", aws_secret_access_key="testing")
+    client.create_bucket(Bucket=BUCKET)
+    try:
+        yield client, tally, {**CREDS, "aws_endpoint": endpoint, "aws_allow_http": True}
+    finally:
+        server.stop()
+
+
+class RangeHandler(http.server.BaseHTTPRequestHandler):
+    """GET with ``Range: bytes=a-b`` over the server's ``objects``."""
+
+    def do_GET(self):
+        srv = self.server
+        rng = self.headers.get("Range")
+        with srv.lock:
+            srv.seen.append((self.path, rng))
+        if self.path in srv.fail:
+            return self._reply(500, b"")
+        data = srv.objects.get(self.path)
+        if data is None:
+            return self._reply(404, b"")
+        if not rng:
+            return self._reply(200, data)
+        a, _, b = rng.removeprefix("bytes=").partition("-")
+        a, b = int(a), min(int(b), len(data) - 1) if b else len(data) - 1
+        if a >= len(data):
+            return self._reply(416, b"", {"Content-Range": f"bytes */{len(data)}"})
+        self._reply(206, data[a:b + 1], {"Content-Range": f"bytes {a}-{b}/{len(data)}"})
+
+    def _reply(self, status, body, headers=()):
+        self.send_response(status)
+        for k, v in dict(headers).items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def web():
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), RangeHandler)
+    srv.objects, srv.seen, srv.fail, srv.lock = {}, [], set(), threading.Lock()
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        yield srv, f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()
+        t.join()
+
+
+def make_file(path, n_chunks=8):
+    """A small tree: attributes, a contiguous, a compact and a chunked
+    compressed dataset of ``n_chunks`` chunks. Returns what it wrote."""
+    rng = np.random.default_rng(31)
+    want = {
+        "g/t": rng.standard_normal((50, 40)),
+        "g/c": np.arange(6, dtype="i2"),
+        "k": rng.integers(0, 1000, n_chunks * 256, dtype="u4"),
+    }
+    with arca.File(path, "w") as f:
+        f.attrs["title"] = "run 31"
+        g = f.create_group("g")
+        g.create_dataset("t", data=want["g/t"])
+        g.create_dataset("c", data=want["g/c"])
+        g["t"].attrs["units"] = "K"
+        f.create_dataset("k", data=want["k"], chunks=(256,), compression="gzip")
+    return want
+
+
+def put(s3, key, data):
+    s3[0].put_object(Bucket=BUCKET, Key=key, Body=data)
+
+
+def test_s3_small_file_opens_in_one_request_and_reads_as_locally(s3, tmp_path):
+    p = tmp_path / "a.arca"
+    want = make_file(p)
+    put(s3, "a.arca", p.read_bytes())
+    _, tally, opts = s3
+    before = len(tally.others())
+    with arca.File(f"s3://{BUCKET}/a.arca", "r", storage_options=opts) as f:
+        st = f.io_stats()
+        assert (st["requests"], st["round_trips"]) == (1, 1)
+        assert st["bytes_fetched"] == p.stat().st_size
+        assert tally.gets(f"/{BUCKET}/a.arca") == 1
+        for name, a in want.items():
+            np.testing.assert_array_equal(f[name][...], a)
+        assert f.attrs["title"] == "run 31" and f["g/t"].attrs["units"] == "K"
+        # Everything lay in the first response.
+        assert f.io_stats()["requests"] == 1
+        assert tally.gets(f"/{BUCKET}/a.arca") == 1
+        assert f.filename == f"s3://{BUCKET}/a.arca"
+    # No HEAD, no LIST.
+    assert tally.others()[before:] == []
+
+
+def test_s3_credentials_from_the_environment(s3, tmp_path, monkeypatch):
+    p = tmp_path / "e.arca"
+    want = make_file(p)
+    put(s3, "e.arca", p.read_bytes())
+    opts = s3[2]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", opts["aws_endpoint"])
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ALLOW_HTTP", "true")
+    with arca.File(f"s3://{BUCKET}/e.arca", "r") as f:
+        np.testing.assert_array_equal(f["k"][...], want["k"])
+
+
+def test_one_chunk_costs_one_round_trip_per_index_level(s3, tmp_path):
+    # 4096 chunks: a chunk index of two levels. Reads of 4 KiB blocks and
+    # a 4 KiB head show the cost of each level.
+    p = tmp_path / "big.arca"
+    want = make_file(p, n_chunks=4096)
+    put(s3, "big.arca", p.read_bytes())
+    opts = {**s3[2], "head_bytes": 4096, "block_bytes": 4096}
+    with arca.File(f"s3://{BUCKET}/big.arca", "r", storage_options=opts) as f:
+        k = f["k"]
+        before = f.io_stats()
+        np.testing.assert_array_equal(k[3000 * 256:3000 * 256 + 4],
+                                      want["k"][3000 * 256:3000 * 256 + 4])
+        after = f.io_stats()
+        trips = after["round_trips"] - before["round_trips"]
+        # two index levels, then the chunk
+        assert trips <= 3
+        assert after["requests"] - before["requests"] == trips
+        assert after["chunks_read"] - before["chunks_read"] == 1
+        # The same chunk again: no request.
+        k[3000 * 256:3000 * 256 + 4]
+        assert f.io_stats()["requests"] == after["requests"]
+        np.testing.assert_array_equal(k[...], want["k"])
+
+
+def test_whole_file_reads_equal_local_reads(s3, tmp_path):
+    p = tmp_path / "w.arca"
+    make_file(p, n_chunks=600)
+    put(s3, "w.arca", p.read_bytes())
+    opts = {**s3[2], "head_bytes": 65536, "block_bytes": 65536}
+    with arca.File(p, "r") as local, \
+            arca.File(f"s3://{BUCKET}/w.arca", "r", storage_options=opts) as f:
+        for name in ("g/t", "g/c", "k"):
+            np.testing.assert_array_equal(f[name][...], local[name][...])
+        st = f.io_stats()
+        # Every byte came once: the cache holds the file (4 MiB < 64 MiB).
+        assert st["bytes_fetched"] <= p.stat().st_size
+        assert st["requests"] == st["round_trips"]
+        n = st["requests"]
+        for name in ("g/t", "g/c", "k"):
+            f[name][...]
+        assert f.io_stats()["requests"] == n
+
+
+def test_typed_errors(s3, tmp_path):
+    client, tally, opts = s3
+    with pytest.raises(FileNotFoundError, match="missing.arca"):
+        arca.File(f"s3://{BUCKET}/missing.arca", "r", storage_options=opts)
+    with pytest.raises(ValueError, match="not a URL arca opens"):
+        arca.File("ftp://host/x.arca", "r")
+    with pytest.raises(ValueError, match="unknown storage option"):
+        arca.File(f"s3://{BUCKET}/x.arca", "r", storage_options={"no_such_key": "1"})
+    with pytest.raises(ValueError, match="applies to URLs"):
+        arca.File(tmp_path / "x.arca", "r", storage_options=opts)
+    p = tmp_path / "t.arca"
+    make_file(p, n_chunks=64)
+    data = p.read_bytes()
+    # A truncated object: the file's structures run past its end.
+    put(s3, "cut.arca", data[:len(data) // 2])
+    with pytest.raises(arca.CorruptError):
+        with arca.File(f"s3://{BUCKET}/cut.arca", "r", storage_options=opts) as f:
+            f["k"][...]
+    # Writing to a URL is refused, whatever the mode.
+    put(s3, "ro.arca", data)
+    for mode in ("r+", "a", "w", "w-"):
+        with pytest.raises(arca.UnsupportedError, match="read-only"):
+            arca.File(f"s3://{BUCKET}/ro.arca", mode, storage_options=opts)
+    # A server error that persists: retried, then a typed error naming the
+    # URL and the range.
+    tally.fail.add(f"/{BUCKET}/ro.arca")
+    try:
+        before = tally.gets(f"/{BUCKET}/ro.arca")
+        with pytest.raises(arca.RemoteError, match=r"s3://data/ro.arca bytes 0-1048575"):
+            arca.File(f"s3://{BUCKET}/ro.arca", "r",
+                      storage_options={**opts, "max_retries": 2})
+        assert tally.gets(f"/{BUCKET}/ro.arca") - before == 3
+    finally:
+        tally.fail.clear()
+
+
+def test_http_reads_and_errors(web, tmp_path):
+    srv, base = web
+    p = tmp_path / "h.arca"
+    want = make_file(p, n_chunks=32)
+    srv.objects["/d/h.arca"] = p.read_bytes()
+    srv.seen.clear()
+    with arca.File(f"{base}/d/h.arca", "r") as f:
+        assert f.io_stats()["requests"] == 1
+        assert srv.seen == [("/d/h.arca", "bytes=0-1048575")]
+        for name, a in want.items():
+            np.testing.assert_array_equal(f[name][...], a)
+        assert f.io_stats()["requests"] == 1 and len(srv.seen) == 1
+    with pytest.raises(FileNotFoundError):
+        arca.File(f"{base}/d/none.arca", "r")
+    srv.objects["/d/bad.arca"] = b"x" * 5000
+    with pytest.raises(arca.CorruptError):
+        arca.File(f"{base}/d/bad.arca", "r")
+    srv.fail.add("/d/h.arca")
+    try:
+        srv.seen.clear()
+        with pytest.raises(arca.RemoteError, match=r"/d/h.arca bytes 0-"):
+            arca.File(f"{base}/d/h.arca", "r", storage_options={"max_retries": 1})
+        assert len(srv.seen) == 2
+    finally:
+        srv.fail.clear()
+
+
+def test_pickled_objects_reopen_by_url(s3, tmp_path):
+    p = tmp_path / "pk.arca"
+    want = make_file(p)
+    put(s3, "pk.arca", p.read_bytes())
+    with arca.File(f"s3://{BUCKET}/pk.arca", "r", storage_options=s3[2]) as f:
+        blob = pickle.dumps(f["k"])
+    # Another process opens the URL itself, as a dask worker does.
+    code = ("import pickle, sys; d = pickle.loads(sys.stdin.buffer.read()); "
+            "print(d.file.filename, int(d[...].sum()))")
+    out = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True,
+                         env=os.environ.copy(), check=True)
+    assert out.stdout.decode().split() == [f"s3://{BUCKET}/pk.arca", str(int(want["k"].sum()))]
+
+
+def test_xarray_open_dataset_by_url(s3, tmp_path):
+    xr = pytest.importorskip("xarray")
+    from arca.xarray import to_arca
+    p = tmp_path / "x.arca"
+    ds = xr.Dataset({"v": (("t", "y"), np.arange(60.0).reshape(12, 5))},
+                    coords={"t": np.arange(12), "y": np.arange(5) * 10})
+    to_arca(ds, p)
+    put(s3, "x.arca", p.read_bytes())
+    url = f"s3://{BUCKET}/x.arca"
+    got = xr.open_dataset(url, engine="arca", storage_options=s3[2])
+    xr.testing.assert_identical(got.load(), xr.open_dataset(p, engine="arca").load())
+    got.close()
+    lazy = xr.open_dataset(url, engine="arca", storage_options=s3[2], chunks={})
+    assert float(lazy["v"].sum().compute()) == float(np.arange(60.0).sum())
+    lazy.close()
+
+
+def _cli(*args):
+    code = "import sys; from arca._cli import main; main(['arca'] + sys.argv[1:])"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          env=os.environ.copy())
+
+
+def test_cli_on_urls_equals_local(s3, tmp_path):
+    p = tmp_path / "c.arca"
+    make_file(p)
+    put(s3, "c.arca", p.read_bytes())
+    url = f"s3://{BUCKET}/c.arca"
+    so = [a for k, v in s3[2].items() for a in ("--storage-option", f"{k}={v}")]
+    for cmd in (["ls", "-r"], ["ls", "-r", "--json"], ["dump"], ["dump", "--json"]):
+        remote, local = _cli(*cmd, *so, url), _cli(*cmd, str(p))
+        assert remote.returncode == 0, remote.stderr
+        assert remote.stdout.replace(url, str(p)) == local.stdout
+    r = _cli("dump", *so, url + ":/g/c")
+    assert r.returncode == 0 and "DATASET" in r.stdout.upper(), r.stderr
+    r = _cli("check", *so, url)
+    assert r.returncode == 0 and r.stdout.startswith(f"ok: {url}:"), r.stderr
+    r = _cli("stat", "--json", *so, url)
+    assert r.returncode == 0 and '"datasets": 3' in r.stdout, r.stderr
+    r = _cli("ls", *so, f"s3://{BUCKET}/none.arca")
+    assert r.returncode == 1 and "object not found" in r.stderr
+    r = _cli("ls", "--storage-option", "novalue", url)
+    assert r.returncode == 1 and "KEY=VALUE" in r.stderr

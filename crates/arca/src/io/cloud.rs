@@ -1,0 +1,18 @@
+//! Files on object storage (feature `cloud`): a read-only [`CloudDriver`]
+//! over the `object_store` crate, opened by URL (`s3://`, `gs://`, `az://`,
+//! `http(s)://`, `file://`, `memory://`).
+//!
+//! Opening sends one ranged GET of the file's head (the object's size comes
+//! back in its `Content-Range`, so there is no HEAD or LIST); later reads
+//! fetch aligned blocks into a bounded cache, all the blocks one read misses
+//! in one round trip of parallel requests.
+
+mod blocks;
+mod driver;
+mod options;
+mod runtime;
+mod store;
+
+pub use driver::CloudDriver;
+pub use options::CloudOptions;
+pub use store::{is_url, memory_store, object_store};

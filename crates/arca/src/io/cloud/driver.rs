@@ -1,0 +1,321 @@
+//! [`CloudDriver`]: an object on object storage read as an arca file.
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use futures::future::try_join_all;
+use object_store::path::Path;
+use object_store::{GetOptions, GetRange, ObjectStore};
+
+use super::blocks::Blocks;
+use super::options::CloudOptions;
+use super::runtime::block_on;
+use crate::error::{Error, RemoteKind, Result};
+use crate::format::page::PAGE_SIZE;
+use crate::io::driver::{Driver, ReadAt};
+use crate::io::stats::Fetches;
+
+/// Reads spanning more blocks than this keep only their two edge blocks in
+/// the cache: the middle is bulk data the chunk cache keeps if anything does.
+const CACHED_SPAN: u64 = 4;
+
+/// A read-only driver over one object: the first request (made by
+/// [`CloudDriver::open`]) reads the head of the object and learns its size,
+/// later reads fetch whole blocks into a bounded cache, and the blocks one
+/// read lacks are fetched together, as parallel requests of at most
+/// [`CloudOptions::part_bytes`] each. Every request after the first asks
+/// for the version first seen (`If-Match` its ETag), so a replaced object
+/// is an error, not a mixture of two files.
+///
+/// ```
+/// use arca::io::{CloudDriver, CloudOptions, Driver};
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("a.arca");
+/// arca::File::create(&p).unwrap().close().unwrap();
+/// let d = CloudDriver::open(&format!("file://{}", p.display()), &CloudOptions::new()).unwrap();
+/// assert_eq!(d.len().unwrap(), std::fs::metadata(&p).unwrap().len());
+/// let mut stats = arca::IoStats::default();
+/// d.fetches().unwrap().add_to(&mut stats);
+/// assert_eq!((stats.requests, stats.round_trips), (1, 1));
+/// ```
+pub struct CloudDriver {
+    inner: Arc<Object>,
+}
+
+/// The object, its cache and its counters, shared with unlocked readers.
+struct Object {
+    url: String,
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    size: u64,
+    etag: Option<String>,
+    block: u64,
+    part: u64,
+    cache: Mutex<Blocks>,
+    fetches: Arc<Fetches>,
+}
+
+impl std::fmt::Debug for CloudDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudDriver")
+            .field("url", &self.inner.url)
+            .field("size", &self.inner.size)
+            .finish()
+    }
+}
+
+/// The typed error of a failed request for `range` of `url`.
+fn remote(url: &str, range: Option<Range<u64>>, e: object_store::Error) -> Error {
+    use object_store::Error as E;
+    let kind = match e {
+        E::NotFound { .. } => RemoteKind::NotFound,
+        E::Precondition { .. } => RemoteKind::Changed,
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => RemoteKind::Denied,
+        _ => RemoteKind::Failed,
+    };
+    Error::Remote {
+        url: url.to_string(),
+        range,
+        kind,
+        message: e.to_string(),
+    }
+}
+
+impl CloudDriver {
+    /// Open the object at `url` (`s3://bucket/key`, `gs://…`, `az://…`,
+    /// `http(s)://…`, `file:///path`, `memory:///key`), reading its head.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a URL or option arca cannot use,
+    /// [`Error::Remote`] when the first request fails (a missing object is
+    /// [`RemoteKind::NotFound`]).
+    pub fn open(url: &str, opts: &CloudOptions) -> Result<CloudDriver> {
+        let (store, path) = super::store::open(url, opts)?;
+        Self::over_store(store, path, url, opts)
+    }
+
+    /// Open `path` in a store made by the caller (own credentials provider,
+    /// a wrapped store); `url` names it in errors.
+    ///
+    /// # Errors
+    /// As for [`CloudDriver::open`].
+    pub fn over_store(
+        store: Arc<dyn ObjectStore>,
+        path: Path,
+        url: &str,
+        opts: &CloudOptions,
+    ) -> Result<CloudDriver> {
+        let head = opts.head_bytes() as u64;
+        let fetches = Arc::new(Fetches::new());
+        let want = 0..head;
+        let (size, etag, bytes) = block_on(async {
+            let r = store
+                .get_opts(
+                    &path,
+                    GetOptions {
+                        range: Some(GetRange::Bounded(want.clone())),
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            let (size, etag, range) = (r.meta.size, r.meta.e_tag.clone(), r.range.clone());
+            let bytes = r.bytes().await?;
+            Ok::<_, object_store::Error>((size, etag, range, bytes))
+        })?
+        .map_err(|e| remote(url, Some(want.clone()), e))
+        .and_then(|(size, etag, range, bytes)| {
+            if range.start != 0 || bytes.len() as u64 != range.end {
+                return Err(short(url, &want, bytes.len()));
+            }
+            Ok((size, etag, bytes))
+        })?;
+        fetches.round_trip(1, bytes.len() as u64);
+        let block = opts.block_bytes() as u64;
+        let inner = Object {
+            url: url.to_string(),
+            store,
+            path,
+            size,
+            etag,
+            block,
+            part: (opts.part_bytes() as u64).div_ceil(block).max(1) * block,
+            cache: Mutex::new(Blocks::new(opts.cache_bytes())),
+            fetches,
+        };
+        // The head is metadata: every block of it is kept.
+        inner.keep(0, &bytes, 0, 0)?;
+        Ok(CloudDriver {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The object's URL.
+    pub fn url(&self) -> &str {
+        &self.inner.url
+    }
+
+    /// Bytes of fetched blocks the cache holds now.
+    pub fn cached_bytes(&self) -> usize {
+        self.inner.cache.lock().map(|c| c.held()).unwrap_or(0)
+    }
+}
+
+/// The error of a response shorter than asked for.
+fn short(url: &str, want: &Range<u64>, got: usize) -> Error {
+    Error::Remote {
+        url: url.to_string(),
+        range: Some(want.clone()),
+        kind: RemoteKind::Failed,
+        message: format!("the response held {got} bytes"),
+    }
+}
+
+impl Object {
+    /// Keep the blocks of `bytes` (fetched from `at`) that lie whole in it
+    /// or end at the object's end: all of them for a read of blocks
+    /// `first..=last` spanning few, else only those two.
+    fn keep(&self, at: u64, bytes: &[u8], first: u64, last: u64) -> Result<()> {
+        let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;
+        let end = at + bytes.len() as u64;
+        let mut i = at.div_ceil(self.block);
+        let few = last.saturating_sub(first) < CACHED_SPAN;
+        while i * self.block < end {
+            let (s, e) = (i * self.block, ((i + 1) * self.block).min(self.size));
+            if e > end {
+                break;
+            }
+            if few || i == first || i == last {
+                cache.put(i, bytes[(s - at) as usize..(e - at) as usize].to_vec());
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// Fetch `range` (one request).
+    async fn fetch(&self, range: Range<u64>) -> Result<(u64, bytes::Bytes)> {
+        let r = self
+            .store
+            .get_opts(
+                &self.path,
+                GetOptions {
+                    range: Some(GetRange::Bounded(range.clone())),
+                    if_match: self.etag.clone(),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(|e| remote(&self.url, Some(range.clone()), e))?;
+        let bytes = r
+            .bytes()
+            .await
+            .map_err(|e| remote(&self.url, Some(range.clone()), e))?;
+        if bytes.len() as u64 != range.end - range.start {
+            return Err(short(&self.url, &range, bytes.len()));
+        }
+        Ok((range.start, bytes))
+    }
+}
+
+impl ReadAt for Object {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .filter(|e| *e <= self.size)
+            .ok_or_else(|| {
+                Error::io(
+                    format!(
+                        "reading {} bytes at {offset} of {} ({} bytes)",
+                        buf.len(),
+                        self.url,
+                        self.size
+                    ),
+                    std::io::ErrorKind::UnexpectedEof.into(),
+                )
+            })?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        let (first, last) = (offset / self.block, (end - 1) / self.block);
+        // A metadata page is read as its 8-byte head, then whole: a miss
+        // also fetches what the largest page starting here would need, so
+        // a page across a block boundary costs one round trip, not two.
+        let ahead = (offset + PAGE_SIZE as u64).min(self.size).max(end);
+        let mut missing: Vec<Range<u64>> = Vec::new();
+        {
+            let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;
+            for i in first..=(ahead - 1) / self.block {
+                match cache.get(i) {
+                    Some(b) => copy_into(buf, offset, i * self.block, b),
+                    None => match missing.last_mut() {
+                        Some(r) if r.end == i => r.end = i + 1,
+                        _ => missing.push(i..i + 1),
+                    },
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        // Whole blocks, each run cut into parts sent together.
+        let mut parts = Vec::new();
+        for r in missing {
+            let (mut s, e) = (r.start * self.block, (r.end * self.block).min(self.size));
+            while s < e {
+                let n = (e - s).min(self.part);
+                parts.push(s..s + n);
+                s += n;
+            }
+        }
+        let n = parts.len() as u64;
+        let got = block_on(try_join_all(parts.into_iter().map(|r| self.fetch(r))))??;
+        self.fetches
+            .round_trip(n, got.iter().map(|(_, b)| b.len() as u64).sum());
+        for (at, bytes) in &got {
+            copy_into(buf, offset, *at, bytes);
+            self.keep(*at, bytes, first, last)?;
+        }
+        Ok(())
+    }
+}
+
+/// Copy the part of `src` (which starts at `src_at` in the object) that
+/// overlaps `dst` (which starts at `dst_at`).
+fn copy_into(dst: &mut [u8], dst_at: u64, src_at: u64, src: &[u8]) {
+    let s = dst_at.max(src_at);
+    let e = (dst_at + dst.len() as u64).min(src_at + src.len() as u64);
+    if s < e {
+        dst[(s - dst_at) as usize..(e - dst_at) as usize]
+            .copy_from_slice(&src[(s - src_at) as usize..(e - src_at) as usize]);
+    }
+}
+
+impl Driver for CloudDriver {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.inner.read_at(offset, buf)
+    }
+
+    fn write_at(&mut self, _offset: u64, _data: &[u8]) -> Result<()> {
+        Err(Error::ReadOnly)
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn truncate(&mut self, _len: u64) -> Result<()> {
+        Err(Error::ReadOnly)
+    }
+
+    fn len(&self) -> Result<u64> {
+        Ok(self.inner.size)
+    }
+
+    fn shared_reader(&self) -> Option<Arc<dyn ReadAt>> {
+        Some(self.inner.clone())
+    }
+
+    fn fetches(&self) -> Option<Arc<Fetches>> {
+        Some(self.inner.fetches.clone())
+    }
+}

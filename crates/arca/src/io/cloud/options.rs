@@ -1,0 +1,152 @@
+//! How a file on object storage is reached and read: the store's own
+//! configuration keys, and arca's read-ahead, cache and retry settings.
+
+use std::time::Duration;
+
+use crate::error::{Error, Result};
+
+/// Default bytes read with the first request: a compact file's metadata
+/// fits, and at tens of megabytes a second the extra bytes cost less than
+/// a second round trip.
+pub const DEFAULT_HEAD_BYTES: usize = 1 << 20;
+/// Default unit of later reads and of the cache (a miss fetches whole
+/// blocks, so nearby metadata comes along).
+pub const DEFAULT_BLOCK_BYTES: usize = 128 << 10;
+/// Default bound on the bytes of fetched blocks kept.
+pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
+/// Default retries of a request that met a server error or a timeout.
+pub const DEFAULT_MAX_RETRIES: usize = 5;
+/// Reads larger than this are split into requests sent together.
+pub const DEFAULT_PART_BYTES: usize = 8 << 20;
+
+/// Settings for opening a file on object storage.
+///
+/// Keys of the store (`object_store`'s configuration keys, e.g.
+/// `aws_endpoint`, `aws_access_key_id`, `aws_region`, `aws_allow_http`,
+/// `google_service_account`, `azure_storage_account_name`, `timeout`) go
+/// to the store and override its environment variables; arca's own keys
+/// are `head_bytes`, `block_bytes`, `cache_bytes`, `part_bytes`,
+/// `max_retries` and `retry_timeout` (seconds).
+///
+/// ```
+/// use arca::io::CloudOptions;
+/// let o = CloudOptions::new()
+///     .set("aws_region", "eu-west-1").unwrap()
+///     .set("max_retries", "2").unwrap();
+/// assert_eq!(o.max_retries(), 2);
+/// assert!(CloudOptions::new().set("max_retries", "many").is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub struct CloudOptions {
+    store: Vec<(String, String)>,
+    head_bytes: usize,
+    block_bytes: usize,
+    cache_bytes: usize,
+    part_bytes: usize,
+    max_retries: usize,
+    retry_timeout: Duration,
+}
+
+impl Default for CloudOptions {
+    fn default() -> Self {
+        CloudOptions {
+            store: Vec::new(),
+            head_bytes: DEFAULT_HEAD_BYTES,
+            block_bytes: DEFAULT_BLOCK_BYTES,
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            part_bytes: DEFAULT_PART_BYTES,
+            max_retries: DEFAULT_MAX_RETRIES,
+            retry_timeout: Duration::from_secs(180),
+        }
+    }
+}
+
+fn number(key: &str, value: &str) -> Result<usize> {
+    value.trim().parse().map_err(|_| {
+        Error::invalid(format!(
+            "storage option {key}={value:?}: not a whole number"
+        ))
+    })
+}
+
+impl CloudOptions {
+    /// The defaults: credentials and endpoints from the environment.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Set one key: arca's own, or one the store checks when the file is
+    /// opened (an unknown key is refused then).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a value of arca's own keys that is
+    /// not a number, or a block or head size of zero.
+    pub fn set(mut self, key: &str, value: &str) -> Result<Self> {
+        let positive = |n: usize| {
+            if n == 0 {
+                Err(Error::invalid(format!(
+                    "storage option {key} must be above 0"
+                )))
+            } else {
+                Ok(n)
+            }
+        };
+        match key {
+            "head_bytes" => self.head_bytes = positive(number(key, value)?)?,
+            "block_bytes" => self.block_bytes = positive(number(key, value)?)?,
+            "part_bytes" => self.part_bytes = positive(number(key, value)?)?,
+            "cache_bytes" => self.cache_bytes = number(key, value)?,
+            "max_retries" => self.max_retries = number(key, value)?,
+            "retry_timeout" => {
+                let s: f64 = value
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| *s >= 0.0 && s.is_finite())
+                    .ok_or_else(|| {
+                        Error::invalid(format!(
+                            "storage option {key}={value:?}: not a number of seconds"
+                        ))
+                    })?;
+                self.retry_timeout = Duration::from_secs_f64(s);
+            }
+            _ => self.store.push((key.to_string(), value.to_string())),
+        }
+        Ok(self)
+    }
+
+    /// The store's keys, in the order given.
+    pub fn store_keys(&self) -> &[(String, String)] {
+        &self.store
+    }
+
+    /// Bytes the first request reads.
+    pub fn head_bytes(&self) -> usize {
+        self.head_bytes
+    }
+
+    /// The unit of later reads and of the cache.
+    pub fn block_bytes(&self) -> usize {
+        self.block_bytes
+    }
+
+    /// Bound on the bytes of cached blocks.
+    pub fn cache_bytes(&self) -> usize {
+        self.cache_bytes
+    }
+
+    /// Largest single request of a big read.
+    pub fn part_bytes(&self) -> usize {
+        self.part_bytes
+    }
+
+    /// Retries of a request after a server error or timeout.
+    pub fn max_retries(&self) -> usize {
+        self.max_retries
+    }
+
+    /// Time after which a request is not retried again.
+    pub fn retry_timeout(&self) -> Duration {
+        self.retry_timeout
+    }
+}

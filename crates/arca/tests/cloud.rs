@@ -1,0 +1,196 @@
+//! Files on object storage, read through the process's in-memory store
+//! (`memory://`): request counts, data equal to local reads, typed errors.
+
+use arca::io::object_store::{path::Path as ObjPath, ObjectStore, PutPayload};
+use arca::io::{memory_store, CloudOptions};
+use arca::{DatasetOptions, Datatype, Error, File, Mode, RemoteKind, Selection};
+
+/// Put `bytes` at `key` in the process's memory store.
+fn put(key: &str, bytes: Vec<u8>) {
+    let rt = tokio_free_block_on(memory_store().put(&ObjPath::from(key), PutPayload::from(bytes)));
+    rt.unwrap();
+}
+
+/// Drive a future to completion without a runtime of our own: the memory
+/// store's futures are ready at once.
+fn tokio_free_block_on<F: std::future::Future>(f: F) -> F::Output {
+    futures::executor::block_on(f)
+}
+
+/// A file with a small group tree, a contiguous dataset and a chunked one
+/// of `n` chunks; returns its bytes.
+fn sample(n: u64) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("s.arca");
+    let f = File::create(&p).unwrap();
+    let g = f.root().create_group("g").unwrap();
+    g.attrs()
+        .set("title", &arca::AttrValue::string("run 1"))
+        .unwrap();
+    let c = g
+        .create_dataset("c", &DatasetOptions::new(Datatype::float(8), &[1000]))
+        .unwrap();
+    c.write_all(&(0..1000).map(|i| i as f64).collect::<Vec<_>>())
+        .unwrap();
+    let k = f
+        .root()
+        .create_dataset(
+            "k",
+            &DatasetOptions::new(Datatype::uint(4), &[n * 256]).chunks(&[256]),
+        )
+        .unwrap();
+    k.write_all(&(0..n as u32 * 256).collect::<Vec<u32>>())
+        .unwrap();
+    f.close().unwrap();
+    std::fs::read(&p).unwrap()
+}
+
+fn open(key: &str, o: &CloudOptions) -> arca::Result<File> {
+    File::options().open_url(&format!("memory:///{key}"), o)
+}
+
+#[test]
+fn small_file_opens_in_one_request_and_reads_as_locally() {
+    // About 600 KiB: several cache blocks, all inside the first response.
+    let bytes = sample(600);
+    assert!(bytes.len() > 4 * 128 * 1024 && bytes.len() < 1 << 20);
+    let local = File::from_bytes(bytes.clone()).unwrap();
+    put("t/small.arca", bytes.clone());
+    let f = open("t/small.arca", &CloudOptions::new()).unwrap();
+    let s = f.io_stats();
+    assert_eq!((s.requests, s.round_trips), (1, 1));
+    assert_eq!(s.bytes_fetched, bytes.len() as u64);
+    // Everything lies in the first request's window: no more requests.
+    let c: Vec<f64> = f.root().dataset("g/c").unwrap().read_all().unwrap();
+    let k: Vec<u32> = f.root().dataset("k").unwrap().read_all().unwrap();
+    assert_eq!(
+        c,
+        local
+            .root()
+            .dataset("g/c")
+            .unwrap()
+            .read_all::<f64>()
+            .unwrap()
+    );
+    assert_eq!(
+        k,
+        local
+            .root()
+            .dataset("k")
+            .unwrap()
+            .read_all::<u32>()
+            .unwrap()
+    );
+    assert_eq!(f.io_stats().requests, 1);
+    assert_eq!(f.url(), Some("memory:///t/small.arca"));
+}
+
+#[test]
+fn a_chunk_costs_at_most_one_round_trip_per_level() {
+    // 4096 chunks of 1 KiB: a chunk index of more than one level.
+    put("t/big.arca", sample(4096));
+    let o = CloudOptions::new()
+        .set("head_bytes", "4096")
+        .unwrap()
+        .set("block_bytes", "4096")
+        .unwrap();
+    let f = open("t/big.arca", &o).unwrap();
+    let k = f.root().dataset("k").unwrap();
+    eprintln!(
+        "open + /k with 4 KiB reads: {} round trips",
+        f.io_stats().round_trips
+    );
+    let before = f.io_stats();
+    let one: Vec<u32> = k
+        .read(&Selection::from_ranges(&[(3000 * 256, 3000 * 256 + 4, 1)]).unwrap())
+        .unwrap();
+    assert_eq!(one, vec![768000, 768001, 768002, 768003]);
+    let after = f.io_stats();
+    let trips = after.round_trips - before.round_trips;
+    // The chunk index of 4096 chunks has two levels (a 4 KiB leaf holds
+    // about a hundred entries): at most one round trip for each, then one
+    // for the chunk.
+    assert!(trips <= 3, "{trips} round trips");
+    eprintln!(
+        "one chunk: {trips} round trips, {} requests",
+        after.requests - before.requests
+    );
+    assert_eq!(after.requests - before.requests, trips);
+    // Read again: the chunk cache and the block cache answer.
+    let again: Vec<u32> = k
+        .read(&Selection::from_ranges(&[(3000 * 256, 3000 * 256 + 4, 1)]).unwrap())
+        .unwrap();
+    assert_eq!(again, one);
+    assert_eq!(f.io_stats().requests, after.requests);
+    // The whole dataset equals a local read.
+    let all: Vec<u32> = k.read_all().unwrap();
+    assert_eq!(all, (0..4096 * 256).collect::<Vec<u32>>());
+}
+
+#[test]
+fn errors_are_typed() {
+    let e = open("t/missing.arca", &CloudOptions::new()).unwrap_err();
+    assert!(
+        matches!(&e, Error::Remote { kind: RemoteKind::NotFound, url, range: Some(r), .. }
+            if url == "memory:///t/missing.arca" && r.start == 0),
+        "{e}"
+    );
+    for bad in ["nope", "ftp://host/x.arca", "s3://", "memory:///"] {
+        let e = File::options()
+            .open_url(bad, &CloudOptions::new())
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{bad}: {e}");
+    }
+    let e = File::options()
+        .open_url(
+            "memory:///t/x",
+            &CloudOptions::new().set("aws_region", "x").unwrap(),
+        )
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    assert!(CloudOptions::new().set("head_bytes", "0").is_err());
+    // A truncated object: its end cuts the file's structures.
+    let bytes = sample(64);
+    put("t/cut.arca", bytes[..bytes.len() / 2].to_vec());
+    let r = open("t/cut.arca", &CloudOptions::new()).and_then(|f| {
+        f.root()
+            .dataset("k")
+            .and_then(|k| k.read_all::<u32>())
+            .map(|_| ())
+    });
+    assert!(matches!(r, Err(Error::Corrupt { .. })), "{r:?}");
+    // Writing is refused, whatever the mode.
+    put("t/ro.arca", bytes);
+    for m in [Mode::ReadWrite, Mode::Append, Mode::Create, Mode::CreateNew] {
+        let e = File::options()
+            .mode(m)
+            .open_url("memory:///t/ro.arca", &CloudOptions::new())
+            .unwrap_err();
+        assert!(matches!(e, Error::Unsupported(_)), "{e}");
+    }
+    let f = open("t/ro.arca", &CloudOptions::new()).unwrap();
+    assert!(matches!(f.root().create_group("x"), Err(Error::ReadOnly)));
+}
+
+#[test]
+fn a_replaced_object_is_an_error_not_a_mixture() {
+    let o = CloudOptions::new()
+        .set("head_bytes", "4096")
+        .unwrap()
+        .set("block_bytes", "4096")
+        .unwrap();
+    put("t/swap.arca", sample(512));
+    let f = open("t/swap.arca", &o).unwrap();
+    put("t/swap.arca", sample(513));
+    let r = f.root().dataset("k").and_then(|k| k.read_all::<u32>());
+    assert!(
+        matches!(
+            r,
+            Err(Error::Remote {
+                kind: RemoteKind::Changed,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+}
