@@ -338,6 +338,44 @@ fn a_group_may_link_to_itself() {
     f.root().delete("g").unwrap();
     let st = f.check().unwrap();
     assert_eq!((st.groups, st.datasets), (1, 0));
+    drop(f);
+    // Removing its outside name first: the group is reached only from
+    // itself, so it goes with everything it holds.
+    let f = File::open_rw(&packed).unwrap();
+    f.root().delete("g").unwrap();
+    let st = f.check().unwrap();
+    assert_eq!((st.groups, st.datasets), (1, 0));
+}
+
+#[test]
+fn removing_the_last_outside_name_of_a_cycle_frees_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.arca");
+    let f = File::create(&path).unwrap();
+    let root = f.root();
+    data(&f, "top/mid/d", 50_000, 3);
+    data(&f, "top/mid/e", 50_000, 4);
+    root.link_hard("top", "top/mid/up").unwrap();
+    root.link_hard("top/mid", "top/mid/again").unwrap();
+    // A second name outside the cycle keeps d alive.
+    root.link_hard("top/mid/d", "d2").unwrap();
+    let before = f.check().unwrap().data_bytes;
+    // A link inside the cycle goes: nothing dies.
+    root.delete("top/mid/again").unwrap();
+    assert_eq!(f.check().unwrap().groups, 3);
+    root.link_hard("top/mid", "top/mid/again").unwrap();
+    root.delete("top").unwrap();
+    let st = f.check().unwrap();
+    assert_eq!((st.groups, st.datasets), (1, 1));
+    assert_eq!(read(&f, "d2"), vec![3; 50_000]);
+    assert_eq!(
+        root.link_count(root.dataset("d2").unwrap().id()).unwrap(),
+        1
+    );
+    assert!(st.data_bytes <= before - 50_000, "e's bytes are given back");
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
 }
 
 #[test]

@@ -701,6 +701,12 @@ impl Group {
         let mut dead = Dead::default();
         if let Target::Hard { addr, .. } = l.target {
             collect(&mut g, addr, &mut dead)?;
+            if dead.counts.iter().any(|(_, &(removed, n))| removed < n) {
+                // Something outlives the link by another name: if that
+                // name sits in a cycle only the removed link reached, the
+                // cycle is garbage (HDF5 would leak it).
+                collect_cycles(&mut g, (parent, name), addr, &mut dead)?;
+            }
         }
         g.st.space.check_free(&dead.extents)?;
         let mut h = Header::load(&mut g.st, parent)?;
@@ -1074,6 +1080,98 @@ struct Dead {
     seen: std::collections::HashSet<u64>,
     /// For objects with several names: (links removed, links it had).
     counts: std::collections::HashMap<u64, (u64, u64)>,
+}
+
+/// The objects reachable from `start` by hard links (and datasets' uses
+/// of committed types), leaving out the link `skip` (group, name).
+fn reachable(
+    st: &mut Store,
+    start: u64,
+    skip: Option<(u64, &str)>,
+) -> Result<std::collections::HashSet<u64>> {
+    let mut seen = std::collections::HashSet::from([start]);
+    let mut pending = vec![start];
+    while let Some(addr) = pending.pop() {
+        let h = Header::load(st, addr)?;
+        let mut next = vec![];
+        if h.kind == ObjectKind::Group {
+            for (n, _, child) in members_with_addr(st, addr)? {
+                if skip != Some((addr, n.as_str())) {
+                    next.push(child);
+                }
+            }
+        }
+        next.extend(h.committed);
+        for c in next {
+            if seen.insert(c) {
+                pending.push(c);
+            }
+        }
+    }
+    Ok(seen)
+}
+
+/// Redo [`collect`] for a removal that leaves survivors: everything the
+/// removed link `skip` reached that the root no longer reaches dies,
+/// cycles of hard links included, and each survivor loses the links the
+/// dead held to it. A walk of the whole file, paid only when an object
+/// with several names survives a removal.
+fn collect_cycles(g: &mut Session, skip: (u64, &str), first: u64, dead: &mut Dead) -> Result<()> {
+    let root = g.sb.root;
+    let live = reachable(&mut g.st, root, Some(skip))?;
+    let under = reachable(&mut g.st, first, None)?;
+    let mut out = Dead::default();
+    // Links into survivors, from the dead and the removed one.
+    let mut removed: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    *removed.entry(first).or_default() += 1;
+    let mut dying: Vec<u64> = under
+        .iter()
+        .copied()
+        .filter(|a| !live.contains(a))
+        .collect();
+    dying.sort_unstable();
+    for &addr in &dying {
+        out.seen.insert(addr);
+        let st = &mut g.st;
+        let h = Header::load(st, addr)?;
+        out.extents.push(Section {
+            addr,
+            size: st.pager.size_of(addr)? as u64,
+            kind: SpaceKind::Meta,
+        });
+        let mut targets = vec![];
+        if h.kind == ObjectKind::Group {
+            targets.extend(members_with_addr(st, addr)?.into_iter().map(|(_, _, c)| c));
+            btree::extents(st, h.links.root, &mut out.extents)?;
+        }
+        targets.extend(h.committed);
+        for t in targets {
+            *removed.entry(t).or_default() += 1;
+        }
+        super::attrs::extents(st, &h, addr, &mut out.extents)?;
+        if let Some(meta) = &h.dataset {
+            out.datasets.push(addr);
+            storage::storage_extents(st, meta, &mut out.extents)?;
+        }
+    }
+    for (addr, r) in removed {
+        let n = links::count(g, addr)?;
+        if out.seen.contains(&addr) {
+            if n > 1 {
+                out.counts.insert(addr, (n, n));
+            }
+        } else if r > n {
+            return Err(Error::corrupt(
+                "group link",
+                addr,
+                format!("{r} links lead to an object counted with {n}"),
+            ));
+        } else {
+            out.counts.insert(addr, (r, n));
+        }
+    }
+    *dead = out;
+    Ok(())
 }
 
 /// Gather what dies when one hard link to the object at `first` goes: an
