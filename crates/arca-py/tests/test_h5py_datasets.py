@@ -7,7 +7,8 @@ import pytest
 
 import arca
 import arca.interop
-from conftest import same_in_both
+from conftest import EXT, outcome, same_in_both
+from test_h5py_file import both
 
 
 def _every_kind(lib, f):
@@ -583,3 +584,35 @@ def test_float16_sequences_match_h5py(tmp_path):
                 str(d[0].dtype)]
 
     same_in_both(tmp_path, script)
+
+
+def test_scaleoffset_like_h5py(tmp_path):
+    """scaleoffset= writes HDF5's scale-offset filter: integers in as few
+    bits as each chunk needs (or the bits asked for, higher ones dropped),
+    floats to D decimal digits, values near the fill value read as it;
+    the values read back after reopening equal h5py's exactly."""
+    def script(lib, d):
+        rng = np.random.default_rng(5)
+        path = d / ("so" + EXT[lib])
+        with lib.File(path, "w") as f:
+            f.create_dataset("i", data=rng.integers(-1000, 1000, (37, 11)).astype("i4"),
+                             scaleoffset=True, chunks=(8, 4))
+            f.create_dataset("f", data=rng.standard_normal((50, 7)), scaleoffset=3,
+                             chunks=(16, 7), compression="gzip")
+            f.create_dataset("u", data=rng.integers(0, 5000, 100).astype("u2"),
+                             scaleoffset=12, fillvalue=7, chunks=(30,))
+            g = f.create_dataset("g", shape=(40,), dtype="f4", scaleoffset=2, fillvalue=1.5,
+                                 chunks=(16,))
+            g[:10] = np.linspace(0, 1, 10)
+            f.create_dataset("be", data=np.arange(-50, 50, dtype=">i2"), scaleoffset=0,
+                             chunks=(32,))
+            errors = [outcome(lambda: f.create_dataset(n, (4,), **kw)) for n, kw in (
+                ("e1", {"dtype": "f8", "scaleoffset": True}),
+                ("e2", {"dtype": "f8", "scaleoffset": -1}),
+                ("e3", {"dtype": bool, "scaleoffset": 1}),
+                ("e4", {"dtype": "i4", "scaleoffset": 1, "fletcher32": True}),
+            )]
+        with lib.File(path, "r") as f:
+            return errors, [(n, f[n].scaleoffset, f[n].dtype.str, f[n][...].tolist())
+                            for n in ("i", "f", "u", "g", "be")]
+    both(tmp_path, script)

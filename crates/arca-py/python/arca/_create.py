@@ -39,6 +39,7 @@ from ._util import COMPRESSORS, DEFAULT_LEVEL, auto_chunks, member_path, shape_t
 
 # HDF5 filter ids: those arca encodes, and how h5py names them.
 _H5_DEFLATE, _H5_SHUFFLE, _H5_FLETCHER32, _H5_LZF, _H5_LZ4, _H5_ZSTD = 1, 2, 3, 32000, 32004, 32015
+_H5_SCALEOFFSET = 6
 _H5_ENCODES = {_H5_DEFLATE: "gzip", _H5_SHUFFLE: "shuffle", _H5_FLETCHER32: "fletcher32",
                _H5_LZF: "lzf", _H5_LZ4: "lz4", _H5_ZSTD: "zstd"}
 _H5_OPTIONAL = 1
@@ -56,11 +57,20 @@ def _filter_label(name):
     return name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name or "")
 
 
-def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype, allow_unknown=False):
-    """h5py's order: shuffle, the compressor, fletcher32 last. Only filters
-    arca can encode, unless ``allow_unknown`` (then chunks are written as
-    stored, already filtered, as h5py's ``allow_unknown_filter``)."""
+def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype, allow_unknown=False,
+                   scaleoffset=None):
+    """h5py's order: scale-offset, shuffle, the compressor, fletcher32
+    last. Only filters arca can encode, unless ``allow_unknown`` (then
+    chunks are written as stored, already filtered, as h5py's
+    ``allow_unknown_filter``)."""
     out = []
+    if scaleoffset is not None:
+        # HDF5's D-scale for floats (decimal digits kept); for integers the
+        # bits to keep, 0 (or True) for as few as the chunk needs. The
+        # chunk-dependent values follow in _with_chunk_size.
+        kind = 0 if dtype.kind == "f" else 2
+        factor = 0 if scaleoffset is True else int(scaleoffset)
+        out.append((_H5_SCALEOFFSET, _H5_OPTIONAL, [kind, factor], "scaleoffset"))
     if shuffle:
         out.append((_H5_SHUFFLE, _H5_OPTIONAL, [dtype.itemsize], "shuffle"))
     fid = _filter_id(compression)
@@ -91,13 +101,23 @@ def _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype, allow_unknown=
     return out
 
 
-def _with_chunk_size(hdf5_filters, chunks, dtype):
-    """lzf records the chunk's size in its values, as h5py's filter does."""
+def _with_chunk_size(hdf5_filters, chunks, dtype, fill=None):
+    """lzf records the chunk's size in its values, as h5py's filter does;
+    scale-offset its twenty values, as HDF5's ``set_local`` writes them
+    (elements in a chunk, the type, the fill value's bytes)."""
     out = []
     for c, fl, vals, nm in hdf5_filters:
         if c == _H5_LZF and len(vals) < 3 and chunks is not None:
             size = int(np.prod(chunks, dtype=np.int64)) * dtype.itemsize
             vals = [4, 261, size]
+        elif c == _H5_SCALEOFFSET and len(vals) == 2 and chunks is not None:
+            n = int(np.prod(chunks, dtype=np.int64))
+            order = 1 if dtype.byteorder == ">" else 0
+            # HDF5 counts its default fill value (zero) as given too.
+            raw = (fill or bytes(dtype.itemsize)).ljust(48, b"\0")
+            words = np.frombuffer(raw, "<u4").tolist()
+            vals = vals + [n, int(dtype.kind == "f"), dtype.itemsize, int(dtype.kind == "i"),
+                           order, 1] + words
         out.append((c, fl, vals, nm))
     return out
 
@@ -195,7 +215,7 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
         ds = _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                            compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
                            hdf5_filters, allow_unknown_filter, bool(track_order), filtered,
-                           committed)
+                           committed, scaleoffset)
     if rdcc_nbytes is not None:
         ds._id.set_chunk_cache(int(rdcc_nbytes))
     return ds
@@ -264,8 +284,6 @@ def _check_scaleoffset(scaleoffset, dtype, data, fletcher32):
         raise TypeError("scale/offset filter only supported for integer and floating-point types")
     if fletcher32:
         raise ValueError("fletcher32 cannot be used with potentially lossy scale/offset filter")
-    raise ValueError("scaleoffset: arca has no scale-offset codec (files that use it are "
-                     "imported with their chunks kept as stored)")
 
 
 def _external_entries(external):
@@ -341,7 +359,8 @@ def _geometry(shape, data, maxshape, chunks, filtered, itemsize, layout):
 
 def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                   compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
-                  hdf5_filters, allow_unknown_filter, track_order, filtered, committed=None):
+                  hdf5_filters, allow_unknown_filter, track_order, filtered, committed=None,
+                  scaleoffset=None):
     """The fixed-size branch of :func:`create_dataset`."""
     if isinstance(data, Empty) or (data is None and shape is None):
         # A null dataspace: a type and no elements (h5py's Empty).
@@ -397,7 +416,7 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         data = data.reshape(shape)
 
     hdf5_filters, own = _pipeline(compression, compression_opts, shuffle, fletcher32, dtype,
-                                  hdf5_filters, allow_unknown_filter)
+                                  hdf5_filters, allow_unknown_filter, scaleoffset)
     fill = None
     if fillvalue is not None and fill_time != "never":
         fill = _fill_bytes(fillvalue, native(dtype))
@@ -410,7 +429,7 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         own,
         fill,
         layout,
-        _with_chunk_size(hdf5_filters, chunks, dtype),
+        _with_chunk_size(hdf5_filters, chunks, dtype, fill),
         track_order,
         committed,
     )
@@ -437,7 +456,8 @@ def _fill_bytes(fillvalue, mdt):
     return fv.reshape(()).tobytes()
 
 
-def _pipeline(compression, opts, shuffle, fletcher32, dtype, hdf5_filters, allow_unknown):
+def _pipeline(compression, opts, shuffle, fletcher32, dtype, hdf5_filters, allow_unknown,
+              scaleoffset=None):
     """``(hdf5 pipeline, arca's own filters)`` for a fixed-size dataset:
     HDF5's for lzf, fletcher32 and filter ids (as h5py writes them), arca's
     own for gzip, zstd and lz4."""
@@ -445,9 +465,10 @@ def _pipeline(compression, opts, shuffle, fletcher32, dtype, hdf5_filters, allow
         if compression is not None or shuffle or fletcher32:
             raise TypeError("hdf5_filters is the whole pipeline: no compression, shuffle or "
                             "fletcher32 beside it")
-    elif fletcher32 or compression == "lzf" or isinstance(compression, int):
+    elif fletcher32 or compression == "lzf" or isinstance(compression, int) \
+            or scaleoffset is not None:
         hdf5_filters = _hdf5_pipeline(compression, opts, shuffle, fletcher32, dtype,
-                                      allow_unknown)
+                                      allow_unknown, scaleoffset)
     hdf5_filters = [(int(c), int(fl), [int(v) for v in vals], _filter_label(nm))
                     for c, fl, vals, nm in (hdf5_filters or [])]
     if hdf5_filters:

@@ -7,9 +7,9 @@ the names of those available, and filter objects to pass as
                      compression=arca.filters.Gzip(level=8))
 
 ``encode`` and ``decode`` list h5py's filter names arca runs ("gzip",
-"lzf", "shuffle", "fletcher32"); arca's own ``"zstd"`` and ``"lz4"`` are
-there too. Neither szip nor scale-offset is among them (files using them are
-imported with their chunks kept as stored).
+"lzf", "shuffle", "fletcher32", "scaleoffset"); arca's own ``"zstd"`` and
+``"lz4"`` are there too. szip is not among them as a ``compression`` name
+(files using it are imported and read).
 """
 
 from collections.abc import Mapping

@@ -41,6 +41,7 @@ CODECS = {
     FILTER_LZF: "lzf",
     FILTER_LZ4: "lz4",
     FILTER_ZSTD: "zstd",
+    FILTER_SCALEOFFSET: "scaleoffset",
 }
 
 

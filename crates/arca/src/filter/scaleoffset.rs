@@ -168,17 +168,23 @@ pub(super) fn encode(p: &[u32], plain: &[u8]) -> Result<Vec<u8>, String> {
     }
     let width = 8 * q.size as u32;
     let vals: Vec<u64> = plain.chunks_exact(q.size).map(|e| load(e, q.be)).collect();
-    let is_fill = |v: u64| q.fill == Some(v);
+    let as_float = |v: u64| {
+        if q.size == 4 {
+            f64::from(f32::from_bits(v as u32))
+        } else {
+            f64::from_bits(v)
+        }
+    };
+    // As HDF5: a float within 10^-D of the fill value is the fill value.
+    let tolerance = 10f64.powi(-q.d);
+    let is_fill = |v: u64| match q.fill {
+        Some(f) if q.float => (as_float(v) - as_float(f)).abs() < tolerance,
+        f => f == Some(v),
+    };
     // Each element as an integer to store before the minimum is taken off
     // (floats: scaled and rounded), and the minimum to record.
     let (ints, minval): (Vec<i128>, u64) = if q.float {
-        let f = |v: u64| {
-            if q.size == 4 {
-                f64::from(f32::from_bits(v as u32))
-            } else {
-                f64::from_bits(v)
-            }
-        };
+        let f = as_float;
         let min = vals
             .iter()
             .filter(|v| !is_fill(**v))
@@ -228,7 +234,14 @@ pub(super) fn encode(p: &[u32], plain: &[u8]) -> Result<Vec<u8>, String> {
         .max()
         .unwrap_or(0);
     let span = max.max(0) as u128 + 1 + u128::from(q.fill.is_some());
-    let minbits = bits_for(span).min(width);
+    // Integers keep the bits asked for (HDF5 drops the higher ones, so a
+    // too-small width loses data, as the user chose); else as few as hold
+    // the chunk's span.
+    let minbits = if !q.float && q.d > 0 {
+        (q.d as u32).min(width)
+    } else {
+        bits_for(span).min(width)
+    };
     let mut out = Vec::with_capacity(HEADER + plain.len() + 1);
     out.extend_from_slice(&minbits.to_le_bytes());
     out.push(8);
