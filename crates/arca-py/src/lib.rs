@@ -32,6 +32,7 @@ mod fileobj;
 mod group;
 mod pools;
 mod types;
+mod view;
 mod vlen;
 
 use arca::Filter;
@@ -101,6 +102,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGroup>()?;
     m.add_class::<PyDataset>()?;
     m.add_class::<PyAttributes>()?;
+    m.add_class::<view::ViewServer>()?;
     m.add("ArcaError", py.get_type::<ArcaError>())?;
     m.add("CorruptError", py.get_type::<CorruptError>())?;
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;

@@ -76,6 +76,7 @@ from ._file import File, is_hdf5
 from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
 from ._selection import MultiBlockSlice
+from ._view import Viewer, view
 from . import h5ds
 
 __version__ = _native.__version__
@@ -111,6 +112,7 @@ __all__ = [
     "ReadOnlyError",
     "SoftLink",
     "UnsupportedError",
+    "Viewer",
     "check_complex_dtype",
     "check_dtype",
     "check_enum_dtype",
@@ -132,4 +134,5 @@ __all__ = [
     "set_pooling",
     "string_dtype",
     "vlen_dtype",
+    "view",
 ]
