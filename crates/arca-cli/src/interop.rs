@@ -25,7 +25,7 @@ pub enum Direction {
 
 /// The interpreter to run: `ARCA_PYTHON`, else `started_by` (the Python
 /// that runs the `arca` entry point), else `python3`.
-fn python(started_by: Option<&OsString>) -> OsString {
+pub(crate) fn python(started_by: Option<&OsString>) -> OsString {
     std::env::var_os("ARCA_PYTHON")
         .filter(|p| !p.is_empty())
         .or_else(|| started_by.cloned())

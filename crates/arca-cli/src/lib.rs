@@ -6,6 +6,7 @@
 //! arca dump run.arca:/experiment/raw/events
 //! arca stat --json run.arca
 //! arca check run.arca
+//! arca view run.arca
 //! ```
 //!
 //! Exit codes: 0 success, 1 usage or I/O error (or no such object), 2 the
@@ -26,6 +27,7 @@ mod repack;
 mod stat;
 mod target;
 mod values;
+pub mod view;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -178,6 +180,41 @@ enum Command {
         "  2  refused by --strict"
     ))]
     Export(ConvertArgs),
+    /// Show a file in the browser: h5web's viewer over a local h5grove-compatible server.
+    #[command(after_help = concat!(
+        "Examples:\n",
+        "  arca view run.arca                       open the browser on the file\n",
+        "  arca view --no-browser --port 8000 run.arca\n",
+        "  arca view --host 0.0.0.0 run.arca        reachable from other machines\n\n",
+        "The server answers h5grove's HTTP API at /api/ and the viewer app at /.\n",
+        "Every request must carry the random token printed in the address; the\n",
+        "server listens on 127.0.0.1 only unless --host says otherwise. It runs\n",
+        "until stopped (Ctrl-C). See docs/VIEW.md.\n\n",
+        "Exit status:\n",
+        "  0  stopped\n",
+        "  1  usage or I/O error (the file cannot be opened, the port is taken)\n",
+        "  2  the file is damaged or is not an arca file"
+    ))]
+    View(ViewArgs),
+}
+
+#[derive(Debug, Args)]
+struct ViewArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Print the address without opening a browser.
+    #[arg(long)]
+    no_browser: bool,
+    /// The viewer app's built files (default: the Python package's).
+    #[arg(long, value_name = "DIR")]
+    assets: Option<PathBuf>,
+    /// The file to show.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -332,6 +369,15 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
                 a.quiet,
                 python,
             )
+        }
+        Command::View(a) => {
+            let opts = view::Options {
+                host: a.host,
+                port: a.port,
+                assets: view::find_assets(a.assets.as_deref(), python),
+                token: None,
+            };
+            view::run(&a.file, &opts, !a.no_browser, out)?;
         }
         Command::Export(a) => {
             return interop::run(

@@ -144,7 +144,7 @@ impl Elements {
     }
 
     /// The element type.
-    fn dt(&self) -> &Datatype {
+    pub(crate) fn dt(&self) -> &Datatype {
         match self {
             Elements::Fixed { dt, .. } | Elements::Vlen { dt, .. } | Elements::Rows { dt, .. } => {
                 dt
@@ -153,7 +153,7 @@ impl Elements {
     }
 
     /// Where variable-length members' items are, for rows.
-    fn heap(&self) -> &[u8] {
+    pub(crate) fn heap(&self) -> &[u8] {
         match self {
             Elements::Rows { values, .. } => values,
             _ => &[],
@@ -161,7 +161,7 @@ impl Elements {
     }
 
     /// The bytes of element `i`: the element, or its items.
-    fn bytes(&self, i: usize) -> &[u8] {
+    pub(crate) fn bytes(&self, i: usize) -> &[u8] {
         match self {
             Elements::Fixed { dt, data } | Elements::Rows { dt, data, .. } => {
                 let n = dt.size();
@@ -567,7 +567,7 @@ fn arr<const N: usize>(b: &[u8]) -> [u8; N] {
     a
 }
 
-fn signed(size: u8, b: &[u8]) -> i64 {
+pub(crate) fn signed(size: u8, b: &[u8]) -> i64 {
     match size {
         1 => i8::from_ne_bytes(arr(b)) as i64,
         2 => i16::from_ne_bytes(arr(b)) as i64,
@@ -577,7 +577,7 @@ fn signed(size: u8, b: &[u8]) -> i64 {
 }
 
 /// A float of `size` bytes (2, 4 or 8), widened.
-fn float(size: u8, b: &[u8]) -> f64 {
+pub(crate) fn float(size: u8, b: &[u8]) -> f64 {
     match size {
         2 => half::f16::from_ne_bytes(arr(b)).to_f64(),
         4 => f32::from_ne_bytes(arr(b)) as f64,
@@ -594,7 +594,7 @@ fn enum_value(base: &Datatype, b: &[u8]) -> i128 {
     }
 }
 
-fn unsigned(size: u8, b: &[u8]) -> u64 {
+pub(crate) fn unsigned(size: u8, b: &[u8]) -> u64 {
     match size {
         1 => u8::from_ne_bytes(arr(b)) as u64,
         2 => u16::from_ne_bytes(arr(b)) as u64,

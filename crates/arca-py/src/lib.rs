@@ -36,6 +36,7 @@ mod named_type;
 mod pools;
 mod regions;
 mod types;
+mod view;
 mod vlen;
 
 use arca::Filter;
@@ -117,6 +118,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDataset>()?;
     m.add_class::<PyAttributes>()?;
     m.add_class::<PyNamedType>()?;
+    m.add_class::<view::ViewServer>()?;
     m.add("ArcaError", py.get_type::<ArcaError>())?;
     m.add("CorruptError", py.get_type::<CorruptError>())?;
     m.add("ReadOnlyError", py.get_type::<ReadOnlyError>())?;

@@ -84,6 +84,7 @@ from ._group import Group
 from ._links import ExternalLink, HardLink, SoftLink
 from ._vds import UNLIMITED, VirtualLayout, VirtualSource
 from ._selection import MultiBlockSlice
+from ._view import Viewer, view
 from . import h5ds
 
 __version__ = _native.__version__
@@ -127,6 +128,7 @@ __all__ = [
     "UnsupportedError",
     "VirtualLayout",
     "VirtualSource",
+    "Viewer",
     "check_complex_dtype",
     "check_dtype",
     "check_enum_dtype",
@@ -149,4 +151,5 @@ __all__ = [
     "set_pooling",
     "string_dtype",
     "vlen_dtype",
+    "view",
 ]

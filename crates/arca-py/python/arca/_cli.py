@@ -9,10 +9,12 @@ this interpreter, so they find this package and its h5py without
     $ arca import run.h5 run.arca && arca ls -r run.arca
 """
 
+import os
 import signal
 import sys
 
 from . import _native
+from ._view import ASSETS
 
 
 def main(argv=None):
@@ -22,4 +24,6 @@ def main(argv=None):
     # waiting for Python to see a KeyboardInterrupt after the command returns.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     sys.stdout.flush()
+    # `arca view` serves the viewer app this package ships.
+    os.environ.setdefault("ARCA_VIEW_ASSETS", ASSETS)
     sys.exit(_native.cli_main(["arca"] + argv[1:], sys.executable))

@@ -1,0 +1,159 @@
+// Browser test of `arca view`: Debian's chromium, driven by playwright-core,
+// opens the page the server prints and checks what a person would see:
+// the tree lists the file's groups, a 1-D dataset draws a line plot, a 2-D
+// one a heatmap (a canvas that is not blank), slicing a 3-D dataset's first
+// axis changes the picture, and the console stays free of errors.
+//
+//   node browser-test.mjs ARCA_BIN FILE.arca ASSETS_DIR SCREENSHOT_DIR
+//
+// FILE.arca must hold /data/line (1-D), /data/image (2-D) and /data/stack
+// (3-D), as `make view-browser-test` writes it.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium } from 'playwright-core';
+
+const [arca, file, assets, shots] = process.argv.slice(2);
+if (!shots) {
+  console.error('usage: node browser-test.mjs ARCA_BIN FILE ASSETS_DIR SCREENSHOT_DIR');
+  process.exit(2);
+}
+
+let failures = 0;
+let passes = 0;
+function check(ok, what) {
+  if (ok) {
+    passes += 1;
+    console.log(`ok - ${what}`);
+  } else {
+    failures += 1;
+    console.log(`not ok - ${what}`);
+  }
+}
+
+// Start the server and wait for the line with its address.
+const server = spawn(arca, ['view', '--no-browser', '--port', '0', '--assets', assets, file], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+// However this script ends, the server goes with it.
+process.on('exit', () => server.kill());
+const url = await new Promise((resolve, reject) => {
+  const lines = createInterface({ input: server.stdout });
+  lines.on('line', (l) => l.startsWith('http://') && resolve(l.trim()));
+  server.on('exit', (code) => reject(new Error(`arca view exited with ${code}`)));
+});
+
+const profile = mkdtempSync(path.join(tmpdir(), 'arca-view-chromium-'));
+const context = await chromium.launchPersistentContext(profile, {
+  executablePath: '/usr/bin/chromium',
+  viewport: { width: 1280, height: 800 },
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--enable-unsafe-swiftshader',
+  ],
+});
+
+/** How many distinct colours the element `locator` shows on screen. */
+async function colours(page, locator) {
+  const png = (await locator.screenshot()).toString('base64');
+  return page.evaluate(async (b64) => {
+    const img = new Image();
+    img.src = `data:image/png;base64,${b64}`;
+    await img.decode();
+    const c = document.createElement('canvas');
+    c.width = img.width;
+    c.height = img.height;
+    const ctx = c.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    const px = ctx.getImageData(0, 0, c.width, c.height).data;
+    const seen = new Set();
+    for (let i = 0; i < px.length; i += 4) {
+      seen.add((px[i] << 16) | (px[i + 1] << 8) | px[i + 2]);
+    }
+    return seen.size;
+  }, png);
+}
+
+/** The visualization's canvas once drawn (h5web draws plots with WebGL). */
+async function plot(page) {
+  const canvas = page.locator('canvas').first();
+  await canvas.waitFor();
+  // Wait until the picture holds more than the background.
+  for (let i = 0; i < 100 && (await colours(page, canvas)) < 3; i += 1) {
+    await page.waitForTimeout(100);
+  }
+  return canvas;
+}
+
+try {
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+
+  // The tree: h5web's explorer is an ARIA tree of treeitems.
+  const tree = page.getByRole('tree');
+  await tree.waitFor();
+  const data = page.getByRole('treeitem', { name: 'data' });
+  await data.waitFor();
+  check(await data.isVisible(), 'the tree lists the group /data');
+  check(await page.getByRole('treeitem', { name: 'notes' }).isVisible(), 'the tree lists the group /notes');
+  await data.click();
+
+  // 1-D: a line plot, h5web's Line tab selected.
+  await page.getByRole('treeitem', { name: 'line' }).click();
+  await page.getByRole('tab', { name: 'Line', selected: true }).waitFor();
+  check(true, '1-D dataset: the Line visualization is selected');
+  const lineColours = await colours(page, await plot(page));
+  check(lineColours > 2, `1-D dataset: the line plot is drawn (${lineColours} colours)`);
+  await page.screenshot({ path: path.join(shots, 'line.png') });
+
+  // 2-D: a heatmap.
+  await page.getByRole('treeitem', { name: 'image' }).click();
+  await page.getByRole('tab', { name: 'Heatmap', selected: true }).waitFor();
+  check(true, '2-D dataset: the Heatmap visualization is selected');
+  const heatColours = await colours(page, await plot(page));
+  check(heatColours > 50, `2-D dataset: the heatmap shows a picture (${heatColours} colours)`);
+  await page.screenshot({ path: path.join(shots, 'heatmap.png') });
+
+  // 3-D: the slider of the first axis picks the slice shown.
+  await page.getByRole('treeitem', { name: 'stack' }).click();
+  await page.getByRole('tab', { name: 'Heatmap', selected: true }).waitFor();
+  const canvas = await plot(page);
+  const before = await canvas.screenshot();
+  const slider = page.getByRole('slider').last();
+  check((await slider.getAttribute('aria-valuenow')) === '0', '3-D dataset: a slider for the first axis, at 0');
+  await slider.focus();
+  await page.keyboard.press('ArrowUp');
+  await page.waitForFunction((s) => s.getAttribute('aria-valuenow') === '1', await slider.elementHandle());
+  let changed = false;
+  for (let i = 0; i < 100 && !changed; i += 1) {
+    await page.waitForTimeout(100);
+    changed = !(await canvas.screenshot()).equals(before);
+  }
+  check(changed, '3-D dataset: slicing the first axis changes the picture');
+  await page.screenshot({ path: path.join(shots, 'stack.png') });
+
+  check(errors.length === 0, `no console errors${errors.length ? `: ${errors.join(' | ')}` : ''}`);
+} catch (e) {
+  failures += 1;
+  console.log(`not ok - ${e.stack ?? e}`);
+} finally {
+  await context.close();
+  server.kill();
+  rmSync(profile, { recursive: true, force: true });
+}
+
+console.log(`screenshots in ${shots}`);
+console.log(`${passes} passed, ${failures} failed`);
+process.exit(failures ? 1 : 0);
