@@ -117,6 +117,12 @@ def write_corpus(path):
         sh.attrs["NX_class"] = "NXdata"
         sh.attrs["signal"] = "two_d"
         f.create_group("empty_group")
+        # A committed datatype (with an attribute) and region references.
+        f["named_type"] = np.dtype("<i2")
+        f["named_type"].attrs["note"] = "committed"
+        refs = f.create_dataset("refs", (3,), dtype=h5py.regionref_dtype)
+        refs[0] = sh["two_d"].regionref[1:3, ::2]
+        refs[1] = sh["one_d"].regionref[[1, 4]]
     with h5py.File(Path(path).with_name("ext.h5"), "w") as x:
         x["data"] = np.arange(4.0)
 

@@ -159,6 +159,7 @@ impl Api {
                 let attrs = match &c.entity {
                     Entity::Group(g) => g.attrs(),
                     Entity::Dataset(d) => d.attrs(),
+                    Entity::Datatype(t) => t.attrs(),
                     _ => {
                         return Err(ApiError::query(format!(
                             "{} is not a resolved entity",

@@ -310,6 +310,9 @@ fn element(elems: &Elements, i: usize, mode: Mode) -> Value {
 fn vlen_items(dt: &Datatype, items: &[u8]) -> Value {
     match dt {
         Datatype::VlenStr | Datatype::VlenBytes => text(items),
+        // h5py's own spelling, unbalanced parenthesis included.
+        Datatype::RegionRef if items.is_empty() => json!("<HDF5 region reference (null>"),
+        Datatype::RegionRef => json!("<HDF5 region reference>"),
         _ => match dt.base() {
             Some(base) => Value::Array(
                 items
@@ -397,6 +400,12 @@ fn value(dt: &Datatype, b: &[u8], heap: &[u8], mode: Mode) -> Value {
             0 => json!("<HDF5 object reference (null)>"),
             _ => json!("<HDF5 object reference>"),
         },
+        // Stored as a variable-length element: its record's length says
+        // whether it is the null reference.
+        Datatype::RegionRef => {
+            let len = values::unsigned(8, b.get(8..16).unwrap_or(&[0; 8]));
+            vlen_items(dt, if len == 0 { &[] } else { &[0] })
+        }
         Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => {
             let word = |i: usize| values::unsigned(8, b.get(i..i + 8).unwrap_or(&[0; 8]));
             let (o, l) = (word(0), word(8));

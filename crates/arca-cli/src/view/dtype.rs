@@ -54,9 +54,11 @@ pub fn dtype_str(dt: &Datatype) -> String {
         Datatype::Opaque { len, .. } => format!("|V{len}"),
         Datatype::Enum(e) => dtype_str(&e.base),
         Datatype::Array(_) | Datatype::Compound(_) => format!("|V{}", dt.size()),
-        Datatype::Reference | Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => {
-            "|O".into()
-        }
+        Datatype::Reference
+        | Datatype::RegionRef
+        | Datatype::VlenBytes
+        | Datatype::VlenStr
+        | Datatype::Vlen { .. } => "|O".into(),
     }
 }
 
@@ -80,6 +82,8 @@ fn dtype_value(dt: &Datatype) -> Value {
 fn hdf5_size(dt: &Datatype) -> usize {
     match dt {
         Datatype::VlenBytes | Datatype::VlenStr | Datatype::Reference => 8,
+        // HDF5's `hdset_reg_ref_t`.
+        Datatype::RegionRef => 12,
         Datatype::Vlen { .. } => 16,
         _ => dt.size(),
     }
@@ -110,7 +114,7 @@ pub fn type_meta(dt: &Datatype) -> Value {
         Datatype::FixedBytes { .. } | Datatype::VlenBytes | Datatype::VlenStr => STRING,
         Datatype::Opaque { .. } => OPAQUE,
         Datatype::Array(_) => ARRAY,
-        Datatype::Reference => REFERENCE,
+        Datatype::Reference | Datatype::RegionRef => REFERENCE,
         Datatype::Vlen { .. } => VLEN,
     };
     m.insert("class".into(), json!(class));
@@ -172,7 +176,7 @@ pub fn type_meta(dt: &Datatype) -> Value {
         Datatype::Vlen { class, size, order } => {
             m.insert("base".into(), type_meta(&vlen_base(*class, *size, *order)));
         }
-        Datatype::Reference => {}
+        Datatype::Reference | Datatype::RegionRef => {}
     }
     Value::Object(m)
 }

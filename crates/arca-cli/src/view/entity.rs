@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use arca::{Dataset, Filter, Group, Link, Object};
+use arca::{Dataset, Filter, Group, Link, NamedType, Object};
 use serde_json::{json, Map, Value};
 
 use super::dtype::type_meta;
@@ -44,6 +44,8 @@ pub enum Entity {
     Group(Group),
     /// A dataset.
     Dataset(Dataset),
+    /// A committed datatype.
+    Datatype(NamedType),
     /// A soft link, not followed.
     Soft(String),
     /// An external link, not followed.
@@ -82,6 +84,7 @@ pub fn open(root: &Group, path: &str, links: Links, file_name: &str) -> Result<C
     let object = |o: Object| match o {
         Object::Group(g) => Entity::Group(g),
         Object::Dataset(d) => Entity::Dataset(d),
+        Object::Datatype(t) => Entity::Datatype(t),
     };
     if path == "/" {
         return Ok(content(Entity::Group(root.clone())));
@@ -170,6 +173,12 @@ impl Content {
                 };
                 m.insert("shape".into(), shape);
                 m.insert("type".into(), type_meta(&d.dtype()?));
+            }
+            Entity::Datatype(t) => {
+                m.insert("attributes".into(), attributes(&t.attrs())?);
+                m.insert("kind".into(), json!("datatype"));
+                m.insert("name".into(), json!(self.name()));
+                m.insert("type".into(), type_meta(&t.dtype()?));
             }
         }
         Ok(Value::Object(m))
