@@ -14,8 +14,8 @@ import pytest
 
 import arca
 
-moto_server = pytest.importorskip("moto.server")
-boto3 = pytest.importorskip("boto3")
+import boto3  # installed by make (moto[server] brings it)
+import moto.server as moto_server
 
 BUCKET = "data"
 CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
@@ -310,6 +310,28 @@ def test_xarray_open_dataset_by_url(s3, tmp_path):
     lazy = xr.open_dataset(url, engine="arca", storage_options=s3[2], chunks={})
     assert float(lazy["v"].sum().compute()) == float(np.arange(60.0).sum())
     lazy.close()
+
+
+def test_a_distributed_cluster_reduces_a_file_on_s3(s3, tmp_path):
+    """Dask workers in other processes open the URL themselves (the
+    options travel in the pickle) and their reduction equals numpy's."""
+    xr = pytest.importorskip("xarray")
+    from dask.distributed import Client, LocalCluster
+
+    from arca.xarray import to_arca
+    data = np.random.default_rng(11).normal(size=(256, 512))
+    ds = xr.Dataset({"v": (("t", "x"), data)})
+    ds["v"].encoding.update(chunksizes=(32, 512), compression="zstd", shuffle=True)
+    p = tmp_path / "dist.arca"
+    to_arca(ds, p)
+    put(s3, "dist.arca", p.read_bytes())
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, Client(cluster):
+        x = xr.open_dataset(f"s3://{BUCKET}/dist.arca", engine="arca",
+                            storage_options=s3[2], chunks={})
+        got = x["v"].mean("t").compute()
+        x.close()
+    np.testing.assert_allclose(got.values, data.mean(axis=0), rtol=1e-12, atol=1e-15)
 
 
 def _cli(*args):
