@@ -101,6 +101,9 @@ pub const ARCA_LAYOUT_CHUNKED: i32 = 3;
 /// Assembled from other datasets (a virtual dataset; read-only; made
 /// through the Rust, Python or HDF5 import paths, not at creation here).
 pub const ARCA_LAYOUT_VIRTUAL: i32 = 4;
+/// Kept in segments of files outside this one (HDF5's external raw
+/// storage; made through the Rust, Python or HDF5 import paths).
+pub const ARCA_LAYOUT_EXTERNAL: i32 = 5;
 
 /// One filter stage (`arca_filter_t`).
 ///
@@ -570,6 +573,7 @@ pub unsafe extern "C" fn arca_dataset_layout(ds: *mut DatasetHandle, layout: *mu
             StorageLayout::Contiguous => ARCA_LAYOUT_CONTIGUOUS,
             StorageLayout::Chunked => ARCA_LAYOUT_CHUNKED,
             StorageLayout::Virtual => ARCA_LAYOUT_VIRTUAL,
+            StorageLayout::External => ARCA_LAYOUT_EXTERNAL,
         };
         // SAFETY: per the contract.
         unsafe { put(layout, l, "layout") }

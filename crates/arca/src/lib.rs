@@ -58,6 +58,7 @@ pub use format::datatype::{
     ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,
     MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,
 };
+pub use format::external_list::ExternalSegment;
 pub use format::filter_pipeline::{Filter, Hdf5Filter};
 pub use format::object_header::ObjectKind;
 pub use format::region::{Region, RegionRef, RegionSelection, SlabDim, UNLIMITED};
