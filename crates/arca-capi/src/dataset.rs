@@ -238,9 +238,11 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::Reference => ARCA_DTYPE_REFERENCE,
         // A region reference is a variable-length element of its own kind:
         // its type string ("vlen:region") tells it apart.
-        Datatype::VlenBytes | Datatype::VlenStr | Datatype::RegionRef | Datatype::Vlen { .. } => {
-            ARCA_DTYPE_VLEN
-        }
+        Datatype::VlenBytes
+        | Datatype::VlenStr
+        | Datatype::RegionRef
+        | Datatype::Vlen { .. }
+        | Datatype::VlenOf(_) => ARCA_DTYPE_VLEN,
     };
     let size = t.size();
     // Compounds and arrays have an order per member: see the type string.

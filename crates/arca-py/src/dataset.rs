@@ -163,7 +163,10 @@ impl PyDataset {
     /// `2**64 - 1` for unlimited); empty for other datasets.
     fn external_segments(&self, py: Python<'_>) -> PyResult<Vec<(String, u64, u64)>> {
         let segs = cvt(py.detach(|| self.d.external_segments()))?;
-        Ok(segs.into_iter().map(|s| (s.name, s.offset, s.size)).collect())
+        Ok(segs
+            .into_iter()
+            .map(|s| (s.name, s.offset, s.size))
+            .collect())
     }
 
     /// This dataset with relative external file names looked for under

@@ -79,7 +79,12 @@ def _type_string(dt):
             return "vlen:bytes"
         if check_ref_dtype(base) is not None:
             return "vlen:ref"
-        return "vlen:" + np.dtype(base).str
+        base = vlen_item_dtype(base)
+        if base.metadata or base.fields is not None or base.subdtype is not None \
+                or base.kind in "cSV":
+            # Enums, compounds, complex numbers, strings, arrays, opaque.
+            return "vlen:" + type_string(base)
+        return "vlen:" + base.str
     if meta.get("h5py_opaque"):
         # h5py's convention: the tag names the numpy type the bytes hold.
         tag = meta.get("tag") or ("" if dt.kind == "V" else "NUMPY:" + dt.str)
@@ -183,6 +188,9 @@ def from_info(info):
         )
     if kind == "vlen":
         base = info[1]
+        if isinstance(base, tuple):
+            # A sequence of an enum, a compound, complex numbers ...
+            return np.dtype("O", metadata={"vlen": from_info(base)})
         if base == "region":
             return regionref_dtype
         if base == "ref":
@@ -754,15 +762,25 @@ def objects_to_refs(arr, dt):
 
 # -- variable-length dtypes --------------------------------------------------------
 def vlen_item_dtype(base):
-    """The numpy dtype of the items of variable-length elements of numeric
-    ``base``; TypeError for a base arca cannot store."""
+    """The numpy dtype of the items of variable-length elements of
+    ``base``: bool, an integer, float16/32/64, complex, an enum, a compound
+    (without references; its members may be variable-length), fixed-length
+    strings, an array or opaque bytes; TypeError for a base arca cannot
+    store."""
     dt = np.dtype(base)
     k, n = dt.kind, dt.itemsize
-    if not (k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (2, 4, 8))):
-        raise TypeError(
-            f"variable-length base type must be bool, an integer or float16/32/64, not {dt}"
-        )
-    return dt
+    if k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (2, 4, 8)):
+        return dt
+    if k in "cSV" or dt.fields is not None or dt.subdtype is not None:
+        if has_refs(dt) or (dt.subdtype is not None and has_vlen_members(dt.subdtype[0])):
+            raise TypeError(f"a variable-length base holds no references, and "
+                            f"variable-length values only as compound members, not {dt}")
+        type_string(dt)  # TypeError if arca cannot store it
+        return dt
+    raise TypeError(
+        f"variable-length base type must be bool, an integer, a float, complex, an enum, "
+        f"a compound, a string, an array or opaque, not {dt}"
+    )
 
 
 def vlen_dtype(base):
@@ -825,7 +843,7 @@ def vlen_type_string(base):
         return "vlen:region"
     if isinstance(base, np.dtype) and base.kind == "O" and (base.metadata or {}).get("ref"):
         return "vlen:ref"
-    return "vlen:" + vlen_item_dtype(base).str
+    return type_string(np.dtype("O", metadata={"vlen": vlen_item_dtype(base)}))
 
 
 def vlen_base_of_type(type_string):
@@ -840,7 +858,7 @@ def vlen_base_of_type(type_string):
         return ref_dtype
     if rest == "region":
         return RegionReference
-    return np.dtype(rest)
+    return from_type_string(rest)
 
 
 def infer_vlen_base(data):

@@ -659,7 +659,9 @@ impl DatasetMeta {
             // A variable-length element's fill is its record (pointing at
             // the fill value's items in the vector); a compound with such
             // members has none.
-            Some(_) if self.vlen.is_some() && !self.dtype.is_vlen() => {
+            Some(_)
+                if self.vlen.is_some() && (!self.dtype.is_vlen() || self.dtype.nests_vlen()) =>
+            {
                 return Err("a compound with variable-length members has a fill value".into())
             }
             Some(Fill::Inline(b)) if b.len() as u64 != elem => {

@@ -70,6 +70,13 @@ impl Datatype {
                 }
                 Ok(())
             }
+            Datatype::VlenOf(b) => {
+                b.check(depth + 1)?;
+                match Datatype::vlen((**b).clone()) {
+                    Ok(Datatype::VlenOf(_)) => Ok(()),
+                    _ => bad(),
+                }
+            }
             Datatype::Vlen { class, size, .. } => {
                 let ok = match class {
                     BaseClass::Bool => *size == 1,
@@ -205,7 +212,8 @@ mod tests {
             "",
             "S0",
             "<q8",
-            "vlen:S4",
+            r#"vlen:struct(8){"r"@0:ref}"#,
+            r#"vlen:[2]struct(16){"s"@0:vlen:str}"#,
             "vlen:vlen:str",
             "vlen:",
             "[0]<f4",

@@ -387,6 +387,12 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     let mut vlen_fill = None;
     let fill = match &o.fill {
         None => None,
+        Some(_) if o.dtype.nests_vlen() => {
+            return Err(Error::invalid(
+                "variable-length values holding more variable-length values take no fill \
+                 value (unwritten elements are empty)",
+            ))
+        }
         Some(f) if o.dtype.is_vlen() => {
             vlen_fill = Some(f.clone());
             None
