@@ -104,6 +104,8 @@ typedef int32_t arca_dtype_t;
 #define ARCA_DTYPE_COMPOUND 20   /* record of named members: from a type string */
 #define ARCA_DTYPE_COMPLEX32 21  /* two half-precision floats */
 #define ARCA_DTYPE_REFERENCE 22  /* uint64_t object id (arca_object_id), 0 = none */
+#define ARCA_DTYPE_LONGDOUBLE 23 /* x86-64 long double: x87 80-bit in 16 bytes */
+#define ARCA_DTYPE_CLONGDOUBLE 24 /* two such, real first (long double complex) */
 
 /* Type strings name every type, the structured ones included:
  *   "<f8", ">i4", "|b1", "<f2", "<c16", "|S10", "|V8",

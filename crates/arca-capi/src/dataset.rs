@@ -67,6 +67,10 @@ pub const ARCA_DTYPE_COMPOUND: i32 = 20;
 pub const ARCA_DTYPE_COMPLEX32: i32 = 21;
 /// An object reference: a `uint64_t` object id (0 = none).
 pub const ARCA_DTYPE_REFERENCE: i32 = 22;
+/// Extended precision in 16 bytes: x86-64's `long double` (x87, 80 bits).
+pub const ARCA_DTYPE_LONGDOUBLE: i32 = 23;
+/// Two extended-precision floats, real first (`long double complex`).
+pub const ARCA_DTYPE_CLONGDOUBLE: i32 = 24;
 
 /// Byte order of the machine.
 pub const ARCA_ORDER_NATIVE: i32 = 0;
@@ -190,6 +194,8 @@ pub(crate) fn datatype_from(code: i32, order: i32, str_len: u32) -> R<Datatype> 
         ARCA_DTYPE_COMPLEX32 => Datatype::Complex { size: 4, order },
         ARCA_DTYPE_COMPLEX64 => Datatype::Complex { size: 8, order },
         ARCA_DTYPE_COMPLEX128 => Datatype::Complex { size: 16, order },
+        ARCA_DTYPE_LONGDOUBLE => Datatype::Float { size: 16, order },
+        ARCA_DTYPE_CLONGDOUBLE => Datatype::Complex { size: 32, order },
         ARCA_DTYPE_REFERENCE => Datatype::Reference,
         ARCA_DTYPE_OPAQUE => Datatype::Opaque {
             len: str_len,
@@ -226,9 +232,11 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::UInt { .. } => ARCA_DTYPE_UINT64,
         Datatype::Float { size: 2, .. } => ARCA_DTYPE_FLOAT16,
         Datatype::Float { size: 4, .. } => ARCA_DTYPE_FLOAT32,
+        Datatype::Float { size: 16, .. } => ARCA_DTYPE_LONGDOUBLE,
         Datatype::Float { .. } => ARCA_DTYPE_FLOAT64,
         Datatype::Complex { size: 4, .. } => ARCA_DTYPE_COMPLEX32,
         Datatype::Complex { size: 8, .. } => ARCA_DTYPE_COMPLEX64,
+        Datatype::Complex { size: 32, .. } => ARCA_DTYPE_CLONGDOUBLE,
         Datatype::Complex { .. } => ARCA_DTYPE_COMPLEX128,
         Datatype::FixedBytes { .. } => ARCA_DTYPE_STRING,
         Datatype::Opaque { .. } => ARCA_DTYPE_OPAQUE,

@@ -185,7 +185,7 @@ impl Elements {
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => quote(b),
             Datatype::RegionRef => region_text(b),
-            dt if dt.takes_rows() => text_in(dt, b, self.heap()),
+            dt if !dt.is_vlen() || dt.takes_rows() => text_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => {
                     let items: Vec<String> = b
@@ -205,7 +205,7 @@ impl Elements {
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => bytes_json(b),
             Datatype::RegionRef => region_json(b),
-            dt if dt.takes_rows() => json_in(dt, b, self.heap()),
+            dt if !dt.is_vlen() || dt.takes_rows() => json_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => Value::Array(
                     b.chunks_exact(base.size())
@@ -581,6 +581,7 @@ fn float(size: u8, b: &[u8]) -> f64 {
     match size {
         2 => half::f16::from_ne_bytes(arr(b)).to_f64(),
         4 => f32::from_ne_bytes(arr(b)) as f64,
+        16 => arca::extended_to_f64(b),
         _ => f64::from_ne_bytes(arr(b)),
     }
 }

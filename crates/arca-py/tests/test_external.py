@@ -204,6 +204,7 @@ def test_check_repack_and_the_cli_keep_the_list(tmp_path):
         assert f["x"][()].tolist() == [1, 2, 3, 4]
     assert "external, 1 segments" in arca_cli("ls", out)
     assert f'EXTERNAL "{raw}" OFFSET 16 SIZE 64' in arca_cli("dump", "--header", out)
+    assert "(0): 1, 2, 3, 4" in arca_cli("dump", out)
 
 
 def test_export_gives_hdf5_the_list(tmp_path):

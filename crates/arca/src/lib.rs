@@ -54,6 +54,7 @@ mod vlen;
 
 pub use error::{Error, Result};
 pub use filter::{decode_chunk, encode_chunk};
+pub use format::datatype::extended::{extended_to_f64, f64_to_extended};
 pub use format::datatype::{
     ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,
     MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,

@@ -57,6 +57,13 @@ def _accept(dt, s):
         _ACCEPTED[id(dt)] = (dt, s)
 
 
+# arca's 16-byte floats are x87 extended precision (80 bits in 16 bytes):
+# numpy's longdouble on x86-64 Linux and macOS, which numpy then calls
+# float128 (and its complex, complex256).
+X87_LONGDOUBLE = (np.dtype(np.longdouble).itemsize == 16
+                  and np.finfo(np.longdouble).nmant == 63)
+
+
 def type_string(dt):
     """The type string of a numpy dtype (explicit byte orders); TypeError
     if arca cannot store it."""
@@ -118,9 +125,9 @@ def _type_string(dt):
         return "|b1"
     if k in "iu" and n in _INT_SIZES:
         return f"{_order(dt) if n > 1 else '|'}{k}{n}"
-    if k == "f" and n in (2, 4, 8):
+    if k == "f" and (n in (2, 4, 8) or (n == 16 and X87_LONGDOUBLE)):
         return f"{_order(dt)}f{n}"
-    if k == "c" and n in (8, 16):
+    if k == "c" and (n in (8, 16) or (n == 32 and X87_LONGDOUBLE)):
         return f"{_order(dt)}c{n}"
     if k == "S" and n >= 1:
         s = f"|S{n}:utf8" if meta.get("h5py_encoding") == "utf-8" else f"|S{n}"
@@ -133,8 +140,9 @@ def _type_string(dt):
         return f"|V{n}" if not tag else f"opaque({n},{json.dumps(str(tag), ensure_ascii=False)})"
     raise TypeError(
         f"arca cannot store dtype {dt!r}: use bool, (u)int8..64, float16/32/64, "
-        "complex64/128, fixed-length bytes S<n>, opaque V<n>, compound, array, "
-        "enum or variable-length dtypes"
+        "complex64/128, longdouble/clongdouble where they are x87 extended precision, "
+        "fixed-length bytes S<n>, opaque V<n>, compound, array, enum or variable-length "
+        "dtypes"
     )
 
 
@@ -146,6 +154,9 @@ def from_info(info):
         s = info[1]
         if s == "ref":
             return ref_dtype
+        if s[1:] in ("f16", "c32") and not X87_LONGDOUBLE:
+            raise TypeError(f"{s}: x87 extended precision, which this machine's numpy "
+                            "longdouble is not")
         if s.startswith("|S"):
             # Fixed-length strings carry their character set as h5py's
             # dtypes do; the padding is the file's business.

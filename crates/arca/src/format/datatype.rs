@@ -9,6 +9,7 @@
 
 mod check;
 mod codec;
+pub(crate) mod extended;
 pub(crate) mod swap;
 mod text;
 
@@ -286,14 +287,16 @@ impl Datatype {
             order: ByteOrder::NATIVE,
         }
     }
-    /// Native-order float of `size` bytes (2, 4 or 8).
+    /// Native-order float of `size` bytes (2, 4, 8, or 16: extended
+    /// precision, see [`crate::extended_to_f64`]).
     pub fn float(size: u8) -> Self {
         Datatype::Float {
             size,
             order: ByteOrder::NATIVE,
         }
     }
-    /// Native-order complex number of `size` bytes (8 or 16; 4 for two halves).
+    /// Native-order complex number of `size` bytes (8 or 16; 4 for two
+    /// halves, 32 for two extended-precision floats).
     pub fn complex(size: u8) -> Self {
         Datatype::Complex {
             size,
@@ -340,6 +343,7 @@ impl Datatype {
         if matches!(
             base,
             Datatype::Enum(_)
+                | Datatype::Float { size: 16, .. }
                 | Datatype::Compound(_)
                 | Datatype::Complex { .. }
                 | Datatype::FixedBytes { .. }

@@ -40,15 +40,16 @@ impl Datatype {
                     bad()
                 }
             }
+            // 16: extended precision (format/datatype/extended.rs).
             Datatype::Float { size, .. } => {
-                if matches!(size, 2 | 4 | 8) {
+                if matches!(size, 2 | 4 | 8 | 16) {
                     Ok(())
                 } else {
                     bad()
                 }
             }
             Datatype::Complex { size, .. } => {
-                if matches!(size, 4 | 8 | 16) {
+                if matches!(size, 4 | 8 | 16 | 32) {
                     Ok(())
                 } else {
                     bad()

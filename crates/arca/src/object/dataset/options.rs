@@ -85,8 +85,17 @@ pub struct DatasetOptions {
     pub(crate) track_order: bool,
     pub(crate) committed: Option<NamedType>,
     pub(crate) commit_new: bool,
-    virtual_maps: Option<Vec<VirtualMapping>>,
-    external: Option<Vec<ExternalSegment>>,
+    /// Boxed: most datasets have neither, and options travel by value.
+    elsewhere: Option<Box<Elsewhere>>,
+}
+
+/// Where the elements of a dataset that keeps none itself come from.
+#[derive(Debug, Clone)]
+enum Elsewhere {
+    /// Assembled from other datasets.
+    Virtual(Vec<VirtualMapping>),
+    /// Kept in segments of external files.
+    External(Vec<ExternalSegment>),
 }
 
 impl DatasetOptions {
@@ -108,8 +117,7 @@ impl DatasetOptions {
             track_order: false,
             committed: None,
             commit_new: false,
-            virtual_maps: None,
-            external: None,
+            elsewhere: None,
         }
     }
 
@@ -139,7 +147,7 @@ impl DatasetOptions {
     ///
     /// [`Dataset::with_external_prefix`]: crate::Dataset::with_external_prefix
     pub fn external(mut self, segments: &[ExternalSegment]) -> Self {
-        self.external = Some(segments.to_vec());
+        self.elsewhere = Some(Box::new(Elsewhere::External(segments.to_vec())));
         self.layout = Some(StorageLayout::External);
         self
     }
@@ -192,7 +200,7 @@ impl DatasetOptions {
     /// assert_eq!(v.read_all::<i32>().unwrap(), [-1, 1, 2, 3, 4, -1]);
     /// ```
     pub fn virtual_mappings(mut self, maps: &[VirtualMapping]) -> Self {
-        self.virtual_maps = Some(maps.to_vec());
+        self.elsewhere = Some(Box::new(Elsewhere::Virtual(maps.to_vec())));
         self.layout = Some(StorageLayout::Virtual);
         self
     }
@@ -509,7 +517,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
 /// The dataset message of a virtual dataset: its mappings checked and
 /// written to a blob (none for no mappings).
 fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<DatasetMeta> {
-    let Some(maps) = &o.virtual_maps else {
+    let Some(Elsewhere::Virtual(maps)) = o.elsewhere.as_deref() else {
         return Err(Error::invalid(
             "the virtual layout needs mappings: DatasetOptions::virtual_mappings",
         ));
@@ -560,7 +568,7 @@ fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<
 /// The dataset message of an external dataset: its segment list checked
 /// against its shape and written to a blob.
 fn build_external(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<DatasetMeta> {
-    let Some(segs) = &o.external else {
+    let Some(Elsewhere::External(segs)) = o.elsewhere.as_deref() else {
         return Err(Error::invalid(
             "the external layout needs segments: DatasetOptions::external",
         ));
