@@ -104,6 +104,8 @@ typedef int32_t arca_dtype_t;
 #define ARCA_DTYPE_COMPOUND 20   /* record of named members: from a type string */
 #define ARCA_DTYPE_COMPLEX32 21  /* two half-precision floats */
 #define ARCA_DTYPE_REFERENCE 22  /* uint64_t object id (arca_object_id), 0 = none */
+#define ARCA_DTYPE_LONGDOUBLE 23 /* x86-64 long double: x87 80-bit in 16 bytes */
+#define ARCA_DTYPE_CLONGDOUBLE 24 /* two such, real first (long double complex) */
 
 /* Type strings name every type, the structured ones included:
  *   "<f8", ">i4", "|b1", "<f2", "<c16", "|S10", "|V8",
@@ -126,6 +128,7 @@ typedef int32_t arca_dtype_t;
 #define ARCA_LAYOUT_CONTIGUOUS 2
 #define ARCA_LAYOUT_CHUNKED 3
 #define ARCA_LAYOUT_VIRTUAL 4    /* assembled from other datasets; read-only (not at creation) */
+#define ARCA_LAYOUT_EXTERNAL 5   /* in segments of external files (not at creation) */
 
 /* Filters, applied in pipeline order; at most one compressor. */
 #define ARCA_FILTER_SHUFFLE 1 /* byte transposition; no level */
@@ -457,7 +460,7 @@ int32_t arca_dataset_create(arca_group_t *loc, const char *path,
 int32_t arca_dataset_open(arca_group_t *loc, const char *path, arca_dataset_t **out);
 
 /* *layout = how the elements are stored: ARCA_LAYOUT_COMPACT, _CONTIGUOUS,
- * _CHUNKED or _VIRTUAL. */
+ * _CHUNKED, _VIRTUAL or _EXTERNAL. */
 int32_t arca_dataset_layout(arca_dataset_t *ds, int32_t *layout);
 
 /* Free a dataset handle; NULL is a no-op. */

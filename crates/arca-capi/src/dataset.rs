@@ -67,6 +67,10 @@ pub const ARCA_DTYPE_COMPOUND: i32 = 20;
 pub const ARCA_DTYPE_COMPLEX32: i32 = 21;
 /// An object reference: a `uint64_t` object id (0 = none).
 pub const ARCA_DTYPE_REFERENCE: i32 = 22;
+/// Extended precision in 16 bytes: x86-64's `long double` (x87, 80 bits).
+pub const ARCA_DTYPE_LONGDOUBLE: i32 = 23;
+/// Two extended-precision floats, real first (`long double complex`).
+pub const ARCA_DTYPE_CLONGDOUBLE: i32 = 24;
 
 /// Byte order of the machine.
 pub const ARCA_ORDER_NATIVE: i32 = 0;
@@ -101,6 +105,9 @@ pub const ARCA_LAYOUT_CHUNKED: i32 = 3;
 /// Assembled from other datasets (a virtual dataset; read-only; made
 /// through the Rust, Python or HDF5 import paths, not at creation here).
 pub const ARCA_LAYOUT_VIRTUAL: i32 = 4;
+/// Kept in segments of files outside this one (HDF5's external raw
+/// storage; made through the Rust, Python or HDF5 import paths).
+pub const ARCA_LAYOUT_EXTERNAL: i32 = 5;
 
 /// One filter stage (`arca_filter_t`).
 ///
@@ -187,6 +194,8 @@ pub(crate) fn datatype_from(code: i32, order: i32, str_len: u32) -> R<Datatype> 
         ARCA_DTYPE_COMPLEX32 => Datatype::Complex { size: 4, order },
         ARCA_DTYPE_COMPLEX64 => Datatype::Complex { size: 8, order },
         ARCA_DTYPE_COMPLEX128 => Datatype::Complex { size: 16, order },
+        ARCA_DTYPE_LONGDOUBLE => Datatype::Float { size: 16, order },
+        ARCA_DTYPE_CLONGDOUBLE => Datatype::Complex { size: 32, order },
         ARCA_DTYPE_REFERENCE => Datatype::Reference,
         ARCA_DTYPE_OPAQUE => Datatype::Opaque {
             len: str_len,
@@ -223,9 +232,11 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::UInt { .. } => ARCA_DTYPE_UINT64,
         Datatype::Float { size: 2, .. } => ARCA_DTYPE_FLOAT16,
         Datatype::Float { size: 4, .. } => ARCA_DTYPE_FLOAT32,
+        Datatype::Float { size: 16, .. } => ARCA_DTYPE_LONGDOUBLE,
         Datatype::Float { .. } => ARCA_DTYPE_FLOAT64,
         Datatype::Complex { size: 4, .. } => ARCA_DTYPE_COMPLEX32,
         Datatype::Complex { size: 8, .. } => ARCA_DTYPE_COMPLEX64,
+        Datatype::Complex { size: 32, .. } => ARCA_DTYPE_CLONGDOUBLE,
         Datatype::Complex { .. } => ARCA_DTYPE_COMPLEX128,
         Datatype::FixedBytes { .. } => ARCA_DTYPE_STRING,
         Datatype::Opaque { .. } => ARCA_DTYPE_OPAQUE,
@@ -235,9 +246,11 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::Reference => ARCA_DTYPE_REFERENCE,
         // A region reference is a variable-length element of its own kind:
         // its type string ("vlen:region") tells it apart.
-        Datatype::VlenBytes | Datatype::VlenStr | Datatype::RegionRef | Datatype::Vlen { .. } => {
-            ARCA_DTYPE_VLEN
-        }
+        Datatype::VlenBytes
+        | Datatype::VlenStr
+        | Datatype::RegionRef
+        | Datatype::Vlen { .. }
+        | Datatype::VlenOf(_) => ARCA_DTYPE_VLEN,
     };
     let size = t.size();
     // Compounds and arrays have an order per member: see the type string.
@@ -570,6 +583,7 @@ pub unsafe extern "C" fn arca_dataset_layout(ds: *mut DatasetHandle, layout: *mu
             StorageLayout::Contiguous => ARCA_LAYOUT_CONTIGUOUS,
             StorageLayout::Chunked => ARCA_LAYOUT_CHUNKED,
             StorageLayout::Virtual => ARCA_LAYOUT_VIRTUAL,
+            StorageLayout::External => ARCA_LAYOUT_EXTERNAL,
         };
         // SAFETY: per the contract.
         unsafe { put(layout, l, "layout") }

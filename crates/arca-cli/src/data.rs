@@ -77,7 +77,7 @@ pub fn read_range(
                 dt: dt.clone(),
                 data,
             });
-        } else if !dt.is_vlen() {
+        } else if dt.takes_rows() {
             let mut data = ds.read_rows(&sel)?;
             let values = data.split_off(sel.len() as usize * dt.size());
             out.extend(Elements::Rows {
@@ -104,7 +104,7 @@ pub fn attr_elements(v: &AttrValue) -> arca::Result<Elements> {
             dt: v.dtype.clone(),
             data: v.data.clone(),
         })
-    } else if !v.dtype.is_vlen() {
+    } else if v.dtype.takes_rows() {
         let n = v.shape.iter().product::<u64>() as usize;
         let mut data = v.data.clone();
         let values = data.split_off((n * v.dtype.size()).min(data.len()));

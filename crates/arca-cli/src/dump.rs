@@ -299,11 +299,13 @@ impl Text<'_> {
             &format!("DATASPACE  {}", dataspace_text(&shape, &maxshape)),
         )?;
         let maps = ds.virtual_mappings().in_file(file)?;
+        let segs = ds.external_segments().in_file(file)?;
         let layout = match &chunks {
             Some(c) => format!("CHUNKED {}", dims_text(c)),
             None => match ds.layout().in_file(self.file)? {
                 StorageLayout::Compact => "COMPACT".into(),
                 StorageLayout::Virtual => format!("VIRTUAL {} MAPPINGS", maps.len()),
+                StorageLayout::External => format!("EXTERNAL {} SEGMENTS", segs.len()),
                 _ => "CONTIGUOUS".into(),
             },
         };
@@ -318,6 +320,17 @@ impl Text<'_> {
             format!("SIZE {stored}")
         };
         self.line(i, &format!("STORAGE_LAYOUT {{ {layout} {size} }}"))?;
+        for s in &segs {
+            self.line(
+                i,
+                &format!(
+                    "EXTERNAL \"{}\" OFFSET {} SIZE {}",
+                    quote_name(&s.name),
+                    s.offset,
+                    segment_size_text(s)
+                ),
+            )?;
+        }
         for m in &maps {
             self.line(
                 i,
@@ -601,6 +614,7 @@ impl Json<'_> {
             StorageLayout::Contiguous => "contiguous",
             StorageLayout::Chunked => "chunked",
             StorageLayout::Virtual => "virtual",
+            StorageLayout::External => "external",
         };
         m.insert("layout".into(), json!(layout));
         if layout == "virtual" {
@@ -618,6 +632,21 @@ impl Json<'_> {
                 })
                 .collect();
             m.insert("mappings".into(), Value::Array(maps));
+        }
+        if layout == "external" {
+            let segs: Vec<Value> = ds
+                .external_segments()
+                .in_file(file)?
+                .iter()
+                .map(|s| {
+                    json!({
+                        "name": s.name,
+                        "offset": s.offset,
+                        "size": (!s.is_unlimited()).then_some(s.size),
+                    })
+                })
+                .collect();
+            m.insert("external".into(), Value::Array(segs));
         }
         m.insert("chunks".into(), json!(chunks));
         m.insert("filters".into(), values::filters_json(&filters));
@@ -657,6 +686,15 @@ impl Json<'_> {
             m.insert("truncated".into(), json!(shown < total));
         }
         Ok(Value::Object(m))
+    }
+}
+
+/// A segment's size as dump shows it: bytes, or `UNLIMITED`.
+fn segment_size_text(s: &arca::ExternalSegment) -> String {
+    if s.is_unlimited() {
+        "UNLIMITED".into()
+    } else {
+        s.size.to_string()
     }
 }
 

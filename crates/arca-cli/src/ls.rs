@@ -171,6 +171,12 @@ fn dataset_entry(ds: &Dataset, label: String, file: &Path) -> Result<Entry, CliE
                     ds.virtual_mappings().in_file(file)?.len()
                 )
             }
+            StorageLayout::External => {
+                format!(
+                    "external, {} segments",
+                    ds.external_segments().in_file(file)?.len()
+                )
+            }
             _ => "contiguous".into(),
         },
     };

@@ -46,7 +46,7 @@ impl Elements {
     pub fn empty(dt: Datatype) -> Self {
         if is_fixed(&dt) {
             Elements::Fixed { dt, data: vec![] }
-        } else if !dt.is_vlen() {
+        } else if dt.takes_rows() {
             Elements::Rows {
                 dt,
                 data: vec![],
@@ -185,7 +185,7 @@ impl Elements {
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => quote(b),
             Datatype::RegionRef => region_text(b),
-            dt if !dt.is_vlen() => text_in(dt, b, self.heap()),
+            dt if !dt.is_vlen() || dt.takes_rows() => text_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => {
                     let items: Vec<String> = b
@@ -205,7 +205,7 @@ impl Elements {
         match self.dt() {
             Datatype::VlenStr | Datatype::VlenBytes => bytes_json(b),
             Datatype::RegionRef => region_json(b),
-            dt if !dt.is_vlen() => json_in(dt, b, self.heap()),
+            dt if !dt.is_vlen() || dt.takes_rows() => json_in(dt, b, self.heap()),
             dt => match dt.base() {
                 Some(base) => Value::Array(
                     b.chunks_exact(base.size())
@@ -303,11 +303,11 @@ fn text_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> String {
         },
         Datatype::VlenBytes | Datatype::VlenStr => quote(items(b, heap)),
         Datatype::RegionRef => region_text(items(b, heap)),
-        Datatype::Vlen { .. } => {
+        Datatype::Vlen { .. } | Datatype::VlenOf(_) => {
             let base = dt.base().unwrap_or(Datatype::uint(1));
             let parts: Vec<String> = items(b, heap)
                 .chunks_exact(base.size().max(1))
-                .map(|x| text(&base, x))
+                .map(|x| text_in(&base, x, heap))
                 .collect();
             format!("[{}]", parts.join(", "))
         }
@@ -472,12 +472,12 @@ fn json_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> Value {
         },
         Datatype::VlenBytes | Datatype::VlenStr => bytes_json(items(b, heap)),
         Datatype::RegionRef => region_json(items(b, heap)),
-        Datatype::Vlen { .. } => {
+        Datatype::Vlen { .. } | Datatype::VlenOf(_) => {
             let base = dt.base().unwrap_or(Datatype::uint(1));
             Value::Array(
                 items(b, heap)
                     .chunks_exact(base.size().max(1))
-                    .map(|x| json(&base, x))
+                    .map(|x| json_in(&base, x, heap))
                     .collect(),
             )
         }
@@ -581,6 +581,7 @@ pub(crate) fn float(size: u8, b: &[u8]) -> f64 {
     match size {
         2 => half::f16::from_ne_bytes(arr(b)).to_f64(),
         4 => f32::from_ne_bytes(arr(b)) as f64,
+        16 => arca::extended_to_f64(b),
         _ => f64::from_ne_bytes(arr(b)),
     }
 }

@@ -178,6 +178,8 @@ fn encode_one(
                     return Err(out_of_range(dtype));
                 }
                 out.extend_from_slice(&(x as f32).to_ne_bytes());
+            } else if size == 16 {
+                out.extend_from_slice(&arca::f64_to_extended(x));
             } else {
                 if x.is_infinite() && !n.to_ascii_lowercase().contains("inf") {
                     // A literal like 1e999 overflowed while parsing.

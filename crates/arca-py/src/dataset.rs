@@ -147,14 +147,37 @@ impl PyDataset {
         cvt(py.detach(|| self.d.chunks()))
     }
 
-    /// `"compact"`, `"contiguous"`, `"chunked"` or `"virtual"`.
+    /// `"compact"`, `"contiguous"`, `"chunked"`, `"virtual"` or
+    /// `"external"`.
     fn layout(&self, py: Python<'_>) -> PyResult<&'static str> {
         Ok(match cvt(py.detach(|| self.d.layout()))? {
             StorageLayout::Compact => "compact",
             StorageLayout::Contiguous => "contiguous",
             StorageLayout::Chunked => "chunked",
             StorageLayout::Virtual => "virtual",
+            StorageLayout::External => "external",
         })
+    }
+
+    /// An external dataset's segments, `[(file name, offset, size)]` (size
+    /// `2**64 - 1` for unlimited); empty for other datasets.
+    fn external_segments(&self, py: Python<'_>) -> PyResult<Vec<(String, u64, u64)>> {
+        let segs = cvt(py.detach(|| self.d.external_segments()))?;
+        Ok(segs
+            .into_iter()
+            .map(|s| (s.name, s.offset, s.size))
+            .collect())
+    }
+
+    /// This dataset with relative external file names looked for under
+    /// `prefix` (`${ORIGIN}`: the file's directory).
+    fn with_external_prefix(&self, prefix: &str) -> PyDataset {
+        PyDataset::new(self.d.with_external_prefix(prefix))
+    }
+
+    /// The external prefix of this handle, if one was given.
+    fn external_prefix(&self) -> Option<String> {
+        self.d.external_prefix().map(str::to_string)
     }
 
     /// A virtual dataset's mappings: `[(file, dataset, virtual selection,

@@ -1,7 +1,9 @@
 //! `_native.Group`: a group's members, links and the creation of groups
 //! and datasets.
 
-use arca::{DatasetOptions, Datatype, Filter, Hdf5Filter, ObjectKind, StorageLayout};
+use arca::{
+    DatasetOptions, Datatype, ExternalSegment, Filter, Hdf5Filter, ObjectKind, StorageLayout,
+};
 use pyo3::prelude::*;
 
 use crate::attrs::PyAttributes;
@@ -229,8 +231,9 @@ impl PyGroup {
     /// `(name, level)`, or `hdf5_filters` an HDF5 pipeline as h5py's
     /// `get_filter` gives it, `(id, flags, values, name)`; `fill` one
     /// element in native byte order; `committed` the committed datatype
-    /// the dataset is made with.
-    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false, committed = None))]
+    /// the dataset is made with; `external` the segments `(file name,
+    /// offset, size)` of external raw storage (size `2**64 - 1`: unlimited).
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false, committed = None, external = None))]
     #[allow(clippy::too_many_arguments)]
     fn create_dataset(
         &self,
@@ -246,9 +249,17 @@ impl PyGroup {
         hdf5_filters: Vec<H5FilterTuple>,
         track_order: bool,
         committed: Option<&PyNamedType>,
+        external: Option<Vec<(String, u64, u64)>>,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
         let mut o = DatasetOptions::new(dt, &shape).track_order(track_order);
+        if let Some(segs) = external {
+            let segs: Vec<ExternalSegment> = segs
+                .into_iter()
+                .map(|(n, off, size)| ExternalSegment::new(n, off, size))
+                .collect();
+            o = o.external(&segs);
+        }
         if let Some(t) = committed {
             o = o.committed(&t.t);
         }

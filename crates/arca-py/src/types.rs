@@ -11,7 +11,8 @@ use crate::cvt;
 /// `("num", numpy_str)` for bool, integers, floats, complex numbers and
 /// fixed-length bytes; `("opaque", len, tag)`; `("enum", base, [(name,
 /// value), ...])`; `("array", base, dims)`; `("compound", size, [(name,
-/// offset, member), ...])`; `("vlen", "str" | "bytes" | "region" | numpy_str)`.
+/// offset, member), ...])`; `("vlen", "str" | "bytes" | "region" | numpy_str)`
+/// or, for sequences of other bases, `("vlen", base)`.
 ///
 /// ```python
 /// _native.type_info('struct(8){"a"@0:<f4,"b"@4:[2]|u1}')
@@ -76,6 +77,9 @@ fn describe(py: Python<'_>, t: &Datatype) -> PyResult<Py<PyAny>> {
             let base = t.base().map(|b| b.to_numpy_str()).unwrap_or_default();
             tuple(vec![s("vlen")?, s(&base)?])
         }
+        // Other bases are described whole: an enum keeps its names, a
+        // compound its members.
+        Datatype::VlenOf(b) => tuple(vec![s("vlen")?, describe(py, b)?]),
         _ => tuple(vec![s("num")?, s(&t.to_numpy_str())?]),
     }
 }

@@ -254,6 +254,22 @@ def write_virtual(path):
         f.create_virtual_dataset("unlimited", un)
 
 
+def write_external(path):
+    """External raw storage: segments of two raw files named by absolute
+    paths (one list crossing both, one unlimited and expandable), a fill
+    value, both byte orders."""
+    d = os.path.dirname(path)
+    a, b = os.path.join(d, "ext_a.raw"), os.path.join(d, "ext_b.raw")
+    with h5py.File(path, "w") as f:
+        x = f.create_dataset("x", (3, 4), "<f8", external=[(a, 64, 40), (b, 0, 56)],
+                             fillvalue=-1.0)
+        x[...] = np.arange(12).reshape(3, 4) / 4
+        g = f.create_dataset("grow", (5, 2), ">i4", maxshape=(None, 2),
+                             external=[(b, 100, h5py.h5f.UNLIMITED)])
+        g[...] = np.arange(10).reshape(5, 2)
+        g.attrs["note"] = "external"
+
+
 def write_unmappable(path):
     """What arca has no place for, or must rewrite: each is reported."""
     with h5py.File(path, "w") as f:
@@ -313,6 +329,7 @@ CORPUS = {
     "named.h5": write_named,
     "regions.h5": write_regions,
     "virtual.h5": write_virtual,
+    "external.h5": write_external,
     "data.nc": write_netcdf,
 }
 # h5diff cannot read lzf (h5py's own filter, not a plugin): that dataset is
@@ -491,7 +508,9 @@ def snapshot(path):
                                 space(dcpl.get_virtual_vspace(j)),
                                 space(dcpl.get_virtual_srcspace(j)))
                                for j in range(dcpl.get_virtual_count())]
-                out[p] = ("dataset", tdesc(tid), committed(tid), virtual, obj.shape, obj.maxshape,
+                external = [dcpl.get_external(j) for j in range(dcpl.get_external_count())]
+                out[p] = ("dataset", tdesc(tid), committed(tid), virtual, external, obj.shape,
+                          obj.maxshape,
                           obj.chunks,
                           dcpl.get_layout(),
                           filters_of(dcpl),

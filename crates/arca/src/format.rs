@@ -18,6 +18,7 @@ pub(crate) mod btree;
 pub(crate) mod chunk_index;
 pub(crate) mod codec;
 pub(crate) mod datatype;
+pub(crate) mod external_list;
 pub(crate) mod filter_pipeline;
 pub(crate) mod free_space;
 pub(crate) mod journal_layout;

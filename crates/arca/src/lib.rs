@@ -54,10 +54,12 @@ mod vlen;
 
 pub use error::{Error, RemoteKind, Result};
 pub use filter::{decode_chunk, encode_chunk};
+pub use format::datatype::extended::{extended_to_f64, f64_to_extended};
 pub use format::datatype::{
     ArrayType, BaseClass, ByteOrder, Charset, CompoundType, Datatype, EnumType, Field, StrPad,
     MAX_ELEMENT_BYTES, MAX_FIXED_BYTES, VLEN_RECORD,
 };
+pub use format::external_list::ExternalSegment;
 pub use format::filter_pipeline::{Filter, Hdf5Filter};
 pub use format::object_header::ObjectKind;
 pub use format::region::{Region, RegionRef, RegionSelection, SlabDim, UNLIMITED};

@@ -8,6 +8,8 @@
 //!   caches (`Caches`, keyed by `CacheKey::Dataset` / `CacheKey::Vector`):
 //!   element reads and writes through a layout, chunk engines, contiguous
 //!   extents, the extents a dataset owns, cache write-back.
+//! - `external_io`: elements kept in external files (HDF5's external raw
+//!   storage), their files found as HDF5 finds them.
 //! - `session`: one open file's state, its transactions (a state machine
 //!   checked in debug builds) and the commit protocol, which writes the
 //!   caches back through `storage`.
@@ -31,6 +33,7 @@
 mod attrs;
 mod dataset;
 mod element;
+mod external_io;
 mod file;
 mod group;
 mod handle;

@@ -373,3 +373,57 @@ fn null_dataspaces_hold_a_type_and_nothing_else() {
     arca::repack(&path, &packed, &mut |_, _| {}).unwrap();
     check(&File::open(&packed).unwrap());
 }
+
+#[test]
+fn extended_precision_floats_are_kept_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.arca");
+    let t = Datatype::parse("<f16").unwrap();
+    let c = Datatype::parse("<c32").unwrap();
+    assert_eq!((t.size(), c.size()), (16, 32));
+    // 1/3 to x87 precision: bytes an f64 cannot hold.
+    let third: [u8; 16] = [
+        0xab, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xfd, 0x3f, 0, 0, 0, 0, 0, 0,
+    ];
+    assert!((arca::extended_to_f64(&third) - 1.0 / 3.0).abs() < 1e-16);
+    {
+        let f = File::create(&path).unwrap();
+        let d = f
+            .root()
+            .create_dataset("x", &DatasetOptions::new(t.clone(), &[2]).chunks(&[1]))
+            .unwrap();
+        let mut v = third.to_vec();
+        v.extend(arca::f64_to_extended(-2.5));
+        d.write_bytes(&Selection::all(&[2]), &v).unwrap();
+        let z = f
+            .root()
+            .create_dataset("z", &DatasetOptions::new(c.clone(), &[1]))
+            .unwrap();
+        z.write_bytes(&Selection::all(&[1]), &v).unwrap();
+        let be = Datatype::parse(">f16").unwrap();
+        let b = f
+            .root()
+            .create_dataset("be", &DatasetOptions::new(be, &[1]))
+            .unwrap();
+        b.write_bytes(&Selection::all(&[1]), &third).unwrap();
+        f.close().unwrap();
+    }
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+    let d = f.root().dataset("x").unwrap();
+    assert_eq!(d.dtype().unwrap(), t);
+    let mut out = vec![0u8; 32];
+    d.read_bytes(&Selection::all(&[2]), &mut out).unwrap();
+    assert_eq!(out[..16], third);
+    assert_eq!(arca::extended_to_f64(&out[16..]), -2.5);
+    let z = f.root().dataset("z").unwrap();
+    let mut zo = vec![0u8; 32];
+    z.read_bytes(&Selection::all(&[1]), &mut zo).unwrap();
+    assert_eq!(zo, out);
+    let b = f.root().dataset("be").unwrap();
+    let mut bo = vec![0u8; 16];
+    b.read_bytes(&Selection::all(&[1]), &mut bo).unwrap();
+    assert_eq!(bo, third);
+    // Sequences of them are sequences of any other base.
+    assert!(Datatype::vlen(t).unwrap().base().is_some());
+}

@@ -451,7 +451,8 @@ fn bad_input_is_rejected() {
     let opts = DatasetOptions::new(row, &[2]).fill_value(&[0; 16]);
     assert!(f.root().create_dataset("h", &opts).is_err());
     assert!(Datatype::vlen(Datatype::VlenStr).is_err());
-    assert!(Datatype::vlen(Datatype::bytes(3)).is_err());
+    assert!(Datatype::vlen(Datatype::Reference.clone()).is_ok());
+    assert!(Datatype::vlen(Datatype::parse(r#"struct(8){"r"@0:ref}"#).unwrap()).is_err());
     assert!(AttrValue::new(Datatype::VlenStr, &[1], vec![5, 0, 0, 0, 0, 0, 0, 0, b'a']).is_err());
     // Nothing above changed the file.
     assert_eq!(ds.read_strings(&all).unwrap(), vec!["", ""]);
@@ -1007,4 +1008,230 @@ fn float16_sequences() {
         );
     }
     f.check().unwrap();
+}
+
+#[test]
+fn sequences_of_enums_and_compounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.arca"), dir.path().join("b.arca"));
+    let e = Datatype::enumeration(Datatype::int(4), &[("foo", 1), ("bar", 2)]).unwrap();
+    let c = Datatype::parse(r#"struct(16){"id"@0:>i4,"v"@4:<f8,"s"@12:|S4}"#).unwrap();
+    // Rows of the compound as stored (id big-endian), one per item.
+    let row = |id: i32, v: f64, s: &[u8; 4]| -> Vec<u8> {
+        let mut r = id.to_ne_bytes().to_vec();
+        r.extend_from_slice(&v.to_ne_bytes());
+        r.extend_from_slice(s);
+        r
+    };
+    let rows: Vec<u8> = [row(1, 3.5, b"ab\0\0"), row(-2, 2.25, b"wxyz")].concat();
+    {
+        let f = File::create(&a).unwrap();
+        let te = Datatype::vlen(e.clone()).unwrap();
+        assert!(matches!(te, Datatype::VlenOf(_)));
+        let de = f
+            .root()
+            .create_dataset("e", &DatasetOptions::new(te, &[2]))
+            .unwrap();
+        de.write_ragged_bytes(
+            &Selection::all(&[2]),
+            bytemuck::cast_slice(&[1i32, 1, 2]),
+            &[0, 1, 3],
+        )
+        .unwrap();
+        let dc = f
+            .root()
+            .create_dataset(
+                "c",
+                &DatasetOptions::new(Datatype::vlen(c.clone()).unwrap(), &[3]),
+            )
+            .unwrap();
+        dc.write_ragged_bytes(&Selection::all(&[3]), &rows, &[0, 2, 2, 2])
+            .unwrap();
+        f.close().unwrap();
+    }
+    arca::repack(&a, &b, &mut |_, _| {}).unwrap();
+    for p in [&a, &b] {
+        let f = File::open(p).unwrap();
+        f.check().unwrap();
+        let de = f.root().dataset("e").unwrap();
+        assert_eq!(de.dtype().unwrap().base(), Some(e.clone()));
+        let (v, o) = de.read_ragged_bytes(&Selection::all(&[2])).unwrap();
+        assert_eq!(
+            (bytemuck::cast_slice::<u8, i32>(&v), &o[..]),
+            (&[1, 1, 2][..], &[0u64, 1, 3][..])
+        );
+        let dc = f.root().dataset("c").unwrap();
+        assert_eq!(
+            dc.dtype().unwrap().to_string(),
+            Datatype::vlen(c.clone()).unwrap().to_string()
+        );
+        let (v, o) = dc.read_ragged_bytes(&Selection::all(&[3])).unwrap();
+        assert_eq!((v, o), (rows.clone(), vec![0, 2, 2, 2]));
+    }
+    // Type strings name them and read back the same.
+    for t in [Datatype::vlen(e).unwrap(), Datatype::vlen(c).unwrap()] {
+        assert_eq!(Datatype::parse(&t.to_numpy_str()).unwrap(), t);
+    }
+    // Bases that are variable-length (but compounds) or hold references
+    // are refused.
+    for bad in [
+        Datatype::parse(r#"struct(8){"r"@0:ref}"#).unwrap(),
+        Datatype::parse(r#"struct(16){"r"@0:vlen:ref}"#).unwrap(),
+        Datatype::VlenStr,
+    ] {
+        assert!(matches!(
+            Datatype::vlen(bad),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+}
+
+fn rec(o: usize, l: usize) -> Vec<u8> {
+    [(o as u64).to_le_bytes(), (l as u64).to_le_bytes()].concat()
+}
+
+fn ints(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+}
+
+/// A rows buffer of one element of `outer()`: `f1` a sequence of two
+/// compounds of two int sequences each, `f2` = 2.
+fn nested_row(a: [&[i32]; 2], b: [&[i32]; 2]) -> Vec<u8> {
+    let mut elem = rec(0, 64);
+    elem.extend(2i64.to_ne_bytes());
+    // Values: the two inner items, then their sequences.
+    let mut tail = vec![];
+    let mut items = vec![];
+    let mut pos = 64;
+    for k in 0..2 {
+        for v in [a[k], b[k]] {
+            items.extend(rec(pos, v.len() * 4));
+            tail.extend(ints(v));
+            pos += v.len() * 4;
+        }
+    }
+    [elem, items, tail].concat()
+}
+
+fn outer() -> Datatype {
+    Datatype::parse(
+        r#"struct(24){"f1"@0:vlen:struct(32){"a"@0:vlen:<i4,"b"@16:vlen:<i4},"f2"@16:<i8}"#,
+    )
+    .unwrap()
+}
+
+#[test]
+fn values_holding_values_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.arca"), dir.path().join("b.arca"));
+    let t = outer();
+    assert!(t.nests_vlen() && t.takes_rows());
+    let one = nested_row([&[1, 2], &[10, 11, 12, 13]], [&[6, 7, 8], &[16, 17]]);
+    let two = nested_row([&[], &[5]], [&[-1], &[]]);
+    // A sequence of compounds holding a string, at the top.
+    let inner = Datatype::parse(r#"struct(18){"s"@0:vlen:str,"n"@16:>u2}"#).unwrap();
+    let seq = Datatype::vlen(inner).unwrap();
+    assert!(seq.is_vlen() && seq.takes_rows());
+    let mut srow = rec(0, 36);
+    srow.extend(rec(36, 5));
+    srow.extend(7u16.to_ne_bytes());
+    srow.extend(rec(41, 0));
+    srow.extend(9u16.to_ne_bytes());
+    srow.extend(b"apple");
+    {
+        let f = File::create(&a).unwrap();
+        let o = DatasetOptions::new(t.clone(), &[3]).vlen(VlenOptions::default().reuse_space(true));
+        let d = f.root().create_dataset("d", &o).unwrap();
+        let both = [one.clone(), two.clone()];
+        // Element 0 twice: the second write frees what the first wrote,
+        // nested values included.
+        d.write_rows(&Selection::from_ranges(&[(0, 1, 1)]).unwrap(), &two)
+            .unwrap();
+        d.write_rows(&Selection::from_ranges(&[(0, 1, 1)]).unwrap(), &one)
+            .unwrap();
+        d.write_rows(&Selection::from_ranges(&[(2, 3, 1)]).unwrap(), &both[1])
+            .unwrap();
+        let s = f
+            .root()
+            .create_dataset("s", &DatasetOptions::new(seq.clone(), &[1]))
+            .unwrap();
+        s.write_rows(&Selection::all(&[1]), &srow).unwrap();
+        assert!(matches!(
+            s.read_ragged_bytes(&Selection::all(&[1])),
+            Err(Error::InvalidArgument(_))
+        ));
+        f.root()
+            .attrs()
+            .set("n", &AttrValue::new(t.clone(), &[], one.clone()).unwrap())
+            .unwrap();
+        f.root()
+            .attrs()
+            .set(
+                "s",
+                &AttrValue::new(seq.clone(), &[1], srow.clone()).unwrap(),
+            )
+            .unwrap();
+        f.check().unwrap();
+        let info = d.vlen_info().unwrap().unwrap();
+        assert_eq!(info.live_bytes, (one.len() - 24 + two.len() - 24) as u64);
+        f.close().unwrap();
+    }
+    arca::repack(&a, &b, &mut |_, _| {}).unwrap();
+    for p in [&a, &b] {
+        let f = File::open_rw(p).unwrap();
+        f.check().unwrap();
+        let d = f.root().dataset("d").unwrap();
+        assert_eq!(
+            d.read_rows(&Selection::from_ranges(&[(0, 1, 1)]).unwrap())
+                .unwrap(),
+            one
+        );
+        assert_eq!(
+            d.read_rows(&Selection::from_ranges(&[(2, 3, 1)]).unwrap())
+                .unwrap(),
+            two
+        );
+        // Unwritten elements are empty.
+        let empty = d
+            .read_rows(&Selection::from_ranges(&[(1, 2, 1)]).unwrap())
+            .unwrap();
+        assert_eq!(empty, vec![0u8; 24]);
+        let s = f.root().dataset("s").unwrap();
+        assert_eq!(s.read_rows(&Selection::all(&[1])).unwrap(), srow);
+        let attrs = f.root().attrs();
+        assert_eq!(attrs.get("n").unwrap().data, one);
+        assert_eq!(attrs.get("s").unwrap().data, srow);
+        d.vlen_repack().unwrap();
+        assert_eq!(
+            d.read_rows(&Selection::from_ranges(&[(0, 1, 1)]).unwrap())
+                .unwrap(),
+            one
+        );
+        f.check().unwrap();
+    }
+    // Records inside values that share bytes with another are refused.
+    let mut bad = one.clone();
+    bad[24 + 16..24 + 32].copy_from_slice(&rec(64, 8));
+    let f = File::in_memory().unwrap();
+    let d = f
+        .root()
+        .create_dataset("d", &DatasetOptions::new(t.clone(), &[1]))
+        .unwrap();
+    assert!(matches!(
+        d.write_rows(&Selection::all(&[1]), &bad),
+        Err(Error::InvalidArgument(_))
+    ));
+    // One pointing at its own item too.
+    let mut bad = one.clone();
+    bad[24..40].copy_from_slice(&rec(0, 8));
+    assert!(matches!(
+        d.write_rows(&Selection::all(&[1]), &bad),
+        Err(Error::InvalidArgument(_))
+    ));
+    // No fill value for them.
+    let o = DatasetOptions::new(seq, &[1]).fill_value(&[]);
+    assert!(matches!(
+        f.root().create_dataset("x", &o),
+        Err(Error::InvalidArgument(_))
+    ));
 }

@@ -406,7 +406,7 @@ fn value(dt: &Datatype, b: &[u8], heap: &[u8], mode: Mode) -> Value {
             let len = values::unsigned(8, b.get(8..16).unwrap_or(&[0; 8]));
             vlen_items(dt, if len == 0 { &[] } else { &[0] })
         }
-        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } => {
+        Datatype::VlenBytes | Datatype::VlenStr | Datatype::Vlen { .. } | Datatype::VlenOf(_) => {
             let word = |i: usize| values::unsigned(8, b.get(i..i + 8).unwrap_or(&[0; 8]));
             let (o, l) = (word(0), word(8));
             let items = o

@@ -58,7 +58,8 @@ pub fn dtype_str(dt: &Datatype) -> String {
         | Datatype::RegionRef
         | Datatype::VlenBytes
         | Datatype::VlenStr
-        | Datatype::Vlen { .. } => "|O".into(),
+        | Datatype::Vlen { .. }
+        | Datatype::VlenOf(_) => "|O".into(),
     }
 }
 
@@ -84,7 +85,7 @@ fn hdf5_size(dt: &Datatype) -> usize {
         Datatype::VlenBytes | Datatype::VlenStr | Datatype::Reference => 8,
         // HDF5's `hdset_reg_ref_t`.
         Datatype::RegionRef => 12,
-        Datatype::Vlen { .. } => 16,
+        Datatype::Vlen { .. } | Datatype::VlenOf(_) => 16,
         _ => dt.size(),
     }
 }
@@ -115,7 +116,7 @@ pub fn type_meta(dt: &Datatype) -> Value {
         Datatype::Opaque { .. } => OPAQUE,
         Datatype::Array(_) => ARRAY,
         Datatype::Reference | Datatype::RegionRef => REFERENCE,
-        Datatype::Vlen { .. } => VLEN,
+        Datatype::Vlen { .. } | Datatype::VlenOf(_) => VLEN,
     };
     m.insert("class".into(), json!(class));
     m.insert("dtype".into(), dtype_value(dt));
@@ -175,6 +176,9 @@ pub fn type_meta(dt: &Datatype) -> Value {
         }
         Datatype::Vlen { class, size, order } => {
             m.insert("base".into(), type_meta(&vlen_base(*class, *size, *order)));
+        }
+        Datatype::VlenOf(base) => {
+            m.insert("base".into(), type_meta(base));
         }
         Datatype::Reference | Datatype::RegionRef => {}
     }

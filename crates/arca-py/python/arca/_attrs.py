@@ -20,6 +20,7 @@ from ._dtypes import (
     check_ref_dtype,
     from_type_string,
     has_refs,
+    has_vlen_members,
     infer_vlen_base,
     layout_dtype,
     native,
@@ -118,7 +119,7 @@ def _as_array(value, want):
 def _decode(dtype, shape, data):
     if shape is None:
         return Empty(from_type_string(dtype))
-    if dtype.startswith("vlen:"):
+    if dtype.startswith("vlen:") and not _rows.takes_rows(dtype):
         if not shape and (dtype == "vlen:str" or dtype == "vlen:bytes"):
             # One string (the common case): read as str, as h5py reads
             # attributes' strings whatever their character set.
@@ -328,6 +329,11 @@ def _encode_vlen(value, dtype=None, shape=None):
         rows = [objects_to_refs(np.asarray(x, dtype=base).reshape(-1), base) for x in flat]
         data = b"".join(np.ascontiguousarray(r, dtype="=u8").tobytes() for r in rows)
         lens = np.fromiter((r.nbytes for r in rows), dtype="<u8", count=len(rows))
+    elif has_vlen_members(vlen_item_dtype(base)):
+        # Sequences of compounds with variable-length members: their items
+        # hold records, so the value crosses as rows.
+        t = vlen_type_string(base)
+        return t, [int(s) for s in arr.shape], _rows.encode(flat, t).tobytes()
     else:
         base = vlen_item_dtype(base)
         rows = [np.asarray(x, dtype=base).reshape(-1) for x in flat]

@@ -32,7 +32,6 @@ from ._dtypes import (
     string_dtype,
     vlen_type_string,
 )
-from ._errors import UnsupportedError
 from .h5py_warnings import H5pyDeprecationWarning
 from .filters import FilterRefBase
 from ._util import COMPRESSORS, DEFAULT_LEVEL, auto_chunks, member_path, shape_tuple
@@ -151,9 +150,7 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
     for what, prefix in (("efile_prefix", efile_prefix), ("virtual_prefix", virtual_prefix)):
         if prefix is not None and not isinstance(prefix, (str, bytes, os.PathLike)):
             raise TypeError(f"{what} must be a path")
-    if _external_entries(external):
-        raise UnsupportedError("external= (raw data in files outside the arca file) is not "
-                               "supported yet")
+    external = _external_entries(external)
     if layout not in (None, "compact", "contiguous", "chunked"):
         raise ValueError(f"layout {layout!r}: use 'compact', 'contiguous' or 'chunked'")
     # A committed datatype types the dataset, which records it.
@@ -195,6 +192,18 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
         _check_scaleoffset(scaleoffset, dtype, data, fletcher32)
     filtered = any((chunks, compression, compression_opts, shuffle, fletcher32,
                     scaleoffset is not None, hdf5_filters))
+    if external and (shape is not None or data is not None) and not isinstance(data, Empty) \
+            and shape_tuple(shape if shape is not None else np.shape(data)) != ():
+        # As h5py: external storage is contiguous; scalar and empty datasets
+        # ignore it.
+        if chunks not in (None, False) or filtered or layout is not None:
+            raise ValueError("external storage not supported with chunked layout")
+        if wants_vlen(dtype, data):
+            raise ValueError("external storage holds fixed-size elements, not "
+                             "variable-length ones")
+        chunks = False
+    else:
+        external = []
     if wants_vlen(dtype, data):
         if fletcher32 or scaleoffset is not None or hdf5_filters or compression == "lzf" \
                 or isinstance(compression, int):
@@ -215,10 +224,19 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
         ds = _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                            compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
                            hdf5_filters, allow_unknown_filter, bool(track_order), filtered,
-                           committed, scaleoffset)
+                           committed, external, efile_prefix, scaleoffset)
     if rdcc_nbytes is not None:
         ds._id.set_chunk_cache(int(rdcc_nbytes))
     return ds
+
+
+def _with_prefix(ds, efile_prefix):
+    """``ds`` with relative external file names looked for under
+    ``efile_prefix`` (h5py's access property; ``${ORIGIN}`` is the file's
+    directory), or ``ds`` itself without one."""
+    if efile_prefix is None:
+        return ds
+    return Dataset(ds._file, ds._id.with_external_prefix(os.fsdecode(efile_prefix)))
 
 
 def _item_type(data):
@@ -299,8 +317,21 @@ def _external_entries(external):
             raise TypeError("Each external entry must be a tuple of (name, offset, size)")
         fname, offset, size = entry  # ValueError unless three, as in h5py
         if not isinstance(fname, (str, bytes, os.PathLike)):
-            raise TypeError(f"external file name {fname!r} is not a path")
-        out.append((os.fsdecode(fname), operator.index(offset), operator.index(size)))
+            raise TypeError(f"expected str, bytes or os.PathLike object, not "
+                            f"{type(fname).__name__}")
+        fname, offset, size = os.fsdecode(fname), operator.index(offset), operator.index(size)
+        if offset < 0:
+            raise ValueError("Negative external file offset")
+        if offset >= 2**63:
+            raise OverflowError("Python int too large to convert to C long")
+        if size < 0:
+            raise OverflowError("can't convert negative value to hsize_t")
+        if not fname:
+            raise ValueError("No name given")
+        out.append((fname, offset, size))
+    for _, _, size in out[:-1]:
+        if size == _UNLIMITED:
+            raise ValueError("Previous file size is unlimited")
     return out
 
 
@@ -360,7 +391,7 @@ def _geometry(shape, data, maxshape, chunks, filtered, itemsize, layout):
 def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                   compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
                   hdf5_filters, allow_unknown_filter, track_order, filtered, committed=None,
-                  scaleoffset=None):
+                  external=(), efile_prefix=None, scaleoffset=None):
     """The fixed-size branch of :func:`create_dataset`."""
     if isinstance(data, Empty) or (data is None and shape is None):
         # A null dataspace: a type and no elements (h5py's Empty).
@@ -432,8 +463,9 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         _with_chunk_size(hdf5_filters, chunks, dtype, fill),
         track_order,
         committed,
+        list(external) or None,
     )
-    ds = Dataset(group._file, dsid)
+    ds = _with_prefix(Dataset(group._file, dsid), efile_prefix)
     if data is not None and data.size:
         ds[...] = data
     return ds
@@ -509,7 +541,7 @@ def require_dataset(group, name, shape, dtype, exact=False, **kwds):
         raise TypeError(f"Datatypes cannot be safely cast (existing {ds.dtype} vs new {dtype})")
     if kwds.get("rdcc_nbytes") is not None:
         ds._id.set_chunk_cache(int(kwds["rdcc_nbytes"]))
-    return ds
+    return _with_prefix(ds, kwds.get("efile_prefix"))
 
 
 def create_dataset_like(group, name, other, **kwupdate):

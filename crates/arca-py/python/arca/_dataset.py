@@ -239,6 +239,18 @@ class Dataset(HLObject):
         return None
 
     @property
+    def external(self):
+        """The external files holding the elements, as h5py lists them:
+        ``[(name, offset, size)]`` (size ``2**64 - 1``, h5py's
+        ``h5f.UNLIMITED``, for no end), or None when they are in the file::
+
+            ds = f.create_dataset("x", (100,), "f4", external="x.raw")
+            ds.external  # [('x.raw', 0, 18446744073709551615)]
+        """
+        segs = self._id.external_segments()
+        return [tuple(s) for s in segs] if segs else None
+
+    @property
     def is_virtual(self):
         """Whether the elements are assembled from other datasets (see
         :meth:`arca.Group.create_virtual_dataset`)."""

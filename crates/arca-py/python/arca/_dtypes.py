@@ -57,6 +57,13 @@ def _accept(dt, s):
         _ACCEPTED[id(dt)] = (dt, s)
 
 
+# arca's 16-byte floats are x87 extended precision (80 bits in 16 bytes):
+# numpy's longdouble on x86-64 Linux and macOS, which numpy then calls
+# float128 (and its complex, complex256).
+X87_LONGDOUBLE = (np.dtype(np.longdouble).itemsize == 16
+                  and np.finfo(np.longdouble).nmant == 63)
+
+
 def type_string(dt):
     """The type string of a numpy dtype (explicit byte orders); TypeError
     if arca cannot store it."""
@@ -79,7 +86,12 @@ def _type_string(dt):
             return "vlen:bytes"
         if check_ref_dtype(base) is not None:
             return "vlen:ref"
-        return "vlen:" + np.dtype(base).str
+        base = vlen_item_dtype(base)
+        if base.metadata or base.fields is not None or base.subdtype is not None \
+                or base.kind in "cSV":
+            # Enums, compounds, complex numbers, strings, arrays, opaque.
+            return "vlen:" + type_string(base)
+        return "vlen:" + base.str
     if meta.get("h5py_opaque"):
         # h5py's convention: the tag names the numpy type the bytes hold.
         tag = meta.get("tag") or ("" if dt.kind == "V" else "NUMPY:" + dt.str)
@@ -113,9 +125,9 @@ def _type_string(dt):
         return "|b1"
     if k in "iu" and n in _INT_SIZES:
         return f"{_order(dt) if n > 1 else '|'}{k}{n}"
-    if k == "f" and n in (2, 4, 8):
+    if k == "f" and (n in (2, 4, 8) or (n == 16 and X87_LONGDOUBLE)):
         return f"{_order(dt)}f{n}"
-    if k == "c" and n in (8, 16):
+    if k == "c" and (n in (8, 16) or (n == 32 and X87_LONGDOUBLE)):
         return f"{_order(dt)}c{n}"
     if k == "S" and n >= 1:
         s = f"|S{n}:utf8" if meta.get("h5py_encoding") == "utf-8" else f"|S{n}"
@@ -128,8 +140,9 @@ def _type_string(dt):
         return f"|V{n}" if not tag else f"opaque({n},{json.dumps(str(tag), ensure_ascii=False)})"
     raise TypeError(
         f"arca cannot store dtype {dt!r}: use bool, (u)int8..64, float16/32/64, "
-        "complex64/128, fixed-length bytes S<n>, opaque V<n>, compound, array, "
-        "enum or variable-length dtypes"
+        "complex64/128, longdouble/clongdouble where they are x87 extended precision, "
+        "fixed-length bytes S<n>, opaque V<n>, compound, array, enum or variable-length "
+        "dtypes"
     )
 
 
@@ -141,6 +154,9 @@ def from_info(info):
         s = info[1]
         if s == "ref":
             return ref_dtype
+        if s[1:] in ("f16", "c32") and not X87_LONGDOUBLE:
+            raise TypeError(f"{s}: x87 extended precision, which this machine's numpy "
+                            "longdouble is not")
         if s.startswith("|S"):
             # Fixed-length strings carry their character set as h5py's
             # dtypes do; the padding is the file's business.
@@ -183,6 +199,9 @@ def from_info(info):
         )
     if kind == "vlen":
         base = info[1]
+        if isinstance(base, tuple):
+            # A sequence of an enum, a compound, complex numbers ...
+            return np.dtype("O", metadata={"vlen": from_info(base)})
         if base == "region":
             return regionref_dtype
         if base == "ref":
@@ -754,15 +773,25 @@ def objects_to_refs(arr, dt):
 
 # -- variable-length dtypes --------------------------------------------------------
 def vlen_item_dtype(base):
-    """The numpy dtype of the items of variable-length elements of numeric
-    ``base``; TypeError for a base arca cannot store."""
+    """The numpy dtype of the items of variable-length elements of
+    ``base``: bool, an integer, float16/32/64, complex, an enum, a compound
+    (without references; its members may be variable-length), fixed-length
+    strings, an array or opaque bytes; TypeError for a base arca cannot
+    store."""
     dt = np.dtype(base)
     k, n = dt.kind, dt.itemsize
-    if not (k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (2, 4, 8))):
-        raise TypeError(
-            f"variable-length base type must be bool, an integer or float16/32/64, not {dt}"
-        )
-    return dt
+    if k == "b" or (k in "iu" and n in (1, 2, 4, 8)) or (k == "f" and n in (2, 4, 8)):
+        return dt
+    if k in "cSV" or dt.fields is not None or dt.subdtype is not None:
+        if has_refs(dt) or (dt.subdtype is not None and has_vlen_members(dt.subdtype[0])):
+            raise TypeError(f"a variable-length base holds no references, and "
+                            f"variable-length values only as compound members, not {dt}")
+        type_string(dt)  # TypeError if arca cannot store it
+        return dt
+    raise TypeError(
+        f"variable-length base type must be bool, an integer, a float, complex, an enum, "
+        f"a compound, a string, an array or opaque, not {dt}"
+    )
 
 
 def vlen_dtype(base):
@@ -825,7 +854,7 @@ def vlen_type_string(base):
         return "vlen:region"
     if isinstance(base, np.dtype) and base.kind == "O" and (base.metadata or {}).get("ref"):
         return "vlen:ref"
-    return "vlen:" + vlen_item_dtype(base).str
+    return type_string(np.dtype("O", metadata={"vlen": vlen_item_dtype(base)}))
 
 
 def vlen_base_of_type(type_string):
@@ -840,7 +869,7 @@ def vlen_base_of_type(type_string):
         return ref_dtype
     if rest == "region":
         return RegionReference
-    return np.dtype(rest)
+    return from_type_string(rest)
 
 
 def infer_vlen_base(data):

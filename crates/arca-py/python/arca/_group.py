@@ -277,11 +277,24 @@ class Group(HLObject, MutableMapping):
           no object times.
         * ``rdcc_nbytes`` sets this handle's chunk cache; ``rdcc_nslots``
           and ``rdcc_w0`` have no effect (arca's cache is not hashed).
-          ``efile_prefix`` and ``virtual_prefix`` have no effect (no
-          external storage; virtual sources resolve by their own paths).
-          ``dcpl``/``dapl`` (libhdf5 property lists) are refused;
-          ``external`` (raw data in other files) raises
-          ``arca.UnsupportedError``: not offered yet.
+          ``virtual_prefix`` has no effect (virtual sources resolve by
+          their own paths). ``dcpl``/``dapl`` (libhdf5 property lists) are
+          refused.
+        * ``external``: the elements live outside the file, as h5py's
+          external storage: a file name, or ``(name, offset, size)`` tuples
+          whose segments hold the elements in order (size
+          ``2**64 - 1``, h5py's ``h5f.UNLIMITED``, for no end; last only).
+          Contiguous: no chunks or filters; only the first dimension may
+          grow, within the segments. Relative names are found from the
+          current directory, as HDF5 finds them, or under ``efile_prefix``
+          (``"${ORIGIN}"``: the arca file's directory), which applies to
+          the handle returned (and to ``require_dataset``'s). The files are
+          made at the first write, written in place (outside the arca
+          file's transactions); a missing one is an OSError when read, and
+          bytes past a short one's end read as zeros, as in HDF5. Scalar
+          and empty datasets ignore it, as in h5py::
+
+              ds = g.create_dataset("x", (100,), "f4", external=[("x.raw", 0, 400)])
         * ``layout``: ``"compact"`` (elements in the dataset's header, under
           4 KiB, fixed shape), ``"contiguous"`` or ``"chunked"``; by default
           fixed-shape datasets up to 1 KiB are compact, larger ones
@@ -666,6 +679,12 @@ class _Copier:
 
 
 def _copy_dataset(src, target, path, track_order):
+    if src.external is not None:
+        # The list, as HDF5 copies it: the elements stay in the external
+        # files, which the copy names as the original did.
+        return target.create_dataset(
+            path, shape=src.shape, dtype=src.dtype, maxshape=src.maxshape,
+            fillvalue=src.fillvalue, track_order=track_order, external=src.external)
     out = target.create_dataset(
         path,
         shape=src.shape,

@@ -48,7 +48,7 @@ def engine(dsid, type_string):
         return None
     if type_string == REGION_TYPE:
         return RegionEngine(dsid, type_string)
-    if type_string.startswith("vlen:"):
+    if type_string.startswith("vlen:") and not _rows.takes_rows(type_string):
         return Ragged(dsid, type_string)
     return Rows(dsid, type_string)
 
@@ -97,12 +97,14 @@ class _Vector:
 class Rows(_Vector):
     """Compounds with variable-length members (strings, byte strings, ragged
     sequences), read and written as structured arrays with object fields, as
-    h5py does; strings inside compounds read as ``bytes``."""
+    h5py does; strings inside compounds read as ``bytes``. Also sequences of
+    such compounds: object arrays of structured arrays."""
 
     def __init__(self, dsid, type_string):
         super().__init__(dsid, type_string)
         self.dtype = from_type_string(type_string)
         self.memtype = native(self.dtype)
+        self.sequence = type_string.startswith("vlen:")
 
     def fillvalue(self):
         """The empty element: every variable-length member empty."""
@@ -116,6 +118,21 @@ class Rows(_Vector):
         _rows.write(self._id, start, count, step, np.asarray(data), self.type_string)
 
     def coerce(self, value, out_shape, count):
+        if self.sequence:
+            # Each element is a whole array of the base: one value for one
+            # element, else one per element.
+            if tuple(out_shape) == () or (isinstance(value, np.ndarray)
+                                          and value.dtype.kind != "O" and value.ndim == 1
+                                          and prod(out_shape) == 1):
+                arr = np.empty((), dtype=object)
+                arr[()] = value
+            elif isinstance(value, np.ndarray) and value.dtype.kind == "O":
+                arr = value
+            else:
+                arr = np.empty(len(value), dtype=object)
+                for i, v in enumerate(value):
+                    arr[i] = v
+            return _broadcast(arr, out_shape, count)
         return _broadcast(np.asarray(value, dtype=self.memtype), out_shape, count)
 
 

@@ -9,6 +9,7 @@
 
 mod check;
 mod codec;
+pub(crate) mod extended;
 pub(crate) mod swap;
 mod text;
 
@@ -125,6 +126,12 @@ pub enum Datatype {
         /// Byte order of base elements on disk.
         order: ByteOrder,
     },
+    /// Variable-length sequences of any other base: an enum, a compound
+    /// (whose members may be variable-length themselves), complex numbers,
+    /// fixed-length strings, an array or opaque bytes (made by
+    /// [`Datatype::vlen`]; numeric bases are [`Datatype::Vlen`]). The base
+    /// holds no object references.
+    VlenOf(Box<Datatype>),
 }
 
 /// The character set of a fixed-length string type.
@@ -280,14 +287,16 @@ impl Datatype {
             order: ByteOrder::NATIVE,
         }
     }
-    /// Native-order float of `size` bytes (2, 4 or 8).
+    /// Native-order float of `size` bytes (2, 4, 8, or 16: extended
+    /// precision, see [`crate::extended_to_f64`]).
     pub fn float(size: u8) -> Self {
         Datatype::Float {
             size,
             order: ByteOrder::NATIVE,
         }
     }
-    /// Native-order complex number of `size` bytes (8 or 16; 4 for two halves).
+    /// Native-order complex number of `size` bytes (8 or 16; 4 for two
+    /// halves, 32 for two extended-precision floats).
     pub fn complex(size: u8) -> Self {
         Datatype::Complex {
             size,
@@ -314,13 +323,41 @@ impl Datatype {
         }
     }
 
-    /// A variable-length sequence of `base`, which must be numeric (float16
-    /// included) or bool.
+    /// A variable-length sequence of `base`: numeric (float16 included),
+    /// bool or object references as [`Datatype::Vlen`]; an enum, a
+    /// compound, complex numbers, fixed-length strings, an array or opaque
+    /// bytes as [`Datatype::VlenOf`].
+    ///
+    /// ```
+    /// use arca::Datatype;
+    /// let e = Datatype::enumeration(Datatype::int(4), &[("foo", 1), ("bar", 2)]).unwrap();
+    /// let t = Datatype::vlen(e.clone()).unwrap();
+    /// assert_eq!(t.base(), Some(e));
+    /// ```
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] for other bases.
+    /// [`Error::InvalidArgument`] for variable-length bases other than
+    /// compounds, and bases that hold object references.
     pub fn vlen(base: Datatype) -> Result<Self> {
         base.validate()?;
+        if matches!(
+            base,
+            Datatype::Enum(_)
+                | Datatype::Float { size: 16, .. }
+                | Datatype::Compound(_)
+                | Datatype::Complex { .. }
+                | Datatype::FixedBytes { .. }
+                | Datatype::Array(_)
+                | Datatype::Opaque { .. }
+        ) {
+            if base.holds_refs() || (base.has_vlen() && !matches!(base, Datatype::Compound(_))) {
+                return Err(Error::invalid(format!(
+                    "a variable-length sequence's base holds no object references, and \
+                     variable-length values only as compound members, not {base}"
+                )));
+            }
+            return Ok(Datatype::VlenOf(Box::new(base)));
+        }
         let (class, size, order) = match base {
             Datatype::Bool => (BaseClass::Bool, 1, ByteOrder::NATIVE),
             Datatype::Int { size, order } => (BaseClass::Int, size, order),
@@ -452,7 +489,11 @@ impl Datatype {
     pub fn is_vlen(&self) -> bool {
         matches!(
             self,
-            Datatype::VlenBytes | Datatype::VlenStr | Datatype::RegionRef | Datatype::Vlen { .. }
+            Datatype::VlenBytes
+                | Datatype::VlenStr
+                | Datatype::RegionRef
+                | Datatype::Vlen { .. }
+                | Datatype::VlenOf(_)
         )
     }
 
@@ -500,11 +541,39 @@ impl Datatype {
         }
     }
 
+    /// Whether variable-length values of this type hold variable-length
+    /// values themselves: a sequence of compounds with strings, or a
+    /// compound with such a member. Their records point into the same
+    /// vector (or rows buffer) as the outer ones.
+    ///
+    /// ```
+    /// use arca::Datatype;
+    /// let inner = Datatype::parse(r#"struct(16){"s"@0:vlen:str}"#).unwrap();
+    /// assert!(Datatype::vlen(inner).unwrap().nests_vlen());
+    /// assert!(!Datatype::VlenStr.nests_vlen());
+    /// ```
+    pub fn nests_vlen(&self) -> bool {
+        self.vlen_slots()
+            .iter()
+            .any(|(_, t)| t.base().is_some_and(|b| b.has_vlen()))
+    }
+
+    /// Whether elements cross as rows ([`crate::Dataset::write_rows`]):
+    /// compounds with variable-length members, and variable-length types
+    /// whose values nest more.
+    pub fn takes_rows(&self) -> bool {
+        self.has_vlen() && (!self.is_vlen() || self.nests_vlen())
+    }
+
     /// Item size of the byte vector holding this type's variable-length
     /// values: the base size for a variable-length type (so that filters
     /// such as shuffle see whole items), 1 for a compound with
     /// variable-length members of mixed bases; `None` without any.
     pub(crate) fn vector_item(&self) -> Option<usize> {
+        if self.nests_vlen() {
+            // Values of several bases and records among them.
+            return Some(1);
+        }
         match self.base() {
             Some(b) => Some(b.size()),
             None => self.has_vlen().then_some(1),
@@ -526,6 +595,7 @@ impl Datatype {
                 BaseClass::Float => Datatype::Float { size, order },
                 BaseClass::Reference => Datatype::Reference,
             }),
+            Datatype::VlenOf(ref b) => Some((**b).clone()),
             _ => None,
         }
     }
@@ -536,7 +606,8 @@ impl Datatype {
             Datatype::VlenBytes
             | Datatype::VlenStr
             | Datatype::RegionRef
-            | Datatype::Vlen { .. } => VLEN_RECORD,
+            | Datatype::Vlen { .. }
+            | Datatype::VlenOf(_) => VLEN_RECORD,
             Datatype::Bool => 1,
             Datatype::Int { size, .. }
             | Datatype::UInt { size, .. }
@@ -563,6 +634,7 @@ impl Datatype {
             | Datatype::Complex { order, .. }
             | Datatype::Vlen { order, .. } => *order,
             Datatype::Enum(e) => e.base.order(),
+            Datatype::VlenOf(b) => b.order(),
             _ => ByteOrder::NATIVE,
         }
     }

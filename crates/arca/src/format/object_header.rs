@@ -23,7 +23,9 @@
 //!             2 compact: the elements themselves, shape × element size
 //!             bytes in the datatype's byte order (format version 2);
 //!             3 virtual: u64 blob addr, u64 blob len (0, 0: no mappings),
-//!             the mappings of format/virtual_map.rs
+//!             the mappings of format/virtual_map.rs; 4 external: u64
+//!             blob addr, u64 blob len (> 0), the external file list of
+//!             format/external_list.rs
 //! 6 filters   the filter pipeline (format/filter_pipeline.rs): u8 n, n
 //!             filters; HDF5 pipelines only over fixed-size types
 //! 7 fill      u8 where (0 inline, 1 blob); inline: u32 len, bytes; blob: u64 addr, u64 len;
@@ -135,6 +137,12 @@ pub(crate) enum Layout {
     /// Elements assembled from other datasets by the mappings in the blob
     /// at `addr` (`len` bytes of data; both 0 for no mappings).
     Virtual {
+        addr: u64,
+        len: u64,
+    },
+    /// Elements kept in files outside this one, in the segments of the
+    /// external file list in the blob at `addr` (`len` bytes of data).
+    External {
         addr: u64,
         len: u64,
     },
@@ -311,6 +319,9 @@ impl Header {
                 Layout::Virtual { addr, len } => {
                     w.u8(3).u64(*addr).u64(*len);
                 }
+                Layout::External { addr, len } => {
+                    w.u8(4).u64(*addr).u64(*len);
+                }
             }
             msgs.push((MSG_LAYOUT, MUST_UNDERSTAND, w.buf));
             if !d.filters.is_empty() {
@@ -438,6 +449,10 @@ impl Header {
                         // Its length is checked against the shape below.
                         2 => Layout::Compact(m.bytes(m.remaining())?.to_vec()),
                         3 => Layout::Virtual {
+                            addr: m.u64()?,
+                            len: m.u64()?,
+                        },
+                        4 => Layout::External {
                             addr: m.u64()?,
                             len: m.u64()?,
                         },
@@ -606,6 +621,25 @@ impl DatasetMeta {
                     return Err("a virtual dataset has filters or a byte vector".into());
                 }
             }
+            Layout::External { addr: a, len } => {
+                if *len == 0 || !len.checked_add(BLOB_HEADER).is_some_and(|l| in_file(*a, l)) {
+                    return Err(format!(
+                        "an external file list at {a} of {len} bytes outside the file"
+                    ));
+                }
+                if self
+                    .dims
+                    .iter()
+                    .zip(&self.maxdims)
+                    .skip(1)
+                    .any(|(d, m)| d != m)
+                {
+                    return Err("an external dataset growing beyond its first dimension".into());
+                }
+                if !self.filters.is_empty() || self.vlen.is_some() {
+                    return Err("an external dataset has filters or a byte vector".into());
+                }
+            }
             Layout::Compact(data) => {
                 if data.len() as u64 != bytes {
                     return Err(format!(
@@ -625,7 +659,9 @@ impl DatasetMeta {
             // A variable-length element's fill is its record (pointing at
             // the fill value's items in the vector); a compound with such
             // members has none.
-            Some(_) if self.vlen.is_some() && !self.dtype.is_vlen() => {
+            Some(_)
+                if self.vlen.is_some() && (!self.dtype.is_vlen() || self.dtype.nests_vlen()) =>
+            {
                 return Err("a compound with variable-length members has a fill value".into())
             }
             Some(Fill::Inline(b)) if b.len() as u64 != elem => {

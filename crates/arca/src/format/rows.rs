@@ -4,14 +4,17 @@
 //! n × size   the elements; each variable-length slot holds a record,
 //!            u64 offset and u64 length (little-endian) in bytes of the
 //!            values area below
-//! values     the slots' items, each in its base type's byte order
+//! values     the slots' items, each in its base type's byte order; an
+//!            item of a compound with variable-length members holds
+//!            records too, pointing into the same values area
 //! ```
 //! Attributes of such types store their value this way; datasets take and
 //! return it ([`crate::Dataset::write_rows`]) and keep the values in their
 //! byte vector instead, the records pointing there.
 
+use std::collections::BTreeMap;
+
 use crate::error::{Error, Result};
-use crate::format::datatype::swap::swap_in_place;
 use crate::format::datatype::{Datatype, VLEN_RECORD};
 
 /// The `(offset, length)` record at `at` of `buf`.
@@ -38,10 +41,26 @@ pub(crate) fn fixed_len(dtype: &Datatype, n: u64) -> Result<usize> {
         .ok_or_else(|| Error::invalid(format!("{n} elements of {dtype} overflow memory")))
 }
 
+/// The records inside `count` items of `base` at byte `at` of a buffer:
+/// each slot's record position and variable-length type, item by item.
+pub(crate) fn item_records(base: &Datatype, at: usize, count: usize) -> Vec<(usize, Datatype)> {
+    let slots = base.vlen_slots();
+    let size = base.size();
+    let mut out = Vec::with_capacity(count * slots.len());
+    for k in 0..count {
+        for (off, t) in &slots {
+            out.push((at + k * size + off, t.clone()));
+        }
+    }
+    out
+}
+
 /// Check that `data` is a well-formed rows buffer of `n` elements: every
 /// record lies inside the values, holds whole items, is UTF-8 for a string
 /// slot, and no two records share bytes (so that swapping or moving one
-/// cannot touch another).
+/// cannot touch another). Records inside values (a sequence of compounds
+/// with variable-length members) are followed and checked the same way;
+/// since no two share bytes, the walk is bounded by the buffer.
 pub(crate) fn check_rows(dtype: &Datatype, n: u64, data: &[u8]) -> Result<()> {
     let head = fixed_len(dtype, n)?;
     if head > data.len() {
@@ -50,66 +69,101 @@ pub(crate) fn check_rows(dtype: &Datatype, n: u64, data: &[u8]) -> Result<()> {
             data.len()
         )));
     }
-    let (fixed, values) = data.split_at(head);
-    let slots = dtype.vlen_slots();
-    let size = dtype.size();
-    let mut used: Vec<(u64, u64)> = Vec::with_capacity(n as usize * slots.len());
-    for e in 0..n as usize {
-        for (off, t) in &slots {
-            let (o, l) = record_at(fixed, e * size + off);
-            let item = t.base().map_or(1, |b| b.size()) as u64;
-            let end = o.checked_add(l).filter(|&end| end <= values.len() as u64);
-            let Some(end) = end.filter(|_| l % item == 0) else {
-                return Err(Error::invalid(format!(
-                    "element {e}: a value at {o} of {l} bytes is not whole items \
-                     inside the {} bytes of values",
-                    values.len()
-                )));
-            };
-            if *t == Datatype::VlenStr
-                && std::str::from_utf8(&values[o as usize..end as usize]).is_err()
-            {
-                return Err(Error::invalid(format!(
-                    "element {e}: a string is not valid UTF-8"
-                )));
-            }
-            if l > 0 {
-                used.push((o, end));
-            }
+    let values = data.len() - head;
+    let size = dtype.size().max(1);
+    let mut stack = item_records(dtype, 0, n as usize);
+    stack.reverse();
+    let mut used: BTreeMap<u64, u64> = BTreeMap::new();
+    while let Some((at, t)) = stack.pop() {
+        let (o, l) = record_at(data, at);
+        let whose = if at < head {
+            format!("element {}", at / size)
+        } else {
+            format!("a nested value at byte {}", at - head)
+        };
+        let item = t.base().map_or(1, |b| b.size()) as u64;
+        let end = o.checked_add(l).filter(|&end| end <= values as u64);
+        let Some(end) = end.filter(|_| l % item == 0) else {
+            return Err(Error::invalid(format!(
+                "{whose}: a value at {o} of {l} bytes is not whole items inside the \
+                 {values} bytes of values"
+            )));
+        };
+        let bytes = &data[head + o as usize..head + end as usize];
+        if t == Datatype::VlenStr && std::str::from_utf8(bytes).is_err() {
+            return Err(Error::invalid(format!(
+                "{whose}: a string is not valid UTF-8"
+            )));
+        }
+        if l == 0 {
+            continue;
+        }
+        let before = used.range(..end).next_back();
+        if before.is_some_and(|(_, &e)| e > o) {
+            return Err(Error::invalid(
+                "two variable-length values share bytes; give each its own",
+            ));
+        }
+        used.insert(o, end);
+        if let Some(b) = t.base().filter(|b| b.has_vlen()) {
+            let mut inner = item_records(&b, head + o as usize, (l / item) as usize);
+            inner.reverse();
+            stack.extend(inner);
         }
     }
-    used.sort_unstable();
-    if used.windows(2).any(|w| w[1].0 < w[0].1) {
-        return Err(Error::invalid(
-            "two variable-length values share bytes; give each its own",
-        ));
-    }
     Ok(())
+}
+
+/// Call `f(position, offset, length, slot type)` for every record of a
+/// checked rows buffer of `n` elements, nested ones included (each after
+/// the record whose values hold it).
+pub(crate) fn walk_rows(
+    dtype: &Datatype,
+    n: u64,
+    data: &[u8],
+    f: &mut dyn FnMut(usize, u64, u64, &Datatype),
+) {
+    let head = n as usize * dtype.size();
+    let mut stack = item_records(dtype, 0, n as usize);
+    while let Some((at, t)) = stack.pop() {
+        let (o, l) = record_at(data, at);
+        f(at, o, l, &t);
+        if let Some(b) = t.base().filter(|b| b.has_vlen()) {
+            let count = l as usize / b.size().max(1);
+            stack.extend(item_records(&b, head + o as usize, count));
+        }
+    }
+}
+
+/// Convert the values of a checked rows buffer between file and native
+/// byte order (the same swap both ways), item by item as each base lays
+/// out its numbers; records, always little-endian, stay.
+pub(crate) fn swap_values(dtype: &Datatype, n: u64, data: &mut [u8]) {
+    if !dtype
+        .vlen_slots()
+        .iter()
+        .any(|(_, t)| t.base().is_some_and(|b| b.needs_swap() || b.has_vlen()))
+    {
+        return;
+    }
+    let head = n as usize * dtype.size();
+    let mut runs = vec![];
+    walk_rows(dtype, n, data, &mut |_, o, l, t| {
+        if let Some(b) = t.base().filter(|b| b.needs_swap()) {
+            runs.push((o, l, b));
+        }
+    });
+    for (o, l, b) in runs {
+        b.swap(&mut data[head + o as usize..head + (o + l) as usize]);
+    }
 }
 
 /// Convert a checked rows buffer between file and native byte order (the
 /// same swap both ways): the elements' numbers, then each value's items.
 pub(crate) fn swap_rows(dtype: &Datatype, n: u64, data: &mut [u8]) {
+    swap_values(dtype, n, data);
     let head = n as usize * dtype.size();
-    let (fixed, values) = data.split_at_mut(head);
-    let slots: Vec<(usize, usize)> = dtype
-        .vlen_slots()
-        .iter()
-        .filter_map(|(off, t)| {
-            t.base()
-                .filter(|b| b.needs_swap())
-                .map(|b| (*off, b.size()))
-        })
-        .collect();
-    if !slots.is_empty() {
-        for e in fixed.chunks_exact(dtype.size()) {
-            for &(off, item) in &slots {
-                let (o, l) = record_at(e, off);
-                swap_in_place(&mut values[o as usize..(o + l) as usize], item);
-            }
-        }
-    }
-    dtype.swap(fixed);
+    dtype.swap(&mut data[..head]);
 }
 
 /// Every slot's record of a rows buffer's elements part, element by

@@ -7,7 +7,6 @@
 //! [`crate::AttrValue::data`] holds the same layout with items in native order.
 
 use crate::error::{Error, Result};
-use crate::format::datatype::swap::swap_in_place;
 use crate::format::datatype::Datatype;
 
 /// Check that `data` is a well-formed payload of `n` elements of `dtype`.
@@ -45,7 +44,7 @@ pub(crate) fn check_attr_payload(dtype: &Datatype, n: u64, data: &[u8]) -> Resul
 /// Swap the items of a checked payload between file and native order.
 pub(crate) fn swap_attr_payload(dtype: &Datatype, n: u64, data: &mut [u8]) {
     if let Some(b) = dtype.base().filter(|b| b.needs_swap()) {
-        swap_in_place(&mut data[n as usize * 8..], b.size());
+        b.swap(&mut data[n as usize * 8..]);
     }
 }
 

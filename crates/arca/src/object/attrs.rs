@@ -188,7 +188,8 @@ impl AttrValue {
         let base = self
             .dtype
             .base()
-            .ok_or_else(|| Error::invalid("attribute is not variable-length"))?;
+            .filter(|_| !self.dtype.takes_rows())
+            .ok_or_else(|| Error::invalid("attribute is not a plain variable-length value"))?;
         let n = self.shape.iter().product();
         crate::format::vlen_attr::check_attr_payload(&self.dtype, n, &self.data)?;
         Ok(crate::format::vlen_attr::split(&self.data, n, base.size()))
@@ -253,7 +254,8 @@ impl AttrValue {
 
     /// Any type and shape, checking that `data` fits. Variable-length types
     /// take `n` little-endian u64 byte lengths followed by the items; types
-    /// with variable-length members take the rows form of
+    /// with variable-length members, and variable-length types whose values
+    /// hold more ([`Datatype::takes_rows`]), take the rows form of
     /// [`crate::Dataset::write_rows`].
     ///
     /// # Errors
@@ -265,7 +267,7 @@ impl AttrValue {
         }
         let n: u64 = shape.iter().product();
         if dtype.has_vlen() {
-            if dtype.is_vlen() {
+            if !dtype.takes_rows() {
                 crate::format::vlen_attr::check_attr_payload(&dtype, n, &data)?;
             } else {
                 crate::format::rows::check_rows(&dtype, n, &data)?;
@@ -384,7 +386,7 @@ impl Attributes {
         }
         let mut bytes = v.data;
         let n = v.shape.iter().product();
-        if v.dtype.is_vlen() {
+        if v.dtype.is_vlen() && !v.dtype.takes_rows() {
             crate::format::vlen_attr::swap_attr_payload(&v.dtype, n, &mut bytes);
         } else if v.dtype.has_vlen() {
             crate::format::rows::swap_rows(&v.dtype, n, &mut bytes);
@@ -477,7 +479,7 @@ impl Attributes {
         let n = rec.shape.iter().product();
         let damaged =
             |e: Error| Error::corrupt("attribute value", self.owner, format!("{name}: {e}"));
-        if rec.dtype.is_vlen() {
+        if rec.dtype.is_vlen() && !rec.dtype.takes_rows() {
             crate::format::vlen_attr::check_attr_payload(&rec.dtype, n, &data).map_err(damaged)?;
             crate::format::vlen_attr::swap_attr_payload(&rec.dtype, n, &mut data);
         } else if rec.dtype.has_vlen() {

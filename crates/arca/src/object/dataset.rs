@@ -8,6 +8,7 @@ pub(super) mod options;
 
 use super::attrs::Attributes;
 use super::element::{check_element, Element};
+use super::external_io;
 use super::handle::{lock, FileHandle};
 use super::session::Session;
 use super::storage::{
@@ -18,6 +19,7 @@ use crate::chunk::Chunked;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::datatype::Datatype;
+use crate::format::external_list::ExternalSegment;
 use crate::format::object_header::{DatasetMeta, Header, Layout};
 use crate::pool::lists::EXTENTS;
 use crate::selection::Selection;
@@ -40,6 +42,9 @@ pub struct Dataset {
     pub(crate) file: FileHandle,
     pub(crate) addr: u64,
     path: String,
+    /// Where relative external file names are looked for (HDF5's
+    /// `efile_prefix`, an access property: not kept in the file).
+    ext_prefix: Option<std::sync::Arc<str>>,
 }
 
 impl std::fmt::Debug for Dataset {
@@ -50,7 +55,55 @@ impl std::fmt::Debug for Dataset {
 
 impl Dataset {
     pub(crate) fn new(file: FileHandle, addr: u64, path: String) -> Self {
-        Dataset { file, addr, path }
+        Dataset {
+            file,
+            addr,
+            path,
+            ext_prefix: None,
+        }
+    }
+
+    /// This dataset, with relative names of its external files (see
+    /// [`DatasetOptions::external`]) looked for under `prefix` instead of
+    /// the current directory; `${ORIGIN}` in `prefix` stands for the
+    /// directory of the file holding the dataset (HDF5's `efile_prefix`).
+    /// The prefix belongs to this handle, not to the file.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, ExternalSegment, File};
+    /// let dir = std::env::temp_dir().join(format!("arca-doc-prefix-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let f = File::create(dir.join("f.arca")).unwrap();
+    /// let o = DatasetOptions::new(Datatype::int(4), &[3])
+    ///     .external(&[ExternalSegment::new("raw.bin", 0, ExternalSegment::UNLIMITED)]);
+    /// let d = f.root().create_dataset("d", &o).unwrap().with_external_prefix("${ORIGIN}");
+    /// d.write_all(&[1i32, 2, 3]).unwrap();
+    /// assert_eq!(std::fs::read(dir.join("raw.bin")).unwrap().len(), 12);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    pub fn with_external_prefix(&self, prefix: &str) -> Dataset {
+        Dataset {
+            ext_prefix: Some(prefix.into()),
+            ..self.clone()
+        }
+    }
+
+    /// The external prefix of this handle (see
+    /// [`Dataset::with_external_prefix`]).
+    pub fn external_prefix(&self) -> Option<&str> {
+        self.ext_prefix.as_deref()
+    }
+
+    /// The segments of external files holding the elements, in order
+    /// (empty unless the dataset was made with
+    /// [`DatasetOptions::external`]).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] for a damaged list, naming what is wrong.
+    pub fn external_segments(&self) -> Result<Vec<ExternalSegment>> {
+        let mut g = lock(&self.file)?;
+        let m = load_meta(&mut g.st, self.addr)?;
+        Ok(external_io::segments(&mut g.st, &m)?.unwrap_or_default())
     }
 
     /// The dataset's identity in its file: equal for every name it has,
@@ -151,7 +204,10 @@ impl Dataset {
     pub fn chunks(&self) -> Result<Option<Vec<u64>>> {
         Ok(match self.meta()?.layout {
             Layout::Chunked { chunk, .. } => Some(chunk.to_vec()),
-            Layout::Contiguous { .. } | Layout::Compact(_) | Layout::Virtual { .. } => None,
+            Layout::Contiguous { .. }
+            | Layout::Compact(_)
+            | Layout::Virtual { .. }
+            | Layout::External { .. } => None,
         })
     }
 
@@ -165,6 +221,7 @@ impl Dataset {
             Layout::Contiguous { .. } => StorageLayout::Contiguous,
             Layout::Compact(_) => StorageLayout::Compact,
             Layout::Virtual { .. } => StorageLayout::Virtual,
+            Layout::External { .. } => StorageLayout::External,
         })
     }
 
@@ -230,8 +287,8 @@ impl Dataset {
                 .map(|(_, r)| r.size)
                 .sum(),
             Layout::Compact(ref data) => data.len() as u64,
-            // Its elements are its sources'.
-            Layout::Virtual { .. } => 0,
+            // Its elements are its sources', or in other files.
+            Layout::Virtual { .. } | Layout::External { .. } => 0,
         })
     }
 
@@ -307,6 +364,15 @@ impl Dataset {
             let dims = virtual_read::dims_with(&self.file, &m, &maps, 0)?;
             return virtual_read::read(&self.file, &m, &maps, &dims, &fill, sel, out);
         }
+        if matches!(m.layout, Layout::External { .. }) {
+            sel.check(&m.dims)?;
+            check_len("buffer", out.len(), sel, m.dtype.size())?;
+            let segs = external_io::segments(&mut g.st, &m)?.unwrap_or_default();
+            let here = g.path().map(|p| p.to_path_buf());
+            drop(g);
+            let r = external_io::read(&m, &segs, self.external_prefix(), here.as_deref(), sel, out);
+            return r;
+        }
         if matches!(m.layout, Layout::Chunked { .. }) && !m.null {
             if let Some((io, gate)) = g.st.pager.unlocked_reads() {
                 return self.read_chunked_unlocked(g, m, sel, out, &*io, &gate);
@@ -381,7 +447,23 @@ impl Dataset {
     pub fn write_bytes(&self, sel: &Selection, data: &[u8]) -> Result<()> {
         let mut g = lock(&self.file)?;
         g.st.check_writable()?;
-        reject_vlen(&load_meta(&mut g.st, self.addr)?.dtype)?;
+        let m = load_meta(&mut g.st, self.addr)?;
+        reject_vlen(&m.dtype)?;
+        if matches!(m.layout, Layout::External { .. }) {
+            sel.check(&m.dims)?;
+            check_len("data", data.len(), sel, m.dtype.size())?;
+            let segs = external_io::segments(&mut g.st, &m)?.unwrap_or_default();
+            let here = g.path().map(|p| p.to_path_buf());
+            drop(g);
+            return external_io::write(
+                &m,
+                &segs,
+                self.external_prefix(),
+                here.as_deref(),
+                sel,
+                data,
+            );
+        }
         let (st, caches) = g.storage();
         write_bytes(st, caches, self.addr, sel, data)
     }
@@ -440,7 +522,9 @@ impl Dataset {
     }
 
     /// Change the extent, within `maxshape`. Elements cut off by shrinking
-    /// are gone; growing shows the fill value.
+    /// are gone; growing shows the fill value. An external dataset grows
+    /// along its first dimension within its segments, and shows what its
+    /// files hold there (zeros past their ends), as in HDF5.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] beyond maxshape or for contiguous datasets.
@@ -457,6 +541,20 @@ impl Dataset {
             )));
         }
         check_size(shape, m.dtype.size() as u64)?;
+        if matches!(m.layout, Layout::External { .. }) {
+            if shape.iter().zip(&m.maxdims).skip(1).any(|(s, mx)| s != mx) {
+                return Err(Error::invalid(
+                    "an external dataset changes only its first dimension",
+                ));
+            }
+            // The segments hold the largest shape (checked at creation):
+            // nothing moves, only the extent changes.
+            let mut h = Header::load(&mut g.st, self.addr)?;
+            if let Some(m) = h.dataset.as_mut() {
+                m.dims = EXTENTS.take_copy(shape);
+            }
+            return h.save(&mut g.st, self.addr);
+        }
         if !matches!(m.layout, Layout::Chunked { .. }) {
             return Err(Error::invalid("only chunked datasets can be resized"));
         }

@@ -65,7 +65,7 @@ pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
     })?;
     for p in &datasets {
         let d = from.root().dataset(p)?;
-        if !d.is_virtual()? {
+        if !d.is_virtual()? && d.external_segments()?.is_empty() {
             total += d.len()? * d.dtype()?.size() as u64;
         }
     }
@@ -321,6 +321,20 @@ fn copy_dataset(
             .track_order(d.attrs().track_order()?)
             .maxshape(&d.maxshape()?)
             .virtual_mappings(&maps);
+        if d.has_fill_value()? {
+            o = o.fill_value(&d.fill_value()?);
+        }
+        o = with_committed(o, committed);
+        return to.create_dataset(name, &o);
+    }
+    let segs = d.external_segments()?;
+    if !segs.is_empty() {
+        // The list, not the elements: they stay in the external files, named
+        // as they were, so the copy reads what the original did.
+        let mut o = DatasetOptions::new(dtype, &d.shape()?)
+            .track_order(d.attrs().track_order()?)
+            .maxshape(&d.maxshape()?)
+            .external(&segs);
         if d.has_fill_value()? {
             o = o.fill_value(&d.fill_value()?);
         }

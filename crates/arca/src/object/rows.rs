@@ -5,14 +5,17 @@
 use super::dataset::Dataset;
 use super::session::Session;
 use super::storage;
-use super::vlen::records::{can_hold, load_vlen, read_slot_records, save_vm};
+use super::vlen::records::{
+    can_hold, inner_records, load_vlen, nested_overlap, read_slot_records, save_vm, with_slot_types,
+};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
-use crate::format::datatype::swap::swap_in_place;
 use crate::format::datatype::{Datatype, VLEN_RECORD};
-use crate::format::rows::{check_rows, fixed_len, record_at, records, set_record};
+use crate::format::rows::{
+    check_rows, fixed_len, item_records, record_at, records, set_record, swap_values,
+};
 use crate::selection::Selection;
-use crate::vlen::vector::{self, FreeRanges};
+use crate::vlen::vector::{self, FreeRanges, VecMeta};
 
 /// The elements of `sel` in the rows form, numbers in native order.
 pub(super) fn read_rows_locked(
@@ -47,32 +50,139 @@ pub(super) fn read_rows_locked(
     for (a, p, l, _) in &at {
         set_record(&mut elems, *a, *p, *l);
     }
+    let head = elems.len();
     elems.extend_from_slice(&values);
+    drop(values);
+    if dtype.nests_vlen() {
+        read_nested(g, addr, cache, &mut vm, &dtype, head, &mut elems)?;
+    }
     let n = sel.len();
     swap_values(&dtype, n, &mut elems);
     Ok(elems)
 }
 
-/// Swap each slot's items between file and native order; the elements'
-/// numbers are the dataset layer's to convert.
-fn swap_values(dtype: &Datatype, n: u64, rows: &mut [u8]) {
-    let head = n as usize * dtype.size();
-    if !dtype
-        .vlen_slots()
-        .iter()
-        .any(|(_, t)| t.base().is_some_and(|b| b.needs_swap()))
-    {
-        return;
+/// Fetch the values that values read so far point to (a sequence of
+/// compounds with variable-length members), level by level, appending
+/// them to `rows` and pointing their records there.
+fn read_nested(
+    g: &mut Session,
+    addr: u64,
+    cache: &mut Cache,
+    vm: &mut VecMeta,
+    dtype: &Datatype,
+    head: usize,
+    rows: &mut Vec<u8>,
+) -> Result<()> {
+    // Values (start in `rows`, bytes, base type) whose items hold records.
+    let mut frontier: Vec<(usize, u64, Datatype)> = vec![];
+    for (_, o, l, t) in typed_records(dtype, &rows[..head]) {
+        if let Some(b) = t.base().filter(|b| b.has_vlen() && l > 0) {
+            frontier.push((head + o as usize, l, b));
+        }
     }
-    let (fixed, values) = rows.split_at_mut(head);
-    for (_, o, l, item) in records(dtype, fixed) {
-        swap_in_place(&mut values[o as usize..(o + l) as usize], item);
+    let mut seen = (rows.len() - head) as u64;
+    while !frontier.is_empty() {
+        let mut inner = vec![];
+        for (start, l, base) in &frontier {
+            let count = *l as usize / base.size().max(1);
+            for (at, t) in item_records(base, *start, count) {
+                let (o, len) = record_at(rows, at);
+                let item = t.base().map_or(1, |b| b.size()) as u64;
+                if !len.is_multiple_of(item) || o.checked_add(len).is_none_or(|e| e > vm.len) {
+                    return Err(Error::corrupt(
+                        "variable-length record",
+                        addr,
+                        format!(
+                            "a nested value at offset {o} of {len} bytes does not fit a \
+                             vector of {} bytes",
+                            vm.len
+                        ),
+                    ));
+                }
+                inner.push((at, [o, len], t));
+            }
+        }
+        let total: u64 = inner.iter().map(|(_, r, _)| r[1]).sum();
+        seen = seen.saturating_add(total);
+        if seen > vm.len || !usize::try_from(total).is_ok_and(can_hold) {
+            return Err(nested_overlap(addr));
+        }
+        let ranges: Vec<[u64; 2]> = inner.iter().map(|(_, r, _)| *r).collect();
+        let mut bytes = vec![0u8; total as usize];
+        vector::read_ranges(&mut g.st, cache, vm, 1, &ranges, &mut bytes)?;
+        let mut pos = (rows.len() - head) as u64;
+        let mut next = vec![];
+        for (at, [_, len], t) in inner {
+            set_record(rows, at, pos, len);
+            if let Some(b) = t.base().filter(|b| b.has_vlen() && len > 0) {
+                next.push((head + pos as usize, len, b));
+            }
+            pos += len;
+        }
+        rows.extend_from_slice(&bytes);
+        frontier = next;
+    }
+    Ok(())
+}
+
+/// The top-level records of an elements part with their slots' types.
+fn typed_records(dtype: &Datatype, fixed: &[u8]) -> Vec<(usize, u64, u64, Datatype)> {
+    let n = fixed.len() / dtype.size().max(1);
+    item_records(dtype, 0, n)
+        .into_iter()
+        .map(|(at, t)| {
+            let (o, l) = record_at(fixed, at);
+            (at, o, l, t)
+        })
+        .collect()
+}
+
+/// Where values go as a rows buffer is written: freed ranges first when
+/// the vector reuses space, else appended after `base`, in one write.
+struct Placer<'a> {
+    free: Option<FreeRanges>,
+    base: u64,
+    tail: Vec<u8>,
+    vm: &'a mut VecMeta,
+}
+
+impl Placer<'_> {
+    /// Place the value at `o` of `l` bytes of `values` (a slot of type
+    /// `t`), the values its items point to first; its vector offset.
+    fn place(
+        &mut self,
+        g: &mut Session,
+        cache: &mut Cache,
+        values: &mut [u8],
+        o: u64,
+        l: u64,
+        t: &Datatype,
+    ) -> Result<u64> {
+        if l == 0 {
+            return Ok(0);
+        }
+        if let Some(b) = t.base().filter(|b| b.has_vlen()) {
+            let count = l as usize / b.size().max(1);
+            for (at, it) in item_records(&b, o as usize, count) {
+                let (o2, l2) = record_at(values, at);
+                let to = self.place(g, cache, values, o2, l2, &it)?;
+                set_record(values, at, to, l2);
+            }
+        }
+        let v = &values[o as usize..(o + l) as usize];
+        if let Some(off) = self.free.as_mut().and_then(|f| f.take(l)) {
+            vector::write(&mut g.st, cache, self.vm, 1, off, v)?;
+            return Ok(off);
+        }
+        self.tail.extend_from_slice(v);
+        Ok(self.base + (self.tail.len() - v.len()) as u64)
     }
 }
 
 /// Write a rows buffer to `sel`: values into the vector (into freed ranges
 /// first when the vector reuses space, else appended in one write), then
-/// the elements with their records pointing there.
+/// the elements with their records pointing there. Values nested in values
+/// go first, their records pointing into the vector too.
 pub(super) fn write_rows_locked(
     g: &mut Session,
     addr: u64,
@@ -91,8 +201,12 @@ pub(super) fn write_rows_locked(
     swap_values(&dtype, n, &mut rows);
     let (fixed, values) = rows.split_at_mut(head);
     let r = (|| {
-        let mut free = if vm.reuse && !fresh {
-            let (_, old) = read_slot_records(g, addr, sel, &vm, &dtype)?;
+        let free = if vm.reuse && !fresh {
+            let (_, mut old) = read_slot_records(g, addr, sel, &vm, &dtype)?;
+            if dtype.nests_vlen() {
+                let typed = with_slot_types(&dtype, &old);
+                old.extend(inner_records(g, cache, &mut vm, addr, &typed)?);
+            }
             let mut f = FreeRanges::load(&g.st, &vm)?;
             for [o, l] in old {
                 f.give(o, l);
@@ -102,21 +216,17 @@ pub(super) fn write_rows_locked(
             None
         };
         let base = vm.len;
-        let mut tail: Vec<u8> = Vec::with_capacity(values.len());
-        let recs: Vec<(usize, u64, u64, usize)> = records(&dtype, fixed).collect();
-        for (at, o, l, _) in recs {
-            let v = &values[o as usize..(o + l) as usize];
-            let to = if l == 0 {
-                0
-            } else if let Some(off) = free.as_mut().and_then(|f| f.take(l)) {
-                vector::write(&mut g.st, cache, &mut vm, 1, off, v)?;
-                off
-            } else {
-                tail.extend_from_slice(v);
-                base + (tail.len() - v.len()) as u64
-            };
+        let mut p = Placer {
+            free,
+            base,
+            tail: Vec::with_capacity(values.len()),
+            vm: &mut vm,
+        };
+        for (at, o, l, t) in typed_records(&dtype, fixed) {
+            let to = p.place(g, cache, values, o, l, &t)?;
             set_record(fixed, at, to, l);
         }
+        let (free, tail) = (p.free.take(), std::mem::take(&mut p.tail));
         vector::write(&mut g.st, cache, &mut vm, 1, base, &tail)?;
         if let Some(f) = free {
             f.save(&mut g.st, &mut vm)?;
@@ -159,7 +269,7 @@ impl Dataset {
     pub fn write_rows(&self, sel: &Selection, rows: &[u8]) -> Result<()> {
         let addr = self.addr;
         let dtype = self.dtype()?;
-        if dtype.is_vlen() {
+        if dtype.is_vlen() && !dtype.nests_vlen() {
             // One slot per element: as values and offsets, in record order.
             check_rows(&dtype, sel.len(), rows)?;
             let head = fixed_len(&dtype, sel.len())?;
@@ -190,7 +300,7 @@ impl Dataset {
     pub fn read_rows(&self, sel: &Selection) -> Result<Vec<u8>> {
         let addr = self.addr;
         let dtype = self.dtype()?;
-        if dtype.is_vlen() {
+        if dtype.is_vlen() && !dtype.nests_vlen() {
             let (values, offsets) = self.read_ragged_bytes(sel)?;
             let item = dtype.base().map_or(1, |b| b.size()) as u64;
             let mut out = Vec::with_capacity(offsets.len() * VLEN_RECORD + values.len());

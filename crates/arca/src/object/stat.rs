@@ -272,6 +272,13 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                             }
                         }
                     }
+                    Layout::External { addr: a, len } => {
+                        s.metadata_bytes += BLOB_HEADER + len;
+                        extents.push((*a, BLOB_HEADER + len, "external file list"));
+                        if verify {
+                            super::external_io::segments(st, &m)?;
+                        }
+                    }
                     Layout::Chunked { chunk, index } => {
                         s.metadata_bytes += tree_pages(st, *index, &mut extents)?;
                         let elem = m.dtype.size();

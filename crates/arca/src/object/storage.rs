@@ -229,6 +229,11 @@ pub(crate) fn read_with_meta(
                 "a virtual dataset's elements are read through its mappings",
             ))
         }
+        Layout::External { .. } => {
+            return Err(Error::invalid(
+                "an external dataset's elements are read through its dataset handle",
+            ))
+        }
         Layout::Chunked { .. } => {
             let key = CacheKey::Dataset(header);
             let mut cache = caches.take(key);
@@ -337,6 +342,9 @@ pub(crate) fn write_bytes(
         Layout::Virtual { .. } => Err(Error::invalid(
             "a virtual dataset is read-only: write to its sources",
         )),
+        Layout::External { .. } => Err(Error::invalid(
+            "an external dataset's elements are written through its dataset handle",
+        )),
     }
 }
 
@@ -349,7 +357,10 @@ pub(crate) fn contiguous_extent(st: &mut Store, addr: u64) -> Result<Option<(u64
         .as_mut()
         .ok_or_else(|| Error::invalid("not a dataset"))?;
     match m.layout {
-        Layout::Chunked { .. } | Layout::Compact(_) | Layout::Virtual { .. } => Ok(None),
+        Layout::Chunked { .. }
+        | Layout::Compact(_)
+        | Layout::Virtual { .. }
+        | Layout::External { .. } => Ok(None),
         Layout::Contiguous { addr: 0, size } => {
             let fill = m.fill_bytes(st)?;
             let a = allocate_contiguous(st, size, &fill, false)?;
@@ -423,7 +434,7 @@ pub(crate) fn storage_extents(
             engine(meta, chunk, *index, &[]).extents(st, out)?;
         }
         Layout::Compact(_) => {}
-        Layout::Virtual { addr, len } => {
+        Layout::Virtual { addr, len } | Layout::External { addr, len } => {
             if *addr != 0 {
                 out.push(Section {
                     addr: *addr,

@@ -183,6 +183,8 @@ class _Exporter:
         layout = ads.layout
         if ads.is_virtual:
             return self.copy_virtual(ads, hg, name, dcpl)
+        if ads.external is not None:
+            return self.copy_external(ads, hg, name, dcpl)
         filters = []
         h5_pipeline = ads._id.hdf5_filters() if layout == "chunked" else []
         if h5_pipeline:
@@ -270,6 +272,20 @@ class _Exporter:
                 for i in range(0, shape[0], step):
                     hds[i:i + step] = ads[i:i + step]
         return hds
+
+    def copy_external(self, ads, hg, name, dcpl):
+        """An HDF5 dataset of external storage with the arca one's segments
+        (the elements stay in those files), fill value and maximum shape."""
+        h5py = self.h5py
+        for file, offset, size in ads.external:
+            dcpl.set_external(os.fsencode(file), offset, size)
+        if ads._id.has_fill_value():
+            dcpl.set_fill_value(np.asarray(ads.fillvalue).astype(ads.dtype).reshape(()))
+        shape = tuple(ads.shape)
+        maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or shape))
+        space = h5py.h5s.create_simple(shape, maxshape)
+        dsid = h5py.h5d.create(hg.id, name.encode(), self.type_id(ads), space, dcpl=dcpl)
+        return h5py.Dataset(dsid)
 
     def copy_virtual(self, ads, hg, name, dcpl):
         """An HDF5 virtual dataset with the arca one's mappings, fill value

@@ -223,6 +223,11 @@ class _Importer:
                                      track_order=self.tracked(hds, attrs=True))
         if layout == h5py.h5d.VIRTUAL and dt.kind != "O" and not needs_values(dt):
             return self.copy_virtual(hds, ag, name, path, dt, dcpl)
+        if layout == h5py.h5d.CONTIGUOUS and dcpl.get_external_count() > 0 and hds.shape \
+                and dt.kind != "O" and not needs_values(dt) and not holds_refs(dt) \
+                and not holds_refs(hds.dtype) and not has_fixed_str(hds.dtype) \
+                and dt == hds.dtype and _full_width(h5py, hds.id.get_type()):
+            return self.copy_external(hds, ag, name, path, dt, dcpl)
         filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
         pipeline, exact = arca_pipeline(filters)
         kw = {}
@@ -299,6 +304,24 @@ class _Importer:
         else:
             self.copy_values(hds, ds)
         return ds
+
+    def copy_external(self, hds, ag, name, path, dt, dcpl):
+        """A dataset of HDF5's external storage with its external file list:
+        the elements stay in those files, named as HDF5 names them (their
+        bytes are laid out as arca lays them: the type maps unchanged)."""
+        h5py = self.h5py
+        segs = [dcpl.get_external(i) for i in range(dcpl.get_external_count())]
+        kw = {"external": [(os.fsdecode(n), int(off), int(size)) for n, off, size in segs]}
+        if hds.maxshape != hds.shape:
+            kw["maxshape"] = hds.maxshape
+        if self.tracked(hds, attrs=True):
+            kw["track_order"] = True
+        if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED:
+            fill = np.zeros((), dtype=hds.dtype)
+            dcpl.get_fill_value(fill)
+            kw["fillvalue"] = fill
+        t = self.committed(hds, path)
+        return ag.create_dataset(name, shape=hds.shape, dtype=dt if t is None else t, **kw)
 
     def copy_virtual(self, hds, ag, name, path, dt, dcpl):
         """A virtual dataset with its mappings as HDF5 holds them: source

@@ -48,9 +48,16 @@ def from_h5(h5py, tid, dt):
             if check_ref_dtype(base) is h5py.RegionReference:
                 raise Unmappable("sequences of region references have no arca equivalent")
             return vlen_dtype(ref_dtype)
-        if sup.get_class() not in (h5py.h5t.INTEGER, h5py.h5t.FLOAT):
-            raise Unmappable(f"variable-length sequences of {np.dtype(base)} have no arca equivalent")
-        return vlen_dtype(base)
+        if sup.get_class() in (h5py.h5t.INTEGER, h5py.h5t.FLOAT):
+            return vlen_dtype(base)
+        # Enums, compounds (their members variable-length too), strings,
+        # arrays, opaque: the base mapped as any type is.
+        item = from_h5(h5py, sup, np.dtype(base))
+        try:
+            return vlen_dtype(item)
+        except TypeError as e:
+            raise Unmappable(f"variable-length sequences of {item} have no arca "
+                             f"equivalent") from e
     if cls == h5py.h5t.STRING:
         return vlen_dtype(h5py.check_vlen_dtype(dt) or str)
     if cls == h5py.h5t.COMPOUND and dt.names is not None:
@@ -100,7 +107,11 @@ def to_h5(h5py, dt):
                                       logical=True)
         if check_ref_dtype(base) is not None:
             return h5py.h5t.py_create(h5py.vlen_dtype(h5py.ref_dtype), logical=True)
-        return h5py.h5t.py_create(h5py.vlen_dtype(np.dtype(base)), logical=True)
+        base = np.dtype(base)
+        if needs_own_type(base) or base.metadata or base.names is not None:
+            # A sequence of enums, compounds, strings ...: the base's own type.
+            return h5py.h5t.vlen_create(to_h5(h5py, base))
+        return h5py.h5t.py_create(h5py.vlen_dtype(base), logical=True)
     if dt.names is not None and needs_own_type(dt):
         if has_vlen_members(dt):
             # HDF5 lays such a compound out itself; its members' own types.

@@ -40,15 +40,16 @@ impl Datatype {
                     bad()
                 }
             }
+            // 16: extended precision (format/datatype/extended.rs).
             Datatype::Float { size, .. } => {
-                if matches!(size, 2 | 4 | 8) {
+                if matches!(size, 2 | 4 | 8 | 16) {
                     Ok(())
                 } else {
                     bad()
                 }
             }
             Datatype::Complex { size, .. } => {
-                if matches!(size, 4 | 8 | 16) {
+                if matches!(size, 4 | 8 | 16 | 32) {
                     Ok(())
                 } else {
                     bad()
@@ -69,6 +70,13 @@ impl Datatype {
                     return Err("opaque tag longer than 65535 bytes".into());
                 }
                 Ok(())
+            }
+            Datatype::VlenOf(b) => {
+                b.check(depth + 1)?;
+                match Datatype::vlen((**b).clone()) {
+                    Ok(Datatype::VlenOf(_)) => Ok(()),
+                    _ => bad(),
+                }
             }
             Datatype::Vlen { class, size, .. } => {
                 let ok = match class {
@@ -205,7 +213,8 @@ mod tests {
             "",
             "S0",
             "<q8",
-            "vlen:S4",
+            r#"vlen:struct(8){"r"@0:ref}"#,
+            r#"vlen:[2]struct(16){"s"@0:vlen:str}"#,
             "vlen:vlen:str",
             "vlen:",
             "[0]<f4",

@@ -49,7 +49,8 @@ impl Datatype {
             Datatype::VlenBytes
             | Datatype::VlenStr
             | Datatype::RegionRef
-            | Datatype::Vlen { .. } => {
+            | Datatype::Vlen { .. }
+            | Datatype::VlenOf(_) => {
                 let kind = match self {
                     Datatype::VlenBytes => 0,
                     Datatype::VlenStr => 1,

@@ -24,6 +24,7 @@ impl Datatype {
                 size: *size,
                 order,
             },
+            Datatype::VlenOf(b) => Datatype::VlenOf(Box::new(b.with_order(order))),
             Datatype::Enum(e) => Datatype::Enum(Box::new(EnumType {
                 base: e.base.with_order(order),
                 members: e.members.clone(),

@@ -143,7 +143,7 @@ impl Datatype {
             Datatype::VlenBytes => out.push_str("vlen:bytes"),
             Datatype::VlenStr => out.push_str("vlen:str"),
             Datatype::RegionRef => out.push_str("vlen:region"),
-            Datatype::Vlen { .. } => {
+            Datatype::Vlen { .. } | Datatype::VlenOf(_) => {
                 out.push_str("vlen:");
                 if let Some(b) = self.base() {
                     b.write_str(out);
@@ -263,7 +263,8 @@ impl Parser<'_> {
             return Err("types nested too deep".into());
         }
         if self.eat("vlen:") {
-            if self.eat("str") {
+            // "vlen:struct(...)" is a sequence of compounds, not strings.
+            if !self.rest().starts_with("struct(") && self.eat("str") {
                 return Ok(Datatype::VlenStr);
             }
             if self.eat("bytes") {
@@ -474,7 +475,7 @@ impl std::fmt::Display for Datatype {
             Datatype::VlenBytes => write!(f, "vlen bytes"),
             Datatype::VlenStr => write!(f, "vlen utf8"),
             Datatype::RegionRef => write!(f, "region reference"),
-            Datatype::Vlen { .. } => match self.base() {
+            Datatype::Vlen { .. } | Datatype::VlenOf(_) => match self.base() {
                 Some(b) => write!(f, "vlen {b}"),
                 None => write!(f, "vlen"),
             },

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::datatype::Datatype;
+use crate::format::external_list::{self, ExternalSegment};
 use crate::format::filter_pipeline::PIPELINES;
 use crate::format::object_header::{DatasetMeta, Layout};
 use crate::format::shape::MAX_RANK;
@@ -49,6 +50,10 @@ pub enum StorageLayout {
     /// or others (HDF5's virtual datasets; see
     /// [`DatasetOptions::virtual_mappings`]). Read-only.
     Virtual,
+    /// Elements kept in segments of files outside this one, laid out as
+    /// contiguous storage would (HDF5's external raw storage; see
+    /// [`DatasetOptions::external`]).
+    External,
 }
 
 /// How to create a dataset.
@@ -80,7 +85,17 @@ pub struct DatasetOptions {
     pub(crate) track_order: bool,
     pub(crate) committed: Option<NamedType>,
     pub(crate) commit_new: bool,
-    virtual_maps: Option<Vec<VirtualMapping>>,
+    /// Boxed: most datasets have neither, and options travel by value.
+    elsewhere: Option<Box<Elsewhere>>,
+}
+
+/// Where the elements of a dataset that keeps none itself come from.
+#[derive(Debug, Clone)]
+enum Elsewhere {
+    /// Assembled from other datasets.
+    Virtual(Vec<VirtualMapping>),
+    /// Kept in segments of external files.
+    External(Vec<ExternalSegment>),
 }
 
 impl DatasetOptions {
@@ -102,8 +117,39 @@ impl DatasetOptions {
             track_order: false,
             committed: None,
             commit_new: false,
-            virtual_maps: None,
+            elsewhere: None,
         }
+    }
+
+    /// Keep the elements outside the file, in `segments` of other files
+    /// taken in order as one row-major run of bytes (HDF5's external raw
+    /// storage). The segments must hold the dataset at its largest shape:
+    /// only the first dimension may grow, and an unlimited one needs an
+    /// unlimited last segment. No chunks or filters; fixed-size types.
+    /// Relative names are found as HDF5 finds them (see
+    /// [`Dataset::with_external_prefix`]); the files are made at the first
+    /// write and written in place, outside the file's transactions.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, ExternalSegment, File, StorageLayout};
+    /// let dir = std::env::temp_dir().join(format!("arca-doc-ext-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let raw = dir.join("raw.bin").to_string_lossy().into_owned();
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::uint(1), &[6])
+    ///     .external(&[ExternalSegment::new(&raw, 10, 4), ExternalSegment::new(&raw, 0, 2)]);
+    /// let d = f.root().create_dataset("d", &o).unwrap();
+    /// assert_eq!(d.layout().unwrap(), StorageLayout::External);
+    /// d.write_all(&[1u8, 2, 3, 4, 5, 6]).unwrap();
+    /// assert_eq!(std::fs::read(&raw).unwrap(), [5, 6, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4]);
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
+    ///
+    /// [`Dataset::with_external_prefix`]: crate::Dataset::with_external_prefix
+    pub fn external(mut self, segments: &[ExternalSegment]) -> Self {
+        self.elsewhere = Some(Box::new(Elsewhere::External(segments.to_vec())));
+        self.layout = Some(StorageLayout::External);
+        self
     }
 
     /// Make the dataset with the committed datatype `t` (of the same file,
@@ -154,7 +200,7 @@ impl DatasetOptions {
     /// assert_eq!(v.read_all::<i32>().unwrap(), [-1, 1, 2, 3, 4, -1]);
     /// ```
     pub fn virtual_mappings(mut self, maps: &[VirtualMapping]) -> Self {
-        self.virtual_maps = Some(maps.to_vec());
+        self.elsewhere = Some(Box::new(Elsewhere::Virtual(maps.to_vec())));
         self.layout = Some(StorageLayout::Virtual);
         self
     }
@@ -334,6 +380,9 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     if o.layout == Some(StorageLayout::Virtual) {
         return build_virtual(st, o, &maxdims);
     }
+    if o.layout == Some(StorageLayout::External) {
+        return build_external(st, o, &maxdims);
+    }
     let needs_chunks = o.chunks.is_some() || !o.filters.is_empty() || maxdims != o.shape;
     let chunked = needs_chunks || o.layout == Some(StorageLayout::Chunked);
     if needs_chunks && matches!(o.layout, Some(l) if l != StorageLayout::Chunked) {
@@ -346,6 +395,12 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     let mut vlen_fill = None;
     let fill = match &o.fill {
         None => None,
+        Some(_) if o.dtype.nests_vlen() => {
+            return Err(Error::invalid(
+                "variable-length values holding more variable-length values take no fill \
+                 value (unwritten elements are empty)",
+            ))
+        }
         Some(f) if o.dtype.is_vlen() => {
             vlen_fill = Some(f.clone());
             None
@@ -462,7 +517,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
 /// The dataset message of a virtual dataset: its mappings checked and
 /// written to a blob (none for no mappings).
 fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<DatasetMeta> {
-    let Some(maps) = &o.virtual_maps else {
+    let Some(Elsewhere::Virtual(maps)) = o.elsewhere.as_deref() else {
         return Err(Error::invalid(
             "the virtual layout needs mappings: DatasetOptions::virtual_mappings",
         ));
@@ -503,6 +558,52 @@ fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<
         dims: EXTENTS.take_copy(&o.shape),
         maxdims: EXTENTS.take_copy(maxdims),
         layout,
+        filters: PIPELINES.take(0),
+        fill: DatasetMeta::make_fill(st, fill)?,
+        vlen: None,
+        null: false,
+    })
+}
+
+/// The dataset message of an external dataset: its segment list checked
+/// against its shape and written to a blob.
+fn build_external(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<DatasetMeta> {
+    let Some(Elsewhere::External(segs)) = o.elsewhere.as_deref() else {
+        return Err(Error::invalid(
+            "the external layout needs segments: DatasetOptions::external",
+        ));
+    };
+    if o.dtype.has_vlen() {
+        return Err(Error::invalid(
+            "an external dataset holds fixed-size elements, not variable-length ones",
+        ));
+    }
+    if o.chunks.is_some() || !o.filters.is_empty() {
+        return Err(Error::invalid(
+            "external storage is contiguous: it takes no chunks or filters",
+        ));
+    }
+    external_list::validate(segs, &o.shape, maxdims, o.dtype.size() as u64)?;
+    let fill = match &o.fill {
+        None => None,
+        Some(f) if f.len() == o.dtype.size() => {
+            let mut f = f.clone();
+            if o.dtype.needs_swap() {
+                o.dtype.swap(&mut f);
+            }
+            Some(f)
+        }
+        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
+    };
+    let data = external_list::encode(segs);
+    Ok(DatasetMeta {
+        dtype: o.dtype.clone(),
+        dims: EXTENTS.take_copy(&o.shape),
+        maxdims: EXTENTS.take_copy(maxdims),
+        layout: Layout::External {
+            addr: st.write_blob(&data)?,
+            len: data.len() as u64,
+        },
         filters: PIPELINES.take(0),
         fill: DatasetMeta::make_fill(st, fill)?,
         vlen: None,

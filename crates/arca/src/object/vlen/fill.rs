@@ -9,7 +9,6 @@
 use super::records::{item_size, load_vlen};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
-use crate::format::datatype::swap::swap_in_place;
 use crate::format::object_header::Header;
 use crate::object::dataset::Dataset;
 use crate::object::session::Session;
@@ -54,8 +53,8 @@ pub(crate) fn read_fill(g: &mut Session, addr: u64, cache: &mut Cache) -> Result
     }
     let mut out = vec![0u8; len as usize];
     vector::read_ranges(&mut g.st, cache, &mut vm, item, &[[off, len]], &mut out)?;
-    if dtype.base().is_some_and(|b| b.needs_swap()) {
-        swap_in_place(&mut out, item);
+    if let Some(b) = dtype.base().filter(|b| b.needs_swap()) {
+        b.swap(&mut out);
     }
     Ok(Some(out))
 }

@@ -5,7 +5,6 @@ use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::filter::Filter;
 use crate::format::chunk_index::MAX_CHUNK_BYTES;
-use crate::format::datatype::swap::swap_in_place;
 use crate::format::datatype::{Datatype, VLEN_RECORD};
 use crate::format::vlen_vector::push_record;
 use crate::store::Store;
@@ -107,8 +106,8 @@ pub(crate) fn write_fill(
         return Err(Error::invalid("fill value is not valid UTF-8"));
     }
     let mut stored = items.to_vec();
-    if dtype.base().is_some_and(|b| b.needs_swap()) {
-        swap_in_place(&mut stored, item);
+    if let Some(b) = dtype.base().filter(|b| b.needs_swap()) {
+        b.swap(&mut stored);
     }
     let at = vm.len;
     // A cache of its own, emptied before it goes: the dataset's cache is

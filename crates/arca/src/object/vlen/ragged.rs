@@ -6,7 +6,6 @@ use super::fill::fill_record;
 use super::records::{can_hold, item_size, load_vlen, read_records, save_vm};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
-use crate::format::datatype::swap::swap_in_place;
 use crate::format::datatype::{Datatype, VLEN_RECORD};
 use crate::format::region::{check_refs, RegionRef};
 use crate::format::vlen_vector::{encode_records, push_record};
@@ -96,9 +95,11 @@ pub(super) fn write_ragged_locked(
         check_refs(span, offsets)?;
     }
     let swapped;
-    let span = if dtype.base().is_some_and(|b| b.needs_swap()) {
+    let span = if let Some(b) = dtype.base().filter(|b| b.needs_swap()) {
         let mut v = span.to_vec();
-        swap_in_place(&mut v, item);
+        // Item by item as the base lays its numbers out (a compound's
+        // members each in their own order).
+        b.swap(&mut v);
         swapped = v;
         &swapped[..]
     } else {
@@ -205,8 +206,8 @@ pub(super) fn read_ragged_locked(
         )));
     }
     vector::read_ranges(&mut g.st, cache, &mut vm, item, &recs, &mut out)?;
-    if dtype.base().is_some_and(|b| b.needs_swap()) {
-        swap_in_place(&mut out, item);
+    if let Some(b) = dtype.base().filter(|b| b.needs_swap()) {
+        b.swap(&mut out);
     }
     Ok((out, offsets))
 }

@@ -7,7 +7,7 @@ use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::format::datatype::{Datatype, VLEN_RECORD};
 use crate::format::object_header::Header;
-use crate::format::rows::{fixed_len, records};
+use crate::format::rows::{fixed_len, item_records, record_at, records};
 use crate::format::vlen_vector::decode_records;
 use crate::object::dataset::Dataset;
 use crate::object::handle::lock;
@@ -19,7 +19,8 @@ use crate::vlen::vector::VecMeta;
 /// The size of one item of a variable-length type's values (1 for
 /// strings); refused for other types, naming the methods they take.
 pub(crate) fn item_size(dtype: &Datatype) -> Result<usize> {
-    dtype.base().map(|b| b.size()).ok_or_else(|| {
+    let plain = dtype.base().filter(|_| !dtype.nests_vlen());
+    plain.map(|b| b.size()).ok_or_else(|| {
         Error::invalid(if dtype.has_vlen() {
             format!("dataset type {dtype} has variable-length members; use read_rows/write_rows")
         } else {
@@ -48,9 +49,19 @@ pub(crate) fn read_records(
     vm: &VecMeta,
     dtype: &Datatype,
 ) -> Result<Vec<[u64; 2]>> {
-    if !dtype.is_vlen() {
-        let (elems, recs) = read_slot_records(g, addr, sel, vm, dtype)?;
+    if !dtype.is_vlen() || dtype.nests_vlen() {
+        let (elems, mut recs) = read_slot_records(g, addr, sel, vm, dtype)?;
         drop(elems);
+        if dtype.nests_vlen() {
+            // The records inside the values too: they own vector bytes.
+            let typed = with_slot_types(dtype, &recs);
+            let key = CacheKey::Vector(addr);
+            let mut cache = g.caches().take(key);
+            let mut vm = vm.clone();
+            let inner = inner_records(g, &mut cache, &mut vm, addr, &typed);
+            g.caches().put(key, cache);
+            recs.extend(inner?);
+        }
         return Ok(recs);
     }
     let item = item_size(dtype)?;
@@ -161,4 +172,81 @@ impl Dataset {
         g.caches().put(key, cache);
         r
     }
+}
+
+/// Records read element by element with their slots' types.
+pub(crate) fn with_slot_types(dtype: &Datatype, recs: &[[u64; 2]]) -> Vec<([u64; 2], Datatype)> {
+    let slots = dtype.vlen_slots();
+    recs.iter()
+        .zip(slots.iter().cycle())
+        .map(|(r, (_, t))| (*r, t.clone()))
+        .collect()
+}
+
+/// Every record inside the values `top` names (vector records with their
+/// slot types), at every depth: the values of a sequence of compounds with
+/// variable-length members hold records of their own, into the same
+/// vector. Each is checked to be whole items inside it; as in a sound
+/// vector no two live values share bytes, more bytes than the vector holds
+/// is damage (and bounds the walk).
+pub(crate) fn inner_records(
+    g: &mut Session,
+    cache: &mut Cache,
+    vm: &mut VecMeta,
+    addr: u64,
+    top: &[([u64; 2], Datatype)],
+) -> Result<Vec<[u64; 2]>> {
+    let mut out = vec![];
+    let mut frontier: Vec<([u64; 2], Datatype)> = top
+        .iter()
+        .filter_map(|(r, t)| t.base().filter(|b| b.has_vlen()).map(|b| (*r, b)))
+        .filter(|(r, _)| r[1] > 0)
+        .collect();
+    let mut seen = 0u64;
+    while !frontier.is_empty() {
+        let total: u64 = frontier.iter().map(|(r, _)| r[1]).sum();
+        seen = seen.saturating_add(total);
+        if seen > vm.len || !usize::try_from(total).is_ok_and(can_hold) {
+            return Err(nested_overlap(addr));
+        }
+        let ranges: Vec<[u64; 2]> = frontier.iter().map(|(r, _)| *r).collect();
+        let mut bytes = vec![0u8; total as usize];
+        crate::vlen::vector::read_ranges(&mut g.st, cache, vm, 1, &ranges, &mut bytes)?;
+        let mut next = vec![];
+        let mut pos = 0usize;
+        for ([_, l], base) in &frontier {
+            let count = *l as usize / base.size().max(1);
+            for (at, t) in item_records(base, pos, count) {
+                let (o, len) = record_at(&bytes, at);
+                let item = t.base().map_or(1, |b| b.size()) as u64;
+                if !len.is_multiple_of(item) || o.checked_add(len).is_none_or(|e| e > vm.len) {
+                    return Err(Error::corrupt(
+                        "variable-length record",
+                        addr,
+                        format!(
+                            "a nested value at offset {o} of {len} bytes does not fit a \
+                             vector of {} bytes",
+                            vm.len
+                        ),
+                    ));
+                }
+                out.push([o, len]);
+                if let Some(b) = t.base().filter(|b| b.has_vlen() && len > 0) {
+                    next.push(([o, len], b));
+                }
+            }
+            pos += *l as usize;
+        }
+        frontier = next;
+    }
+    Ok(out)
+}
+
+/// The error for nested values that claim more bytes than their vector.
+pub(crate) fn nested_overlap(addr: u64) -> Error {
+    Error::corrupt(
+        "variable-length record",
+        addr,
+        "nested values claim more bytes than the vector holds (records share bytes)",
+    )
 }

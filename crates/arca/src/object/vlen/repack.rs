@@ -44,7 +44,7 @@ impl Dataset {
             g.st.check_writable()?;
             let (_, dtype, dims, mut vm) = load_vlen(g, addr)?;
             let all = Selection::all(&dims);
-            if !dtype.is_vlen() {
+            if dtype.takes_rows() {
                 let rows = rows::read_rows_locked(g, addr, cache, &all)?;
                 *cache = Cache::new(cache.capacity);
                 let dead = vector::detach(&mut g.st, &mut vm)?;
@@ -114,7 +114,7 @@ pub(crate) fn copy_dataset(
     let mut o = DatasetOptions::new(dtype.clone(), &shape)
         .vlen(v)
         .track_order(d.attrs().track_order()?);
-    if dtype.is_vlen() {
+    if dtype.is_vlen() && !dtype.nests_vlen() {
         if let Some(items) = d.vlen_fill_value()? {
             o = o.fill_value(&items);
         }
@@ -127,7 +127,7 @@ pub(crate) fn copy_dataset(
     if shape.iter().product::<u64>() == 0 {
         return Ok(nd);
     }
-    let rows = !dtype.is_vlen();
+    let rows = dtype.takes_rows();
     let elem = dtype.size() as u64;
     // One band: unwritten ones stay unwritten, as fill-only chunks do.
     let copy = |sel: &Selection| -> Result<()> {
