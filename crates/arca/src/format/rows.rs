@@ -69,6 +69,9 @@ pub(crate) fn check_rows(dtype: &Datatype, n: u64, data: &[u8]) -> Result<()> {
             data.len()
         )));
     }
+    if !dtype.nests_vlen() {
+        return check_flat(dtype, n, head, data);
+    }
     let values = data.len() - head;
     let size = dtype.size().max(1);
     let mut stack = item_records(dtype, 0, n as usize);
@@ -114,6 +117,46 @@ pub(crate) fn check_rows(dtype: &Datatype, n: u64, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// [`check_rows`] of values that hold no records: every record is in the
+/// elements part, checked in one pass, then sorted for sharing.
+fn check_flat(dtype: &Datatype, n: u64, head: usize, data: &[u8]) -> Result<()> {
+    let (fixed, values) = data.split_at(head);
+    let slots = dtype.vlen_slots();
+    let size = dtype.size();
+    let mut used: Vec<(u64, u64)> = Vec::with_capacity(n as usize * slots.len());
+    for e in 0..n as usize {
+        for (off, t) in &slots {
+            let (o, l) = record_at(fixed, e * size + off);
+            let item = t.base().map_or(1, |b| b.size()) as u64;
+            let end = o.checked_add(l).filter(|&end| end <= values.len() as u64);
+            let Some(end) = end.filter(|_| l % item == 0) else {
+                return Err(Error::invalid(format!(
+                    "element {e}: a value at {o} of {l} bytes is not whole items \
+                     inside the {} bytes of values",
+                    values.len()
+                )));
+            };
+            if *t == Datatype::VlenStr
+                && std::str::from_utf8(&values[o as usize..end as usize]).is_err()
+            {
+                return Err(Error::invalid(format!(
+                    "element {e}: a string is not valid UTF-8"
+                )));
+            }
+            if l > 0 {
+                used.push((o, end));
+            }
+        }
+    }
+    used.sort_unstable();
+    if used.windows(2).any(|w| w[1].0 < w[0].1) {
+        return Err(Error::invalid(
+            "two variable-length values share bytes; give each its own",
+        ));
+    }
+    Ok(())
+}
+
 /// Call `f(position, offset, length, slot type)` for every record of a
 /// checked rows buffer of `n` elements, nested ones included (each after
 /// the record whose values hold it).
@@ -147,6 +190,22 @@ pub(crate) fn swap_values(dtype: &Datatype, n: u64, data: &mut [u8]) {
         return;
     }
     let head = n as usize * dtype.size();
+    if !dtype.nests_vlen() {
+        // Every record in the elements part: one pass, no walk.
+        let (fixed, values) = data.split_at_mut(head);
+        let slots: Vec<(usize, Datatype)> = dtype
+            .vlen_slots()
+            .into_iter()
+            .filter_map(|(off, t)| t.base().filter(|b| b.needs_swap()).map(|b| (off, b)))
+            .collect();
+        for e in fixed.chunks_exact(dtype.size().max(1)) {
+            for (off, b) in &slots {
+                let (o, l) = record_at(e, *off);
+                b.swap(&mut values[o as usize..(o + l) as usize]);
+            }
+        }
+        return;
+    }
     let mut runs = vec![];
     walk_rows(dtype, n, data, &mut |_, o, l, t| {
         if let Some(b) = t.base().filter(|b| b.needs_swap()) {
