@@ -38,6 +38,12 @@ fuzz_target!(|data: &[u8]| {
                     let _ = g.attrs().get(&a);
                 }
             }
+            Ok(Object::Datatype(t)) => {
+                let _ = t.dtype();
+                for a in t.attrs().names().unwrap_or_default() {
+                    let _ = t.attrs().get(&a);
+                }
+            }
             Err(_) => {}
         }
     }
