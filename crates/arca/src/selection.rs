@@ -131,6 +131,29 @@ pub(crate) struct Window<'a> {
     pub(crate) step: &'a [u64],
 }
 
+/// Call `f(offset in the dataset, offset in the buffer, bytes)` for each
+/// contiguous run of `sel` in a row-major dataset of `dims`, the buffer
+/// holding the selection densely (contiguous and external storage).
+pub(crate) fn selection_runs(
+    elem: usize,
+    dims: &[u64],
+    sel: &Selection,
+    f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
+) -> Result<()> {
+    let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
+    let src = Window {
+        dims,
+        start: &sel.start,
+        step: &sel.step,
+    };
+    let dst = Window {
+        dims: &sel.count,
+        start: &zero,
+        step: &ones,
+    };
+    for_each_run(elem, &sel.count, &src, &dst, f)
+}
+
 /// Call `f(src_byte, dst_byte, bytes)` for each contiguous run that moves a
 /// `count` box from `src` to `dst`. Adjacent dimensions whose strides line up
 /// are merged first, so full rows and full planes become one run.

@@ -27,6 +27,29 @@ pub(crate) fn record_at(buf: &[u8], at: usize) -> (u64, u64) {
     (word(at), word(at + 8))
 }
 
+/// Check a nested record `(o, len)` of type `t` against a vector of
+/// `vector_len` bytes (of the dataset at `addr`): whole items, inside it.
+pub(crate) fn check_nested(
+    o: u64,
+    len: u64,
+    t: &Datatype,
+    vector_len: u64,
+    addr: u64,
+) -> Result<()> {
+    let item = t.base().map_or(1, |b| b.size()) as u64;
+    if !len.is_multiple_of(item) || o.checked_add(len).is_none_or(|e| e > vector_len) {
+        return Err(Error::corrupt(
+            "variable-length record",
+            addr,
+            format!(
+                "a nested value at offset {o} of {len} bytes does not fit a vector of \
+                 {vector_len} bytes"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Store `(offset, length)` at `at` of `buf`.
 pub(crate) fn set_record(buf: &mut [u8], at: usize, off: u64, len: u64) {
     buf[at..at + 8].copy_from_slice(&off.to_le_bytes());

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::format::external_list::{self, ExternalSegment};
 use crate::format::object_header::{DatasetMeta, Layout};
-use crate::selection::{for_each_run, Selection, Window};
+use crate::selection::{selection_runs, Selection};
 use crate::store::Store;
 
 /// What `${ORIGIN}` in an external prefix stands for: the directory of
@@ -167,7 +167,7 @@ pub(crate) fn read(
 ) -> Result<()> {
     let elem = m.dtype.size();
     let mut files = Files::new(segs, prefix, file)?;
-    runs(elem, &m.dims, sel, &mut |s, o, n| {
+    selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
         files.read(s as u64, &mut out[o..o + n])
     })?;
     if m.dtype.needs_swap() {
@@ -196,31 +196,9 @@ pub(crate) fn write(
     };
     let mut files = Files::new(segs, prefix, file)?;
     files.write = true;
-    runs(m.dtype.size(), &m.dims, sel, &mut |s, o, n| {
+    selection_runs(m.dtype.size(), &m.dims, sel, &mut |s, o, n| {
         files.write(s as u64, &data[o..o + n])
     })
-}
-
-/// Call `f(offset in the elements, offset in the buffer, bytes)` for each
-/// contiguous run of `sel` in a row-major dataset of `dims`.
-fn runs(
-    elem: usize,
-    dims: &[u64],
-    sel: &Selection,
-    f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
-) -> Result<()> {
-    let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
-    let src = Window {
-        dims,
-        start: &sel.start,
-        step: &sel.step,
-    };
-    let dst = Window {
-        dims: &sel.count,
-        start: &zero,
-        step: &ones,
-    };
-    for_each_run(elem, &sel.count, &src, &dst, f)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::format::datatype::{Datatype, VLEN_RECORD};
 use crate::format::rows::{
-    check_rows, fixed_len, item_records, record_at, records, set_record, swap_values,
+    check_nested, check_rows, fixed_len, item_records, record_at, records, set_record, swap_values,
 };
 use crate::selection::Selection;
 use crate::vlen::vector::{self, FreeRanges, VecMeta};
@@ -87,18 +87,7 @@ fn read_nested(
             let count = *l as usize / base.size().max(1);
             for (at, t) in item_records(base, *start, count) {
                 let (o, len) = record_at(rows, at);
-                let item = t.base().map_or(1, |b| b.size()) as u64;
-                if !len.is_multiple_of(item) || o.checked_add(len).is_none_or(|e| e > vm.len) {
-                    return Err(Error::corrupt(
-                        "variable-length record",
-                        addr,
-                        format!(
-                            "a nested value at offset {o} of {len} bytes does not fit a \
-                             vector of {} bytes",
-                            vm.len
-                        ),
-                    ));
-                }
+                check_nested(o, len, &t, vm.len, addr)?;
                 inner.push((at, [o, len], t));
             }
         }

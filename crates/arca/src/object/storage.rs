@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use crate::chunk::{Cache, Chunked};
 use crate::error::{Error, Result};
 use crate::format::object_header::{DatasetMeta, Fill, Header, Layout};
-use crate::selection::{for_each_run, Selection, Window};
+use crate::selection::{selection_runs, Selection};
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
 
@@ -473,27 +473,4 @@ pub(crate) fn check_len(what: &str, len: usize, sel: &Selection, elem: usize) ->
         )));
     }
     Ok(())
-}
-
-/// Call `f(offset in the dataset, offset in the buffer, bytes)` for each
-/// contiguous run of `sel` in a row-major dataset of `dims`, the buffer
-/// holding the selection densely.
-fn selection_runs(
-    elem: usize,
-    dims: &[u64],
-    sel: &Selection,
-    f: &mut dyn FnMut(usize, usize, usize) -> Result<()>,
-) -> Result<()> {
-    let (zero, ones) = (vec![0u64; sel.count.len()], vec![1u64; sel.count.len()]);
-    let src = Window {
-        dims,
-        start: &sel.start,
-        step: &sel.step,
-    };
-    let dst = Window {
-        dims: &sel.count,
-        start: &zero,
-        step: &ones,
-    };
-    for_each_run(elem, &sel.count, &src, &dst, f)
 }

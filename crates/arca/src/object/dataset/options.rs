@@ -412,14 +412,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
                  elements have empty members)",
             ))
         }
-        Some(f) if f.len() == elem as usize => {
-            let mut f = f.clone();
-            if o.dtype.needs_swap() {
-                o.dtype.swap(&mut f);
-            }
-            Some(f)
-        }
-        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
+        Some(f) => Some(stored_fill(o, f)?),
     };
     // A compact header holds the elements beside the type, the shape and
     // the fill value; with a wide compound or a large fill they may not
@@ -514,6 +507,18 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     Ok(meta)
 }
 
+/// A fixed-size fill value as stored: one element, in the type's byte order.
+fn stored_fill(o: &DatasetOptions, f: &[u8]) -> Result<Vec<u8>> {
+    if f.len() != o.dtype.size() {
+        return Err(Error::invalid("fill value must be exactly one element"));
+    }
+    let mut f = f.to_vec();
+    if o.dtype.needs_swap() {
+        o.dtype.swap(&mut f);
+    }
+    Ok(f)
+}
+
 /// The dataset message of a virtual dataset: its mappings checked and
 /// written to a blob (none for no mappings).
 fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<DatasetMeta> {
@@ -533,17 +538,7 @@ fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<
         ));
     }
     virtual_map::validate(maps, &o.shape)?;
-    let fill = match &o.fill {
-        None => None,
-        Some(f) if f.len() == o.dtype.size() => {
-            let mut f = f.clone();
-            if o.dtype.needs_swap() {
-                o.dtype.swap(&mut f);
-            }
-            Some(f)
-        }
-        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
-    };
+    let fill = o.fill.as_deref().map(|f| stored_fill(o, f)).transpose()?;
     let layout = if maps.is_empty() {
         Layout::Virtual { addr: 0, len: 0 }
     } else {
@@ -584,17 +579,7 @@ fn build_external(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result
         ));
     }
     external_list::validate(segs, &o.shape, maxdims, o.dtype.size() as u64)?;
-    let fill = match &o.fill {
-        None => None,
-        Some(f) if f.len() == o.dtype.size() => {
-            let mut f = f.clone();
-            if o.dtype.needs_swap() {
-                o.dtype.swap(&mut f);
-            }
-            Some(f)
-        }
-        Some(_) => return Err(Error::invalid("fill value must be exactly one element")),
-    };
+    let fill = o.fill.as_deref().map(|f| stored_fill(o, f)).transpose()?;
     let data = external_list::encode(segs);
     Ok(DatasetMeta {
         dtype: o.dtype.clone(),

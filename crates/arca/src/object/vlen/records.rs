@@ -7,7 +7,7 @@ use crate::chunk::Cache;
 use crate::error::{Error, Result};
 use crate::format::datatype::{Datatype, VLEN_RECORD};
 use crate::format::object_header::Header;
-use crate::format::rows::{fixed_len, item_records, record_at, records};
+use crate::format::rows::{check_nested, fixed_len, item_records, record_at, records};
 use crate::format::vlen_vector::decode_records;
 use crate::object::dataset::Dataset;
 use crate::object::handle::lock;
@@ -218,18 +218,7 @@ pub(crate) fn inner_records(
             let count = *l as usize / base.size().max(1);
             for (at, t) in item_records(base, pos, count) {
                 let (o, len) = record_at(&bytes, at);
-                let item = t.base().map_or(1, |b| b.size()) as u64;
-                if !len.is_multiple_of(item) || o.checked_add(len).is_none_or(|e| e > vm.len) {
-                    return Err(Error::corrupt(
-                        "variable-length record",
-                        addr,
-                        format!(
-                            "a nested value at offset {o} of {len} bytes does not fit a \
-                             vector of {} bytes",
-                            vm.len
-                        ),
-                    ));
-                }
+                check_nested(o, len, &t, vm.len, addr)?;
                 out.push([o, len]);
                 if let Some(b) = t.base().filter(|b| b.has_vlen() && len > 0) {
                     next.push(([o, len], b));
