@@ -65,6 +65,21 @@ fn object_to_py(py: Python<'_>, o: arca::Object) -> PyResult<Py<PyAny>> {
     })
 }
 
+/// The object behind a group, dataset or committed datatype handle.
+fn object_of(obj: &Bound<'_, PyAny>) -> PyResult<arca::Object> {
+    Ok(if let Ok(g) = obj.cast::<PyGroup>() {
+        arca::Object::Group(g.get().g.clone())
+    } else if let Ok(d) = obj.cast::<PyDataset>() {
+        arca::Object::Dataset(d.get().d.clone())
+    } else if let Ok(t) = obj.cast::<PyNamedType>() {
+        arca::Object::Datatype(t.get().t.clone())
+    } else {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "expected a group, dataset or committed datatype handle",
+        ));
+    })
+}
+
 #[pymethods]
 impl PyGroup {
     /// Absolute path.
@@ -83,17 +98,7 @@ impl PyGroup {
     /// in: how a handle alone reaches the objects its references name.
     #[staticmethod]
     fn root_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyGroup> {
-        let o = if let Ok(g) = obj.cast::<PyGroup>() {
-            arca::Object::Group(g.get().g.clone())
-        } else if let Ok(d) = obj.cast::<PyDataset>() {
-            arca::Object::Dataset(d.get().d.clone())
-        } else if let Ok(t) = obj.cast::<PyNamedType>() {
-            arca::Object::Datatype(t.get().t.clone())
-        } else {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "root_of takes a group, dataset or committed datatype handle",
-            ));
-        };
+        let o = object_of(obj)?;
         Ok(PyGroup {
             g: py.detach(|| o.file().root()),
         })
@@ -154,12 +159,13 @@ impl PyGroup {
 
     /// Create a group (and missing parents); `track_order` lists its
     /// members and attributes in creation order (`attr_order`, if given,
-    /// decides for attributes alone).
+    /// decides for attributes alone); `path` None makes a group without a
+    /// name (see `link_object`).
     #[pyo3(signature = (path, track_order = false, attr_order = None))]
     fn create_group(
         &self,
         py: Python<'_>,
-        path: &str,
+        path: Option<&str>,
         track_order: bool,
         attr_order: Option<bool>,
     ) -> PyResult<PyGroup> {
@@ -167,9 +173,18 @@ impl PyGroup {
         if let Some(a) = attr_order {
             o = o.track_attr_order(a);
         }
-        Ok(PyGroup {
-            g: cvt(py.detach(|| self.g.create_group_with(path, &o)))?,
-        })
+        let g = py.detach(|| match path {
+            Some(p) => self.g.create_group_with(p, &o),
+            None => self.g.create_anonymous_group(&o),
+        });
+        Ok(PyGroup { g: cvt(g)? })
+    }
+
+    /// Make `path` a hard link to `obj` (a group, dataset or committed
+    /// datatype handle of this file): the first name of one made without.
+    fn link_object(&self, py: Python<'_>, path: &str, obj: &Bound<'_, PyAny>) -> PyResult<()> {
+        let o = object_of(obj)?;
+        cvt(py.detach(|| self.g.link_object(path, &o)))
     }
 
     /// Whether members are listed in creation order.
@@ -238,7 +253,7 @@ impl PyGroup {
     fn create_dataset(
         &self,
         py: Python<'_>,
-        path: &str,
+        path: Option<&str>,
         dtype: &str,
         shape: Vec<u64>,
         maxshape: Option<Vec<Option<u64>>>,
@@ -287,8 +302,11 @@ impl PyGroup {
         if let Some(f) = fill {
             o = o.fill_value(&f);
         }
-        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
-        Ok(PyDataset::new(d))
+        let d = py.detach(|| match path {
+            Some(p) => self.g.create_dataset(p, &o),
+            None => self.g.create_anonymous_dataset(&o),
+        });
+        Ok(PyDataset::new(cvt(d)?))
     }
 
     /// Store the type `dtype` (a type string) as a committed datatype.

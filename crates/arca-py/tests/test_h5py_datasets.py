@@ -361,6 +361,7 @@ def test_create_keywords_match_h5py(tmp_path):
             ((4,), {"dtype": "f4", "rdcc_nbytes": 1 << 20, "rdcc_nslots": 997, "rdcc_w0": 0.2}),
             ((4,), {"dtype": "f4", "efile_prefix": "/tmp", "virtual_prefix": "/tmp"}),
             ((10,), {"dtype": "U10"}),
+            ((3,), {"dtype": "S100000000", "chunks": True}),
         ]
         out = [_created(lib, f, f"c{i}", shape, **kw) for i, (shape, kw) in enumerate(cases)]
         data_cases = [
@@ -373,10 +374,26 @@ def test_create_keywords_match_h5py(tmp_path):
             {"data": np.zeros(4, lib.complex_compat_dtype("c8"))},
             {"shape": (3,), "dtype": lib.complex_compat_dtype(">c16")},
             {"shape": (3,), "dtype": [("r", "f2"), ("i", "f2")]},
+            {"data": np.float16(1.5)}, {"data": np.array([True, False])},
+            {"data": np.arange(6, dtype=">i4").reshape(2, 3)}, {"data": np.complex64(1j)},
+            {"data": np.arange(12, dtype="u2")[::3]}, {"data": np.zeros((0, 3), "i1")},
         ]
         out += [_created(lib, f, f"d{i}", **kw) for i, kw in enumerate(data_cases)]
         out.append(sorted(f["d6"].dtype.str))
         return out
+
+    same_in_both(tmp_path, script)
+
+
+def test_long_fixed_strings_match_h5py(tmp_path):
+    # Elements far above a page: one chunk per element, as h5py chooses.
+    def script(lib, f, reopened):
+        if not reopened:
+            ds = f.create_dataset("s", shape=(3,), dtype="S3000000", chunks=True)
+            ds[1] = b"x" * 2999999 + b"y"
+            f.create_dataset("c", data=np.array([b"ab" * 100000]))
+        s = f["s"]
+        return s.chunks, s.dtype.str, s[1][-2:], len(s[1]), s[0], f["c"][0][:4], f["c"].dtype.str
 
     same_in_both(tmp_path, script)
 

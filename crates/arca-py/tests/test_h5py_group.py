@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import arca
-from conftest import EXT, describe
+from conftest import EXT, describe, same_in_both
 from test_h5py_file import both, outcome
 
 
@@ -279,3 +279,42 @@ def test_group_from_id_like_h5py(tmp_path):
                     f.create_group("t", track_order=True).id.get_create_plist()
                     .get_attr_creation_order() != 0]
     both(tmp_path, script)
+
+
+def test_anonymous_objects_like_h5py(tmp_path):
+    # Made without a name: name None, no parent, kept only once linked.
+    def script(lib, f, reopened):
+        if reopened:
+            return sorted(f), f["kept"][()].tolist(), f["g/inner"][()].tolist()
+        g = f.create_group(None)
+        ds = f.create_dataset(None, (4,), dtype="i4")
+        lost = f.create_dataset(None, data=np.arange(3.0))
+        out = [g.name, ds.name, lost.name, repr(ds), outcome(lambda: g.parent),
+               lost[()].tolist(), len(f)]
+        ds[...] = [1, 2, 3, 4]
+        g.create_dataset("inner", data=[5, 6])
+        f["kept"] = ds
+        f["g"] = g
+        out += [ds.name, g.name, f["kept"] == ds, sorted(f), g["inner"].name,
+                outcome(lambda: f.__setitem__("kept", ds))]
+        return out
+
+    same_in_both(tmp_path, script)
+
+
+def test_anonymous_objects_go_at_close(tmp_path):
+    path = tmp_path / "a.arca"
+    with arca.File(path, "w") as f:
+        f.create_dataset(None, data=np.zeros(100_000))
+        f.create_group(None).create_dataset("x", data=np.ones(100_000))
+        f.flush()
+        # Committed with the file, which check accounts for.
+        assert f.check()["datasets"] == 2
+    with arca.File(path, "r") as f:
+        assert len(f) == 0
+        st = f.check()
+        assert (st["datasets"], st["groups"]) == (0, 1)
+    assert path.stat().st_size < 800_000
+    with arca.File(tmp_path / "b.arca", "w") as f:
+        with pytest.raises(TypeError):
+            f.create_dataset(None, data=["a", "b"])

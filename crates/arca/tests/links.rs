@@ -616,3 +616,85 @@ fn creation_counters_at_their_maximum_refuse_to_wrap() {
         assert!(matches!(err, Error::Corrupt { .. }), "{msg}: {err}");
     }
 }
+
+#[test]
+fn objects_without_a_name_live_until_linked_or_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.arca");
+    let f = File::create(&path).unwrap();
+    let root = f.root();
+    let opts = DatasetOptions::new(Datatype::uint(1), &[40_000]);
+    let kept = root.create_anonymous_dataset(&opts).unwrap();
+    let lost = root.create_anonymous_dataset(&opts).unwrap();
+    let g = root.create_anonymous_group(&GroupOptions::new()).unwrap();
+    assert_eq!((kept.path(), g.path()), ("", ""));
+    kept.write_all(&[7u8; 40_000]).unwrap();
+    lost.write_all(&[8u8; 40_000]).unwrap();
+    // A member of a group without a name, and a second name of a named object.
+    g.create_dataset("inner", &opts)
+        .unwrap()
+        .write_all(&[9u8; 40_000])
+        .unwrap();
+    data(&f, "named", 40_000, 5);
+    g.link_hard("/named", "alias").unwrap();
+    assert_eq!(root.link_count(kept.id()).unwrap(), 0);
+    // Committed with them: check walks them as it walks the root.
+    f.flush().unwrap();
+    let st = f.check().unwrap();
+    assert_eq!((st.datasets, st.groups), (4, 2));
+    // The whole file as committed now: a session that never closed.
+    let leftover = dir.path().join("left.arca");
+    std::fs::copy(&path, &leftover).unwrap();
+
+    root.link_object("x/kept", &Object::Dataset(kept.clone()))
+        .unwrap();
+    assert_eq!(root.link_count(kept.id()).unwrap(), 1);
+    assert!(matches!(
+        root.link_object("x/kept", &Object::Dataset(kept)),
+        Err(Error::AlreadyExists(_))
+    ));
+    // The named object survives losing its name while the group holds it.
+    root.delete("named").unwrap();
+    assert_eq!(
+        g.dataset("alias").unwrap().read_all::<u8>().unwrap(),
+        vec![5; 40_000]
+    );
+    f.check().unwrap();
+    f.close().unwrap();
+
+    let f = File::open(&path).unwrap();
+    assert_eq!(read(&f, "x/kept"), vec![7; 40_000]);
+    let st = f.check().unwrap();
+    assert_eq!((st.datasets, st.groups), (1, 2));
+    assert!(
+        st.data_bytes < 80_000,
+        "the unnamed ones' bytes are given back"
+    );
+
+    // Leftovers of the unclosed session: sound, and freed by the next writer.
+    let f = File::open_rw(&leftover).unwrap();
+    assert_eq!(f.check().unwrap().datasets, 4);
+    f.close().unwrap();
+    let f = File::open(&leftover).unwrap();
+    let st = f.check().unwrap();
+    assert_eq!((st.datasets, st.groups), (1, 1));
+    assert_eq!(read(&f, "named"), vec![5; 40_000]);
+}
+
+#[test]
+fn unnamed_objects_refuse_what_named_ones_refuse() {
+    let f = File::in_memory().unwrap();
+    let other = File::in_memory().unwrap();
+    let g = f
+        .root()
+        .create_anonymous_group(&GroupOptions::new())
+        .unwrap();
+    assert!(matches!(
+        other.root().link_object("g", &Object::Group(g)),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        f.root().link_object("r", &Object::Group(f.root())),
+        Err(Error::InvalidArgument(_))
+    ));
+}

@@ -128,6 +128,34 @@ _FILL_TIMES = ("alloc", "never", "ifset")
 _UNLIMITED = 2**64 - 1  # h5py's h5f.UNLIMITED: an external file's size without bound
 
 
+# Native-order numbers and booleans: the element types a plain
+# ``create_dataset(name, data=array)`` stores as they are, with no
+# conversion, checks or options to weigh (see create_plain).
+_PLAIN = frozenset(np.dtype(c) for c in "?bhilqBHILQefdFD")
+
+
+def create_plain(group, name, data):
+    """``create_dataset(name, data=data)`` for a numpy array or scalar of a
+    native-order number type and no other argument, the call object-heavy
+    code makes most, without the option checks of :func:`create_dataset`;
+    None when ``data`` is not such a value (the caller takes the full path)."""
+    if type(data) is not np.ndarray:
+        if not isinstance(data, np.generic):
+            return None
+        data = np.asarray(data)
+    dt = data.dtype
+    if dt not in _PLAIN:
+        return None
+    shape = data.shape
+    dsid = group._id.create_dataset(_name(name), type_string(dt), list(shape), None,
+                                    None, [], None, None, [], False, None, None)
+    if data.size:
+        r = len(shape)
+        dsid.write([0] * r, list(shape), [1] * r,
+                   np.ascontiguousarray(data).reshape(-1).view(np.uint8))
+    return Dataset(group._file, dsid)
+
+
 def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=None, maxshape=None,
                    compression=None, compression_opts=None, shuffle=None, fletcher32=None,
                    scaleoffset=None, fillvalue=None, fill_time=None, track_times=None,
@@ -157,7 +185,7 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
     committed = None
     if isinstance(dtype, Datatype):
         committed, dtype = dtype._id, dtype.dtype
-    name = member_path(name)
+    name = _name(name)
     if isinstance(data, Dataset):
         data = data[()]
     if dtype is None and data is not None and not isinstance(data, Empty):
@@ -215,7 +243,7 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
             chunks = True
         if layout == "contiguous" and chunks not in (None, False):
             raise ValueError("a contiguous dataset takes no chunks")
-        ds = _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
+        ds = _create_vlen(group, _named(name, "variable-length"), shape, dtype, data, chunks, maxshape, compression,
                           compression_opts, shuffle, fillvalue, fill_time, vlen_options,
                           bool(track_order), filtered, committed)
     else:
@@ -228,6 +256,19 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
     if rdcc_nbytes is not None:
         ds._id.set_chunk_cache(int(rdcc_nbytes))
     return ds
+
+
+def _name(name):
+    """A new dataset's path, or None for one without a name (h5py's
+    anonymous datasets, kept if linked before the file closes)."""
+    return None if name is None else member_path(name)
+
+
+def _named(name, what):
+    """``name``, refusing None for kinds that cannot be made without one."""
+    if name is None:
+        raise TypeError(f"{what} datasets cannot be made without a name: give one")
+    return name
 
 
 def _with_prefix(ds, efile_prefix):
@@ -399,8 +440,8 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
             raise TypeError("One of data, shape or dtype must be specified")
         _geometry(None, None, maxshape, chunks, filtered, 1, layout)
         t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
-        return Dataset(group._file, group._id.create_empty(name, type_string(check_dtype(t)),
-                                                          track_order, committed))
+        return Dataset(group._file, group._id.create_empty(
+            _named(name, "Empty"), type_string(check_dtype(t)), track_order, committed))
     if data is not None:
         want = None if dtype is None else check_dtype(dtype)
         if want is not None and want.subdtype is not None:

@@ -69,8 +69,8 @@ class Dataset(HLObject):
         # h5py's words, which code and doctests written for it match.
         if not self:
             return "<Closed HDF5 dataset>"
-        name = posixpath.basename(self.name) or "/"
-        return f'<HDF5 dataset "{name}": shape {self.shape}, type "{self.dtype.str}">'
+        name = "(anonymous)" if self.name is None else f'"{posixpath.basename(self.name) or "/"}"'
+        return f'<HDF5 dataset {name}: shape {self.shape}, type "{self.dtype.str}">'
 
     # -- metadata -------------------------------------------------------------
     @property

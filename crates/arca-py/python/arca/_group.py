@@ -41,7 +41,8 @@ class Group(HLObject, MutableMapping):
     def __repr__(self):
         if not self:
             return "<Closed arca Group>"
-        return f'<arca Group "{self.name}" ({len(self)} members)>'
+        name = "(anonymous)" if self.name is None else f'"{self.name}"'
+        return f"<arca Group {name} ({len(self)} members)>"
 
     # -- mapping ---------------------------------------------------------------
     def __getitem__(self, name):
@@ -114,7 +115,11 @@ class Group(HLObject, MutableMapping):
             if isinstance(value, (Group, Dataset, Datatype)):
                 if value.file is not self.file:
                     raise ValueError("a hard link cannot lead into another file")
-                return self._id.link_hard(value.name, path)
+                self._id.link_object(path, value._id)
+                if value.name is None:
+                    # Named now: the handle takes the name, as in h5py.
+                    value._id = self._id.object(path)
+                return None
         except ValueError as e:
             if name in self:
                 # h5py reports a taken link name as OSError.
@@ -217,9 +222,16 @@ class Group(HLObject, MutableMapping):
     def create_group(self, name, track_order=None):
         """Create a group (and missing parents); ValueError if the name is
         taken. ``track_order=True`` lists its members in creation order
-        (kept on reopen)."""
+        (kept on reopen). ``name=None`` makes an anonymous group, as in
+        h5py: its name is None until a link names it (``f["g"] = grp``);
+        unlinked, it is freed when the file is closed::
+
+            tmp = f.create_group(None)
+            f["kept"] = tmp          # tmp.name == "/kept"
+        """
         try:
-            gid = self._id.create_group(member_path(name), bool(track_order))
+            gid = self._id.create_group(None if name is None else member_path(name),
+                                        bool(track_order))
         except ReadOnlyError as e:
             raise ReadOnlyValueError("Unable to create group (no write intent on file)") from e
         return Group(self._file, gid)
@@ -244,6 +256,8 @@ class Group(HLObject, MutableMapping):
             ds = g.create_dataset("x", shape=(10,), dtype="i4", compression="zstd")
             g.create_dataset("s", data=["a", "bc"])     # variable-length strings
 
+        ``name=None`` makes an anonymous dataset (as ``create_group(None)``
+        makes a group; not for variable-length or Empty ones).
         ``shape``/``dtype`` describe it, or ``data`` gives both and the
         contents (str or bytes data, and lists of them, make variable-length
         strings; dtype defaults to float32). No shape and no data with a
@@ -303,6 +317,10 @@ class Group(HLObject, MutableMapping):
           ``arca.vlen_dtype(base)``, ``str``, object arrays) take ``vlen_*``
           options for their byte vector (see ``arca._vlen``).
         """
+        if not kwds and shape is None and dtype is None:
+            ds = _create.create_plain(self, name, data)
+            if ds is not None:
+                return ds
         return _create.create_dataset(self, name, shape, dtype, data, **kwds)
 
     def create_virtual_dataset(self, name, layout, fillvalue=None):

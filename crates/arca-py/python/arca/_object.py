@@ -76,8 +76,9 @@ class HLObject:
 
     @property
     def name(self):
-        """Absolute path of this object."""
-        return self._id.path
+        """Absolute path of this object; None for one made without a name
+        (``create_group(None)``) and not linked since."""
+        return self._id.path or None
 
     @property
     def ref(self):
@@ -98,7 +99,10 @@ class HLObject:
 
     @property
     def parent(self):
-        """The group holding this object (the root is its own parent)."""
+        """The group holding this object (the root is its own parent);
+        ValueError for an object without a name."""
+        if self.name is None:
+            raise ValueError("Parent of an anonymous object is undefined")
         return self._file[posixpath.dirname(self.name) or "/"]
 
     @property

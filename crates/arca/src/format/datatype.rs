@@ -257,11 +257,13 @@ pub enum BaseClass {
 /// and u64 length into the dataset's byte vector.
 pub const VLEN_RECORD: usize = 16;
 
-/// Longest fixed-length byte string element.
-pub const MAX_FIXED_BYTES: u32 = 1 << 16;
+/// Longest fixed-length byte string element, 1 GiB: HDF5's size field
+/// allows 4 GiB, but one element must fit in a chunk held in memory.
+pub const MAX_FIXED_BYTES: u32 = 1 << 30;
 
-/// Largest element of any fixed-size type (opaque, array, compound), 16 MiB.
-pub const MAX_ELEMENT_BYTES: u32 = 1 << 24;
+/// Largest element of any fixed-size type (opaque, array, compound), 1 GiB,
+/// for the same reason.
+pub const MAX_ELEMENT_BYTES: u32 = 1 << 30;
 
 /// Deepest nesting of arrays, compounds and enums in one type.
 pub const MAX_TYPE_DEPTH: usize = 16;

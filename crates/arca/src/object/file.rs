@@ -405,10 +405,21 @@ impl File {
     /// As for [`File::flush`]; [`Error::Poisoned`] as above.
     pub fn close(self) -> Result<()> {
         // Not `lock`, which refuses a poisoned session: it must still let go.
-        self.file
+        let mut g = self
+            .file
             .lock()
-            .map_err(|_| crate::error::Error::Poisoned)?
-            .close()
+            .map_err(|_| crate::error::Error::Poisoned)?;
+        // Objects made without a name and never linked go first; a failure
+        // there commits nothing (the last commit stays).
+        let released = match g.check_usable() {
+            Ok(()) => super::unnamed::release(&mut g),
+            Err(_) => Ok(()),
+        };
+        if released.is_err() {
+            g.poison();
+        }
+        let closed = g.close();
+        released.and(closed)
     }
 
     /// Object counts and bytes by kind, from a walk of the whole file.

@@ -94,8 +94,8 @@ impl Object {
 /// ```
 #[derive(Clone)]
 pub struct Group {
-    file: FileHandle,
-    addr: u64,
+    pub(super) file: FileHandle,
+    pub(super) addr: u64,
     path: String,
 }
 
@@ -433,17 +433,11 @@ impl Group {
         let (parent, base, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.file)?;
         g.forget_names();
-        let mut h = Header::group();
-        if opts.track_order {
-            h.order = Some(0);
-        }
-        if opts.attr_order.unwrap_or(opts.track_order) {
-            h.attr_order = Some(0);
-        }
-        let addr = insert_new(&mut g.st, parent, name, h).map_err(|e| match e {
-            Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
-            e => e,
-        })?;
+        let addr =
+            insert_new(&mut g.st, parent, name, group_header(opts)).map_err(|e| match e {
+                Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
+                e => e,
+            })?;
         Ok(Group::new(self.file.clone(), addr, join(&base, name)))
     }
 
@@ -480,6 +474,23 @@ impl Group {
     /// options, [`Error::ReadOnly`].
     pub fn create_dataset(&self, path: &str, opts: &DatasetOptions) -> Result<Dataset> {
         let (parent, base, name) = self.parent_of(path, true)?;
+        let addr = self
+            .make_dataset(Some((parent, name)), opts)
+            .map_err(|e| match e {
+                Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
+                e => e,
+            })?;
+        Ok(Dataset::new(self.file.clone(), addr, join(&base, name)))
+    }
+
+    /// Write a new dataset's header (its storage and committed type too)
+    /// and link it as `name` in `parent`, or leave it without a name
+    /// (`None`: counted with no links); its address.
+    pub(super) fn make_dataset(
+        &self,
+        place: Option<(u64, &str)>,
+        opts: &DatasetOptions,
+    ) -> Result<u64> {
         let mut g = lock(&self.file)?;
         g.forget_names();
         // A committed type is of this file, and the type the dataset takes.
@@ -513,7 +524,13 @@ impl Group {
             h.attr_order = Some(0);
         }
         h.committed = committed;
-        let addr = match insert_new(&mut g.st, parent, name, h) {
+        let made = match place {
+            Some((parent, name)) => insert_new(&mut g.st, parent, name, h),
+            None => h
+                .create(&mut g.st)
+                .and_then(|a| links::set_count(&mut g, a, 0).map(|_| a)),
+        };
+        let addr = match made {
             Ok(a) => a,
             Err(e) => {
                 storage::free_storage(&mut g.st, &storage)?;
@@ -525,10 +542,7 @@ impl Group {
                         kind: SpaceKind::Meta,
                     }])?;
                 }
-                return Err(match e {
-                    Error::AlreadyExists(_) => Error::AlreadyExists(path.to_string()),
-                    e => e,
-                });
+                return Err(e);
             }
         };
         if let (Some(t), false) = (committed, opts.commit_new) {
@@ -537,7 +551,7 @@ impl Group {
             let n = links::count(&mut g, t)?;
             links::set_count(&mut g, t, n + 1)?;
         }
-        Ok(Dataset::new(self.file.clone(), addr, join(&base, name)))
+        Ok(addr)
     }
 
     /// Make `path` a soft link to `target` (absolute, or relative to the
@@ -643,7 +657,7 @@ impl Group {
 
     /// Insert a link at `path` (missing parents are created) and, for a
     /// hard link, count it.
-    fn add_link(&self, path: &str, target: Target) -> Result<()> {
+    pub(super) fn add_link(&self, path: &str, target: Target) -> Result<()> {
         let (parent, _, name) = self.parent_of(path, true)?;
         let mut g = lock(&self.file)?;
         g.forget_names();
@@ -714,21 +728,7 @@ impl Group {
         h.links.root = root;
         h.links.count = h.links.count.saturating_sub(1);
         h.save(&mut g.st, parent)?;
-        for (&addr, &(removed, count)) in &dead.counts {
-            // Survivors keep their other names; the dead drop their entry.
-            let left = if dead.seen.contains(&addr) {
-                1
-            } else {
-                count - removed
-            };
-            if left != count {
-                links::set_count(&mut g, addr, left)?;
-            }
-        }
-        for d in &dead.datasets {
-            g.caches().forget(*d);
-        }
-        g.st.free_structures(&dead.extents)
+        free_dead(&mut g, &dead)
     }
 
     /// Move or rename the link at `from` to `to` (paths relative to this
@@ -1057,6 +1057,18 @@ fn insert_link(st: &mut Store, parent: u64, name: &str, target: Target) -> Resul
     link_into(st, parent, ph, name, target)
 }
 
+/// A new group's header, as `opts` asks.
+pub(super) fn group_header(opts: &GroupOptions) -> Header {
+    let mut h = Header::group();
+    if opts.track_order {
+        h.order = Some(0);
+    }
+    if opts.attr_order.unwrap_or(opts.track_order) {
+        h.attr_order = Some(0);
+    }
+    h
+}
+
 /// Write a new object header and link it into `parent` as `name`.
 fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result<u64> {
     let ph = parent_for(st, parent, name)?;
@@ -1069,12 +1081,32 @@ fn insert_new(st: &mut Store, parent: u64, name: &str, header: Header) -> Result
     Ok(addr)
 }
 
+/// Give back what `dead` holds: counts of survivors lowered, entries of
+/// the dead dropped, their caches and extents freed.
+pub(super) fn free_dead(g: &mut Session, dead: &Dead) -> Result<()> {
+    for (&addr, &(removed, count)) in &dead.counts {
+        // Survivors keep their other names; the dead drop their entry.
+        let left = if dead.seen.contains(&addr) {
+            1
+        } else {
+            count - removed
+        };
+        if left != count {
+            links::set_count(g, addr, left)?;
+        }
+    }
+    for d in &dead.datasets {
+        g.caches().forget(*d);
+    }
+    g.st.free_structures(&dead.extents)
+}
+
 /// What removing a link frees: every extent owned by the objects that lose
 /// their last name (and everything only they lead to), the datasets among
 /// them (whose caches go too), and the link counts that change.
 #[derive(Default)]
-struct Dead {
-    extents: Vec<Section>,
+pub(super) struct Dead {
+    pub(super) extents: Vec<Section>,
     datasets: Vec<u64>,
     /// Objects that die.
     seen: std::collections::HashSet<u64>,
@@ -1118,7 +1150,13 @@ fn reachable(
 /// with several names survives a removal.
 fn collect_cycles(g: &mut Session, skip: (u64, &str), first: u64, dead: &mut Dead) -> Result<()> {
     let root = g.sb.root;
-    let live = reachable(&mut g.st, root, Some(skip))?;
+    let mut live = reachable(&mut g.st, root, Some(skip))?;
+    // Objects without a name hold what they lead to as the root does.
+    for (addr, n) in links::all_counts(g)? {
+        if n == 0 && !live.contains(&addr) {
+            live.extend(reachable(&mut g.st, addr, Some(skip))?);
+        }
+    }
     let under = reachable(&mut g.st, first, None)?;
     let mut out = Dead::default();
     // Links into survivors, from the dead and the removed one.
@@ -1177,7 +1215,7 @@ fn collect_cycles(g: &mut Session, skip: (u64, &str), first: u64, dead: &mut Dea
 /// Gather what dies when one hard link to the object at `first` goes: an
 /// object dies when every link to it is gone, and then so does each link
 /// it holds.
-fn collect(g: &mut Session, first: u64, dead: &mut Dead) -> Result<()> {
+pub(super) fn collect(g: &mut Session, first: u64, dead: &mut Dead) -> Result<()> {
     let mut pending = vec![first];
     while let Some(addr) = pending.pop() {
         let n = links::count(g, addr)?;

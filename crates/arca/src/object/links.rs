@@ -102,10 +102,11 @@ pub(crate) fn count(g: &mut Session, addr: u64) -> Result<u64> {
     }
 }
 
-/// Record that `n` hard links lead to the object at `addr`.
+/// Record that `n` hard links lead to the object at `addr` (0: an object
+/// without a name, held by a handle).
 pub(crate) fn set_count(g: &mut Session, addr: u64, n: u64) -> Result<()> {
     let key = link_count::key(addr);
-    if n >= 2 {
+    if n != 1 {
         let (root, _) = btree::insert(&mut g.st, g.sb.links, &key, &link_count::encode(n), true)?;
         g.sb.links = root;
     } else if g.sb.links != 0 {

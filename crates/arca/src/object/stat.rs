@@ -154,6 +154,9 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     let mut arrivals = std::collections::HashMap::<u64, u64>::new();
     let counts: std::collections::HashMap<u64, u64> =
         super::links::all_counts(g)?.into_iter().collect();
+    // Objects without a name (a count of 0) are reached once, from their
+    // entry, as the root is from the superblock.
+    stack.extend(counts.iter().filter(|(_, &n)| n == 0).map(|(&a, _)| a));
     s.metadata_bytes += tree_pages(&mut g.st, g.sb.links, &mut extents)?;
     while let Some(addr) = stack.pop() {
         let met = {
@@ -161,7 +164,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
             *m += 1;
             *m
         };
-        let links = counts.get(&addr).copied().unwrap_or(1);
+        let links = counts.get(&addr).copied().unwrap_or(1).max(1);
         if met > links || arrivals.len() as u64 > s.file_bytes / crate::pager::MIN_PAGE as u64 + 1 {
             return Err(Error::corrupt(
                 "group link",
@@ -322,7 +325,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     }
     for (&addr, &n) in &counts {
         let met = arrivals.get(&addr).copied().unwrap_or(0);
-        if met != n {
+        if met != n.max(1) {
             return Err(Error::corrupt(
                 "link count",
                 addr,
