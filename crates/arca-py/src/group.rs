@@ -104,6 +104,20 @@ impl PyGroup {
         })
     }
 
+    /// `(created, modified)` in seconds since 1970 of the object behind a
+    /// group, dataset or committed datatype handle; None unless it was
+    /// made with times tracked.
+    #[staticmethod]
+    fn times_of(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<(u64, u64)>> {
+        let o = object_of(obj)?;
+        let t = cvt(py.detach(|| match &o {
+            arca::Object::Group(g) => g.times(),
+            arca::Object::Dataset(d) => d.times(),
+            arca::Object::Datatype(t) => t.times(),
+        }))?;
+        Ok(t.map(|t| (t.created, t.modified)))
+    }
+
     /// This group's attributes.
     fn attrs(&self) -> PyAttributes {
         PyAttributes { a: self.g.attrs() }
@@ -160,16 +174,20 @@ impl PyGroup {
     /// Create a group (and missing parents); `track_order` lists its
     /// members and attributes in creation order (`attr_order`, if given,
     /// decides for attributes alone); `path` None makes a group without a
-    /// name (see `link_object`).
-    #[pyo3(signature = (path, track_order = false, attr_order = None))]
+    /// name (see `link_object`); `track_times` records when it was made
+    /// and changed.
+    #[pyo3(signature = (path, track_order = false, attr_order = None, track_times = false))]
     fn create_group(
         &self,
         py: Python<'_>,
         path: Option<&str>,
         track_order: bool,
         attr_order: Option<bool>,
+        track_times: bool,
     ) -> PyResult<PyGroup> {
-        let mut o = arca::GroupOptions::new().track_order(track_order);
+        let mut o = arca::GroupOptions::new()
+            .track_order(track_order)
+            .track_times(track_times);
         if let Some(a) = attr_order {
             o = o.track_attr_order(a);
         }
@@ -247,8 +265,9 @@ impl PyGroup {
     /// `get_filter` gives it, `(id, flags, values, name)`; `fill` one
     /// element in native byte order; `committed` the committed datatype
     /// the dataset is made with; `external` the segments `(file name,
-    /// offset, size)` of external raw storage (size `2**64 - 1`: unlimited).
-    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false, committed = None, external = None))]
+    /// offset, size)` of external raw storage (size `2**64 - 1`: unlimited);
+    /// `track_times` records when it was made and changed.
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false, committed = None, external = None, track_times = false))]
     #[allow(clippy::too_many_arguments)]
     fn create_dataset(
         &self,
@@ -265,9 +284,12 @@ impl PyGroup {
         track_order: bool,
         committed: Option<&PyNamedType>,
         external: Option<Vec<(String, u64, u64)>>,
+        track_times: bool,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
-        let mut o = DatasetOptions::new(dt, &shape).track_order(track_order);
+        let mut o = DatasetOptions::new(dt, &shape)
+            .track_order(track_order)
+            .track_times(track_times);
         if let Some(segs) = external {
             let segs: Vec<ExternalSegment> = segs
                 .into_iter()
@@ -369,22 +391,28 @@ impl PyGroup {
     }
 
     /// Create a dataset with a null dataspace (a type, no elements).
-    #[pyo3(signature = (path, dtype, track_order = false, committed = None))]
+    #[pyo3(signature = (path, dtype, track_order = false, committed = None, track_times = false))]
     fn create_empty(
         &self,
         py: Python<'_>,
-        path: &str,
+        path: Option<&str>,
         dtype: &str,
         track_order: bool,
         committed: Option<&PyNamedType>,
+        track_times: bool,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
-        let mut o = DatasetOptions::empty(dt).track_order(track_order);
+        let mut o = DatasetOptions::empty(dt)
+            .track_order(track_order)
+            .track_times(track_times);
         if let Some(t) = committed {
             o = o.committed(&t.t);
         }
-        let d = cvt(py.detach(|| self.g.create_dataset(path, &o)))?;
-        Ok(PyDataset::new(d))
+        let d = py.detach(|| match path {
+            Some(p) => self.g.create_dataset(p, &o),
+            None => self.g.create_anonymous_dataset(&o),
+        });
+        Ok(PyDataset::new(cvt(d)?))
     }
 
     /// Delete the object at `path` and everything below it.

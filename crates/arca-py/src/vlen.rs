@@ -30,14 +30,15 @@ fn contiguous<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>) -> PyResult
 /// Create a variable-length dataset: `dtype` is `vlen:str`, `vlen:bytes` or
 /// `vlen:<base>`; `filters` apply to the records, `vlen_filters` to the
 /// byte vector. `fill` is the fill value's items (native order, UTF-8 for
-/// strings), shown where nothing was written.
+/// strings), shown where nothing was written. `path` None: a dataset
+/// without a name; `track_times` records when it was made and changed.
 #[pyfunction]
-#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false, committed = None, fill = None))]
+#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false, committed = None, fill = None, track_times = false))]
 #[allow(clippy::too_many_arguments)]
 fn vlen_create(
     py: Python<'_>,
     group: &PyGroup,
-    path: &str,
+    path: Option<&str>,
     dtype: &str,
     shape: Vec<u64>,
     maxshape: Option<Vec<Option<u64>>>,
@@ -49,6 +50,7 @@ fn vlen_create(
     track_order: bool,
     committed: Option<&crate::named_type::PyNamedType>,
     fill: Option<Vec<u8>>,
+    track_times: bool,
 ) -> PyResult<PyDataset> {
     let dt = cvt(Datatype::parse(dtype))?;
     if !dt.has_vlen() {
@@ -64,7 +66,8 @@ fn vlen_create(
     }
     let mut o = DatasetOptions::new(dt, &shape)
         .vlen(v)
-        .track_order(track_order);
+        .track_order(track_order)
+        .track_times(track_times);
     if let Some(m) = maxshape {
         o = o.maxshape(&m);
     }
@@ -81,8 +84,11 @@ fn vlen_create(
     if let Some(f) = fill {
         o = o.fill_value(&f);
     }
-    let d = cvt(py.detach(|| group.g.create_dataset(path, &o)))?;
-    Ok(PyDataset::new(d))
+    let d = py.detach(|| match path {
+        Some(p) => group.g.create_dataset(p, &o),
+        None => group.g.create_anonymous_dataset(&o),
+    });
+    Ok(PyDataset::new(cvt(d)?))
 }
 
 /// The fill value's items of a variable-length dataset (native order,

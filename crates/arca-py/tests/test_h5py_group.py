@@ -315,6 +315,11 @@ def test_anonymous_objects_go_at_close(tmp_path):
         st = f.check()
         assert (st["datasets"], st["groups"]) == (0, 1)
     assert path.stat().st_size < 800_000
+    # Every kind of dataset may be made without a name.
     with arca.File(tmp_path / "b.arca", "w") as f:
-        with pytest.raises(TypeError):
-            f.create_dataset(None, data=["a", "b"])
+        s = f.create_dataset(None, data=["a", "bc"])
+        e = f.create_dataset(None, data=arca.Empty("f4"))
+        assert (s.name, e.name) == (None, None)
+        f["s"], f["e"] = s, e
+    with arca.File(tmp_path / "b.arca", "r") as f:
+        assert f["s"].asstr()[()].tolist() == ["a", "bc"] and f["e"].shape is None

@@ -49,6 +49,7 @@ mod session;
 mod stat;
 mod storage;
 mod stored_chunks;
+mod times;
 mod unnamed;
 mod virtual_read;
 mod vlen;

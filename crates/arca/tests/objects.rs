@@ -206,3 +206,41 @@ fn failed_create_gives_early_storage_back() {
     f.root().delete("d").unwrap();
     f.check().unwrap();
 }
+
+#[test]
+fn times_are_tracked_when_asked_and_kept_by_repack() {
+    use arca::GroupOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.arca"), dir.path().join("b.arca"));
+    let f = arca::File::create(&a).unwrap();
+    let root = f.root();
+    let g = root
+        .create_group_with("g", &GroupOptions::new().track_times(true))
+        .unwrap();
+    let o = DatasetOptions::new(Datatype::float(8), &[4]).track_times(true);
+    let d = g.create_dataset("d", &o).unwrap();
+    let plain = root
+        .create_dataset("p", &DatasetOptions::new(Datatype::float(8), &[4]))
+        .unwrap();
+    let t = d.times().unwrap().unwrap();
+    assert!(t.created > 1_600_000_000 && t.modified >= t.created);
+    assert!(g.times().unwrap().is_some());
+    assert_eq!(plain.times().unwrap(), None);
+    d.attrs().set("u", &arca::AttrValue::scalar(1i64)).unwrap();
+    assert!(d.times().unwrap().unwrap().modified >= t.created);
+    f.check().unwrap();
+    f.close().unwrap();
+    arca::repack(&a, &b, &mut |_, _| {}).unwrap();
+    let (f, r) = (arca::File::open(&a).unwrap(), arca::File::open(&b).unwrap());
+    for p in ["g", "g/d"] {
+        let (x, y) = (f.root().object(p).unwrap(), r.root().object(p).unwrap());
+        let times = |o: arca::Object| match o {
+            arca::Object::Group(g) => g.times().unwrap(),
+            arca::Object::Dataset(d) => d.times().unwrap(),
+            arca::Object::Datatype(t) => t.times().unwrap(),
+        };
+        assert_eq!(times(x), times(y), "{p}");
+    }
+    assert_eq!(r.root().dataset("p").unwrap().times().unwrap(), None);
+    r.check().unwrap();
+}

@@ -243,16 +243,16 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
             chunks = True
         if layout == "contiguous" and chunks not in (None, False):
             raise ValueError("a contiguous dataset takes no chunks")
-        ds = _create_vlen(group, _named(name, "variable-length"), shape, dtype, data, chunks, maxshape, compression,
+        ds = _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
                           compression_opts, shuffle, fillvalue, fill_time, vlen_options,
-                          bool(track_order), filtered, committed)
+                          bool(track_order), filtered, committed, bool(track_times))
     else:
         if vlen_options:
             raise TypeError(f"unexpected keyword argument(s) {sorted(vlen_options)}")
         ds = _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                            compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
                            hdf5_filters, allow_unknown_filter, bool(track_order), filtered,
-                           committed, external, efile_prefix, scaleoffset)
+                           committed, external, efile_prefix, scaleoffset, bool(track_times))
     if rdcc_nbytes is not None:
         ds._id.set_chunk_cache(int(rdcc_nbytes))
     return ds
@@ -262,13 +262,6 @@ def _name(name):
     """A new dataset's path, or None for one without a name (h5py's
     anonymous datasets, kept if linked before the file closes)."""
     return None if name is None else member_path(name)
-
-
-def _named(name, what):
-    """``name``, refusing None for kinds that cannot be made without one."""
-    if name is None:
-        raise TypeError(f"{what} datasets cannot be made without a name: give one")
-    return name
 
 
 def _with_prefix(ds, efile_prefix):
@@ -432,7 +425,7 @@ def _geometry(shape, data, maxshape, chunks, filtered, itemsize, layout):
 def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression,
                   compression_opts, shuffle, fletcher32, fillvalue, fill_time, layout,
                   hdf5_filters, allow_unknown_filter, track_order, filtered, committed=None,
-                  external=(), efile_prefix=None, scaleoffset=None):
+                  external=(), efile_prefix=None, scaleoffset=None, track_times=False):
     """The fixed-size branch of :func:`create_dataset`."""
     if isinstance(data, Empty) or (data is None and shape is None):
         # A null dataspace: a type and no elements (h5py's Empty).
@@ -441,7 +434,7 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         _geometry(None, None, maxshape, chunks, filtered, 1, layout)
         t = data.dtype if isinstance(data, Empty) else check_dtype(dtype)
         return Dataset(group._file, group._id.create_empty(
-            _named(name, "Empty"), type_string(check_dtype(t)), track_order, committed))
+            name, type_string(check_dtype(t)), track_order, committed, track_times))
     if data is not None:
         want = None if dtype is None else check_dtype(dtype)
         if want is not None and want.subdtype is not None:
@@ -505,6 +498,7 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         track_order,
         committed,
         list(external) or None,
+        track_times,
     )
     ds = _with_prefix(Dataset(group._file, dsid), efile_prefix)
     if data is not None and data.size:
@@ -597,6 +591,7 @@ def create_dataset_like(group, name, other, **kwupdate):
     if other.maxshape != other.shape:
         kwupdate.setdefault("maxshape", other.maxshape)
     kwupdate.setdefault("track_order", bool(other._id.attrs().track_order()))
+    kwupdate.setdefault("track_times", _native.Group.times_of(other._id) is not None)
     for k, v in other._create_options().items():
         kwupdate.setdefault(k, v)
     return group.create_dataset(name, **kwupdate)
@@ -649,7 +644,7 @@ def _filters(compression, opts, shuffle, what):
 
 def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
                  compression_opts, shuffle, fillvalue, fill_time, options, track_order,
-                 filtered, committed=None):
+                 filtered, committed=None, track_times=False):
     """The variable-length branch of :func:`create_dataset`."""
     unknown = set(options) - set(_VLEN_OPTIONS)
     if unknown:
@@ -714,6 +709,7 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
         bool(track_order),
         committed,
         fill,
+        track_times,
     )
     ds = Dataset(group._file, dsid)
     if data is not None and data.size:

@@ -190,8 +190,9 @@ class File(Group):
     ``fs_page_size``, ``page_buf_size``, ``min_meta_keep``,
     ``min_raw_keep`` (arca manages its free space and pages itself),
     ``alignment_threshold``, ``alignment_interval``, ``meta_block_size``
-    (``File.meta_block_size``), ``track_times`` (arca stores no object
-    times), and the drivers' ``block_size``, ``alignment`` and
+    (``File.meta_block_size``), ``track_times`` (the root group's times,
+    which arca does not keep; ``create_group``/``create_dataset`` take
+    it), and the drivers' ``block_size``, ``alignment`` and
     ``cbuf_size``.
 
     arca's own keywords: ``page_cache_pages`` (metadata pages kept in

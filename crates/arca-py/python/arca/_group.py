@@ -219,7 +219,7 @@ class Group(HLObject, MutableMapping):
         return ItemsView(self)
 
     # -- creation ----------------------------------------------------------------
-    def create_group(self, name, track_order=None):
+    def create_group(self, name, track_order=None, *, track_times=False):
         """Create a group (and missing parents); ValueError if the name is
         taken. ``track_order=True`` lists its members in creation order
         (kept on reopen). ``name=None`` makes an anonymous group, as in
@@ -230,8 +230,10 @@ class Group(HLObject, MutableMapping):
             f["kept"] = tmp          # tmp.name == "/kept"
         """
         try:
+            if track_times not in (None, True, False):
+                raise TypeError("track_times must be either True or False")
             gid = self._id.create_group(None if name is None else member_path(name),
-                                        bool(track_order))
+                                        bool(track_order), None, bool(track_times))
         except ReadOnlyError as e:
             raise ReadOnlyValueError("Unable to create group (no write intent on file)") from e
         return Group(self._file, gid)
@@ -257,7 +259,7 @@ class Group(HLObject, MutableMapping):
             g.create_dataset("s", data=["a", "bc"])     # variable-length strings
 
         ``name=None`` makes an anonymous dataset (as ``create_group(None)``
-        makes a group; not for variable-length or Empty ones).
+        makes a group).
         ``shape``/``dtype`` describe it, or ``data`` gives both and the
         contents (str or bytes data, and lists of them, make variable-length
         strings; dtype defaults to float32). No shape and no data with a
@@ -287,8 +289,9 @@ class Group(HLObject, MutableMapping):
           fill bytes either way); ``"never"`` stores no fill value, so
           unwritten elements read as zero bytes and ``fillvalue`` as 0.
         * ``track_order=True`` lists the dataset's attributes in creation
-          order. ``track_times`` is accepted and has no effect: arca stores
-          no object times.
+          order. ``track_times=True`` records when the dataset was made
+          and its header last changed (``arca.h5g.get_objinfo(ds).mtime``;
+          off by default, as in h5py).
         * ``rdcc_nbytes`` sets this handle's chunk cache; ``rdcc_nslots``
           and ``rdcc_w0`` have no effect (arca's cache is not hashed).
           ``virtual_prefix`` has no effect (virtual sources resolve by

@@ -42,6 +42,10 @@
 //!             type message 3 repeats (datasets made with a committed
 //!             type); the dataset holds a reference to that object, counted
 //!             with its hard links, so the type lives while it is used
+//! 12 times    u64 created, u64 modified: seconds since 1970 (objects
+//!             made with times tracked, HDF5's track_times; modified is
+//!             renewed whenever the header is rewritten); readers without
+//!             it carry it along
 //! ```
 //! Flag bit 0 marks a message a reader must understand; unknown messages
 //! without it are carried along untouched, so later versions can add
@@ -80,7 +84,8 @@ const MSG_ORDER: u16 = 9;
 const MSG_ATTR_ORDER: u16 = 10;
 const MSG_COMMITTED: u16 = 11;
 /// Highest message type this version knows.
-const MSG_LAST: u16 = MSG_COMMITTED;
+const MSG_TIMES: u16 = 12;
+const MSG_LAST: u16 = MSG_TIMES;
 
 /// What kind of object a header describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,7 +113,7 @@ impl ObjectKind {
     fn holds(self, t: u16) -> bool {
         match t {
             MSG_LINKS | MSG_ORDER => self == ObjectKind::Group,
-            MSG_ATTRS | MSG_ATTR_ORDER => true,
+            MSG_ATTRS | MSG_ATTR_ORDER | MSG_TIMES => true,
             MSG_DATATYPE => self != ObjectKind::Group,
             _ => self == ObjectKind::Dataset,
         }
@@ -186,8 +191,38 @@ pub(crate) struct Header {
     pub(crate) named: Option<Datatype>,
     /// The committed datatype a dataset was made with (its header address).
     pub(crate) committed: Option<u64>,
+    /// When the object was made and last changed, if it tracks times.
+    pub(crate) times: Option<Times>,
     /// Messages this version does not know, kept verbatim.
     pub(crate) other: Vec<(u16, u16, Vec<u8>)>,
+}
+
+/// An object's times, in seconds since 1970 (HDF5's creation and
+/// modification times, kept when times are tracked).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Times {
+    /// When the object was made.
+    pub created: u64,
+    /// When its header last changed.
+    pub modified: u64,
+}
+
+impl Times {
+    /// Both times now.
+    pub(crate) fn now() -> Times {
+        let t = now_secs();
+        Times {
+            created: t,
+            modified: t,
+        }
+    }
+}
+
+/// Seconds since 1970 by the system clock (0 for a clock set before it).
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// The creation index after `this` (of a `what`: link or attribute) in the
@@ -214,6 +249,7 @@ impl Header {
             dataset: None,
             named: None,
             committed: None,
+            times: None,
             other: vec![],
         }
     }
@@ -244,8 +280,19 @@ impl Header {
     /// Rewrite an existing header in place (its size never changes after
     /// creation, so it fits its page).
     pub(crate) fn save(&self, st: &mut Store, addr: u64) -> Result<()> {
-        let enc = self.encode();
+        // A rewrite is a change: an object that tracks times records it.
+        let times = self.times.map(|t| Times {
+            modified: now_secs().max(t.created),
+            ..t
+        });
+        let enc = self.encode_with(times);
         st.pager.write(addr, TAG, &enc)
+    }
+
+    /// Rewrite an existing header with its times as they are (copies that
+    /// keep an object's times).
+    pub(crate) fn save_exact(&self, st: &mut Store, addr: u64) -> Result<()> {
+        st.pager.write(addr, TAG, &self.encode())
     }
 
     /// Write a new header in the smallest page that holds it.
@@ -264,7 +311,16 @@ impl Header {
     }
 
     fn encode(&self) -> Vec<u8> {
+        self.encode_with(self.times)
+    }
+
+    fn encode_with(&self, times: Option<Times>) -> Vec<u8> {
         let mut msgs: Vec<(u16, u16, Vec<u8>)> = vec![];
+        if let Some(t) = times {
+            let mut w = Writer::new();
+            w.u64(t.created).u64(t.modified);
+            msgs.push((MSG_TIMES, 0, w.buf));
+        }
         let index = |i: &Index| {
             let mut w = Writer::new();
             w.u64(i.root).u64(i.count);
@@ -485,6 +541,12 @@ impl Header {
                 }
                 MSG_ATTR_ORDER => {
                     h.attr_order = Some(m.u64()?);
+                }
+                MSG_TIMES => {
+                    h.times = Some(Times {
+                        created: m.u64()?,
+                        modified: m.u64()?,
+                    });
                 }
                 MSG_COMMITTED => {
                     let t = m.u64()?;

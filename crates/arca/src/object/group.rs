@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::format::btree::{self, Inserted};
 use crate::format::datatype::Datatype;
 use crate::format::link::{self as link_fmt, Target};
-use crate::format::object_header::{self, Header, ObjectKind};
+use crate::format::object_header::{self, Header, ObjectKind, Times};
 use crate::space::{Section, SpaceKind};
 use crate::store::Store;
 
@@ -523,6 +523,7 @@ impl Group {
         if opts.track_order {
             h.attr_order = Some(0);
         }
+        h.times = opts.track_times.then(Times::now);
         h.committed = committed;
         let made = match place {
             Some((parent, name)) => insert_new(&mut g.st, parent, name, h),
@@ -1066,6 +1067,7 @@ pub(super) fn group_header(opts: &GroupOptions) -> Header {
     if opts.attr_order.unwrap_or(opts.track_order) {
         h.attr_order = Some(0);
     }
+    h.times = opts.track_times.then(Times::now);
     h
 }
 

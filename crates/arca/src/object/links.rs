@@ -67,6 +67,7 @@ impl Link {
 pub struct GroupOptions {
     pub(crate) track_order: bool,
     pub(crate) attr_order: Option<bool>,
+    pub(crate) track_times: bool,
 }
 
 impl GroupOptions {
@@ -86,6 +87,13 @@ impl GroupOptions {
     /// members (HDF5 records the two separately; an import keeps both).
     pub fn track_attr_order(mut self, on: bool) -> Self {
         self.attr_order = Some(on);
+        self
+    }
+
+    /// Record when the group was made and last changed (HDF5's
+    /// `track_times`), read back by [`Group::times`](crate::Group::times).
+    pub fn track_times(mut self, on: bool) -> Self {
+        self.track_times = on;
         self
     }
 }

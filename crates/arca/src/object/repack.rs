@@ -248,13 +248,17 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                         copy_attrs(&t.attrs(), &nt.attrs(), c)?;
                     }
                     Object::Group(g) => {
+                        let times = g.times()?;
                         let opts = GroupOptions::new()
                             .track_order(g.track_order()?)
-                            .track_attr_order(g.attrs().track_order()?);
+                            .track_attr_order(g.attrs().track_order()?)
+                            .track_times(times.is_some());
                         let ng = to.create_group_with(&name, &opts)?;
                         c.copied.insert(g.id(), (ng.path().to_string(), ng.id()));
                         copy_attrs(&g.attrs(), &ng.attrs(), c)?;
                         copy_group(&g, &ng, c)?;
+                        // After its members: each link made rewrote it.
+                        super::times::keep(&ng.file, ng.id(), times)?;
                     }
                     Object::Dataset(d) => {
                         // A committed type met first here is made with the
@@ -280,6 +284,7 @@ fn copy_group(from: &Group, to: &Group, c: &mut Copy) -> Result<()> {
                         }
                         c.copied.insert(d.id(), (nd.path().to_string(), nd.id()));
                         copy_attrs(&d.attrs(), &nd.attrs(), c)?;
+                        super::times::keep(&nd.file, nd.id(), d.times()?)?;
                         if nd.dtype()?.holds_refs() {
                             c.ref_datasets.push(nd);
                         }
@@ -306,7 +311,7 @@ fn copy_dataset(
     }
     if d.is_null()? {
         let mut o = DatasetOptions::empty(dtype).track_order(d.attrs().track_order()?);
-        o = with_committed(o, committed);
+        o = with_committed(o.track_times(d.times()?.is_some()), committed);
         return to.create_dataset(name, &o);
     }
     if d.is_virtual()? {
@@ -324,7 +329,7 @@ fn copy_dataset(
         if d.has_fill_value()? {
             o = o.fill_value(&d.fill_value()?);
         }
-        o = with_committed(o, committed);
+        o = with_committed(o.track_times(d.times()?.is_some()), committed);
         return to.create_dataset(name, &o);
     }
     let segs = d.external_segments()?;
@@ -338,7 +343,7 @@ fn copy_dataset(
         if d.has_fill_value()? {
             o = o.fill_value(&d.fill_value()?);
         }
-        o = with_committed(o, committed);
+        o = with_committed(o.track_times(d.times()?.is_some()), committed);
         return to.create_dataset(name, &o);
     }
     let shape = d.shape()?;
@@ -352,7 +357,7 @@ fn copy_dataset(
     if let Some(c) = &chunks {
         o = o.chunks(c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }
-    o = with_committed(o, committed);
+    o = with_committed(o.track_times(d.times()?.is_some()), committed);
     let nd = to.create_dataset(name, &o)?;
     let elem = dtype.size() as u64;
     if shape.contains(&0) {

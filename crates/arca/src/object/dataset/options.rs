@@ -83,6 +83,7 @@ pub struct DatasetOptions {
     vlen: VlenOptions,
     null: bool,
     pub(crate) track_order: bool,
+    pub(crate) track_times: bool,
     pub(crate) committed: Option<NamedType>,
     pub(crate) commit_new: bool,
     /// Boxed: most datasets have neither, and options travel by value.
@@ -115,6 +116,7 @@ impl DatasetOptions {
             vlen: VlenOptions::default(),
             null: false,
             track_order: false,
+            track_times: false,
             committed: None,
             commit_new: false,
             elsewhere: None,
@@ -229,6 +231,22 @@ impl DatasetOptions {
     /// ```
     pub fn track_order(mut self, on: bool) -> Self {
         self.track_order = on;
+        self
+    }
+
+    /// Record when the dataset was made and when its header last changed
+    /// (HDF5's `track_times`; off by default, so files of equal content
+    /// are equal bytes); read back by [`Dataset::times`](crate::Dataset::times).
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File};
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::float(8), &[3]).track_times(true);
+    /// let d = f.root().create_dataset("d", &o).unwrap();
+    /// assert!(d.times().unwrap().unwrap().created > 0);
+    /// ```
+    pub fn track_times(mut self, on: bool) -> Self {
+        self.track_times = on;
         self
     }
 

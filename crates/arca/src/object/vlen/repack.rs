@@ -122,7 +122,7 @@ pub(crate) fn copy_dataset(
     if let Some(c) = d.chunks()? {
         o = o.chunks(&c).maxshape(&d.maxshape()?).filters(&d.filters()?);
     }
-    o = with_committed(o, committed);
+    o = with_committed(o.track_times(d.times()?.is_some()), committed);
     let nd = to.create_dataset(name, &o)?;
     if shape.iter().product::<u64>() == 0 {
         return Ok(nd);
