@@ -16,12 +16,18 @@ pub fn run(
     as_json: bool,
     out: &mut dyn Write,
 ) -> Result<u8, CliError> {
+    // The bar shows bytes verified of the file's size (hidden with
+    // --quiet or --json, and when stderr is not a terminal).
+    let bar = crate::progress::bytes_bar("checking", quiet || as_json);
     let r = match crate::target::open_file(file, storage) {
-        Ok(f) => f.check().map(|s| (s, f.recovered())),
+        Ok(f) => f
+            .check_with_progress(&mut crate::progress::follow(&bar))
+            .map(|s| (s, f.recovered())),
         // A usage error, or an open that failed: reported as before.
         Err(CliError::Arca { source, .. }) => Err(source),
         Err(e) => return Err(e),
     };
+    bar.finish_and_clear();
     match r {
         Ok((s, recovered)) => {
             if as_json {

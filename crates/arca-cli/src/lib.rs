@@ -23,6 +23,7 @@ mod error;
 mod example;
 mod interop;
 mod ls;
+mod progress;
 mod repack;
 mod stat;
 mod target;
@@ -212,7 +213,11 @@ struct ViewArgs {
     /// The viewer app's built files (default: the Python package's).
     #[arg(long, value_name = "DIR")]
     assets: Option<PathBuf>,
-    /// The file to show.
+    /// An option for a URL on object storage (repeatable), e.g.
+    /// `aws_endpoint=http://127.0.0.1:9000`.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
+    /// The file to show: a path, or a URL (s3://, gs://, az://, http(s)://).
     #[arg(value_name = "FILE")]
     file: PathBuf,
 }
@@ -376,6 +381,7 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
                 port: a.port,
                 assets: view::find_assets(a.assets.as_deref(), python),
                 token: None,
+                storage: a.storage_option,
             };
             view::run(&a.file, &opts, !a.no_browser, out)?;
         }

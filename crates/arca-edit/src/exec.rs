@@ -621,11 +621,15 @@ fn command_error(
 }
 
 /// Apply `cmds` to the file at `path` at the given atomicity level.
+/// Apply `cmds`; `progress` hears the commands done of the total after
+/// each one.
 pub(crate) fn run_commands(
     path: &Path,
     cmds: &[Command],
     atomic: Atomic,
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Report, EditError> {
+    let total = cmds.len() as u64;
     let file = txn::open(path, atomic)
         .map_err(|e| EditError::from_arca(&format!("opening {}", path.display()), e))?;
     let mut report = Report::default();
@@ -636,7 +640,10 @@ pub(crate) fn run_commands(
             let r = txn::transaction(&file, |f| {
                 for (i, c) in cmds.iter().enumerate() {
                     match step(f, c) {
-                        Ok(line) => done.push(line),
+                        Ok(line) => {
+                            done.push(line);
+                            progress(i as u64 + 1, total);
+                        }
                         Err(e) => {
                             failure = Some((i, e));
                             return Err(arca::Error::InvalidArgument(ABORT.into()));
@@ -664,7 +671,10 @@ pub(crate) fn run_commands(
                     })
                 });
                 match (r, failure) {
-                    (Ok(line), _) => report.done.push(line),
+                    (Ok(line), _) => {
+                        report.done.push(line);
+                        progress(i as u64 + 1, total);
+                    }
                     (Err(e), Some(fail)) if e.to_string().contains(ABORT) => {
                         out = Err(command_error(c, i, fail, i, atomic));
                         break;
@@ -682,7 +692,10 @@ pub(crate) fn run_commands(
             let mut out = Ok(());
             for (i, c) in cmds.iter().enumerate() {
                 match step(&file, c) {
-                    Ok(line) => report.done.push(line),
+                    Ok(line) => {
+                        report.done.push(line);
+                        progress(i as u64 + 1, total);
+                    }
                     Err(fail) => {
                         out = Err(command_error(c, i, fail, i, atomic));
                         break;

@@ -40,6 +40,8 @@ mod types;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use indicatif::{ProgressBar, ProgressStyle};
+
 pub use ast::{AttrName, Command, Definition, Modify, ObjKind, Op, Space, TypeSpec, Value};
 pub use error::{
     CommandError, EditError, ParseError, EXIT_DAMAGED, EXIT_OK, EXIT_PARSE, EXIT_SEMANTIC,
@@ -110,7 +112,7 @@ impl std::fmt::Display for Atomic {
 /// exits with.
 pub fn run(path: impl AsRef<Path>, commands: &str, atomic: Atomic) -> Result<Report, EditError> {
     let cmds = parse(commands)?;
-    exec::run_commands(path.as_ref(), &cmds, atomic)
+    exec::run_commands(path.as_ref(), &cmds, atomic, &mut |_, _| {})
 }
 
 /// Arguments of `arca edit`, for mounting as a subcommand.
@@ -144,6 +146,10 @@ pub struct EditArgs {
     /// Read the commands from this file ("-" for standard input).
     #[arg(long = "command-file", value_name = "F")]
     pub command_file: Option<PathBuf>,
+    /// No progress bar (it is drawn on a terminal only, for scripts of
+    /// more than one command).
+    #[arg(long)]
+    pub quiet: bool,
     /// The arca file to edit.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
@@ -175,6 +181,7 @@ fn read_commands(args: &EditArgs) -> Result<String, EditError> {
 ///     atomic: arca_edit::Atomic::Yes,
 ///     command: Some("DELETE /x;".into()),
 ///     command_file: None,
+///     quiet: true,
 ///     file: "/no/such/file.arca".into(),
 /// };
 /// assert_eq!(arca_edit::main_with(args), 1);
@@ -182,7 +189,24 @@ fn read_commands(args: &EditArgs) -> Result<String, EditError> {
 pub fn main_with(args: EditArgs) -> i32 {
     let r = read_commands(&args).and_then(|src| {
         let cmds = parse(&src)?;
-        exec::run_commands(&args.file, &cmds, args.atomic)
+        let bar = if args.quiet || cmds.len() < 2 {
+            ProgressBar::hidden()
+        } else {
+            let b = ProgressBar::new(cmds.len() as u64);
+            b.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} editing [{bar:40}] {pos}/{len} commands {per_sec} eta {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+            );
+            b
+        };
+        let r = exec::run_commands(&args.file, &cmds, args.atomic, &mut |done, _| {
+            bar.set_position(done)
+        });
+        bar.finish_and_clear();
+        r
     });
     if let Err(EditError::Parse(e)) = &r {
         // Name where the commands came from so the line can be found.

@@ -600,6 +600,7 @@ fn exit_codes() {
             atomic,
             command: command.map(String::from),
             command_file: command_file.map(Path::to_path_buf),
+            quiet: true,
             file: file.to_path_buf(),
         }
     };

@@ -17,22 +17,25 @@ pub(crate) struct ViewServer {
 
 #[pymethods]
 impl ViewServer {
-    /// Open `path` read-only and serve it on `host:port` (0: a free port),
+    /// Open `path` (a path, or a URL with `storage`'s `KEY=VALUE`
+    /// options) read-only and serve it on `host:port` (0: a free port),
     /// the app's files from `assets`.
     #[new]
-    #[pyo3(signature = (path, host = "127.0.0.1".to_string(), port = 0, assets = None))]
+    #[pyo3(signature = (path, host = "127.0.0.1".to_string(), port = 0, assets = None, storage = vec![]))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         host: String,
         port: u16,
         assets: Option<PathBuf>,
+        storage: Vec<String>,
     ) -> PyResult<Self> {
         let opts = Options {
             host,
             port,
             assets,
             token: None,
+            storage,
         };
         let server = py
             .detach(|| Server::start(&path, &opts))

@@ -3,11 +3,14 @@
 requests they serve. Counts are asserted exactly; nothing is timed."""
 
 import http.server
+import json
 import os
 import pickle
 import subprocess
 import sys
 import threading
+import urllib.parse
+import urllib.request
 
 import numpy as np
 import pytest
@@ -360,3 +363,45 @@ def test_cli_on_urls_equals_local(s3, tmp_path):
     assert r.returncode == 1 and "object not found" in r.stderr
     r = _cli("ls", "--storage-option", "novalue", url)
     assert r.returncode == 1 and "KEY=VALUE" in r.stderr
+
+
+def _view_get(viewer, endpoint, **query):
+    u = urllib.parse.urlsplit(viewer.url)
+    token = urllib.parse.parse_qs(u.query)["token"][0]
+    q = urllib.parse.urlencode({"token": token, **query})
+    with urllib.request.urlopen(f"http://127.0.0.1:{u.port}/api/{endpoint}/?{q}", timeout=30) as r:
+        return r.read()
+
+
+def test_view_serves_a_url_as_its_local_copy(s3, tmp_path):
+    p = tmp_path / "v.arca"
+    make_file(p)
+    put(s3, "v.arca", p.read_bytes())
+    url = f"s3://{BUCKET}/v.arca"
+    remote = arca.view(url, block=False, browser=False, storage_options=s3[2])
+    local = arca.view(p, block=False, browser=False)
+    try:
+        for endpoint, q in (("meta", {"path": "/"}), ("meta", {"path": "/g/t"}),
+                            ("data", {"path": "/g/t", "selection": "3:5,::7"}),
+                            ("data", {"path": "/k", "format": "npy"}),
+                            ("attr", {"path": "/"}), ("stats", {"path": "/k"})):
+            assert _view_get(remote, endpoint, **q) == _view_get(local, endpoint, **q), endpoint
+    finally:
+        remote.stop()
+        local.stop()
+    # The command takes the URL and its options too.
+    so = [a for k, v in s3[2].items() for a in ("--storage-option", f"{k}={v}")]
+    code = "import sys; from arca._cli import main; main(['arca'] + sys.argv[1:])"
+    proc = subprocess.Popen([sys.executable, "-c", code, "view", "--no-browser", *so, url],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        page = next(line.strip() for line in proc.stdout if line.startswith("http://"))
+        u = urllib.parse.urlsplit(page)
+        token = urllib.parse.parse_qs(u.query)["token"][0]
+        with urllib.request.urlopen(f"http://127.0.0.1:{u.port}/api/attr/?token={token}&path=/",
+                                    timeout=30) as r:
+            assert json.loads(r.read()) == {"title": "run 31"}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc.stdout.close()

@@ -244,3 +244,31 @@ fn times_are_tracked_when_asked_and_kept_by_repack() {
     assert_eq!(r.root().dataset("p").unwrap().times().unwrap(), None);
     r.check().unwrap();
 }
+
+#[test]
+fn check_reports_progress_through_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = File::create(dir.path().join("p.arca")).unwrap();
+    let o = DatasetOptions::new(Datatype::uint(1), &[64 * 1024])
+        .chunks(&[4096])
+        .filters(&[arca::Filter::Zstd(1)]);
+    let d = f.root().create_dataset("g/d", &o).unwrap();
+    // Noise, which zstd cannot shrink: the chunks' bytes are most of the file.
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let data: Vec<u8> = (0..64 * 1024)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect();
+    d.write_all(&data).unwrap();
+    f.flush().unwrap();
+    let mut seen = vec![];
+    let st = f.check_with_progress(&mut |done, total| seen.push((done, total))).unwrap();
+    assert!(seen.len() as u64 >= st.chunks + 3, "each object and chunk: {seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+    assert!(seen.iter().all(|&(done, total)| done <= total && total == st.file_bytes));
+    assert!(seen.last().unwrap().0 > 60_000 / 2, "the chunks' bytes are counted");
+}

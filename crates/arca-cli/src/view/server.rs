@@ -14,7 +14,7 @@ use serde_json::json;
 use tiny_http::{Header, Request, Response};
 
 use super::api::{Api, Query, Reply};
-use crate::error::{CliError, Context};
+use crate::error::CliError;
 
 /// Threads answering requests.
 const WORKERS: usize = 4;
@@ -31,6 +31,8 @@ pub struct Options {
     pub assets: Option<PathBuf>,
     /// The token requests must carry (default: 32 random bytes, hex).
     pub token: Option<String>,
+    /// `KEY=VALUE` options for a file given as a URL on object storage.
+    pub storage: Vec<String>,
 }
 
 impl Default for Options {
@@ -40,6 +42,7 @@ impl Default for Options {
             port: 0,
             assets: None,
             token: None,
+            storage: Vec::new(),
         }
     }
 }
@@ -94,12 +97,13 @@ fn encode(s: &str) -> String {
 }
 
 impl Server {
-    /// Open `file` read-only and start serving it.
+    /// Open `file` (a path, or a URL on object storage with
+    /// `opts.storage`) read-only and start serving it.
     ///
     /// # Errors
     /// The file cannot be opened, or the address cannot be bound.
     pub fn start(file: &Path, opts: &Options) -> Result<Server, CliError> {
-        let f = arca::File::open(file).in_file(file)?;
+        let f = crate::target::open_file(file, &opts.storage)?;
         let name = file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -48,9 +48,13 @@ class Viewer:
         return f"<arca.Viewer {self.url}>"
 
 
-def view(file, *, host="127.0.0.1", port=0, browser=True, block=True, assets=None):
-    """Show ``file`` (a path, or an :class:`arca.File` opened from one) in
-    h5web's viewer in the browser.
+def view(file, *, host="127.0.0.1", port=0, browser=True, block=True, assets=None,
+         storage_options=None):
+    """Show ``file`` (a path, a URL on object storage with its
+    ``storage_options`` as :class:`arca.File` takes them, or an
+    :class:`arca.File` opened from either: the server opens it again, read
+    only, so a URL's options are passed here too) in h5web's viewer in the
+    browser.
 
     The server listens on ``host`` (this machine only by default) and
     ``port`` (0: a free one), and every request must carry the random token
@@ -62,13 +66,13 @@ def view(file, *, host="127.0.0.1", port=0, browser=True, block=True, assets=Non
     'http://127.0.0.1:40123/?token=...&file=run.arca'
     >>> v.stop()                                                # doctest: +SKIP
     """
-    path = getattr(file, "filename", file)
-    path = os.fspath(path)
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"arca.view needs a file on disk: {path!r}")
+    path = os.fspath(getattr(file, "filename", file))
+    storage = [f"{k}={v}" for k, v in (storage_options or {}).items()]
+    if not _native.is_url(path) and not os.path.isfile(path):
+        raise FileNotFoundError(f"arca.view needs a file on disk or a URL: {path!r}")
     if assets is None and os.path.isfile(os.path.join(ASSETS, "index.html")):
         assets = ASSETS
-    viewer = Viewer(_native.ViewServer(path, host, port, assets))
+    viewer = Viewer(_native.ViewServer(path, host, port, assets, storage))
     if browser:
         webbrowser.open(viewer.url)
     if not block:

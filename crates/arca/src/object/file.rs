@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::group::{Group, Object};
 use super::handle::{lock, FileHandle};
 use super::open::{Mode, OpenOptions};
-use super::stat::{Extent, Stat};
+use super::stat::{Extent, Progress, Stat};
 // The docs name the error kinds.
 #[cfg(doc)]
 use crate::error::Error;
@@ -463,9 +463,29 @@ impl File {
     /// # Errors
     /// [`Error::Corrupt`] naming the damaged structure and its offset.
     pub fn check(&self) -> Result<Stat> {
+        self.check_with_progress(&mut |_, _| {})
+    }
+
+    /// [`File::check`], telling `progress` the bytes verified so far of the
+    /// file's size as it goes (for a progress bar on a large file).
+    ///
+    /// ```
+    /// let f = arca::File::in_memory().unwrap();
+    /// let mut calls = 0;
+    /// f.check_with_progress(&mut |done, total| {
+    ///     assert!(done <= total);
+    ///     calls += 1;
+    /// })
+    /// .unwrap();
+    /// assert!(calls > 0);
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`File::check`].
+    pub fn check_with_progress(&self, progress: &mut Progress) -> Result<Stat> {
         let mut g = lock(&self.file)?;
         g.write_back()?;
-        super::stat::check(&mut g)
+        super::stat::check(&mut g, progress)
     }
 }
 

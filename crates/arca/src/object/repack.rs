@@ -21,8 +21,7 @@ use crate::selection::Selection;
 /// Bytes moved per read/write step of a contiguous dataset.
 const STEP_BYTES: u64 = 64 << 20;
 
-/// Progress of a [`repack`]: bytes of dataset elements copied so far, of the total.
-pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
+pub use super::stat::Progress;
 
 /// Write a compact copy of the file at `src` to `dst`: the same groups,
 /// datasets (type, shape, chunking, filters, fill value), committed

@@ -134,13 +134,25 @@ fn check_indices(mut seen: Vec<u64>, next: u64, addr: u64, what: &str) -> Result
     Ok(())
 }
 
-fn walk(g: &mut Session, verify: bool) -> Result<Stat> {
-    walk_extents(g, verify).map(|(s, _)| s)
+/// Progress of long work: bytes done so far, of the total (a
+/// [`repack`](crate::repack) counts dataset elements copied,
+/// [`File::check_with_progress`](crate::File::check_with_progress) bytes
+/// verified of the file's size).
+pub type Progress<'a> = dyn FnMut(u64, u64) + 'a;
+
+fn walk(g: &mut Session, verify: bool, progress: &mut Progress) -> Result<Stat> {
+    walk_extents(g, verify, progress).map(|(s, _)| s)
 }
 
 /// The whole-file walk: figures, and every extent (live, free and
 /// reserved) in address order; `verify` also checks that they tile the file.
-fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
+/// `progress` hears the bytes walked so far (structures and chunks) of the
+/// file's size, after each object and each verified chunk.
+fn walk_extents(
+    g: &mut Session,
+    verify: bool,
+    progress: &mut Progress,
+) -> Result<(Stat, Vec<Extent>)> {
     // Every live extent, for the accounting check: (addr, len, what).
     let mut extents: Vec<(u64, u64, &'static str)> = vec![];
     let mut s = Stat {
@@ -159,6 +171,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
     stack.extend(counts.iter().filter(|(_, &n)| n == 0).map(|(&a, _)| a));
     s.metadata_bytes += tree_pages(&mut g.st, g.sb.links, &mut extents)?;
     while let Some(addr) = stack.pop() {
+        progress(s.metadata_bytes + s.data_bytes, s.file_bytes);
         let met = {
             let m = arrivals.entry(addr).or_insert(0);
             *m += 1;
@@ -294,6 +307,7 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
                             s.data_logical_bytes += expect as u64;
                             st.check_live("chunk", r.addr, r.size)?;
                             if verify {
+                                progress(s.metadata_bytes + s.data_bytes, s.file_bytes);
                                 let mut buf = vec![0u8; r.size as usize];
                                 st.driver().read_at(r.addr, &mut buf)?;
                                 crate::chunk::verify(&r, &buf)?;
@@ -396,13 +410,13 @@ fn walk_extents(g: &mut Session, verify: bool) -> Result<(Stat, Vec<Extent>)> {
 }
 
 pub(crate) fn space_map(g: &mut Session) -> Result<Vec<Extent>> {
-    walk_extents(g, false).map(|(_, m)| m)
+    walk_extents(g, false, &mut |_, _| {}).map(|(_, m)| m)
 }
 
 pub(crate) fn stat(g: &mut Session) -> Result<Stat> {
-    walk(g, false)
+    walk(g, false, &mut |_, _| {})
 }
 
-pub(crate) fn check(g: &mut Session) -> Result<Stat> {
-    walk(g, true)
+pub(crate) fn check(g: &mut Session, progress: &mut Progress) -> Result<Stat> {
+    walk(g, true, progress)
 }
