@@ -106,6 +106,8 @@ typedef int32_t arca_dtype_t;
 #define ARCA_DTYPE_REFERENCE 22  /* uint64_t object id (arca_object_id), 0 = none */
 #define ARCA_DTYPE_LONGDOUBLE 23 /* x86-64 long double: x87 80-bit in 16 bytes */
 #define ARCA_DTYPE_CLONGDOUBLE 24 /* two such, real first (long double complex) */
+#define ARCA_DTYPE_BITFIELD 25   /* HDF5 bitfield: an unsigned integer of str_len bytes */
+#define ARCA_DTYPE_TIME 26       /* HDF5 time: an unsigned integer of str_len (4, 8) bytes */
 
 /* Type strings name every type, the structured ones included:
  *   "<f8", ">i4", "|b1", "<f2", "<c16", "|S10", "|V8",

@@ -71,6 +71,12 @@ pub const ARCA_DTYPE_REFERENCE: i32 = 22;
 pub const ARCA_DTYPE_LONGDOUBLE: i32 = 23;
 /// Two extended-precision floats, real first (`long double complex`).
 pub const ARCA_DTYPE_CLONGDOUBLE: i32 = 24;
+/// An HDF5 bitfield of 1, 2, 4 or 8 bytes (the size in `str_len`), read
+/// and written as an unsigned integer of that size.
+pub const ARCA_DTYPE_BITFIELD: i32 = 25;
+/// An HDF5 time of 4 or 8 bytes (the size in `str_len`), read and written
+/// as an unsigned integer of that size.
+pub const ARCA_DTYPE_TIME: i32 = 26;
 
 /// Byte order of the machine.
 pub const ARCA_ORDER_NATIVE: i32 = 0;
@@ -201,6 +207,15 @@ pub(crate) fn datatype_from(code: i32, order: i32, str_len: u32) -> R<Datatype> 
             len: str_len,
             tag: String::new(),
         },
+        ARCA_DTYPE_BITFIELD | ARCA_DTYPE_TIME => {
+            let size = u8::try_from(str_len)
+                .map_err(|_| Fail::invalid(format!("a {str_len}-byte bitfield or time")))?;
+            if code == ARCA_DTYPE_TIME {
+                Datatype::Time { size, order }
+            } else {
+                Datatype::Bitfield { size, order }
+            }
+        }
         ARCA_DTYPE_ENUM | ARCA_DTYPE_ARRAY | ARCA_DTYPE_COMPOUND => {
             return Err(Fail::invalid(format!(
                 "type code {code} needs its members: give a type string"
@@ -244,6 +259,8 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
         Datatype::Array(_) => ARCA_DTYPE_ARRAY,
         Datatype::Compound(_) => ARCA_DTYPE_COMPOUND,
         Datatype::Reference => ARCA_DTYPE_REFERENCE,
+        Datatype::Bitfield { .. } => ARCA_DTYPE_BITFIELD,
+        Datatype::Time { .. } => ARCA_DTYPE_TIME,
         // A region reference is a variable-length element of its own kind:
         // its type string ("vlen:region") tells it apart.
         Datatype::VlenBytes
@@ -264,6 +281,8 @@ pub(crate) fn datatype_to(t: &Datatype) -> (i32, i32, usize) {
                     | ARCA_DTYPE_COMPLEX64
                     | ARCA_DTYPE_COMPLEX128
                     | ARCA_DTYPE_ENUM
+                    | ARCA_DTYPE_BITFIELD
+                    | ARCA_DTYPE_TIME
         );
     let order = match t.order() {
         _ if !ordered => ARCA_ORDER_NATIVE,

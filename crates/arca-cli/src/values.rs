@@ -254,7 +254,9 @@ fn text_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> String {
         })
         .into(),
         Datatype::Int { size, .. } => signed(*size, b).to_string(),
-        Datatype::UInt { size, .. } => unsigned(*size, b).to_string(),
+        Datatype::UInt { size, .. }
+        | Datatype::Bitfield { size, .. }
+        | Datatype::Time { size, .. } => unsigned(*size, b).to_string(),
         Datatype::Float { size, .. } => {
             let v = float(*size, b);
             match size {
@@ -435,7 +437,9 @@ fn json_in(dt: &Datatype, b: &[u8], heap: &[u8]) -> Value {
     match dt {
         Datatype::Bool => Value::Bool(b.first().copied().unwrap_or(0) != 0),
         Datatype::Int { size, .. } => json!(signed(*size, b)),
-        Datatype::UInt { size, .. } => json!(unsigned(*size, b)),
+        Datatype::UInt { size, .. }
+        | Datatype::Bitfield { size, .. }
+        | Datatype::Time { size, .. } => json!(unsigned(*size, b)),
         Datatype::Float { size, .. } => float_json(float(*size, b)),
         Datatype::Complex { size, .. } => {
             let h = *size / 2;

@@ -399,3 +399,48 @@ def test_whole_dataset_writes_of_references_store_ids(tmp_path):
     with arca.File(tmp_path / "r.arca") as f:
         got = f["r"][...]
         assert f[got[0]].name == "/g" and not got[1]
+
+
+# -- HDF5 bitfields and times ------------------------------------------------------
+@pytest.mark.parametrize("size", [1, 2, 4, 8])
+@pytest.mark.parametrize("order", ["<", ">"])
+def test_bitfields_read_as_unsigned_integers_and_stay_bitfields(tmp_path, size, order):
+    rng = np.random.default_rng(size)
+    data = rng.integers(0, 2 ** (8 * size) - 1, 20, dtype=np.uint64, endpoint=True)
+    dt = arca.bitfield_dtype(size, order)
+    with arca.File(tmp_path / "b.arca", "w") as f:
+        f.create_dataset("b", data=data.astype(dt), dtype=dt, chunks=(8,), compression="gzip",
+                         shuffle=True)
+        f.attrs.create("flags", data[:3].astype(dt), dtype=dt)
+        rec = np.dtype([("ok", arca.bitfield_dtype(1)), ("mask", arca.bitfield_dtype(1), (3,)),
+                        ("v", "<f8")])
+        f["rec"] = np.ones(2, rec)
+    with arca.File(tmp_path / "b.arca") as f:
+        b = f["b"]
+        assert b.dtype.kind == "u" and b.dtype.itemsize == size
+        assert (b.dtype.metadata or {}).get("arca_bitfield")
+        assert b[:].tolist() == data.tolist()
+        assert f.attrs["flags"].tolist() == data[:3].tolist()
+        assert f.attrs._dtype("flags").metadata["arca_bitfield"]
+        r = f["rec"]
+        assert r.dtype.fields["ok"][0].metadata["arca_bitfield"]
+        assert r.dtype.fields["mask"][0].base.metadata["arca_bitfield"]
+        assert r[0]["mask"].tolist() == [1, 1, 1]
+        # The stored type says bitfield, in its byte order.
+        assert b._id.dtype() == f"bitfield:{'|' if size == 1 and order == '<' else order}u{size}"
+
+
+def test_times_read_as_unsigned_integers(tmp_path):
+    with arca.File(tmp_path / "t.arca", "w") as f:
+        f.create_dataset("t", data=np.array([0, 86400, 2 ** 33], ">u8"), dtype=arca.time_dtype(8, ">"))
+    with arca.File(tmp_path / "t.arca") as f:
+        assert f["t"][:].tolist() == [0, 86400, 2 ** 33]
+        assert f["t"].dtype.metadata == {"arca_time": True}
+
+
+def test_bits_types_refuse_what_they_cannot_hold(tmp_path):
+    with arca.File(tmp_path / "x.arca", "w") as f:
+        with pytest.raises(TypeError, match="arca_time"):
+            f.create_dataset("t", shape=(2,), dtype=np.dtype("u2", metadata={"arca_time": True}))
+        with pytest.raises(TypeError, match="arca_bitfield"):
+            f.create_dataset("b", shape=(2,), dtype=np.dtype("f4", metadata={"arca_bitfield": True}))

@@ -255,7 +255,9 @@ impl Array {
             Datatype::Int { size, .. } => Some(Numbers::Ints(
                 items.map(|b| i128::from(values::signed(size, b))).collect(),
             )),
-            Datatype::UInt { size, .. } => Some(Numbers::Ints(
+            Datatype::UInt { size, .. }
+            | Datatype::Bitfield { size, .. }
+            | Datatype::Time { size, .. } => Some(Numbers::Ints(
                 items
                     .map(|b| i128::from(values::unsigned(size, b)))
                     .collect(),
@@ -354,7 +356,9 @@ fn value(dt: &Datatype, b: &[u8], heap: &[u8], mode: Mode) -> Value {
     match dt {
         Datatype::Bool => Value::Bool(b.first().copied().unwrap_or(0) != 0),
         Datatype::Int { size, .. } => json!(values::signed(*size, b)),
-        Datatype::UInt { size, .. } => json!(values::unsigned(*size, b)),
+        Datatype::UInt { size, .. }
+        | Datatype::Bitfield { size, .. }
+        | Datatype::Time { size, .. } => json!(values::unsigned(*size, b)),
         Datatype::Float { size, .. } => {
             let v = values::float(*size, b);
             if *size < 8 && mode == Mode::Native {
@@ -434,6 +438,8 @@ fn push_ordered(dt: &Datatype, b: &[u8], file_order: bool, out: &mut Vec<u8>) {
     match dt {
         Datatype::Int { order, .. }
         | Datatype::UInt { order, .. }
+        | Datatype::Bitfield { order, .. }
+        | Datatype::Time { order, .. }
         | Datatype::Float { order, .. } => push_number(b, pick(*order), out),
         Datatype::Complex { size, order } => {
             let h = (*size / 2) as usize;
@@ -467,9 +473,11 @@ fn push_safe(dt: &Datatype, b: &[u8], out: &mut Vec<u8>) {
             let v = values::float(2, b) as f32;
             out.extend_from_slice(&v.to_le_bytes());
         }
-        Datatype::Int { .. } | Datatype::UInt { .. } | Datatype::Float { .. } => {
-            push_number(b, ByteOrder::Little, out)
-        }
+        Datatype::Int { .. }
+        | Datatype::UInt { .. }
+        | Datatype::Bitfield { .. }
+        | Datatype::Time { .. }
+        | Datatype::Float { .. } => push_number(b, ByteOrder::Little, out),
         Datatype::Complex { size, .. } => {
             let h = (*size / 2) as usize;
             push_number(&b[..h], ByteOrder::Little, out);

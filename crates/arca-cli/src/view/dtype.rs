@@ -8,7 +8,9 @@ use serde_json::{json, Map, Value};
 /// HDF5 type class codes (`H5T_class_t`), as h5grove reports them.
 const INTEGER: u8 = 0;
 const FLOAT: u8 = 1;
+const TIME: u8 = 2;
 const STRING: u8 = 3;
+const BITFIELD: u8 = 4;
 const OPAQUE: u8 = 5;
 const COMPOUND: u8 = 6;
 const REFERENCE: u8 = 7;
@@ -47,7 +49,11 @@ pub fn dtype_str(dt: &Datatype) -> String {
     match dt {
         Datatype::Bool => "|b1".into(),
         Datatype::Int { size, order } => format!("{}i{size}", order_char(*size, *order)),
-        Datatype::UInt { size, order } => format!("{}u{size}", order_char(*size, *order)),
+        // h5py reads a bitfield as the unsigned integer of its size; arca
+        // a time too.
+        Datatype::UInt { size, order }
+        | Datatype::Bitfield { size, order }
+        | Datatype::Time { size, order } => format!("{}u{size}", order_char(*size, *order)),
         Datatype::Float { size, order } => format!("{}f{size}", order_char(*size, *order)),
         Datatype::Complex { size, order } => format!("{}c{size}", order_char(*size, *order)),
         Datatype::FixedBytes { len, .. } => format!("|S{len}"),
@@ -110,6 +116,8 @@ pub fn type_meta(dt: &Datatype) -> Value {
     let class = match dt {
         Datatype::Bool | Datatype::Enum(_) => ENUM,
         Datatype::Int { .. } | Datatype::UInt { .. } => INTEGER,
+        Datatype::Bitfield { .. } => BITFIELD,
+        Datatype::Time { .. } => TIME,
         Datatype::Float { .. } => FLOAT,
         Datatype::Complex { .. } | Datatype::Compound(_) => COMPOUND,
         Datatype::FixedBytes { .. } | Datatype::VlenBytes | Datatype::VlenStr => STRING,
@@ -129,7 +137,9 @@ pub fn type_meta(dt: &Datatype) -> Value {
                 json!(u8::from(matches!(dt, Datatype::Int { .. }))),
             );
         }
-        Datatype::Float { order, .. } => {
+        Datatype::Float { order, .. }
+        | Datatype::Bitfield { order, .. }
+        | Datatype::Time { order, .. } => {
             m.insert("order".into(), json!(order_code(*order)));
         }
         Datatype::Bool => {
@@ -203,6 +213,8 @@ pub fn is_numeric(dt: &Datatype) -> bool {
         Datatype::Bool
         | Datatype::Int { .. }
         | Datatype::UInt { .. }
+        | Datatype::Bitfield { .. }
+        | Datatype::Time { .. }
         | Datatype::Float { .. }
         | Datatype::Complex { .. } => true,
         Datatype::Enum(_) => true,
@@ -244,7 +256,9 @@ pub fn safe(scalar: &Datatype) -> Datatype {
             size,
             order: ByteOrder::Little,
         },
-        Datatype::UInt { size, .. } => Datatype::UInt {
+        Datatype::UInt { size, .. }
+        | Datatype::Bitfield { size, .. }
+        | Datatype::Time { size, .. } => Datatype::UInt {
             size,
             order: ByteOrder::Little,
         },

@@ -52,6 +52,7 @@ from ._dtypes import (
     Empty,
     Reference,
     RegionReference,
+    bitfield_dtype,
     check_complex_dtype,
     check_enum_dtype,
     check_opaque_dtype,
@@ -66,6 +67,7 @@ from ._dtypes import (
     special_dtype,
     string_dtype,
     string_info,
+    time_dtype,
     vlen_dtype,
 )
 from ._dtypes import h5py_check_dtype as check_dtype
@@ -129,6 +131,7 @@ __all__ = [
     "VirtualLayout",
     "VirtualSource",
     "Viewer",
+    "bitfield_dtype",
     "check_complex_dtype",
     "check_dtype",
     "check_enum_dtype",
@@ -150,6 +153,7 @@ __all__ = [
     "set_pool_limits",
     "set_pooling",
     "string_dtype",
+    "time_dtype",
     "vlen_dtype",
     "view",
 ]

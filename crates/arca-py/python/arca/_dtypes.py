@@ -7,7 +7,10 @@ tagged with metadata, as in h5py: ``{"enum": {name: value}}``, ``{"vlen":
 base}``, ``{"ref": Reference}``, ``{"h5py_opaque": True}`` (and ``"tag"``),
 ``{"h5py_encoding": "utf-8"}`` on fixed-length strings; and arca's
 ``{"arca_strpad": "nullterm" | "spacepad"}`` for a fixed-length string's
-padding when it is not numpy's NUL padding.
+padding when it is not numpy's NUL padding; ``{"arca_bitfield": True}`` and
+``{"arca_time": True}`` on an unsigned integer dtype for HDF5's bitfield and
+time types, whose values read as those integers (as h5py reads bitfields;
+``">"`` instead of ``True`` for a big-endian single byte).
 
 In order below: type strings to and from dtypes; compounds with
 variable-length members, whose stored layout differs from their numpy one;
@@ -64,6 +67,35 @@ X87_LONGDOUBLE = (np.dtype(np.longdouble).itemsize == 16
                   and np.finfo(np.longdouble).nmant == 63)
 
 
+# HDF5 classes arca keeps whose values cross as unsigned integers: the
+# metadata key marking them, their type string's prefix, their sizes.
+_BITS = (("arca_bitfield", "bitfield", (1, 2, 4, 8)), ("arca_time", "time", (4, 8)))
+
+
+def bitfield_dtype(size=1, order="<"):
+    """The dtype of an HDF5 bitfield of ``size`` bytes: its values read as
+    unsigned integers (h5py reads PyTables' booleans, 8-bit bitfields, as
+    ``uint8``), and a dataset made with it is stored as a bitfield again.
+
+    >>> arca.bitfield_dtype(2, ">").str
+    '>u2'
+    """
+    # numpy has no byte order for one byte: a big-endian one says so itself.
+    mark = ">" if int(size) == 1 and order == ">" else True
+    return np.dtype(f"{order}u{int(size)}", metadata={"arca_bitfield": mark})
+
+
+def time_dtype(size=4, order="<"):
+    """The dtype of an HDF5 time of ``size`` (4 or 8) bytes, which numpy has
+    no type for: its values read as unsigned integers (seconds since the
+    epoch for HDF5's UNIX times) and it is stored as a time again.
+
+    >>> arca.time_dtype(8).itemsize
+    8
+    """
+    return np.dtype(f"{order}u{int(size)}", metadata={"arca_time": True})
+
+
 def type_string(dt):
     """The type string of a numpy dtype (explicit byte orders); TypeError
     if arca cannot store it."""
@@ -92,6 +124,15 @@ def _type_string(dt):
             # Enums, compounds, complex numbers, strings, arrays, opaque.
             return "vlen:" + type_string(base)
         return "vlen:" + base.str
+    for key, prefix, sizes in _BITS:
+        if meta.get(key):
+            if dt.kind != "u" or dt.itemsize not in sizes or dt.fields is not None:
+                raise TypeError(f"{key} marks an unsigned integer of "
+                                f"{', '.join(map(str, sizes))} bytes, not {dt}")
+            # numpy has no order for one byte; HDF5 does (STD_B8BE), kept
+            # as the key's value.
+            order = _order(dt) if dt.itemsize > 1 else ">" if meta[key] == ">" else "|"
+            return f"{prefix}:{order}u{dt.itemsize}"
     if meta.get("h5py_opaque"):
         # h5py's convention: the tag names the numpy type the bytes hold.
         tag = meta.get("tag") or ("" if dt.kind == "V" else "NUMPY:" + dt.str)
@@ -154,6 +195,10 @@ def from_info(info):
         s = info[1]
         if s == "ref":
             return ref_dtype
+        for key, prefix, _ in _BITS:
+            if s.startswith(prefix + ":"):
+                base = s[len(prefix) + 1:]
+                return np.dtype(base, metadata={key: ">" if base == ">u1" else True})
         if s[1:] in ("f16", "c32") and not X87_LONGDOUBLE:
             raise TypeError(f"{s}: x87 extended precision, which this machine's numpy "
                             "longdouble is not")

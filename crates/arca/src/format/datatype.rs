@@ -126,9 +126,28 @@ pub enum Datatype {
         /// Byte order of base elements on disk.
         order: ByteOrder,
     },
+    /// An HDF5 bitfield of 1, 2, 4 or 8 bytes: bits that are not a number
+    /// (PyTables keeps booleans this way). Values cross as unsigned
+    /// integers of the same size, as h5py reads them.
+    Bitfield {
+        /// Bytes per element.
+        size: u8,
+        /// On-disk byte order.
+        order: ByteOrder,
+    },
+    /// An HDF5 time (date) type of 4 or 8 bytes, kept as written: numpy
+    /// has no equivalent, so values cross as unsigned integers of the same
+    /// size.
+    Time {
+        /// Bytes per element.
+        size: u8,
+        /// On-disk byte order.
+        order: ByteOrder,
+    },
     /// Variable-length sequences of any other base: an enum, a compound
     /// (whose members may be variable-length themselves), complex numbers,
-    /// fixed-length strings, an array or opaque bytes (made by
+    /// fixed-length strings, an array, opaque bytes, a bitfield or a time
+    /// (made by
     /// [`Datatype::vlen`]; numeric bases are [`Datatype::Vlen`]). The base
     /// holds no object references.
     VlenOf(Box<Datatype>),
@@ -327,8 +346,8 @@ impl Datatype {
 
     /// A variable-length sequence of `base`: numeric (float16 included),
     /// bool or object references as [`Datatype::Vlen`]; an enum, a
-    /// compound, complex numbers, fixed-length strings, an array or opaque
-    /// bytes as [`Datatype::VlenOf`].
+    /// compound, complex numbers, fixed-length strings, an array, opaque
+    /// bytes, a bitfield or a time as [`Datatype::VlenOf`].
     ///
     /// ```
     /// use arca::Datatype;
@@ -351,6 +370,8 @@ impl Datatype {
                 | Datatype::FixedBytes { .. }
                 | Datatype::Array(_)
                 | Datatype::Opaque { .. }
+                | Datatype::Bitfield { .. }
+                | Datatype::Time { .. }
         ) {
             if base.holds_refs() || (base.has_vlen() && !matches!(base, Datatype::Compound(_))) {
                 return Err(Error::invalid(format!(
@@ -614,7 +635,9 @@ impl Datatype {
             Datatype::Int { size, .. }
             | Datatype::UInt { size, .. }
             | Datatype::Float { size, .. }
-            | Datatype::Complex { size, .. } => *size as usize,
+            | Datatype::Complex { size, .. }
+            | Datatype::Bitfield { size, .. }
+            | Datatype::Time { size, .. } => *size as usize,
             Datatype::FixedBytes { len, .. } | Datatype::Opaque { len, .. } => *len as usize,
             Datatype::Enum(e) => e.base.size(),
             Datatype::Array(a) => a
@@ -634,6 +657,8 @@ impl Datatype {
             | Datatype::UInt { order, .. }
             | Datatype::Float { order, .. }
             | Datatype::Complex { order, .. }
+            | Datatype::Bitfield { order, .. }
+            | Datatype::Time { order, .. }
             | Datatype::Vlen { order, .. } => *order,
             Datatype::Enum(e) => e.base.order(),
             Datatype::VlenOf(b) => b.order(),

@@ -14,7 +14,7 @@ from ._common import ALL, BATCH, SLAB, Report, as_exact, exact_io, load_h5py, sl
     staged
 from ._filters import DEFLATE, LZ4, SHUFFLE, ZSTD
 from ._lz4 import lz4_to_hdf5
-from ._types import h5_dtype, has_fixed_str, holds_refs, is_region_dtype, map_refs, \
+from ._types import h5_dtype, needs_file_type, holds_refs, is_region_dtype, map_refs, \
     needs_own_type, needs_values, region_of, region_to_h5, swap_ref_dtype, to_h5
 
 
@@ -151,7 +151,7 @@ class _Exporter:
         for name in aobj.attrs:
             value = aobj.attrs[name]
             dt = value.dtype if isinstance(value, Empty) else aobj.attrs._dtype(name)
-            if not isinstance(value, Empty) and has_fixed_str(dt) and dt.kind != "O" \
+            if not isinstance(value, Empty) and needs_file_type(dt) and dt.kind != "O" \
                     and not holds_refs(dt) and not needs_values(dt):
                 # Strings as stored, padding included (reads strip it).
                 _, shape, data = aobj.attrs._id.get(name)
@@ -258,7 +258,7 @@ class _Exporter:
                     self.done += n
                     self.tick()
                 i = j
-        elif ads.size and has_fixed_str(dt) and not vlen:
+        elif ads.size and needs_file_type(dt) and not vlen:
             for start, count in slabs(ads.shape, dt.itemsize):
                 arr = as_exact(_read_padded(ads, start, count), dt)
                 exact_io(h5py, dsid, start, count, arr, write=True)
@@ -363,7 +363,7 @@ def _h5_attr(h5py, hobj, name, value, dt):
     tid = to_h5(h5py, dt)
     space = h5py.h5s.create_simple(arr.shape) if arr.shape else h5py.h5s.create(h5py.h5s.SCALAR)
     aid = h5py.h5a.create(hobj.id, name.encode(), tid, space)
-    if has_fixed_str(dt) and dt.kind != "O" and not holds_refs(dt):
+    if needs_file_type(dt) and dt.kind != "O" and not holds_refs(dt):
         aid.write(as_exact(arr, dt), mtype=tid)
     else:
         hobj.attrs.modify(name, arr)

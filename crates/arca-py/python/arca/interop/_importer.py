@@ -14,8 +14,8 @@ from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, load_h
     slabs, staged
 from ._filters import arca_pipeline, filter_name
 from ._lz4 import lz4_from_hdf5
-from ._types import Unmappable, from_h5, has_fixed_str, holds_refs, is_region_dtype, map_refs, \
-    needs_values, region_from_h5, region_ref_of
+from ._types import Unmappable, file_dtype, from_h5, needs_file_type, holds_refs, is_region_dtype, map_refs, \
+    needs_values, region_from_h5, region_ref_of, vlen_items_as_read
 
 
 class _Importer:
@@ -183,7 +183,8 @@ class _Importer:
             where = f"{hobj.name} @{name}"
             aid = h5py.h5a.open(hobj.id, name.encode("utf-8", "surrogateescape"))
             try:
-                dt = from_h5(h5py, aid.get_type(), aid.dtype)
+                hdt = file_dtype(h5py, aid)
+                dt = from_h5(h5py, aid.get_type(), hdt)
             except Unmappable as e:
                 self.skip(where, str(e))
                 continue
@@ -192,13 +193,13 @@ class _Importer:
             if aid.get_space().get_simple_extent_type() == h5py.h5s.NULL:
                 aobj.attrs.create(name, Empty(dt))
                 continue
-            if has_fixed_str(aid.dtype) and not holds_refs(aid.dtype):
-                value = np.zeros(aid.shape, dtype=aid.dtype)
+            if needs_file_type(dt) and not holds_refs(hdt):
+                value = np.zeros(aid.shape, dtype=dt)
                 aid.read(value, mtype=aid.get_type())
             else:
-                value = hobj.attrs[name]
-            if holds_refs(dt) or holds_refs(aid.dtype):
-                def fix(aobj=aobj, name=name, value=value, hdt=aid.dtype, dt=dt):
+                value = vlen_items_as_read(hobj.attrs[name], hdt)
+            if holds_refs(dt) or holds_refs(hdt):
+                def fix(aobj=aobj, name=name, value=value, hdt=hdt, dt=dt):
                     aobj.attrs.create(name, self.map_refs(value, hdt, dt), dtype=dt)
 
                 self.later.append(fix)
@@ -211,7 +212,8 @@ class _Importer:
     def copy_dataset(self, hds, ag, name, path):
         h5py = self.h5py
         try:
-            dt = from_h5(h5py, hds.id.get_type(), hds.dtype)
+            hdt = file_dtype(h5py, hds)
+            dt = from_h5(h5py, hds.id.get_type(), hdt)
         except Unmappable as e:
             self.skip(path, str(e))
             return None
@@ -225,8 +227,8 @@ class _Importer:
             return self.copy_virtual(hds, ag, name, path, dt, dcpl)
         if layout == h5py.h5d.CONTIGUOUS and dcpl.get_external_count() > 0 and hds.shape \
                 and dt.kind != "O" and not needs_values(dt) and not holds_refs(dt) \
-                and not holds_refs(hds.dtype) and not has_fixed_str(hds.dtype) \
-                and dt == hds.dtype and _full_width(h5py, hds.id.get_type()):
+                and not holds_refs(hdt) and not needs_file_type(hdt) \
+                and dt == hdt and _full_width(h5py, hds.id.get_type()):
             return self.copy_external(hds, ag, name, path, dt, dcpl)
         filters = [dcpl.get_filter(i) for i in range(dcpl.get_nfilters())]
         pipeline, exact = arca_pipeline(filters)
@@ -269,7 +271,7 @@ class _Importer:
         # conversion instead of the stored chunks.
         packed = not _full_width(h5py, hds.id.get_type())
         as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen and not packed
-                   and not holds_refs(dt) and not holds_refs(hds.dtype))
+                   and not holds_refs(dt) and not holds_refs(hdt))
         if as_hdf5:
             for k in ("shuffle", "compression", "compression_opts"):
                 kw.pop(k, None)
@@ -280,8 +282,9 @@ class _Importer:
                                         kw.get("compression", "")) if x) or "no filters"
             self.note(path, f"filters {names}: values decoded and stored with {kept}")
         if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED and not vlen:
-            fill = np.zeros((), dtype=hds.dtype)
-            dcpl.get_fill_value(fill)
+            fill = fill_value(h5py, dcpl, hdt)
+            if fill is None:
+                self.note(path, "fill value HDF5 cannot convert to numbers: not kept")
             if holds_refs(dt):
                 fill = None
             if fill is not None:
@@ -294,15 +297,15 @@ class _Importer:
             self.note(path, "compact variable-length dataset stored contiguous")
         t = self.committed(hds, path)
         ds = ag.create_dataset(name, shape=hds.shape, dtype=dt if t is None else t, **kw)
-        if holds_refs(dt) or holds_refs(hds.dtype):
+        if holds_refs(dt) or holds_refs(hdt):
             def fix(ds=ds, hds=hds, dt=dt):
-                ds[...] = self.map_refs(hds[()], hds.dtype, dt)
+                ds[...] = self.map_refs(hds[()], hdt, dt)
 
             self.later.append(fix)
         elif layout == h5py.h5d.CHUNKED and (exact or as_hdf5) and not vlen and not packed:
             self.copy_chunks(hds, ds, len(filters), pipeline, keep_masks=as_hdf5)
         else:
-            self.copy_values(hds, ds)
+            self.copy_values(hds, ds, dt)
         return ds
 
     def copy_external(self, hds, ag, name, path, dt, dcpl):
@@ -317,9 +320,9 @@ class _Importer:
         if self.tracked(hds, attrs=True):
             kw["track_order"] = True
         if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED:
-            fill = np.zeros((), dtype=hds.dtype)
-            dcpl.get_fill_value(fill)
-            kw["fillvalue"] = fill
+            fill = fill_value(h5py, dcpl, file_dtype(h5py, hds))
+            if fill is not None:
+                kw["fillvalue"] = fill
         t = self.committed(hds, path)
         return ag.create_dataset(name, shape=hds.shape, dtype=dt if t is None else t, **kw)
 
@@ -345,9 +348,8 @@ class _Importer:
         shape = list(maps[0][2][0]) if maps else list(hds.shape)
         fill = None
         if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED:
-            fb = np.zeros((), dtype=hds.dtype)
-            dcpl.get_fill_value(fb)
-            fill = fb.astype(native(dt)).tobytes()
+            fb = fill_value(h5py, dcpl, file_dtype(h5py, hds))
+            fill = None if fb is None else fb.astype(native(dt)).tobytes()
         maxshape = [None if m is None else int(m) for m in (hds.maxshape or hds.shape)]
         t = self.committed(hds, path)
         ag._id.create_virtual(name, type_string(dt), shape, maxshape, maps, fill,
@@ -470,31 +472,46 @@ class _Importer:
         self.direct = None
         return lambda offset, at, size: hds.id.read_direct_chunk(offset)[1]
 
-    def copy_values(self, hds, ds):
+    def copy_values(self, hds, ds, dt):
+        """Values through HDF5 (``dt``: arca's dtype of them), a slab at a
+        time; those HDF5 would convert, with the file's own type."""
         shape = hds.shape
-        if has_fixed_str(hds.dtype) and hds.dtype.kind != "O":
-            for start, count in slabs(shape, hds.dtype.itemsize):
-                arr = np.zeros(count, dtype=hds.dtype)
+        if needs_file_type(dt) and dt.kind != "O" and not needs_values(dt):
+            for start, count in slabs(shape, dt.itemsize):
+                arr = np.zeros(count, dtype=dt)
                 if arr.size:
                     exact_io(self.h5py, hds.id, start, count, arr, write=False)
                     ds[tuple(slice(a, a + n) for a, n in zip(start, count))] = arr
                 self.done += arr.nbytes
                 self.tick()
             return
+        hdt = hds.dtype
         if not shape or hds.size == 0:
             if hds.size:
-                ds[()] = hds[()]
+                ds[()] = vlen_items_as_read(hds[()], hdt)
             return
-        row = max(1, hds.dtype.itemsize * int(np.prod(shape[1:], dtype=np.int64)))
+        row = max(1, dt.itemsize * int(np.prod(shape[1:], dtype=np.int64)))
         step = max(1, SLAB // row)
         for i in range(0, shape[0], step):
-            ds[i:i + step] = hds[i:i + step]
+            ds[i:i + step] = vlen_items_as_read(hds[i:i + step], hdt)
             self.done += row * min(step, shape[0] - i)
             self.tick()
 
     def tick(self):
         if self.progress is not None:
             self.progress(min(self.done, self.total), self.total)
+
+
+def fill_value(h5py, dcpl, hdt):
+    """The fill value a dataset's creation properties hold, as ``hdt``; None
+    where HDF5 cannot convert it (a time type has no conversion but to
+    itself, which h5py cannot ask for): the dataset then has none."""
+    fill = np.zeros((), dtype=hdt)
+    try:
+        dcpl.get_fill_value(fill)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    return fill
 
 
 def _full_width(h5py, tid):

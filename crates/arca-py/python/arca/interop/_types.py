@@ -6,11 +6,13 @@ import numpy as np
 from .. import _native
 from .._dtypes import (
     RegionReference,
+    bitfield_dtype,
     check_ref_dtype,
     has_vlen_members,
     memory_layout,
     ref_dtype,
     regionref_dtype,
+    time_dtype,
     vlen_dtype,
 )
 
@@ -30,10 +32,55 @@ class Unmappable(Exception):
     pass
 
 
+def _standard(h5py, tid, names):
+    """The (size, order) of the first of HDF5's predefined types named
+    ``names`` (``STD_B8LE`` ...) that ``tid`` equals, else None."""
+    for name in names:
+        std = getattr(h5py.h5t, name)
+        if tid.equal(std):
+            return std.get_size(), ">" if name.endswith("BE") else "<"
+    return None
+
+
+_BITFIELDS = [f"STD_B{n}{o}" for n in (8, 16, 32, 64) for o in ("LE", "BE")]
+_TIMES = [f"UNIX_D{n}{o}" for n in (32, 64) for o in ("LE", "BE")]
+
+
+def bits_dtype(h5py, tid):
+    """arca's dtype for an HDF5 bitfield or time type, None for other
+    classes; Unmappable for one of a precision or bit offset of its own
+    (arca keeps whole bytes)."""
+    cls = tid.get_class()
+    if cls == h5py.h5t.BITFIELD:
+        found = _standard(h5py, tid, _BITFIELDS)
+        if found is not None:
+            return bitfield_dtype(*found)
+        raise Unmappable("a bitfield with a precision or bit offset of its own")
+    if cls == h5py.h5t.TIME:
+        found = _standard(h5py, tid, _TIMES)
+        if found is not None:
+            return time_dtype(*found)
+        raise Unmappable("a time type other than HDF5's UNIX_D32/D64")
+    return None
+
+
+def file_dtype(h5py, obj):
+    """The numpy dtype of a dataset's or attribute's values in the file's
+    layout: h5py's, or for a time type (which h5py cannot name) arca's
+    unsigned integers of its size and order."""
+    tid = obj.get_type() if hasattr(obj, "get_type") else obj.id.get_type()
+    if tid.get_class() == h5py.h5t.TIME:
+        return bits_dtype(h5py, tid)
+    return obj.dtype
+
+
 def from_h5(h5py, tid, dt):
     """The arca (numpy) dtype for an HDF5 type ``tid`` that h5py reads as
     ``dt``: strings keep their character set and padding, references
-    become arca's."""
+    become arca's, bitfields and times arca's of their size and order."""
+    bits = bits_dtype(h5py, tid)
+    if bits is not None:
+        return bits
     cls = tid.get_class()
     if cls == h5py.h5t.STRING and not tid.is_variable_str():
         return np.dtype(f"S{tid.get_size()}", metadata=_h5_string_meta(h5py, tid))
@@ -76,8 +123,6 @@ def from_h5(h5py, tid, dt):
     if cls == h5py.h5t.ARRAY and dt.subdtype is not None:
         base, shape = dt.subdtype
         return np.dtype((from_h5(h5py, tid.get_super(), base), shape))
-    if cls in (h5py.h5t.BITFIELD, h5py.h5t.TIME):
-        raise Unmappable("HDF5 bitfield and time types have no arca equivalent")
     if dt.kind == "O":
         raise Unmappable(f"type {dt} has no arca equivalent")
     return dt
@@ -87,6 +132,10 @@ def to_h5(h5py, dt):
     """An HDF5 type id for an arca (numpy) dtype: h5py's own, with string
     character sets and padding set as arca holds them."""
     meta = dt.metadata or {}
+    for key, prefix in (("arca_bitfield", "STD_B"), ("arca_time", "UNIX_D")):
+        if meta.get(key):
+            order = "BE" if dt.byteorder == ">" or meta[key] == ">" else "LE"
+            return getattr(h5py.h5t, f"{prefix}{8 * dt.itemsize}{order}").copy()
     if dt.kind == "S":
         tid = h5py.h5t.C_S1.copy()
         tid.set_size(dt.itemsize)
@@ -131,14 +180,18 @@ def to_h5(h5py, dt):
     return h5py.h5t.py_create(dt, logical=True)
 
 
-def has_fixed_str(dt):
-    """Whether a fixed-size dtype holds fixed-length strings anywhere."""
-    if dt.kind == "S":
+def needs_file_type(dt):
+    """Whether a fixed-size dtype holds what HDF5 would convert on the way
+    to or from h5py's dtype anywhere: fixed-length strings (re-padded),
+    bitfields and times (which have no conversion from integers). Such
+    values move with the file's own type as the memory type."""
+    meta = dt.metadata or {}
+    if dt.kind == "S" or meta.get("arca_bitfield") or meta.get("arca_time"):
         return True
     if dt.names is not None:
-        return any(has_fixed_str(dt.fields[n][0]) for n in dt.names)
+        return any(needs_file_type(dt.fields[n][0]) for n in dt.names)
     if dt.subdtype is not None:
-        return has_fixed_str(dt.subdtype[0])
+        return needs_file_type(dt.subdtype[0])
     return False
 
 
@@ -146,7 +199,7 @@ def needs_own_type(dt):
     """Whether h5py's own mapping of ``dt`` would lose something arca keeps
     (a string's padding or character set, references, vlen members)."""
     meta = dt.metadata or {}
-    if dt.kind == "S":
+    if dt.kind == "S" or meta.get("arca_bitfield") or meta.get("arca_time"):
         return True
     if meta.get("vlen") is not None or check_ref_dtype(dt) is not None:
         return True
@@ -155,6 +208,30 @@ def needs_own_type(dt):
     if dt.subdtype is not None:
         return needs_own_type(dt.subdtype[0])
     return False
+
+
+def _swapped_base(dt):
+    """The base of a variable-length numeric dtype whose items are not in
+    native byte order, else None."""
+    base = (dt.metadata or {}).get("vlen")
+    if isinstance(base, np.dtype) and base.fields is None and base.kind in "iuf" \
+            and not base.isnative:
+        return base
+    return None
+
+
+def vlen_items_as_read(value, dt):
+    """Sequences h5py read of ``dt`` with their true values: h5py (3.16)
+    hands items of a non-native base over in the file's byte order but
+    labelled native, so they are relabelled here. (Its writes convert.)"""
+    base = _swapped_base(dt)
+    if base is None or value is None:
+        return value
+    arr = np.asarray(value, dtype=object)
+    out = np.empty(arr.shape, dtype=object)
+    for i, x in enumerate(arr.reshape(-1)):
+        out.reshape(-1)[i] = np.asarray(x).view(base).astype(base.newbyteorder("="))
+    return out if arr.shape else out[()]
 
 
 def needs_values(dt):

@@ -33,8 +33,18 @@ impl Datatype {
             | Datatype::VlenStr
             | Datatype::RegionRef
             | Datatype::Reference => Ok(()),
-            Datatype::Int { size, .. } | Datatype::UInt { size, .. } => {
+            Datatype::Int { size, .. }
+            | Datatype::UInt { size, .. }
+            | Datatype::Bitfield { size, .. } => {
                 if matches!(size, 1 | 2 | 4 | 8) {
+                    Ok(())
+                } else {
+                    bad()
+                }
+            }
+            // HDF5 defines 32- and 64-bit times.
+            Datatype::Time { size, .. } => {
+                if matches!(size, 4 | 8) {
                     Ok(())
                 } else {
                     bad()

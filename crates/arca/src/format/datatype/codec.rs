@@ -4,7 +4,8 @@
 //! ```text
 //! +0 u8  class   0 bool, 1 signed int, 2 unsigned int, 3 float, 4 fixed byte
 //!                string, 5 variable-length, 6 complex, 7 opaque, 8 enum,
-//!                9 array, 10 compound, 11 object reference
+//!                9 array, 10 compound, 11 object reference, 12 bitfield,
+//!                13 time
 //! +1 u8  order   0 little-endian, 1 big-endian (0 for classes without one)
 //! +2 u16 kind    class 5: see below; class 4: padding (low byte: 0 NUL-
 //!                padded, 1 NUL-terminated, 2 space-padded), bit 8 UTF-8;
@@ -28,6 +29,9 @@
 //!                     name (UTF-8), u32 byte offset, the member's type
 //! 11 reference        size 8: a u64 little-endian object header address
 //!                     (0 = null); a variable-length sequence may hold them
+//! 12 bitfield         size 1, 2, 4 or 8: bits, laid out as an unsigned
+//!                     integer of that size and order
+//! 13 time             size 4 or 8: an HDF5 time, kept as written
 //! ```
 //! A decoded type is checked as a whole: sizes agree with extents and
 //! members, members lie inside the element and do not overlap, names are
@@ -103,6 +107,12 @@ impl Datatype {
             Datatype::Reference => {
                 w.u8(11).u8(0).u16(0).u32(8);
             }
+            Datatype::Bitfield { order: o, .. } => {
+                w.u8(12).u8(order(*o)).u16(0).u32(size);
+            }
+            Datatype::Time { order: o, .. } => {
+                w.u8(13).u8(order(*o)).u16(0).u32(size);
+            }
             Datatype::Compound(c) => {
                 w.u8(10).u8(0).u16(0).u32(size);
                 w.u32(c.fields.len() as u32);
@@ -161,7 +171,7 @@ impl Datatype {
                 ))),
             };
         }
-        let ordered = matches!(class, 1 | 2 | 3 | 6);
+        let ordered = matches!(class, 1 | 2 | 3 | 6 | 12 | 13);
         // A fixed-length string's kind is its character set and padding.
         let text = if class == 4 {
             Some(text_of(kind).ok_or_else(|| r.corrupt(format!("string kind {kind:#x}")))?)
@@ -263,7 +273,15 @@ impl Datatype {
             }
             11 if size == 8 => Datatype::Reference,
             11 => return Err(r.corrupt(format!("reference of {size} bytes"))),
-            c if c >= 12 => {
+            12 => Datatype::Bitfield {
+                size: small()?,
+                order,
+            },
+            13 => Datatype::Time {
+                size: small()?,
+                order,
+            },
+            c if c >= 14 => {
                 return Err(Error::Unsupported(format!("datatype class {c}")));
             }
             c => return Err(r.corrupt(format!("datatype class {c}"))),
@@ -354,6 +372,15 @@ mod tests {
             "vlen:>i8",
             "vlen:?",
             "vlen:|u1",
+            "bitfield:|u1",
+            "bitfield:>u2",
+            "bitfield:<u4",
+            "bitfield:>u8",
+            "time:<u4",
+            "time:>u8",
+            r#"struct(3){"ok"@0:bitfield:|u1,"t"@1:[2]bitfield:|u1}"#,
+            "vlen:bitfield:<u2",
+            "vlen:time:>u4",
         ] {
             let t = Datatype::parse(s).unwrap();
             roundtrip(&t);
@@ -364,7 +391,7 @@ mod tests {
     #[test]
     fn sizes_no_class_allows_are_errors_that_name_them() {
         // An integer of 200 bytes: reported, not multiplied into an overflow.
-        for class in [1u8, 2, 3, 6] {
+        for class in [1u8, 2, 3, 6, 12, 13] {
             let b = [class, 0, 0, 0, 200, 0, 0, 0];
             let mut r = Reader::new(&b, "datatype", 0);
             let e = Datatype::decode(&mut r).unwrap_err().to_string();

@@ -19,6 +19,8 @@ impl Datatype {
             Datatype::UInt { size, .. } => Datatype::UInt { size: *size, order },
             Datatype::Float { size, .. } => Datatype::Float { size: *size, order },
             Datatype::Complex { size, .. } => Datatype::Complex { size: *size, order },
+            Datatype::Bitfield { size, .. } => Datatype::Bitfield { size: *size, order },
+            Datatype::Time { size, .. } => Datatype::Time { size: *size, order },
             Datatype::Vlen { class, size, .. } => Datatype::Vlen {
                 class: *class,
                 size: *size,
@@ -68,6 +70,8 @@ impl Datatype {
             Datatype::Int { size, order }
             | Datatype::UInt { size, order }
             | Datatype::Float { size, order }
+            | Datatype::Bitfield { size, order }
+            | Datatype::Time { size, order }
                 if *order != ByteOrder::NATIVE =>
             {
                 f(at, *size as usize)
@@ -113,7 +117,11 @@ impl Datatype {
         }
         let size = self.size();
         match self {
-            Datatype::Int { .. } | Datatype::UInt { .. } | Datatype::Float { .. } => {
+            Datatype::Int { .. }
+            | Datatype::UInt { .. }
+            | Datatype::Float { .. }
+            | Datatype::Bitfield { .. }
+            | Datatype::Time { .. } => {
                 if self.order() != ByteOrder::NATIVE {
                     swap_in_place(buf, size)
                 }

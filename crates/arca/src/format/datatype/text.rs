@@ -4,14 +4,16 @@
 //!
 //! ```text
 //! type     := number | "S" n (":utf8" | ":nullterm" | ":spacepad")* | "V" n
-//!           | opaque | enum | array | compound | vlen
+//!           | opaque | enum | array | compound | vlen | bitfield | time
 //! number   := order? ("b1" | "i" n | "u" n | "f" n | "c" n) | "?" | numpy name
 //! order    := "<" | ">" | "=" | "|"
 //! opaque   := "opaque(" n "," string ")"
 //! enum     := "enum(" type "){" string ":" integer ("," …)* "}"
 //! array    := "[" n ("," n)* "]" type
 //! compound := "struct(" n "){" string "@" n ":" type ("," …)* "}"
-//! vlen     := "vlen:str" | "vlen:bytes" | "vlen:" (number | "ref")
+//! vlen     := "vlen:str" | "vlen:bytes" | "vlen:region" | "vlen:" type
+//! bitfield := "bitfield:" order? "u" n      (HDF5 bitfields: n = 1, 2, 4, 8)
+//! time     := "time:" order? "u" n          (HDF5 times: n = 4, 8)
 //! (and "ref", an object reference)
 //! ```
 //! Strings are double-quoted with JSON's escapes (`\"`, `\\`, `\n`, `\uXXXX`, …),
@@ -28,14 +30,18 @@ impl Datatype {
     /// and arca's forms for what numpy spells as structures:
     /// `[3,2]<f4` (an array), `struct(12){"t"@0:<f8,"ok"@8:|b1}` (a
     /// compound: size, then name, offset and type of each member),
-    /// `enum(|u1){"RED":0,"GREEN":1}`, `opaque(4,"tag")`, and
-    /// variable-length `vlen:str`, `vlen:bytes`, `vlen:<f4`.
+    /// `enum(|u1){"RED":0,"GREEN":1}`, `opaque(4,"tag")`, HDF5's
+    /// `bitfield:>u2` and `time:<u8` (each with the unsigned integer its
+    /// values cross as), and variable-length `vlen:str`, `vlen:bytes`,
+    /// `vlen:<f4`.
     ///
     /// ```
     /// use arca::Datatype;
     /// let t = Datatype::parse(r#"struct(16){"xy"@0:[2]<f4,"id"@8:<u8}"#).unwrap();
     /// assert_eq!(t.size(), 16);
     /// assert!(Datatype::parse("<i3").is_err());
+    /// let b = Datatype::parse("bitfield:>u2").unwrap();
+    /// assert_eq!(b, Datatype::Bitfield { size: 2, order: arca::ByteOrder::Big });
     /// ```
     ///
     /// # Errors
@@ -140,6 +146,22 @@ impl Datatype {
                 out.push('}');
             }
             Datatype::Reference => out.push_str("ref"),
+            Datatype::Bitfield { size, order } => {
+                out.push_str("bitfield:");
+                Datatype::UInt {
+                    size: *size,
+                    order: *order,
+                }
+                .write_str(out);
+            }
+            Datatype::Time { size, order } => {
+                out.push_str("time:");
+                Datatype::UInt {
+                    size: *size,
+                    order: *order,
+                }
+                .write_str(out);
+            }
             Datatype::VlenBytes => out.push_str("vlen:bytes"),
             Datatype::VlenStr => out.push_str("vlen:str"),
             Datatype::RegionRef => out.push_str("vlen:region"),
@@ -275,6 +297,16 @@ impl Parser<'_> {
             }
             let base = self.ty(depth + 1)?;
             return Datatype::vlen(base).map_err(|e| e.to_string());
+        }
+        for (prefix, time) in [("bitfield:", false), ("time:", true)] {
+            if self.eat(prefix) {
+                // The unsigned integer its values cross as.
+                return match self.ty(depth + 1)? {
+                    Datatype::UInt { size, order } if time => Ok(Datatype::Time { size, order }),
+                    Datatype::UInt { size, order } => Ok(Datatype::Bitfield { size, order }),
+                    t => Err(format!("{prefix} takes an unsigned integer, not {t}")),
+                };
+            }
         }
         if self.eat("struct(") {
             let size = self.num()?;
@@ -472,6 +504,10 @@ impl std::fmt::Display for Datatype {
                 write!(f, "}}")
             }
             Datatype::Reference => write!(f, "object reference"),
+            Datatype::Bitfield { size, order } => {
+                write!(f, "bitfield{} {}", bits(*size), o(*order))
+            }
+            Datatype::Time { size, order } => write!(f, "time{} {}", bits(*size), o(*order)),
             Datatype::VlenBytes => write!(f, "vlen bytes"),
             Datatype::VlenStr => write!(f, "vlen utf8"),
             Datatype::RegionRef => write!(f, "region reference"),
