@@ -269,8 +269,12 @@ class _Exporter:
             else:
                 row = max(1, dt.itemsize * int(np.prod(shape[1:], dtype=np.int64)))
                 step = max(1, SLAB // row)
+                base = h5py.check_vlen_dtype(hds.dtype)
                 for i in range(0, shape[0], step):
-                    hds[i:i + step] = ads[i:i + step]
+                    if base is not None and base not in (str, bytes):
+                        _write_sequences(h5py, hds, i, ads[i:i + step], base)
+                    else:
+                        hds[i:i + step] = ads[i:i + step]
         return hds
 
     def copy_external(self, ads, hg, name, dcpl):
@@ -339,6 +343,20 @@ class _Exporter:
     def tick(self):
         if self.progress is not None:
             self.progress(self.done, self.done)
+
+
+def _write_sequences(h5py, hds, first, rows, base):
+    """Write ``rows`` (an object array of sequences) into ``hds`` from row
+    ``first``, through h5py's low-level write: its ``__setitem__`` turns
+    sequences of equal length into a 2-D array and refuses them. Each is
+    converted to the stored base type, so big-endian values stay values."""
+    buf = np.empty(rows.shape, dtype=hds.dtype)
+    flat = buf.reshape(-1)
+    for k, r in enumerate(rows.reshape(-1)):
+        flat[k] = np.asarray(r, dtype=base)
+    fspace = hds.id.get_space()
+    fspace.select_hyperslab((first,) + (0,) * (rows.ndim - 1), rows.shape)
+    hds.id.write(h5py.h5s.create_simple(rows.shape), fspace, buf)
 
 
 def _shuffled(ads):
