@@ -266,9 +266,19 @@ fn check_reports_progress_through_the_file() {
     d.write_all(&data).unwrap();
     f.flush().unwrap();
     let mut seen = vec![];
-    let st = f.check_with_progress(&mut |done, total| seen.push((done, total))).unwrap();
-    assert!(seen.len() as u64 >= st.chunks + 3, "each object and chunk: {seen:?}");
+    let st = f
+        .check_with_progress(&mut |done, total| seen.push((done, total)))
+        .unwrap();
+    assert!(
+        seen.len() as u64 >= st.chunks + 3,
+        "each object and chunk: {seen:?}"
+    );
     assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
-    assert!(seen.iter().all(|&(done, total)| done <= total && total == st.file_bytes));
-    assert!(seen.last().unwrap().0 > 60_000 / 2, "the chunks' bytes are counted");
+    assert!(seen
+        .iter()
+        .all(|&(done, total)| done <= total && total == st.file_bytes));
+    assert!(
+        seen.last().unwrap().0 > 60_000 / 2,
+        "the chunks' bytes are counted"
+    );
 }
