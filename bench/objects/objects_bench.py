@@ -20,6 +20,10 @@ libraries get the same names and values and default file settings
   counts seen are checked against what was written;
 * open: ``File(p, "r")`` + ``close()`` of each row's largest file, median of
   ``--opens`` tries per repeat;
+* edit: ``File(p, "r+")``, a first write (a new group with one attribute),
+  ``close()`` (which commits and syncs), on the same file, as many tries;
+  what an r+ session costs before its first write lands (arca checks there
+  that the space it hands out is free);
 * peak RSS: ``ru_maxrss`` of the child process that did the work;
 * layout: how the first dataset is stored (compact, contiguous, chunked).
 
@@ -173,9 +177,18 @@ def child(job):
         t0 = time.perf_counter()
         lib.File(path, "r").close()
         opens.append(time.perf_counter() - t0)
+    edits = []
+    for k in range(job["opens"]):
+        evict(path, cache)
+        t0 = time.perf_counter()
+        f = lib.File(path, "r+")
+        f.create_group(f"edit{k}").attrs["k"] = k
+        f.close()
+        edits.append(time.perf_counter() - t0)
 
     want = [n + ngroups, 0 if row == "group" else n, n * len(attrs_for(row, 0))]
     return {"write_s": t_write, "close_s": t_close, "walk_s": t_walk, "open_s": opens,
+            "edit_s": edits,
             "file_bytes": size, "other_files": sorted(extra),
             "seen": seen, "verified": seen == want, "layout": layout_of(lib, path),
             "rss_base_mib": rss_base / 1024,
@@ -210,9 +223,11 @@ def summarise(samples):
         m = {x: median([s[x] for s in ss]) for x in
              ("write_s", "close_s", "walk_s", "file_bytes", "peak_rss_mib", "rss_base_mib")}
         n, opens = ss[0]["n"], [t for s in ss for t in s["open_s"]]
+        edits = [t for s in ss for t in s.get("edit_s", [])]
         out[k] = {"n": n, "bytes_per_object": m.pop("file_bytes") / n, **m,
                   "write_obj_s": n / m["write_s"], "walk_obj_s": n / m["walk_s"],
                   "open_ms": median(opens) * 1e3 if opens else None,
+                  "edit_ms": median(edits) * 1e3 if edits else None,
                   "verified": all(s["verified"] for s in ss), "layout": ss[0]["layout"]}
     return out
 
@@ -274,6 +289,10 @@ def print_report(summary, ratios, aims, rows, counts, meta):
                  if (k := key(row, counts[-1], lib)) in summary]
         if opens:
             print(f"  open+close at N={counts[-1]:,d}: " + ", ".join(opens))
+        edits = [f"{lib} {summary[k]['edit_ms']:.2f} ms" for lib in LIBS
+                 if (k := key(row, counts[-1], lib)) in summary and summary[k]["edit_ms"]]
+        if edits:
+            print(f"  r+ open, first write, close at N={counts[-1]:,d}: " + ", ".join(edits))
     print("\nAims:")
     for a in aims:
         v = "" if a["value"] is None else f"  (worst x{a['value']:.2f} at N={a['worst_n']:,d})"
@@ -288,7 +307,8 @@ def parse_args(argv=None):
     ap.add_argument("--rows", default=",".join(ROWS), help=f"subset of {','.join(ROWS)}")
     ap.add_argument("--repeat", type=int, default=None,
                     help="fresh-process runs per point; medians (default 3; --quick: 1)")
-    ap.add_argument("--opens", type=int, default=5, help="open+close tries per run (default 5)")
+    ap.add_argument("--opens", type=int, default=5,
+                    help="open+close and r+ edit tries per run (default 5)")
     ap.add_argument("--quick", action="store_true",
                     help="10^3 and 10^4 objects, 1 repeat: about half a minute")
     ap.add_argument("--cache", choices=("fadvise", "none"), default="fadvise",

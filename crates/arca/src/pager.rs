@@ -211,7 +211,28 @@ impl Pager {
                 tag_name(family)
             )));
         }
-        self.write_new(addr, family, size, payload)
+        let code = self.size_code(addr)?;
+        self.write_new(addr, family, size, payload)?;
+        if page::is_class_code(code) {
+            // A version-1 page keeps its class digit: a page's size is the
+            // one its own size scheme gives its contents (object headers
+            // are checked against it when read).
+            if let Some(e) = self.cache.get_mut(&addr) {
+                page_mut(&mut e.page)[3] = code;
+            }
+        }
+        Ok(())
+    }
+
+    /// The size byte of the page at `addr` (from the cache, or the file).
+    fn size_code(&mut self, addr: u64) -> Result<u8> {
+        if let Some(e) = self.cache.get(&addr) {
+            return Ok(e.page[3]);
+        }
+        self.check_range(addr, 8, "metadata page")?;
+        let mut head = [0u8; 8];
+        self.driver.read_at(addr, &mut head)?;
+        Ok(head[3])
     }
 
     /// Write a page of `size` bytes at `addr`; it reaches storage at the

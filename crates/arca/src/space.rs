@@ -31,6 +31,15 @@
 //! - S6: with snapshot readers served, space freed by the commit that makes
 //!   generation `g` is *held* — neither reused nor cut off the end — until
 //!   no reader's snapshot is older than `g` ([`FileSpace::release_held`]).
+//! - S7: space is handed out only if it is provably free. Free space the
+//!   file names — its free-space and held-space records, and every extent
+//!   an earlier session allocated (below `named_end`) once this session
+//!   frees it — is *unproven*: kept aside, neither reused nor cut off the
+//!   end, until a walk of every live structure has shown it clear of them
+//!   ([`FileSpace::prove`]). Space past `named_end` was allocated by this
+//!   session and is reused at once. A record that lies (a section over a
+//!   live header, a name whose link count is missing) then costs file
+//!   growth, never live bytes.
 //!
 //! State of one extent:
 //! ```text
@@ -105,6 +114,17 @@ pub(crate) struct FileSpace {
     held: BTreeMap<u64, (u64, SpaceKind, u64)>,
     /// With snapshot readers served: the generation the next commit makes.
     hold: Option<u64>,
+    /// Free space the file named and no walk has proven free yet (S7):
+    /// addr -> (size, kind), merged, never handed out.
+    unproven: BTreeMap<u64, (u64, SpaceKind)>,
+    /// Bytes in `unproven`.
+    unproven_bytes: u64,
+    /// Whether a walk proved the file's structures disjoint (S7): frees
+    /// below `named_end` then go to the free list like any other.
+    proven: bool,
+    /// The end of file the file named when loaded: extents below it were
+    /// allocated by earlier sessions.
+    named_end: u64,
 }
 
 impl FileSpace {
@@ -122,6 +142,10 @@ impl FileSpace {
             fresh_from: eof,
             held: BTreeMap::new(),
             hold: None,
+            unproven: BTreeMap::new(),
+            unproven_bytes: 0,
+            proven: false,
+            named_end: eof,
         }
     }
 
@@ -296,6 +320,10 @@ impl FileSpace {
                 (a + n > addr).then_some((a, "space held for snapshot readers"))
             })
             .or_else(|| {
+                let (&a, &(n, _)) = self.unproven.range(..end).next_back()?;
+                (a + n > addr).then_some((a, "a free section the file names"))
+            })
+            .or_else(|| {
                 self.aggs
                     .iter()
                     .find(|g| g.room() > 0 && g.pos < end && addr < g.end)
@@ -311,8 +339,13 @@ impl FileSpace {
         }
     }
 
-    /// Merge, shrink at the end, or let an aggregator absorb.
+    /// Merge, shrink at the end, or let an aggregator absorb; space an
+    /// earlier session allocated waits for a proof instead (S7).
     fn release(&mut self, s: Section) {
+        if !self.proven && s.addr < self.named_end {
+            self.set_aside(s);
+            return;
+        }
         let merged = self.list.give(s);
         if merged.end() == self.eof {
             self.list.remove(merged.addr);
@@ -339,6 +372,100 @@ impl FileSpace {
                 return;
             }
         }
+    }
+
+    /// Keep `s` among the unproven sections, merged with its neighbours
+    /// there (records list merged sections).
+    fn set_aside(&mut self, mut s: Section) {
+        self.unproven_bytes += s.size;
+        if let Some((&a, &(n, _))) = self.unproven.range(..s.addr).next_back() {
+            if a + n == s.addr {
+                self.unproven.remove(&a);
+                s = Section {
+                    addr: a,
+                    size: n + s.size,
+                    kind: s.kind,
+                };
+            }
+        }
+        if let Some((n, _)) = self.unproven.remove(&s.end()) {
+            s.size += n;
+        }
+        self.unproven.insert(s.addr, (s.size, s.kind));
+    }
+
+    /// Whether the space the file names as free is worth a proof: a walk
+    /// costs about what reading the file's structures costs, so it runs
+    /// only when it gives back at least an eighth of the file (S7).
+    pub(crate) fn wants_proof(&self) -> bool {
+        let bytes = self.unproven_bytes;
+        !self.proven && bytes > 0 && bytes >= self.eof / 8
+    }
+
+    /// Whether a walk proved the file's structures disjoint.
+    pub(crate) fn is_proven(&self) -> bool {
+        self.proven
+    }
+
+    /// Check the unproven and held sections against `live`, every live
+    /// extent of the file (any order, each named), and the live extents
+    /// against each other; then hand the unproven space to the free list
+    /// (S7).
+    ///
+    /// # Errors
+    /// `Corrupt` naming both structures of the first overlap; nothing
+    /// changes then.
+    pub(crate) fn prove(&mut self, live: &mut [(u64, u64, &'static str)]) -> Result<()> {
+        live.sort_unstable();
+        let mut reach = (0u64, 0u64, "superblock");
+        // (the superblock itself is among `live`)
+        for &(a, n, what) in live.iter() {
+            let (pa, pn, pwhat) = reach;
+            if a < pa + pn {
+                return Err(Error::corrupt(
+                    what,
+                    a,
+                    format!("{n} bytes at {a} overlap the {pwhat} at {pa} ({pn} bytes)"),
+                ));
+            }
+            if a + n > pa + pn {
+                reach = (a, n, what);
+            }
+        }
+        let unproven = self
+            .unproven
+            .iter()
+            .map(|(&a, &(n, _))| (a, n, "free-space record"));
+        let held = self
+            .held
+            .iter()
+            .map(|(&a, &(n, _, _))| (a, n, "held-space record"));
+        for (a, n, what) in unproven.chain(held) {
+            let i = live.partition_point(|&(l, m, _)| l + m <= a);
+            if let Some(&(l, m, lw)) = live.get(i).filter(|&&(l, _, _)| l < a + n) {
+                return Err(Error::corrupt(
+                    what,
+                    a,
+                    format!(
+                        "its section of {n} bytes at {a} covers the live {lw} at {l} ({m} bytes)"
+                    ),
+                ));
+            }
+        }
+        self.mark_proven();
+        Ok(())
+    }
+
+    /// Trust the file's free space from now on (a proof ran, or the state
+    /// was written by this session after one): the unproven sections join
+    /// the free list.
+    pub(crate) fn mark_proven(&mut self) {
+        self.proven = true;
+        self.unproven_bytes = 0;
+        for (addr, (size, kind)) in std::mem::take(&mut self.unproven) {
+            self.release(Section { addr, size, kind });
+        }
+        self.checked("mark_proven");
     }
 
     /// Drop trailing free sections and empty aggregator tails (S3).
@@ -475,15 +602,38 @@ impl FileSpace {
         !self.pending.is_empty()
     }
 
-    /// Free sections in address order.
+    /// Free sections in address order, proven or not, merged where they
+    /// touch: what the free-space record holds.
     pub(crate) fn sections(&self) -> Vec<Section> {
-        self.list.sections()
+        let mut all = self.list.sections();
+        if self.unproven.is_empty() {
+            return all;
+        }
+        all.extend(
+            self.unproven
+                .iter()
+                .map(|(&addr, &(size, kind))| Section { addr, size, kind }),
+        );
+        all.sort_unstable_by_key(|s| s.addr);
+        let mut out: Vec<Section> = Vec::with_capacity(all.len());
+        for s in all {
+            match out.last_mut() {
+                Some(p) if p.end() == s.addr => p.size += s.size,
+                _ => out.push(s),
+            }
+        }
+        out
     }
 
-    /// Restore sections loaded from the file; they were valid when written.
+    /// Restore sections loaded from the file: unproven until a walk proves
+    /// them (S7), unless this session already trusts the file's space.
     pub(crate) fn load(&mut self, sections: &[Section]) {
         for s in sections {
-            self.list.give(*s);
+            if self.proven {
+                self.list.give(*s);
+            } else {
+                self.set_aside(*s);
+            }
         }
         self.shrink();
         self.checked("load");
@@ -523,7 +673,11 @@ impl FileSpace {
         all.extend(self.reserved().into_iter().map(|(a, s)| (a, s, false)));
         all.extend(self.pending.iter().map(|(&a, &(s, _))| (a, s, false)));
         all.extend(self.held.iter().map(|(&a, &(s, _, _))| (a, s, false)));
+        all.extend(self.unproven.iter().map(|(&a, &(s, _))| (a, s, false)));
         all.sort_unstable();
+        if let Some((&a, _)) = self.unproven.iter().next().filter(|_| self.proven) {
+            return Err(format!("S7: unproven space at {a} after a proof"));
+        }
         if let Some((&a, _)) = self.pending.range(self.fresh_from..).next() {
             return Err(format!(
                 "S4: a free at {a} held back, though space from {} on is the transaction's own",

@@ -234,6 +234,12 @@ impl Node {
         if (1..node.len()).any(|i| node.key(i - 1) >= node.key(i)) {
             return Err(r.corrupt("keys out of order"));
         }
+        // A node is rewritten in place over its whole page, so a size byte
+        // that claims more than the node's own page would write over its
+        // neighbours: the writer leaves the room after the entries zero,
+        // and a page whose tail holds anything else takes in bytes that
+        // belong to another structure.
+        check_room_is_empty(&mut r, page.len())?;
         Ok(node)
     }
 
@@ -717,6 +723,21 @@ pub(crate) fn extents(st: &mut Store, root: u64, out: &mut Vec<Section>) -> Resu
         size,
         kind: SpaceKind::Meta,
     }));
+    Ok(())
+}
+
+/// The bytes after a page's entries or messages, `r`'s remainder, are the
+/// zeros its writer left there: a page whose size byte claims more takes
+/// in another structure's bytes.
+pub(crate) fn check_room_is_empty(r: &mut Reader, size: usize) -> Result<()> {
+    let left = r.remaining();
+    let rest = r.bytes(left)?;
+    if let Some(i) = rest.iter().position(|&b| b != 0) {
+        return Err(r.corrupt(format!(
+            "its {size}-byte page holds other bytes {} bytes after its contents end: the page claims its neighbour's space",
+            i
+        )));
+    }
     Ok(())
 }
 

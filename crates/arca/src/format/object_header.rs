@@ -274,7 +274,22 @@ impl Header {
     pub(crate) fn load(st: &mut Store, addr: u64) -> Result<Header> {
         let page = st.pager.read(addr, TAG)?;
         st.check_live("object header", addr, page.len() as u64)?;
-        Self::decode(payload(&page), addr, st.space.eof())
+        let (h, used) = Self::decode_used(payload(&page), addr, st.space.eof())?;
+        // A header never changes size after creation and takes the
+        // smallest page that holds it (`create`; 512 bytes and up in
+        // version 1): a size byte claiming more would have a rewrite cover
+        // its neighbours.
+        if !crate::format::page::size_holds(&page, page.len(), used) {
+            return Err(Error::corrupt(
+                "object header",
+                addr,
+                format!(
+                    "its page claims {} bytes, more than its {used} bytes of messages take: the page would take in its neighbour's space",
+                    page.len()
+                ),
+            ));
+        }
+        Ok(h)
     }
 
     /// Rewrite an existing header in place (its size never changes after
@@ -412,9 +427,24 @@ impl Header {
 
     /// Decode the payload of the header page at `addr` in a file of `eof`
     /// bytes, checking every message against the others and the file.
-    fn decode(payload: &[u8], addr: u64, eof: u64) -> Result<Header> {
+    /// Decode a header's page payload, with the payload bytes its messages take; the
+    /// rest of the page must be the zeros its writer left.
+    fn decode_used(payload: &[u8], addr: u64, eof: u64) -> Result<(Header, usize)> {
         let what = "object header";
         let mut r = Reader::new(payload, what, addr);
+        let h = Self::decode_from(&mut r, addr, eof)?;
+        let used = payload.len() - r.remaining();
+        crate::format::btree::check_room_is_empty(&mut r, payload.len() + 8)?;
+        Ok((h, used))
+    }
+
+    #[cfg(test)]
+    fn decode(payload: &[u8], addr: u64, eof: u64) -> Result<Header> {
+        Self::decode_used(payload, addr, eof).map(|(h, _)| h)
+    }
+
+    fn decode_from(r: &mut Reader, addr: u64, eof: u64) -> Result<Header> {
+        let what = "object header";
         let kind = match r.u8()? {
             1 => ObjectKind::Group,
             2 => ObjectKind::Dataset,

@@ -45,6 +45,27 @@ pub(crate) fn size_of(head: &[u8]) -> Option<usize> {
     }
 }
 
+/// Whether `size` is a size the page holding `used` payload bytes may
+/// have: the smallest multiple of 32 (at least 64) that holds them, or, for
+/// pages a version-1 writer sized (a class digit, or a new size byte that a
+/// later rewrite of such a page wrote), the smallest `512 << k`.
+pub(crate) fn size_holds(page: &[u8], size: usize, used: usize) -> bool {
+    let need = used + HEADER;
+    let class = (0..4)
+        .map(|k| 512usize << k)
+        .find(|&s| s >= need)
+        .unwrap_or(PAGE_SIZE);
+    match page.get(3) {
+        Some(&c) if is_class_code(c) => size == class,
+        _ => size == size_for(used).unwrap_or(PAGE_SIZE) || size == class,
+    }
+}
+
+/// Whether a size byte is a version-1 class digit ('0'..'3').
+pub(crate) fn is_class_code(code: u8) -> bool {
+    (b'0'..=b'3').contains(&code)
+}
+
 /// Whether `size` is a size a page may have.
 pub(crate) fn valid_size(size: usize) -> bool {
     (MIN_PAGE..=PAGE_SIZE).contains(&size) && size.is_multiple_of(PAGE_GRAIN)
@@ -118,5 +139,10 @@ mod tests {
         assert_eq!(size_for(PAGE_PAYLOAD), Some(PAGE_SIZE));
         assert_eq!(size_for(PAGE_PAYLOAD + 1), None);
         assert!(!valid_size(32) && !valid_size(100) && valid_size(96));
+        // A page's own size: the smallest that holds its contents, in
+        // either size scheme; a larger one takes in a neighbour.
+        assert!(size_holds(b"AOH\x81", 64, 40) && !size_holds(b"AOH\x82", 96, 40));
+        assert!(size_holds(b"AOH\x8f", 512, 40) && size_holds(b"AOH0", 512, 40));
+        assert!(!size_holds(b"AOH1", 1024, 40) && size_holds(b"AOH1", 1024, 600));
     }
 }

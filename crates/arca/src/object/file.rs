@@ -29,7 +29,7 @@ impl OpenOptions {
     pub fn open(&self, path: impl AsRef<Path>) -> Result<File> {
         let path = path.as_ref();
         Ok(File {
-            file: self.open_path(path)?,
+            file: self.proved(self.open_path(path)?)?,
             path: Some(path.to_path_buf()),
             url: None,
         })
@@ -97,10 +97,38 @@ impl OpenOptions {
         writable: bool,
     ) -> Result<File> {
         Ok(File {
-            file: self.open_over(driver, journal, create, writable)?,
+            file: self.proved(self.open_over(driver, journal, create, writable)?)?,
             path: None,
             url: None,
         })
+    }
+}
+
+impl OpenOptions {
+    /// A writable file whose free space is proven when that is asked for
+    /// or worth it (S7 in `space.rs`). A failed proof the caller did not
+    /// ask for leaves the space unproven: it is not reused, and `check`
+    /// reports the damage.
+    fn proved(&self, file: FileHandle) -> Result<FileHandle> {
+        let r = {
+            let mut g = lock(&file)?;
+            g.set_prover(super::stat::prove_space);
+            let wanted = self.proves_space() || g.st.space.wants_proof();
+            if !g.st.writable || g.st.space.is_proven() || !wanted {
+                Ok(())
+            } else {
+                super::stat::prove_space(&mut g)
+            }
+        };
+        match r {
+            Err(e) if self.proves_space() => {
+                if let Ok(mut g) = lock(&file) {
+                    let _ = g.close();
+                }
+                Err(e)
+            }
+            _ => Ok(file),
+        }
     }
 }
 

@@ -81,6 +81,7 @@ pub struct OpenOptions {
     lock: bool,
     exact: bool,
     track_order: bool,
+    prove_space: bool,
 }
 
 impl Default for OpenOptions {
@@ -94,6 +95,7 @@ impl Default for OpenOptions {
             lock: true,
             exact: false,
             track_order: false,
+            prove_space: false,
         }
     }
 }
@@ -135,6 +137,35 @@ impl OpenOptions {
     pub fn exact_rollback(&mut self, on: bool) -> &mut Self {
         self.exact = on;
         self
+    }
+
+    /// Whether a writable open proves the file's free space before any
+    /// write (default off). Space the file names as free is never handed
+    /// out unproven: by default a writable open walks the file's structures
+    /// to prove it only when it is at least an eighth of the file, and
+    /// otherwise new space comes from the end of the file. On, the walk
+    /// always runs (its cost is about that of [`crate::File::stat`]), so
+    /// free space is reused from the first write, and a file whose
+    /// structures overlap each other or its free space fails to open with
+    /// [`crate::Error::Corrupt`] naming both. For files from untrusted
+    /// producers.
+    ///
+    /// ```
+    /// use arca::{File, Mode};
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let p = dir.path().join("a.arca");
+    /// File::create(&p).unwrap().root().create_group("g").unwrap();
+    /// let f = File::options().mode(Mode::ReadWrite).prove_space(true).open(&p).unwrap();
+    /// f.root().delete("g").unwrap();
+    /// ```
+    pub fn prove_space(&mut self, on: bool) -> &mut Self {
+        self.prove_space = on;
+        self
+    }
+
+    /// Whether writable opens always prove the file's free space.
+    pub(crate) fn proves_space(&self) -> bool {
+        self.prove_space
     }
 
     /// Whether to take the advisory file lock (default on): one writer, or
@@ -440,6 +471,8 @@ impl OpenOptions {
                 root.order = Some(0);
                 root.attr_order = Some(0);
             }
+            // Everything in a new file is this session's own.
+            inner.set_space_proven();
             root.create(&mut inner.st).and_then(|root| {
                 inner.sb.root = root;
                 inner.commit()

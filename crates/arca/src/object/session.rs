@@ -96,6 +96,14 @@ pub(crate) struct Session {
     reader: Option<crate::snapshot::Reader>,
     /// Space reserved for chunks other processes write, not sealed yet.
     reserved: Vec<Reserved>,
+    /// Whether this session trusts the file's free space: it made the file,
+    /// or a walk proved every free section clear of live structures (S7 in
+    /// `space.rs`). Reloads after a rollback keep it.
+    space_proven: bool,
+    /// The walk that proves free space (`stat::prove_space`, which sits
+    /// above this module), for commits that free enough of the file's own
+    /// space to be worth one.
+    prover: Option<fn(&mut Session) -> Result<()>>,
 }
 
 /// Space reserved for one dataset's chunks and not sealed yet.
@@ -131,7 +139,22 @@ impl Session {
             names: None,
             reader: None,
             reserved: Vec::new(),
+            space_proven: false,
+            prover: None,
         }
+    }
+
+    /// Let commits prove the file's free space with `prove` when it is
+    /// worth it (S7 in `space.rs`).
+    pub(crate) fn set_prover(&mut self, prove: fn(&mut Session) -> Result<()>) {
+        self.prover = Some(prove);
+    }
+
+    /// Trust the file's free space from now on: this session made the
+    /// file, or proved its space (`stat::prove_space`).
+    pub(crate) fn set_space_proven(&mut self) {
+        self.space_proven = true;
+        self.st.space.mark_proven();
     }
 
     /// Whether the session takes calls: refused once closed or poisoned.
@@ -489,6 +512,9 @@ impl Session {
         self.sb = Superblock::decode(&head, len)?;
         self.st.pager.set_limit(self.sb.eof);
         self.st.space = FileSpace::new(self.sb.eof, self.free_list);
+        if self.space_proven {
+            self.st.space.mark_proven();
+        }
         self.space_error = None;
         if let Err(e) = self.load_space() {
             if self.st.writable {
@@ -509,8 +535,16 @@ impl Session {
     /// records go and their bytes; the caller writes them once their places
     /// are journaled.
     fn save_space(&mut self) -> Result<Vec<(u64, Vec<u8>)>> {
+        self.st.space.commit();
+        if self.st.space.wants_proof() {
+            // Space this session freed of the file's own is an eighth of
+            // the file: prove it, so that the file can shrink or reuse it.
+            // A proof that fails fails the commit (nothing is written).
+            if let Some(prove) = self.prover {
+                prove(self)?;
+            }
+        }
         let sp = &mut self.st.space;
-        sp.commit();
         sp.release_aggregators();
         let old = [
             (self.sb.space[0], self.sb.space[1]),

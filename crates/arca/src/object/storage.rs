@@ -19,7 +19,7 @@ use crate::store::{Store, BLOB_HEADER};
 
 /// Which chunk cache: a dataset's own, or the one of its byte vector
 /// (variable-length values). Both are keyed by the dataset's header address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum CacheKey {
     /// The chunks of the dataset whose header is at this address.
     Dataset(u64),
@@ -71,7 +71,10 @@ impl Caches {
     /// Write every dirty cached chunk to the file, keeping the chunks
     /// cached (clean).
     pub(crate) fn write_back(&mut self, st: &mut Store) -> Result<()> {
-        let keys: Vec<CacheKey> = self.map.keys().copied().collect();
+        let mut keys: Vec<CacheKey> = self.map.keys().copied().collect();
+        // In a fixed order: where the chunks land, and so the file's bytes
+        // and its writes, do not depend on the map's hashing.
+        keys.sort_unstable();
         for key in keys {
             let mut cache = self.take(key);
             let r = if cache.is_dirty() {

@@ -1,0 +1,488 @@
+//! No write lands on live bytes, whatever the file says: files crafted with
+//! every checksum valid name live structures as free (the free-space and
+//! held-space records), give a page a size that takes in its neighbour (a
+//! version-4 header and B-tree page, a version-1 header), or lose a link
+//! count. An r+ session over each gets a typed `Corrupt` or goes on
+//! elsewhere in the file; the live structures' bytes never change, and
+//! `OpenOptions::prove_space` refuses the file at open, naming both
+//! structures.
+
+use std::path::Path;
+
+use arca::{AttrValue, DatasetOptions, Datatype, Error, File, Mode};
+
+fn le(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn put(b: &mut [u8], at: usize, v: u64) {
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+}
+
+/// Make the superblock's checksum valid again.
+fn fix_superblock(img: &mut [u8]) {
+    let c = crc32c::crc32c(&img[12..128]);
+    img[8..12].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Make the checksum of the page at `a` valid over `len` bytes.
+fn fix_page(img: &mut [u8], a: usize, len: usize) {
+    let c = crc32c::crc32c_append(crc32c::crc32c(&img[a..a + 4]), &img[a + 8..a + len]);
+    img[a + 4..a + 8].copy_from_slice(&c.to_le_bytes());
+}
+
+/// Append a free-space record (`slot` 0, tag "AFSR") or held-space record
+/// (`slot` 2, "AHSR") naming `sections` (kind, addr, size) and point the
+/// superblock at it; the old record is left behind unreferenced.
+fn set_record(img: &mut Vec<u8>, slot: usize, sections: &[(u8, u64, u64)]) {
+    let mut data = if slot == 0 {
+        b"AFSR".to_vec()
+    } else {
+        b"AHSR".to_vec()
+    };
+    data.extend((sections.len() as u32).to_le_bytes());
+    for &(k, a, n) in sections {
+        data.push(k);
+        data.extend(a.to_le_bytes());
+        data.extend(n.to_le_bytes());
+    }
+    let mut body = (data.len() as u64).to_le_bytes().to_vec();
+    body.extend(&data);
+    let at = img.len() as u64;
+    img.extend(b"ABLB");
+    img.extend(crc32c::crc32c(&body).to_le_bytes());
+    img.extend(&body);
+    put(img, 40 + 8 * slot, at);
+    put(img, 48 + 8 * slot, data.len() as u64);
+    let end = img.len() as u64;
+    put(img, 32, end);
+    fix_superblock(img);
+}
+
+/// Groups `g0`..`g9`, each with an attribute and a subgroup, and a
+/// contiguous dataset `d`.
+fn build(path: &Path) -> Vec<u8> {
+    let f = File::create(path).unwrap();
+    let r = f.root();
+    for i in 0..10 {
+        let g = r.create_group(&format!("g{i}/sub")).unwrap();
+        g.attrs().set("i", &AttrValue::scalar(i as i64)).unwrap();
+        r.group(&format!("g{i}"))
+            .unwrap()
+            .attrs()
+            .set("name", &AttrValue::string(&format!("group {i}")))
+            .unwrap();
+    }
+    let d = r
+        .create_dataset("d", &DatasetOptions::new(Datatype::int(4), &[1000]))
+        .unwrap();
+    d.write_all(&(0..1000).collect::<Vec<i32>>()).unwrap();
+    f.close().unwrap();
+    std::fs::read(path).unwrap()
+}
+
+/// The extent (addr, len) the space map gives the structure at `addr`.
+fn extent(img: &[u8], addr: u64) -> (u64, u64) {
+    let f = File::from_bytes(img.to_vec()).unwrap();
+    let map = f.space_map().unwrap();
+    let e = map.iter().find(|e| e.addr == addr).unwrap();
+    (e.addr, e.len)
+}
+
+fn bytes(img: &[u8], (a, n): (u64, u64)) -> Vec<u8> {
+    img[a as usize..(a + n) as usize].to_vec()
+}
+
+/// An r+ session that frees space and asks for plenty: deletes, new groups
+/// and attributes, a new dataset. Returns the first error.
+fn busy_session(path: &Path, keep: &[&str]) -> arca::Result<()> {
+    let f = File::open_rw(path)?;
+    let r = f.root();
+    let mut first = None;
+    let mut note = |x: arca::Result<()>| {
+        if let Err(e) = x {
+            first.get_or_insert(e);
+        }
+    };
+    for i in 0..10 {
+        let name = format!("g{i}");
+        if !keep.contains(&name.as_str()) && i % 3 == 0 {
+            note(r.delete(&name));
+        }
+    }
+    for i in 0..60 {
+        note(r.create_group(&format!("new{i}")).and_then(|g| {
+            g.attrs()
+                .set("v", &AttrValue::array(&[40], &[i as u64; 40])?)
+        }));
+    }
+    note(
+        r.create_dataset("e", &DatasetOptions::new(Datatype::int(8), &[3000]))
+            .and_then(|d| d.write_all(&vec![7i64; 3000])),
+    );
+    note(f.close());
+    first.map_or(Ok(()), Err)
+}
+
+fn is_corrupt(e: &Error) -> bool {
+    matches!(e, Error::Corrupt { .. })
+}
+
+#[test]
+fn free_sections_over_live_structures_are_never_handed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.arca");
+    let intact = build(&path);
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let header = extent(&intact, f.root().group("g4").unwrap().id());
+    let data = f
+        .space_map()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.what == "contiguous data")
+        .map(|e| (e.addr, e.len))
+        .unwrap();
+    drop(f);
+    let mut live = [(0u8, header.0, header.1), (1, data.0, data.1)];
+    live.sort_by_key(|s| s.1);
+    let mut img = intact.clone();
+    set_record(&mut img, 0, &live);
+    std::fs::write(&path, &img).unwrap();
+
+    // Proving the space at open refuses the file, naming both structures.
+    let e = File::options()
+        .mode(Mode::ReadWrite)
+        .prove_space(true)
+        .open(&path)
+        .unwrap_err();
+    assert!(is_corrupt(&e) && e.to_string().contains("free"), "{e}");
+
+    // A session that frees and allocates plenty goes on at the end of the
+    // file: the header and the data the record calls free keep their bytes.
+    busy_session(&path, &["g4"]).unwrap();
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(
+        bytes(&after, header),
+        bytes(&intact, header),
+        "header overwritten"
+    );
+    assert_eq!(
+        bytes(&after, data),
+        bytes(&intact, data),
+        "data overwritten"
+    );
+    let f = File::open(&path).unwrap();
+    assert!(f.root().contains("new59").unwrap());
+}
+
+#[test]
+fn held_sections_over_live_structures_are_never_handed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.arca");
+    let intact = build(&path);
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let header = extent(&intact, f.root().group("g5").unwrap().id());
+    drop(f);
+    let mut img = intact.clone();
+    set_record(&mut img, 2, &[(0, header.0, header.1)]);
+    std::fs::write(&path, &img).unwrap();
+    let e = File::options()
+        .mode(Mode::ReadWrite)
+        .prove_space(true)
+        .open(&path)
+        .unwrap_err();
+    assert!(is_corrupt(&e) && e.to_string().contains("held"), "{e}");
+    // The writer lets the held space go at its commits (no snapshot
+    // reader holds it); it must not reuse it. Reaching g5 is refused
+    // (its header lies in space the file calls held, then free).
+    for _ in 0..2 {
+        if let Err(e) = busy_session(&path, &["g5"]) {
+            assert!(is_corrupt(&e), "{e}");
+        }
+    }
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(
+        bytes(&after, header),
+        bytes(&intact, header),
+        "header overwritten"
+    );
+    let f = File::open(&path).unwrap();
+    let name = f
+        .root()
+        .group("g5")
+        .and_then(|g| g.attrs().get("name"))
+        .and_then(|v| v.as_string());
+    match name {
+        Ok(n) => assert_eq!(n, "group 5"),
+        Err(e) => assert!(is_corrupt(&e), "{e}"),
+    }
+}
+
+/// Claim the next 32-byte step for the page at `a` (a version-4 size byte)
+/// and make its checksum valid over the larger page.
+fn widen_page(img: &mut [u8], a: usize, len: usize) -> usize {
+    img[a + 3] += 1;
+    fix_page(img, a, len + 32);
+    len + 32
+}
+
+#[test]
+fn a_header_whose_size_takes_in_its_neighbour_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("o.arca");
+    let intact = build(&path);
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let map = f.space_map().unwrap();
+    // A group's header followed at once by another live page.
+    let (victim, next) = (0..10)
+        .filter_map(|i| {
+            let g = f.root().group(&format!("g{i}")).ok()?;
+            let (a, n) = extent(&intact, g.id());
+            let next = map.iter().find(|e| e.addr == a + n)?;
+            matches!(next.what, "object header" | "B-tree page")
+                .then_some((format!("g{i}"), (next.addr, next.len)))
+        })
+        .next()
+        .expect("a header with a live neighbour");
+    let (a, n) = extent(&intact, f.root().group(&victim).unwrap().id());
+    drop(f);
+    let mut img = intact.clone();
+    widen_page(&mut img, a as usize, n as usize);
+    std::fs::write(&path, &img).unwrap();
+
+    let f = File::open_rw(&path).unwrap();
+    let e = f
+        .root()
+        .group(&victim)
+        .and_then(|g| g.attrs().set("more", &AttrValue::scalar(1i64)))
+        .unwrap_err();
+    assert!(
+        is_corrupt(&e) && e.to_string().contains("object header"),
+        "{e}"
+    );
+    f.close().unwrap();
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(
+        bytes(&after, next),
+        bytes(&intact, next),
+        "neighbour overwritten"
+    );
+}
+
+#[test]
+fn a_btree_page_whose_size_takes_in_its_neighbour_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("b.arca");
+    let intact = build(&path);
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let map = f.space_map().unwrap();
+    // Headers by address, to leave the neighbour's object alone.
+    let mut owner = std::collections::HashMap::new();
+    f.root()
+        .visit(&mut |p, k| {
+            if k == arca::ObjectKind::Group {
+                owner.insert(f.root().object(p)?.id(), p.to_string());
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut tried = 0;
+    for w in map.windows(2) {
+        let (page, next) = (w[0], w[1]);
+        if page.what != "B-tree page"
+            || next.what != "object header"
+            || page.addr + page.len != next.addr
+        {
+            continue;
+        }
+        let Some(spare) = owner.get(&next.addr) else {
+            continue;
+        };
+        tried += 1;
+        let mut img = intact.clone();
+        widen_page(&mut img, page.addr as usize, page.len as usize);
+        std::fs::write(&path, &img).unwrap();
+        // Touch every tree but the neighbour's own object: whichever holds
+        // the widened page is rewritten, and must refuse.
+        let f = File::open_rw(&path).unwrap();
+        let mut refused = 0;
+        for p in owner.values().filter(|p| *p != spare) {
+            let r = f.root().group(p).and_then(|g| {
+                g.attrs().set("more", &AttrValue::scalar(1i64))?;
+                g.create_group("x").map(|_| ())
+            });
+            if let Err(e) = r {
+                assert!(is_corrupt(&e), "{p}: {e}");
+                refused += 1;
+            }
+        }
+        let _ = f.close();
+        assert!(
+            refused > 0,
+            "no tree refused the widened page at {}",
+            page.addr
+        );
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(
+            bytes(&after, (next.addr, next.len)),
+            bytes(&intact, (next.addr, next.len)),
+            "the header of {spare} was overwritten"
+        );
+    }
+    assert!(tried > 0, "no B-tree page lies before a header");
+}
+
+#[test]
+fn a_version_1_header_whose_class_takes_in_its_neighbour_is_refused() {
+    let v1 = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/format-v1.arca");
+    let intact = std::fs::read(v1).unwrap();
+    // The root header is the first page, a 512-byte class-'0' page; the
+    // page after it is live.
+    assert_eq!(&intact[4096..4100], b"AOH0");
+    assert_eq!(&intact[4608..4611], b"ABL");
+    let mut img = intact.clone();
+    img[4096 + 3] = b'1';
+    fix_page(&mut img, 4096, 1024);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v1.arca");
+    std::fs::write(&path, &img).unwrap();
+    let e = match File::open_rw(&path) {
+        Ok(f) => {
+            let e = f.root().create_group("new").unwrap_err();
+            drop(f);
+            e
+        }
+        Err(e) => e,
+    };
+    assert!(
+        is_corrupt(&e) && e.to_string().contains("object header"),
+        "{e}"
+    );
+    let after = std::fs::read(&path).unwrap();
+    assert_eq!(
+        after[4608..5120],
+        intact[4608..5120],
+        "neighbour overwritten"
+    );
+
+    // The same header as a writer before this check rewrote it: a new size
+    // byte naming its 512 bytes. That is its own size, and it reads.
+    let mut img = intact.clone();
+    img[4096 + 3] = 0x80 + (512 / 32 - 1) as u8;
+    fix_page(&mut img, 4096, 512);
+    std::fs::write(&path, &img).unwrap();
+    let f = File::open_rw(&path).unwrap();
+    f.root().create_group("new").unwrap();
+    f.close().unwrap();
+    File::open(&path).unwrap().check().unwrap();
+}
+
+#[test]
+fn a_second_name_without_its_link_count_keeps_the_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("l.arca");
+    {
+        let f = File::create(&path).unwrap();
+        let r = f.root();
+        r.create_group("small").unwrap();
+        let d = r
+            .create_dataset("x", &DatasetOptions::new(Datatype::int(8), &[20_000]))
+            .unwrap();
+        d.write_all(&(0..20_000).collect::<Vec<i64>>()).unwrap();
+        r.link_hard("x", "y").unwrap();
+        f.close().unwrap();
+    }
+    let intact = std::fs::read(&path).unwrap();
+    assert_ne!(le(&intact, 80), 0, "the file has a link-count tree");
+    // Drop the link-count tree: x's object seems to have one name.
+    let mut img = intact.clone();
+    put(&mut img, 80, 0);
+    fix_superblock(&mut img);
+    std::fs::write(&path, &img).unwrap();
+    let e = File::options()
+        .mode(Mode::ReadWrite)
+        .prove_space(true)
+        .open(&path)
+        .unwrap_err();
+    assert!(is_corrupt(&e), "{e}");
+
+    // Removing one name frees the object the other still names; reusing
+    // its space is refused, and nothing of it is lost.
+    let f = File::open_rw(&path).unwrap();
+    let r = f.root();
+    let outcome = r.delete("x").and_then(|_| {
+        let d = r.create_dataset("z", &DatasetOptions::new(Datatype::int(8), &[20_000]))?;
+        d.write_all(&vec![-1i64; 20_000])?;
+        f.close()
+    });
+    let e = outcome.unwrap_err();
+    assert!(is_corrupt(&e), "{e}");
+    drop(r);
+    let f = File::open(&path).unwrap();
+    let y: Vec<i64> = f.root().dataset("y").unwrap().read_all().unwrap();
+    assert_eq!(y, (0..20_000).collect::<Vec<i64>>());
+}
+
+#[test]
+fn a_contiguous_extent_over_another_header_is_refused_when_proven() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.arca");
+    let intact = build(&path);
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let d = f.root().dataset("d").unwrap().id() as usize;
+    let target = f.root().group("g2").unwrap().id();
+    drop(f);
+    // The layout message holds class 0, the address, the size: find the
+    // data's address in the dataset's header and point it at g2's header.
+    let data = File::from_bytes(intact.clone())
+        .unwrap()
+        .space_map()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.what == "contiguous data")
+        .unwrap();
+    let (_, n) = extent(&intact, d as u64);
+    let mut img = intact.clone();
+    let at = (d..d + n as usize - 8)
+        .find(|&i| le(&img, i) == data.addr)
+        .expect("the layout's address");
+    put(&mut img, at, target);
+    fix_page(&mut img, d, n as usize);
+    std::fs::write(&path, &img).unwrap();
+    let e = File::options()
+        .mode(Mode::ReadWrite)
+        .prove_space(true)
+        .open(&path)
+        .unwrap_err();
+    assert!(
+        is_corrupt(&e) && e.to_string().contains("contiguous data"),
+        "{e}"
+    );
+}
+
+#[test]
+fn proven_space_is_reused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.arca");
+    build(&path);
+    {
+        let f = File::open_rw(&path).unwrap();
+        for i in 0..10 {
+            f.root().delete(&format!("g{i}")).unwrap();
+        }
+        f.close().unwrap();
+    }
+    let len = std::fs::metadata(&path).unwrap().len();
+    // A proof at open: the space the deletes freed is handed out again.
+    let f = File::options()
+        .mode(Mode::ReadWrite)
+        .prove_space(true)
+        .open(&path)
+        .unwrap();
+    for i in 0..10 {
+        f.root().create_group(&format!("h{i}")).unwrap();
+    }
+    f.close().unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() <= len);
+    File::open(&path).unwrap().check().unwrap();
+}
