@@ -77,6 +77,8 @@ pub(crate) struct PyDataset {
     pub(crate) d: arca::Dataset,
     // A dataset's type never changes, so it is loaded once.
     dtype: OnceLock<Datatype>,
+    // The element dtype reads through `read_key` produce, once registered.
+    fast: OnceLock<crate::fastread::Fast>,
 }
 
 impl PyDataset {
@@ -84,6 +86,7 @@ impl PyDataset {
         PyDataset {
             d,
             dtype: OnceLock::new(),
+            fast: OnceLock::new(),
         }
     }
 
@@ -238,6 +241,51 @@ impl PyDataset {
     /// Number of elements.
     fn len(&self, py: Python<'_>) -> PyResult<u64> {
         cvt(py.detach(|| self.d.len()))
+    }
+
+    /// Let [`PyDataset::read_key`] read into arrays of `dtype` (the
+    /// element type in native byte order, its bytes exactly as the
+    /// elements' own); false, and nothing registered, when its item size
+    /// is not the stored element's.
+    ///
+    /// ```python
+    /// ds._id.fast_reads(np.dtype("<f8"))  # True
+    /// ```
+    fn fast_reads(&self, py: Python<'_>, dtype: Bound<'_, PyAny>) -> PyResult<bool> {
+        let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+        let t = self.datatype(py)?;
+        if itemsize != t.size() || t.is_vlen() || t.has_vlen() {
+            return Ok(false);
+        }
+        let _ = self.fast.set(crate::fastread::Fast {
+            dtype: dtype.unbind(),
+            itemsize,
+        });
+        Ok(true)
+    }
+
+    /// Read `key` (numpy indexing: integers, slices, `...`, one increasing
+    /// index list) into a new array of the registered dtype, or a numpy
+    /// scalar when every axis is an integer; `None` when the key is not one
+    /// this path takes (or no dtype was registered): the caller's general
+    /// path reads it.
+    ///
+    /// ```python
+    /// ds._id.read_key(np.s_[500:600])   # array of 100 elements
+    /// ds._id.read_key("x")              # None
+    /// ```
+    fn read_key<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(fast) = self.fast.get() else {
+            return Ok(None);
+        };
+        let Some(shape) = cvt(py.detach(|| self.d.extent()))? else {
+            return Ok(None);
+        };
+        crate::fastread::read_key(py, &self.d, fast, &shape, key)
     }
 
     /// Read the hyperslab `start/count/step` into a new flat `uint8` array.

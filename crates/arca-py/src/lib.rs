@@ -3,7 +3,8 @@
 //! Each class mirrors one type of the Rust crate one-to-one, one per file:
 //! [`arca::File`] in `file.rs`, [`arca::Group`] in `group.rs`,
 //! [`arca::Dataset`] in `dataset.rs`, [`arca::Attributes`] in `attrs.rs`,
-//! [`arca::NamedType`] in `named_type.rs`.
+//! [`arca::NamedType`] in `named_type.rs`; the fast path of dataset
+//! indexing (common keys parsed and read in one call) in `fastread.rs`.
 //! The functions beside them are grouped by job: variable-length data
 //! (`vlen.rs`), stored chunks (`chunks.rs`), type strings (`types.rs`),
 //! region references and selections (`regions.rs`) and
@@ -29,6 +30,7 @@ mod chunks;
 mod cli;
 mod dataset;
 mod error;
+mod fastread;
 mod file;
 mod fileobj;
 mod group;

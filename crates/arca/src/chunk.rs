@@ -5,8 +5,6 @@
 //! Each stored chunk has an entry in the chunk index (see
 //! `format::chunk_index`), which carries its checksum.
 
-use std::collections::HashMap;
-
 use crate::error::{Error, Result};
 use crate::filter::{self, Filter};
 use crate::format::btree::{self, Inserted};
@@ -28,40 +26,16 @@ pub(crate) fn verify(r: &ChunkRef, stored: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Decoded chunks of one dataset, least recently used evicted first.
-pub(crate) struct Cache {
-    map: HashMap<Vec<u64>, Cached>,
-    bytes: usize,
-    pub(crate) capacity: usize,
-    tick: u64,
-}
+mod cache;
 
-struct Cached {
-    data: PooledBuf,
-    dirty: bool,
-    tick: u64,
-    /// The transaction that last appended to it in place (0: none).
-    placed: u64,
-}
+pub(crate) use cache::Cache;
+use cache::Cached;
 
 impl Cache {
-    pub(crate) fn new(capacity: usize) -> Self {
-        Cache {
-            map: HashMap::new(),
-            bytes: 0,
-            capacity,
-            tick: 0,
-        }
-    }
-
-    pub(crate) fn is_dirty(&self) -> bool {
-        self.map.values().any(|c| c.dirty)
-    }
-
     /// Whether the chunk at `coords` is cached: `Some((dirty, the
     /// transaction that last appended to it in place))`.
     pub(crate) fn state(&self, coords: &[u64]) -> Option<(bool, u64)> {
-        self.map.get(coords).map(|c| (c.dirty, c.placed))
+        self.peek(coords).map(|c| (c.dirty, c.placed))
     }
 
     /// Write `part` at byte `at` of the clean cached chunk at `coords`
@@ -74,7 +48,7 @@ impl Cache {
         part: &[u8],
         tx: u64,
     ) -> Option<u32> {
-        let c = self.map.get_mut(coords).filter(|c| !c.dirty)?;
+        let c = self.peek_mut(coords).filter(|c| !c.dirty)?;
         c.data.get_mut(at..at + part.len())?.copy_from_slice(part);
         c.placed = tx;
         Some(crc32c::crc32c(&c.data))
@@ -448,7 +422,7 @@ impl Chunked<'_> {
         tx: u64,
     ) -> Result<()> {
         self.cache_insert(st, cache, coords, data, false)?;
-        if let Some(c) = cache.map.get_mut(coords) {
+        if let Some(c) = cache.peek_mut(coords) {
             c.placed = tx;
         }
         Ok(())
@@ -615,18 +589,12 @@ impl Chunked<'_> {
     }
 
     fn evict(&mut self, st: &mut Store, cache: &mut Cache) -> Result<()> {
-        while cache.bytes > cache.capacity && !cache.map.is_empty() {
-            let victim = cache
-                .map
-                .iter()
-                .min_by_key(|(_, c)| c.tick)
-                .map(|(k, _)| k.clone())
-                .unwrap_or_default();
-            if let Some(c) = cache.map.remove(&victim) {
-                cache.bytes -= c.data.len();
-                if c.dirty {
-                    self.store_one(st, &victim, c.data)?;
-                }
+        while cache.bytes > cache.capacity {
+            let Some((victim, c)) = cache.pop_lru() else {
+                break;
+            };
+            if c.dirty {
+                self.store_one(st, &victim, c.data)?;
             }
         }
         Ok(())
@@ -646,29 +614,19 @@ impl Chunked<'_> {
             }
             return Ok(());
         }
-        cache.tick += 1;
-        cache.bytes += data.len();
         let c = Cached {
             data,
             dirty,
-            tick: cache.tick,
             placed: 0,
         };
-        // Replace the entry when the chunk is already cached: no new key.
-        let old = match cache.map.get_mut(coords) {
-            Some(slot) => Some(std::mem::replace(slot, c)),
-            None => cache.map.insert(coords.to_vec(), c),
-        };
-        if let Some(old) = old {
-            cache.bytes -= old.data.len();
-        }
+        cache.insert(coords, c);
         self.evict(st, cache)
     }
 
     /// Store every dirty cached chunk.
     pub(crate) fn flush(&mut self, st: &mut Store, cache: &mut Cache) -> Result<()> {
         let mut batch = BATCHES.take(0);
-        for (k, c) in cache.map.iter_mut() {
+        for (k, c) in cache.iter_mut() {
             if c.dirty {
                 batch.push((coords_buf(k), CHUNKS.take_copy(&c.data)));
                 c.dirty = false;
@@ -749,9 +707,7 @@ impl Chunked<'_> {
         out: &mut [u8],
         ones: &[u64],
     ) -> Result<Option<(ChunkRef, Option<usize>)>> {
-        cache.tick += 1;
-        if let Some(c) = cache.map.get_mut(o.coords()) {
-            c.tick = cache.tick;
+        if let Some(c) = cache.touch(o.coords()) {
             let (src, dst) = self.views(o, sel, ones);
             copy_box(self.elem, o.sel_n(), &c.data, &src, out, &dst)?;
             return Ok(None);
@@ -854,7 +810,7 @@ impl Chunked<'_> {
         decoded: Vec<Decoded>,
     ) -> Result<()> {
         for (coords, r, data) in decoded {
-            if !cache.map.contains_key(&coords[..]) && self.entry(st, &coords)? == Some(r) {
+            if !cache.contains(&coords[..]) && self.entry(st, &coords)? == Some(r) {
                 self.cache_insert(st, cache, &coords, data, false)?;
             }
         }
@@ -964,9 +920,7 @@ impl Chunked<'_> {
         for (k, o) in ovs.iter().enumerate() {
             if o.full {
                 // Whole chunk replaced: no need to read what was there.
-                if let Some(old) = cache.map.remove(o.coords()) {
-                    cache.bytes -= old.data.len();
-                }
+                cache.remove(o.coords());
                 whole.push(k as u64);
                 continue;
             }
@@ -982,9 +936,7 @@ impl Chunked<'_> {
                 start: o.in_chunk(),
                 step: &sel.step,
             };
-            cache.tick += 1;
-            if let Some(c) = cache.map.get_mut(o.coords()) {
-                c.tick = cache.tick;
+            if let Some(c) = cache.touch(o.coords()) {
                 c.dirty = true;
                 copy_box(self.elem, o.sel_n(), data, &src, &mut c.data, &dst)?;
                 continue;
@@ -1076,9 +1028,7 @@ impl Chunked<'_> {
             if lo.iter().zip(new_dims).any(|(l, d)| l >= d) {
                 st.space.free(SpaceKind::Data, r.addr, r.size)?;
                 self.index = btree::remove(st, self.index, &key(&coords))?.0;
-                if let Some(c) = cache.map.remove(&coords) {
-                    cache.bytes -= c.data.len();
-                }
+                cache.remove(&coords);
                 continue;
             }
             let inside = lo
@@ -1089,9 +1039,7 @@ impl Chunked<'_> {
             if inside {
                 continue;
             }
-            if let Some(c) = cache.map.remove(&coords) {
-                cache.bytes -= c.data.len();
-            }
+            cache.remove(&coords);
             let mut buf = self.load(st, &coords)?;
             // Walk every element of the chunk; reset those outside new_dims.
             let n = self.chunk_elems();

@@ -186,6 +186,19 @@ impl Pager {
         Ok(())
     }
 
+    /// The page at `addr` if it is cached (counted as a use), without
+    /// reading or checking anything: a caller that decoded this very page
+    /// before (the same `Arc`) knows its decoding still holds, since a
+    /// rewrite replaces a shared page rather than changing it.
+    pub(crate) fn cached(&mut self, addr: u64) -> Option<Page> {
+        self.tick += 1;
+        let tick = self.tick;
+        self.cache.get_mut(&addr).map(|e| {
+            e.tick = tick;
+            e.page.clone()
+        })
+    }
+
     /// Size in bytes of the page at `addr` (from the cache, or its tag).
     pub(crate) fn size_of(&mut self, addr: u64) -> Result<usize> {
         if let Some(e) = self.cache.get(&addr) {

@@ -64,6 +64,9 @@ class Dataset(HLObject):
         self._vlen = _vlen.engine(dsid, self._type)
         self._dtype = None
         self._mdtype = None
+        # Whether indexing may take the native fast path (None: not yet
+        # decided; decided at the first read, not at every open).
+        self._fast = None
 
     def __repr__(self):
         # h5py's words, which code and doctests written for it match.
@@ -494,7 +497,30 @@ class Dataset(HLObject):
                 raise ValueError(f"Field {n} does not appear in this type.")
         return names
 
+    def _fast_ok(self):
+        """Decide, once, whether reads may take the native fast path:
+        fixed-size elements whose bytes are the array's as they are
+        (not strings, which are unpadded, references or array types)."""
+        ok = False
+        if self._vlen is None:
+            mdt = self._memtype
+            if (mdt.kind != "S" and mdt.subdtype is None and not mdt.hasobject
+                    and not has_refs(mdt)):
+                ok = self._id.fast_reads(mdt)
+        self._fast = ok
+        return ok
+
     def __getitem__(self, key):
+        # The common keys (integers, slices, ``...``, one sorted index
+        # list) are parsed and read in one native call; it returns None
+        # for any other key, which the general path below takes.
+        fast = self._fast
+        if fast is None:
+            fast = self._fast_ok()
+        if fast:
+            out = self._id.read_key(key)
+            if out is not None:
+                return out
         if isinstance(key, RegionReference) or (
                 type(key) is tuple and len(key) == 1 and isinstance(key[0], RegionReference)):
             return read_region(self, key if isinstance(key, RegionReference) else key[0])

@@ -12,7 +12,7 @@ use super::external_io;
 use super::handle::{lock, FileHandle};
 use super::session::Session;
 use super::storage::{
-    check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes, CacheKey,
+    cached_meta, check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes, CacheKey,
 };
 use super::virtual_read;
 use crate::chunk::Chunked;
@@ -127,9 +127,11 @@ impl Dataset {
         Attributes::new(self.file.clone(), self.addr)
     }
 
-    fn meta(&self) -> Result<DatasetMeta> {
+    /// The dataset message, decoded once while its header is unchanged.
+    fn meta(&self) -> Result<std::sync::Arc<DatasetMeta>> {
         let mut g = lock(&self.file)?;
-        load_meta(&mut g.st, self.addr)
+        let (st, caches) = g.storage();
+        cached_meta(st, caches, self.addr)
     }
 
     /// The extent now: a virtual dataset's grows with the sources of its
@@ -194,7 +196,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn dtype(&self) -> Result<Datatype> {
-        Ok(self.meta()?.dtype)
+        Ok(self.meta()?.dtype.clone())
     }
 
     /// Chunk shape, or `None` for contiguous storage.
@@ -202,7 +204,7 @@ impl Dataset {
     /// # Errors
     /// As for [`Dataset::shape`].
     pub fn chunks(&self) -> Result<Option<Vec<u64>>> {
-        Ok(match self.meta()?.layout {
+        Ok(match &self.meta()?.layout {
             Layout::Chunked { chunk, .. } => Some(chunk.to_vec()),
             Layout::Contiguous { .. }
             | Layout::Compact(_)
@@ -350,7 +352,10 @@ impl Dataset {
     /// the wrong size; [`Error::Corrupt`] for damaged storage.
     pub fn read_bytes(&self, sel: &Selection, out: &mut [u8]) -> Result<()> {
         let mut g = lock(&self.file)?;
-        let m = load_meta(&mut g.st, self.addr)?;
+        let m = {
+            let (st, caches) = g.storage();
+            cached_meta(st, caches, self.addr)?
+        };
         reject_vlen(&m.dtype)?;
         if matches!(m.layout, Layout::Virtual { .. }) {
             // Assembled from sources, with this file's lock let go: a
@@ -379,7 +384,7 @@ impl Dataset {
             }
         }
         let (st, caches) = g.storage();
-        read_with_meta(st, caches, self.addr, m, sel, out)
+        read_with_meta(st, caches, self.addr, &m, sel, out)
     }
 
     /// A chunked read that holds the file's lock only to plan: chunks are
@@ -389,7 +394,7 @@ impl Dataset {
     fn read_chunked_unlocked(
         &self,
         mut g: std::sync::MutexGuard<'_, Session>,
-        m: DatasetMeta,
+        m: std::sync::Arc<DatasetMeta>,
         sel: &Selection,
         out: &mut [u8],
         io: &dyn crate::io::ReadAt,

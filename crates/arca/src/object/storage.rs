@@ -9,10 +9,12 @@
 //! back through this module.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::chunk::{Cache, Chunked};
 use crate::error::{Error, Result};
 use crate::format::object_header::{DatasetMeta, Fill, Header, Layout};
+use crate::pager::Page;
 use crate::selection::{selection_runs, Selection};
 use crate::space::{Section, SpaceKind};
 use crate::store::{Store, BLOB_HEADER};
@@ -27,12 +29,28 @@ pub(crate) enum CacheKey {
     Vector(u64),
 }
 
+/// Decoded dataset messages kept: beyond this many, the table starts over.
+const METAS: usize = 256;
+
+/// A read-only file's contiguous data read in windows of whole pages of
+/// this size, so that short reads near each other cost one system call
+/// (HDF5's sieve buffer, smaller: a random element costs one page).
+const SIEVE_PAGE: u64 = 4096;
+/// Runs longer than this bypass the window.
+const SIEVE_MAX: usize = 16 << 10;
+
 /// The chunk caches of one open file, by [`CacheKey`]; each made on first
-/// use with the file's default capacity.
+/// use with the file's default capacity. Beside them, per-read costs paid
+/// once: decoded dataset messages (valid while their header page is the
+/// one cached), and the sieve window of a read-only file's contiguous data.
 pub(crate) struct Caches {
     map: HashMap<CacheKey, Cache>,
     /// Bytes of decoded chunks a new cache may hold.
     capacity: usize,
+    /// Header address -> the page it was decoded from and its message.
+    metas: HashMap<u64, (Page, Arc<DatasetMeta>)>,
+    /// File offset and bytes of the last window of contiguous data read.
+    sieve: (u64, Vec<u8>),
 }
 
 impl Caches {
@@ -40,6 +58,8 @@ impl Caches {
         Caches {
             map: HashMap::new(),
             capacity,
+            metas: HashMap::new(),
+            sieve: (0, Vec::new()),
         }
     }
 
@@ -57,9 +77,12 @@ impl Caches {
         self.map.insert(key, cache);
     }
 
-    /// Drop every cache, dirty chunks included (a rollback or a close).
+    /// Drop every cache, dirty chunks included (a rollback, a close, or a
+    /// snapshot reader moving to a newer commit).
     pub(crate) fn clear(&mut self) {
         self.map.clear();
+        self.metas.clear();
+        self.sieve = (0, Vec::new());
     }
 
     /// Drop the caches of the dataset at `addr` (it was deleted).
@@ -115,6 +138,30 @@ fn flush_vector(st: &mut Store, owner: u64, cache: &mut Cache) -> Result<()> {
         h.save(st, owner)?;
     }
     Ok(())
+}
+
+/// The dataset message of the header at `addr`, decoded once and kept
+/// while the pager holds the very page it was decoded from: a rewrite of
+/// the header (or its page leaving the cache) makes a new page, and the
+/// next call decodes that.
+pub(crate) fn cached_meta(
+    st: &mut Store,
+    caches: &mut Caches,
+    addr: u64,
+) -> Result<Arc<DatasetMeta>> {
+    if let (Some(page), Some((p, m))) = (st.pager.cached(addr), caches.metas.get(&addr)) {
+        if Arc::ptr_eq(&page, p) {
+            return Ok(m.clone());
+        }
+    }
+    let m = Arc::new(load_meta(st, addr)?);
+    if let Some(page) = st.pager.cached(addr) {
+        if caches.metas.len() >= METAS {
+            caches.metas.clear();
+        }
+        caches.metas.insert(addr, (page, m.clone()));
+    }
+    Ok(m)
 }
 
 /// The dataset message of the header at `addr`.
@@ -184,8 +231,8 @@ pub(crate) fn read_bytes(
     sel: &Selection,
     out: &mut [u8],
 ) -> Result<()> {
-    let m = load_meta(st, header)?;
-    read_with_meta(st, caches, header, m, sel, out)
+    let m = cached_meta(st, caches, header)?;
+    read_with_meta(st, caches, header, &m, sel, out)
 }
 
 /// [`read_bytes`] with the header's dataset message already loaded.
@@ -193,7 +240,7 @@ pub(crate) fn read_with_meta(
     st: &mut Store,
     caches: &mut Caches,
     header: u64,
-    m: DatasetMeta,
+    m: &DatasetMeta,
     sel: &Selection,
     out: &mut [u8],
 ) -> Result<()> {
@@ -215,10 +262,23 @@ pub(crate) fn read_with_meta(
         Layout::Contiguous { addr: data, size } => {
             st.check_live("contiguous data", data, size)?;
             let d = st.driver();
-            let reader = d.shared_reader();
-            selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
-                read_run(d, reader.as_deref(), data + s as u64, &mut out[o..o + n])
-            })?;
+            // A file this handle cannot write changes only when a snapshot
+            // reader moves on, which clears the caches: its data can be
+            // kept in the sieve window.
+            let sieve = (!st.writable).then_some(&mut caches.sieve);
+            match sieve {
+                Some(sv) if out.len() <= SIEVE_MAX => {
+                    selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
+                        sieve_read(d, sv, (data, size), data + s as u64, &mut out[o..o + n])
+                    })?;
+                }
+                _ => {
+                    let reader = d.shared_reader();
+                    selection_runs(elem, &m.dims, sel, &mut |s, o, n| {
+                        read_run(d, reader.as_deref(), data + s as u64, &mut out[o..o + n])
+                    })?;
+                }
+            }
             st.stats.bytes(out.len() as u64);
         }
         Layout::Compact(ref data) => {
@@ -274,6 +334,45 @@ fn read_run(
         }
         _ => d.read_at(at, buf),
     }
+}
+
+/// Read `buf` from `at`, inside the contiguous extent `ext`, through the
+/// sieve window: from it when it holds those bytes, else by reading the
+/// whole pages around them (within the extent) into it first. Longer runs
+/// are read directly.
+fn sieve_read(
+    d: &dyn crate::io::Driver,
+    sieve: &mut (u64, Vec<u8>),
+    ext: (u64, u64),
+    at: u64,
+    buf: &mut [u8],
+) -> Result<()> {
+    let len = buf.len() as u64;
+    let (w_at, w) = (sieve.0, &sieve.1);
+    if at >= w_at && at + len <= w_at + w.len() as u64 {
+        let o = (at - w_at) as usize;
+        buf.copy_from_slice(&w[o..o + buf.len()]);
+        return Ok(());
+    }
+    if buf.len() > SIEVE_MAX {
+        return d.read_at(at, buf);
+    }
+    let (lo, hi) = (ext.0, ext.0 + ext.1);
+    let start = (at / SIEVE_PAGE * SIEVE_PAGE).max(lo);
+    let end = (at + len)
+        .div_ceil(SIEVE_PAGE)
+        .saturating_mul(SIEVE_PAGE)
+        .min(hi);
+    let w = &mut sieve.1;
+    w.resize((end - start) as usize, 0);
+    if let Err(e) = d.read_at(start, w) {
+        sieve.1.clear();
+        return Err(e);
+    }
+    sieve.0 = start;
+    let o = (at - start) as usize;
+    buf.copy_from_slice(&sieve.1[o..o + buf.len()]);
+    Ok(())
 }
 
 /// Write `sel` of the dataset whose header is at `header` (variable-length

@@ -292,7 +292,7 @@ impl SourceReader<'_> {
             )?;
         } else {
             let (st, caches) = g.storage();
-            read_with_meta(st, caches, src.addr, m, s, &mut buf)?;
+            read_with_meta(st, caches, src.addr, &m, s, &mut buf)?;
         }
         convert(&have, self.want, buf)
     }
