@@ -419,7 +419,7 @@ fn walk_extents(
 /// meets; the space stays unproven then.
 pub(crate) fn prove_space(g: &mut Session) -> Result<()> {
     g.write_back()?;
-    let (_, map) = walk_extents(g, false)?;
+    let (_, map) = walk_extents(g, false, &mut |_, _| {})?;
     let mut live: Vec<(u64, u64, &'static str)> = map
         .iter()
         .filter(|e| e.len > 0 && !NOT_LIVE.contains(&e.what))
