@@ -30,7 +30,8 @@ read-only, ``File(p, "r")``, as a reader would):
   bytes, ``maxshape=(None,)``) made from one array (10^6 chunks; 10^5 with
   ``--quick``): time per chunk, from create to close, and the file's bytes
   per chunk beyond the data (its chunk index and metadata); then one
-  random element read back per call (``tiny_elem``);
+  random element read back per call, right after opening (``tiny_elem``)
+  and the same elements again (``tiny_elem_warm``);
 * ``tiny_loop``    the same dataset written one chunk per call, in order
   (10^5 chunks; 2 * 10^4 with ``--quick``), time per chunk.
 
@@ -66,7 +67,7 @@ import numpy as np
 
 AIMS = {"slice100": 0.5, "cached_elem": 0.5, "gzip_elem": 0.8, "contig_elem": 0.5,
         "rows64": 0.67, "xarray_point": 1.0, "tiny_bulk": 1.0, "tiny_loop": 1.0,
-        "tiny_elem": 0.5}
+        "tiny_elem": 0.5, "tiny_elem_warm": 0.5}
 CASES = ("slice100", "cached_elem", "gzip_elem", "contig_elem", "rows64", "xarray_point",
          "tiny_bulk", "tiny_loop")
 
@@ -259,7 +260,7 @@ def tiny(d, quick, rng, arca, h5py, repeats, cases):
     its bytes per chunk beyond the data and random element reads back) and
     one chunk per call (``tiny_loop``); seconds per chunk."""
     per = 8
-    res = {k: {"arca": [], "h5py": []} for k in ("bulk", "elem", "loop")}
+    res = {k: {"arca": [], "h5py": []} for k in ("bulk", "elem", "warm", "loop")}
     res["bytes"] = {}
     mods = {"arca": arca, "h5py": h5py}
     for rep in range(repeats):
@@ -280,7 +281,10 @@ def tiny(d, quick, rng, arca, h5py, repeats, cases):
                 res["bytes"][lib] = (os.path.getsize(p) - data.nbytes) / n
                 with mod.File(p, "r") as f:
                     keys = [int(i) for i in rng.integers(0, n * per, 2000)]
+                    # Right after opening (index pages read as met), then
+                    # the same keys again (pages and chunks cached).
                     res["elem"][lib].append(per_call(f["x"].__getitem__, keys))
+                    res["warm"][lib].append(per_call(f["x"].__getitem__, keys))
                 os.remove(p)
             if "tiny_loop" in cases:
                 n = 2 * 10**4 if quick else 10**5
@@ -355,9 +359,13 @@ def main(argv=None):
                     "us": {k: median(v) * 1e6 for k, v in t["bulk"].items()},
                     "index_bytes_per_chunk": t["bytes"], "samples_s": t["bulk"]}
                 report["cases"]["tiny_elem"] = {
-                    "what": "one random element of the 64-byte-chunk file",
+                    "what": "one random element of the 64-byte-chunk file, just opened",
                     "us": {k: median(v) * 1e6 for k, v in t["elem"].items()},
                     "samples_s": t["elem"]}
+                report["cases"]["tiny_elem_warm"] = {
+                    "what": "the same elements again",
+                    "us": {k: median(v) * 1e6 for k, v in t["warm"].items()},
+                    "samples_s": t["warm"]}
             if "tiny_loop" in cases:
                 report["cases"]["tiny_loop"] = {
                     "what": "64-byte chunks written one per call, per chunk",

@@ -256,9 +256,13 @@ fn empty<'py>(py: Python<'py>, fast: &Fast, shape: &[usize]) -> PyResult<Bound<'
     np_empty(py)?.call1((PyTuple::new(py, shape)?, fast.dtype.bind(py)))
 }
 
-/// The bytes of a C-contiguous array just made by [`empty`], for the read
-/// to fill.
-fn bytes_mut<'a>(arr: &'a Bound<'_, PyAny>, n: usize) -> PyResult<&'a mut [u8]> {
+/// Run `fill` on the bytes of a C-contiguous array of `n` bytes just made
+/// by [`empty`].
+fn with_bytes<R>(
+    arr: &Bound<'_, PyAny>,
+    n: usize,
+    fill: impl FnOnce(&mut [u8]) -> PyResult<R>,
+) -> PyResult<R> {
     let a = arr.cast::<PyUntypedArray>()?;
     if !a.is_c_contiguous() || a.len().checked_mul(a.dtype().itemsize()) != Some(n) {
         return Err(pyo3::exceptions::PyValueError::new_err(
@@ -266,16 +270,16 @@ fn bytes_mut<'a>(arr: &'a Bound<'_, PyAny>, n: usize) -> PyResult<&'a mut [u8]> 
         ));
     }
     if n == 0 {
-        return Ok(&mut []);
+        return fill(&mut []);
     }
     // SAFETY: `arr` is a new C-contiguous array of exactly `n` bytes that
-    // nothing else references yet (it was made by `empty` in this call and
-    // is returned only after the read); the slice lives no longer than the
-    // borrow of `arr`.
-    Ok(unsafe {
+    // nothing else references yet (made by `empty` in this call and
+    // returned only after the read); the slice does not outlive `fill`.
+    let bytes = unsafe {
         let data = (*_PyArray_GET_ITEM_DATA(a.as_array_ptr())).data;
         std::slice::from_raw_parts_mut(data.cast::<u8>(), n)
-    })
+    };
+    fill(bytes)
 }
 
 /// Read `key` of `d` (of shape `shape`) into a new array; `None` when the
@@ -296,17 +300,20 @@ pub(crate) fn read_key<'py>(
     };
     let arr = empty(py, fast, &k.out_shape)?;
     if n > 0 {
-        let out = bytes_mut(&arr, n)?;
-        match &k.list {
+        with_bytes(&arr, n, |out| match &k.list {
             None => {
-                let sel = cvt(Selection::new(k.start, k.count, k.step))?;
-                cvt(py.detach(|| d.read_bytes(&sel, out)))?;
+                let sel = cvt(Selection::new(
+                    k.start.clone(),
+                    k.count.clone(),
+                    k.step.clone(),
+                ))?;
+                cvt(py.detach(|| d.read_bytes(&sel, out)))
             }
             Some((ax, idx)) => {
                 let (ax, idx) = (*ax, idx.as_slice());
-                cvt(py.detach(|| read_list(d, &k.start, &k.count, &k.step, ax, idx, elem, out)))?;
+                cvt(py.detach(|| read_list(d, &k.start, &k.count, &k.step, ax, idx, elem, out)))
             }
-        }
+        })?;
     }
     if k.scalar {
         return Ok(Some(arr.get_item(PyTuple::empty(py))?));

@@ -97,6 +97,19 @@ type DimOverlap = (u64, u64, u64, u64, bool);
 
 /// Whole chunks waiting to be filtered and stored, with their coordinates.
 type BatchItem = (PooledVec<u64>, PooledBuf);
+
+/// Adjacent stored chunks are gathered into one write up to this size.
+const RUN_BYTES: usize = 1 << 20;
+
+/// Stored chunks that lie side by side in the file, waiting to be written
+/// in one call and then indexed: where they start, their bytes, and per
+/// chunk its coordinates, new entry and the entry it replaces.
+#[derive(Default)]
+struct Run {
+    at: u64,
+    bytes: Vec<u8>,
+    entries: Vec<(PooledVec<u64>, ChunkRef, Option<ChunkRef>)>,
+}
 /// Stored chunks waiting to be decoded: overlap index, entry, stored bytes,
 /// and the byte offset in the output when the chunk is decoded straight
 /// into it.
@@ -462,18 +475,8 @@ impl Chunked<'_> {
         st.check_live("chunk", r.addr, r.size)
     }
 
-    /// Write already-filtered chunk bytes, reusing the old extent if it is big enough.
-    pub(crate) fn put(
-        &mut self,
-        st: &mut Store,
-        coords: &[u64],
-        bytes: &[u8],
-        mask: u32,
-    ) -> Result<()> {
-        self.put_from(st, coords, Source::Bytes(bytes), mask)
-    }
-
-    /// [`Chunked::put`] of bytes from memory or from another file.
+    /// Store one chunk's bytes (from memory or from another file) in its
+    /// place and index it.
     pub(crate) fn put_from(
         &mut self,
         st: &mut Store,
@@ -557,17 +560,25 @@ impl Chunked<'_> {
     }
 
     /// Filter and store a batch of whole chunks (in parallel when it is big
-    /// enough to pay for the threads); leaves `batch` empty.
+    /// enough to pay for the threads); leaves `batch` empty. Chunks placed
+    /// side by side in the file are written in one call; a batch lying past
+    /// every stored chunk (an append, a new dataset) looks none up.
     fn store_batch(&mut self, st: &mut Store, batch: &mut Vec<BatchItem>) -> Result<()> {
         let (filters, elem) = (self.filters, self.elem);
+        let Some(first) = batch.iter().map(|(c, _)| &c[..]).min() else {
+            return Ok(());
+        };
+        // One chunk costs one lookup either way.
+        let fresh = batch.len() > 1 && self.nothing_from(st, first)?;
+        let mut run = Run::default();
         let bytes: usize = batch.iter().map(|(_, plain)| plain.len()).sum();
         if bytes < PARALLEL_MIN_BYTES || batch.len() < 2 {
             for (c, plain) in batch.drain(..) {
                 let (enc, mask) = filter::encode_pooled(filters, elem, &plain)?;
                 drop(plain);
-                self.put(st, &c, &enc, mask)?;
+                self.put_in_run(st, &mut run, fresh, c, &enc, mask)?;
             }
-            return Ok(());
+            return self.write_run(st, &mut run);
         }
         // Drained, not taken: the pooled vector keeps its capacity.
         #[allow(clippy::drain_collect)]
@@ -577,7 +588,88 @@ impl Chunked<'_> {
         });
         for (c, enc) in encoded {
             let (bytes, mask) = enc?;
-            self.put(st, &c, &bytes, mask)?;
+            self.put_in_run(st, &mut run, fresh, c, &bytes, mask)?;
+        }
+        self.write_run(st, &mut run)
+    }
+
+    /// Whether the index holds no chunk at or after `coords` in key order
+    /// (keys order as coordinates do): one lookup for a whole batch.
+    fn nothing_from(&self, st: &mut Store, coords: &[u64]) -> Result<bool> {
+        if self.index == 0 {
+            return Ok(true);
+        }
+        let mut kb = [0u8; MAX_KEY];
+        let k = key_into(coords, &mut kb)?;
+        let mut found = false;
+        btree::scan(st, self.index, k, &mut |_, _| {
+            found = true;
+            Ok(false)
+        })?;
+        Ok(!found)
+    }
+
+    /// Place one chunk of a batch (`fresh`: none of the batch is stored,
+    /// so nothing is replaced) and add it to `run`, writing the run first
+    /// when this chunk does not continue it. A batch holds each chunk once.
+    fn put_in_run(
+        &mut self,
+        st: &mut Store,
+        run: &mut Run,
+        fresh: bool,
+        coords: PooledVec<u64>,
+        bytes: &[u8],
+        mask: u32,
+    ) -> Result<()> {
+        let size = bytes.len() as u64;
+        let (addr, old) = if fresh {
+            (st.space.alloc(SpaceKind::Data, size)?, None)
+        } else {
+            self.place(st, &coords, size)?
+        };
+        let end = run.at + run.bytes.len() as u64;
+        if !run.entries.is_empty() && (addr != end || run.bytes.len() >= RUN_BYTES) {
+            self.write_run(st, run)?;
+        }
+        if bytes.len() >= RUN_BYTES / 4 {
+            // Big enough to be worth its own call: written from where it
+            // is, never copied.
+            self.write_run(st, run)?;
+            st.write_data("chunk", (addr, size), addr, bytes)?;
+            st.chunk_written(size);
+            let entry = ChunkRef {
+                addr,
+                size,
+                mask,
+                crc: crc32c::crc32c(bytes),
+            };
+            return self.record(st, &coords, entry, old);
+        }
+        if run.entries.is_empty() {
+            run.at = addr;
+        }
+        run.bytes.extend_from_slice(bytes);
+        st.chunk_written(size);
+        let entry = ChunkRef {
+            addr,
+            size,
+            mask,
+            crc: crc32c::crc32c(bytes),
+        };
+        run.entries.push((coords, entry, old));
+        Ok(())
+    }
+
+    /// Write the chunks of `run` in one call, then index them.
+    fn write_run(&mut self, st: &mut Store, run: &mut Run) -> Result<()> {
+        if run.entries.is_empty() {
+            return Ok(());
+        }
+        let len = run.bytes.len() as u64;
+        st.write_data("chunk", (run.at, len), run.at, &run.bytes)?;
+        run.bytes.clear();
+        for (c, entry, old) in run.entries.drain(..) {
+            self.record(st, &c, entry, old)?;
         }
         Ok(())
     }
@@ -959,13 +1051,18 @@ impl Chunked<'_> {
         sel: &Selection,
         data: &[u8],
     ) -> Result<()> {
+        let Some(first) = whole.iter().map(|&k| ovs[k as usize].coords()).min() else {
+            return Ok(());
+        };
+        let fresh = whole.len() > 1 && self.nothing_from(st, first)?;
+        let mut run = Run::default();
         if whole.len() * self.chunk_bytes() < PARALLEL_MIN_BYTES || whole.len() < 2 {
             for &k in whole {
                 let o = &ovs[k as usize];
                 let (enc, mask) = self.encode_whole(o, sel, data)?;
-                self.put(st, o.coords(), &enc, mask)?;
+                self.put_in_run(st, &mut run, fresh, coords_buf(o.coords()), &enc, mask)?;
             }
-            return Ok(());
+            return self.write_run(st, &mut run);
         }
         // The workers read the dataset's description; only this thread
         // stores.
@@ -984,9 +1081,11 @@ impl Chunked<'_> {
             |&k| ro.encode_whole(&ovs[k as usize], sel, data),
             |i, r| {
                 let (enc, mask) = r?;
-                self.put(st, ovs[whole[i] as usize].coords(), &enc, mask)
+                let c = coords_buf(ovs[whole[i] as usize].coords());
+                self.put_in_run(st, &mut run, fresh, c, &enc, mask)
             },
-        )
+        )?;
+        self.write_run(st, &mut run)
     }
 
     /// One chunk `sel` covers whole, filtered: straight from `data` when the

@@ -138,9 +138,24 @@ impl Pager {
             };
             return Ok((i, e.page.clone()));
         }
-        let mut head = [0u8; 8];
         self.check_range(addr, 8, what)?;
-        self.driver.read_at(addr, &mut head)?;
+        // One read up to the next 4 KiB boundary (never into another block
+        // of a remote file), when the file has those bytes: the tag says
+        // how much of it is the page. Otherwise (a page across the
+        // boundary, or bytes after it still only in this cache) the tag
+        // first, then the page.
+        let mut ahead = [0u8; PAGE_SIZE];
+        let to_boundary = PAGE_SIZE as u64 - addr % PAGE_SIZE as u64;
+        let n = to_boundary.min(self.limit.saturating_sub(addr)) as usize;
+        let ahead = match n >= 8 && self.driver.read_at(addr, &mut ahead[..n]).is_ok() {
+            true => Some(&ahead[..n]),
+            false => None,
+        };
+        let mut head = [0u8; 8];
+        match ahead {
+            Some(a) => head.copy_from_slice(&a[..8]),
+            None => self.driver.read_at(addr, &mut head)?,
+        }
         let Some(i) = find(&head) else {
             return Err(Error::corrupt(
                 what,
@@ -161,7 +176,13 @@ impl Pager {
         self.check_range(addr, size, what)?;
         let mut page = PAGES.take_zeroed(size);
         let buf = page_mut(&mut page);
-        let read = self.driver.read_at(addr, buf);
+        let read = match ahead {
+            Some(a) if a.len() >= size => {
+                buf.copy_from_slice(&a[..size]);
+                Ok(())
+            }
+            _ => self.driver.read_at(addr, buf),
+        };
         if read.is_err() || !page::verifies(buf) {
             PAGES.give_back(page);
             read?;
