@@ -177,6 +177,7 @@ def child(job):
         t0 = time.perf_counter()
         lib.File(path, "r").close()
         opens.append(time.perf_counter() - t0)
+    layout = layout_of(lib, path)
     edits = []
     for k in range(job["opens"]):
         evict(path, cache)
@@ -190,7 +191,7 @@ def child(job):
     return {"write_s": t_write, "close_s": t_close, "walk_s": t_walk, "open_s": opens,
             "edit_s": edits,
             "file_bytes": size, "other_files": sorted(extra),
-            "seen": seen, "verified": seen == want, "layout": layout_of(lib, path),
+            "seen": seen, "verified": seen == want, "layout": layout,
             "rss_base_mib": rss_base / 1024,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
