@@ -5,11 +5,19 @@
 #   make bench-objects-quick        # many small objects, 10^3 and 10^4, about half a minute
 #   make bench-objects              # 10^3..10^6 objects, 3 repeats, a long run
 #   make bench-objects BENCH_OBJECTS_ARGS="--counts 1000,100000 --json objects.json"
-.PHONY: bench-deps bench-io bench-io-quick bench-objects bench-objects-quick
+#   make bench-cloud-quick          # object storage: 32 MiB on a local S3 server, seconds
+#   make bench-cloud                # 256 MiB, 5 repeats, 20 ms a request
+.PHONY: bench-deps bench-io bench-io-quick bench-objects bench-objects-quick \
+	bench-cloud-deps bench-cloud bench-cloud-quick
 
 # zarr v3 needs Python >= 3.11; hdf5plugin supplies HDF5's zstd/lz4 filters.
 BENCH_PIP_PKGS ?= h5py hdf5plugin 'zarr>=3' numcodecs pyarrow
+# The object-storage peers: zarr over obstore, h5py and kerchunk over
+# fsspec's HTTP filesystem (aiohttp); moto's server comes with PY_REQS.
+# (s3fs is left out: its aiobotocore pins an older botocore than boto3's.)
+BENCH_CLOUD_PIP_PKGS ?= "obstore>=0.12,<0.13" "kerchunk>=0.2.10,<0.3" "aiohttp>=3.9,<4"
 BENCH_IO_ARGS ?=
+BENCH_CLOUD_ARGS ?=
 BENCH_OBJECTS_ARGS ?=
 
 bench-deps: venv
@@ -26,3 +34,12 @@ bench-objects: bench-deps py-build
 
 bench-objects-quick: bench-deps py-build
 	$(PY) bench/objects/objects_bench.py --quick $(BENCH_OBJECTS_ARGS)
+
+bench-cloud-deps: bench-deps
+	$(PY) -m pip install --quiet $(BENCH_CLOUD_PIP_PKGS)
+
+bench-cloud: bench-cloud-deps py-build
+	$(PY) bench/cloud/cloud_bench.py $(BENCH_CLOUD_ARGS)
+
+bench-cloud-quick: bench-cloud-deps py-build
+	$(PY) bench/cloud/cloud_bench.py --quick $(BENCH_CLOUD_ARGS)

@@ -214,11 +214,55 @@ def test_whole_file_reads_equal_local_reads(s3, tmp_path):
         st = f.io_stats()
         # Every byte came once: the cache holds the file (4 MiB < 64 MiB).
         assert st["bytes_fetched"] <= p.stat().st_size
-        assert st["requests"] == st["round_trips"]
+        # The chunks' requests went out together (split around the blocks
+        # the cache held): more requests than round trips.
+        assert st["round_trips"] < st["requests"] <= 16 * st["round_trips"]
         n = st["requests"]
         for name in ("g/t", "g/c", "k"):
             f[name][...]
         assert f.io_stats()["requests"] == n
+
+
+def test_a_read_of_many_chunks_is_one_batch_of_requests(s3, tmp_path):
+    """The chunks of one read go out together: neighbours merged into one
+    request, at most ``max_in_flight`` requests in flight at a time."""
+    p = tmp_path / "many.arca"
+    want = np.arange(256 * 256, dtype="u4")
+    with arca.File(p, "w") as f:
+        f.create_dataset("k", data=want, chunks=(256,))
+    put(s3, "many.arca", p.read_bytes())
+    _, tally, opts = s3
+    path = f"/{BUCKET}/many.arca"
+
+    def whole(extra):
+        """Requests and round trips of a whole read after a read of the
+        two end chunks, and the server's count of the same."""
+        o = {**opts, "head_bytes": 4096, "block_bytes": 4096, **extra}
+        with arca.File(f"s3://{BUCKET}/many.arca", "r", storage_options=o) as f:
+            k = f["k"]
+            np.testing.assert_array_equal(k[::255 * 256], want[::255 * 256])
+            before, seen = f.io_stats(), tally.gets(path)
+            np.testing.assert_array_equal(k[...], want)
+            after = f.io_stats()
+            assert after["chunks_read"] - before["chunks_read"] == 254
+            return (after["requests"] - before["requests"],
+                    after["round_trips"] - before["round_trips"], tally.gets(path) - seen)
+
+    requests, trips, seen = whole({})
+    assert seen == requests
+    # At most one round trip for an index page the end reads did not
+    # reach, then one for the chunks: they lie together, one request (two
+    # where a block the cache holds lies between them).
+    index = trips - 1
+    assert index <= 1 and 1 <= requests - index <= 2, (requests, trips)
+    # Unmerged (a part is one 4 KiB block: four chunks of 1 KiB a request,
+    # fewer where the cache holds some), sixteen in flight at a time.
+    requests, trips, seen = whole({"coalesce_bytes": 0, "part_bytes": 1})
+    batch = requests - index
+    assert seen == requests and 60 <= batch <= 64, (requests, trips)
+    assert trips == index + -(-batch // 16)
+    assert whole({"coalesce_bytes": 0, "part_bytes": 1, "max_in_flight": 64}) == \
+        (requests, index + 1, requests)
 
 
 def test_typed_errors(s3, tmp_path):

@@ -279,6 +279,9 @@ fn fetch_direct(
 ) -> Result<()> {
     items.sort_by_key(|p| p.2);
     let jobs = split_runs(out, expect, items, |p| p.2)?;
+    if io.batches() {
+        return fetch_direct_batched(io, stats, filters, elem, expect, jobs);
+    }
     let run = |((_, r, _), dst): ((usize, ChunkRef, Option<usize>), &mut [u8])| -> Result<()> {
         if filters.is_empty() && r.size == expect as u64 {
             // Stored as it is read: no buffer, no copy.
@@ -293,6 +296,75 @@ fn fetch_direct(
         return jobs.into_iter().try_for_each(run);
     }
     par_map(jobs, run).into_iter().collect()
+}
+
+/// A chunk of a direct read: its entry, and where it lands in the output.
+type DirectJob<'a> = ((usize, ChunkRef, Option<usize>), &'a mut [u8]);
+
+/// [`fetch_direct`] through a reader whose reads are round trips: a
+/// batch's worth of chunks fetched at once, then decoded on every core.
+fn fetch_direct_batched(
+    io: &dyn ReadAt,
+    stats: &Counters,
+    filters: &[Filter],
+    elem: usize,
+    expect: usize,
+    mut jobs: Vec<DirectJob<'_>>,
+) -> Result<()> {
+    let per = (BATCH_BYTES / expect.max(1)).max(1);
+    while !jobs.is_empty() {
+        let rest = jobs.split_off(per.min(jobs.len()));
+        let mut group = std::mem::replace(&mut jobs, rest);
+        if filters.is_empty() && group.iter().all(|((_, r, _), _)| r.size == expect as u64) {
+            // Stored as it is read: straight into the output.
+            let mut reads: Vec<(u64, &mut [u8])> = group
+                .iter_mut()
+                .map(|((_, r, _), dst)| (r.addr, &mut **dst))
+                .collect();
+            io.read_batch(&mut reads)?;
+            for ((_, r, _), dst) in &group {
+                stats.chunk(r.size);
+                verify(r, dst)?;
+            }
+            continue;
+        }
+        let refs: Vec<ChunkRef> = group.iter().map(|((_, r, _), _)| *r).collect();
+        let stored = read_stored_batch(io, stats, &refs)?;
+        let run = |(((_, r, _), dst), bytes): (DirectJob<'_>, PooledBuf)| {
+            filter::decode_into(filters, r.mask, elem, &bytes, r.addr, dst)
+        };
+        let work: Vec<_> = group.into_iter().zip(stored).collect();
+        if work.len() * expect < PARALLEL_MIN_BYTES || work.len() < 2 {
+            work.into_iter().try_for_each(run)?;
+        } else {
+            par_map(work, run).into_iter().collect::<Result<()>>()?;
+        }
+    }
+    Ok(())
+}
+
+/// The stored bytes of the chunks `refs`, fetched in one batch through
+/// `io` and each checked against its entry.
+fn read_stored_batch(
+    io: &dyn ReadAt,
+    stats: &Counters,
+    refs: &[ChunkRef],
+) -> Result<Vec<PooledBuf>> {
+    let mut stored: Vec<PooledBuf> = refs
+        .iter()
+        .map(|r| FILTER.take_zeroed(r.size as usize))
+        .collect();
+    let mut reads: Vec<(u64, &mut [u8])> = refs
+        .iter()
+        .zip(stored.iter_mut())
+        .map(|(r, b)| (r.addr, &mut b[..]))
+        .collect();
+    io.read_batch(&mut reads)?;
+    for (r, b) in refs.iter().zip(&stored) {
+        stats.chunk(r.size);
+        verify(r, b)?;
+    }
+    Ok(stored)
 }
 
 /// A chunk's stored bytes, read through `io` and checked against its entry.
@@ -873,7 +945,23 @@ impl Chunked<'_> {
             (i, r, d)
         };
         for group in rest.chunks((BATCH_BYTES / expect.max(1)).max(1)) {
-            let decoded: Vec<_> = if group.len() * expect < PARALLEL_MIN_BYTES || group.len() < 2 {
+            let decoded: Vec<_> = if io.batches() {
+                // The group's stored bytes in one batch, then decoded.
+                let refs: Vec<ChunkRef> = group.iter().map(|p| p.1).collect();
+                let stored = read_stored_batch(io, stats, &refs)?;
+                let decode =
+                    |(&(i, r, _), bytes): (&(usize, ChunkRef, Option<usize>), PooledBuf)| {
+                        let d =
+                            filter::decode_pooled(filters, r.mask, elem, &bytes, expect, r.addr);
+                        (i, r, d)
+                    };
+                let work: Vec<_> = group.iter().zip(stored).collect();
+                if work.len() * expect < PARALLEL_MIN_BYTES || work.len() < 2 {
+                    work.into_iter().map(decode).collect()
+                } else {
+                    par_map(work, decode)
+                }
+            } else if group.len() * expect < PARALLEL_MIN_BYTES || group.len() < 2 {
                 group.iter().map(fetch).collect()
             } else {
                 par_map(group.iter().collect(), fetch)

@@ -194,3 +194,127 @@ fn a_replaced_object_is_an_error_not_a_mixture() {
         "{r:?}"
     );
 }
+
+/// Options for the batch tests: a small head and blocks, and `extra`.
+fn small(extra: &[(&str, &str)]) -> CloudOptions {
+    let mut o = CloudOptions::new()
+        .set("head_bytes", "4096")
+        .unwrap()
+        .set("block_bytes", "4096")
+        .unwrap();
+    for (k, v) in extra {
+        o = o.set(k, v).unwrap();
+    }
+    o
+}
+
+#[test]
+fn a_batch_of_reads_is_merged_and_sent_sixteen_at_a_time() {
+    use arca::io::{CloudDriver, Driver};
+    let bytes: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    put("t/batch.bin", bytes.clone());
+    // 256 reads of 1000 bytes, 4000 apart, past the head.
+    let at = |k: u64| 8192 + k * 4000;
+    let batch = |o: &CloudOptions| {
+        let d = CloudDriver::open("memory:///t/batch.bin", o).unwrap();
+        let mut bufs = vec![vec![0u8; 1000]; 256];
+        let mut reads: Vec<(u64, &mut [u8])> = bufs
+            .iter_mut()
+            .enumerate()
+            .map(|(k, b)| (at(k as u64), &mut b[..]))
+            .collect();
+        let r = d.shared_reader().unwrap();
+        assert!(r.batches());
+        r.read_batch(&mut reads).unwrap();
+        for (k, b) in bufs.iter().enumerate() {
+            let s = at(k as u64) as usize;
+            assert_eq!(&b[..], &bytes[s..s + 1000], "read {k}");
+        }
+        let mut s = arca::IoStats::default();
+        d.fetches().unwrap().add_to(&mut s);
+        // Less the first request, the head.
+        (s.requests - 1, s.round_trips - 1, s.bytes_fetched - 4096)
+    };
+    // Nothing merged: one request a read, sixteen in flight at a time.
+    assert_eq!(
+        batch(&small(&[("coalesce_bytes", "0")])),
+        (256, 16, 256_000)
+    );
+    assert_eq!(
+        batch(&small(&[("coalesce_bytes", "0"), ("max_in_flight", "64")])),
+        (256, 4, 256_000)
+    );
+    // Gaps of 3000 bytes merged, each request at most 64 KiB: 17 reads a
+    // request (16 * 4000 + 1000 bytes), 16 requests, one round trip.
+    assert_eq!(
+        batch(&small(&[("part_bytes", "65536")])),
+        (16, 1, 15 * 65_000 + 1000)
+    );
+    // A read the cache holds sends nothing; one past the end is an error.
+    let d = CloudDriver::open("memory:///t/batch.bin", &small(&[])).unwrap();
+    let r = d.shared_reader().unwrap();
+    let mut a = [0u8; 100];
+    r.read_batch(&mut [(10, &mut a[..])]).unwrap();
+    assert_eq!(&a[..], &bytes[10..110]);
+    let mut s = arca::IoStats::default();
+    d.fetches().unwrap().add_to(&mut s);
+    assert_eq!(s.requests, 1);
+    let mut b = [0u8; 100];
+    assert!(r
+        .read_batch(&mut [(bytes.len() as u64 - 50, &mut b[..])])
+        .is_err());
+}
+
+#[test]
+fn a_read_of_many_chunks_fetches_them_in_one_batch() {
+    // 256 chunks of 1 KiB, stored one after another.
+    put("t/many.arca", sample(256));
+    let f = open("t/many.arca", &small(&[])).unwrap();
+    let k = f.root().dataset("k").unwrap();
+    // The index first (one chunk at each end walks it), then the rest.
+    let ends: Vec<u32> = k
+        .read(&Selection::from_ranges(&[(0, 256 * 256, 255 * 256)]).unwrap())
+        .unwrap();
+    assert_eq!(ends, vec![0, 255 * 256]);
+    let before = f.io_stats();
+    let all: Vec<u32> = k.read_all().unwrap();
+    assert_eq!(all, (0..256 * 256).collect::<Vec<u32>>());
+    let after = f.io_stats();
+    eprintln!(
+        "256 chunks: {} requests, {} round trips",
+        after.requests - before.requests,
+        after.round_trips - before.round_trips
+    );
+    assert_eq!(after.chunks_read - before.chunks_read, 254);
+    // One round trip for the index leaf between the two the first read
+    // walked, one for the chunks: they lie together, so one request, cut
+    // in two around the block the cache holds since the first read.
+    assert_eq!(
+        (
+            after.requests - before.requests,
+            after.round_trips - before.round_trips
+        ),
+        (3, 2)
+    );
+    // Without merging, sixteen requests in flight at a time.
+    let f = open(
+        "t/many.arca",
+        &small(&[("coalesce_bytes", "0"), ("part_bytes", "1")]),
+    )
+    .unwrap();
+    let k = f.root().dataset("k").unwrap();
+    let _: Vec<u32> = k
+        .read(&Selection::from_ranges(&[(0, 256 * 256, 255 * 256)]).unwrap())
+        .unwrap();
+    let before = f.io_stats();
+    let all: Vec<u32> = k.read_all().unwrap();
+    assert_eq!(all, (0..256 * 256).collect::<Vec<u32>>());
+    let after = f.io_stats();
+    let (requests, trips) = (
+        after.requests - before.requests,
+        after.round_trips - before.round_trips,
+    );
+    eprintln!("unmerged: {requests} requests, {trips} round trips");
+    // part_bytes is rounded up to a block (4 KiB): four chunks a request.
+    assert_eq!((requests, trips), (1 + 254usize.div_ceil(4) as u64, 1 + 4));
+}

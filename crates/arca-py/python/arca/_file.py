@@ -211,7 +211,8 @@ class File(Group):
     usual environment variables (``AWS_ENDPOINT_URL``, ...) and from
     ``storage_options`` (the store's configuration keys, and arca's
     ``head_bytes``, ``block_bytes``, ``cache_bytes``, ``part_bytes``,
-    ``max_retries``, ``retry_timeout``). Opening costs one request;
+    ``max_in_flight``, ``coalesce_bytes``, ``max_retries``,
+    ``retry_timeout``). Opening costs one request;
     ``io_stats()`` counts ``requests``, ``bytes_fetched`` and
     ``round_trips``. Such a file pickles by URL. See docs/CLOUD.md.
 

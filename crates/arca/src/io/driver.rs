@@ -15,6 +15,25 @@ pub trait ReadAt: Send + Sync {
     /// # Errors
     /// [`crate::Error::Io`], reading past the end included.
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+
+    /// Fill each buffer of `reads` from its offset. Drivers for which
+    /// [`ReadAt::batches`] is true (object storage) fetch the whole batch
+    /// at once, neighbouring ranges merged; the default reads one by one.
+    ///
+    /// # Errors
+    /// As for [`ReadAt::read_at`].
+    fn read_batch(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
+        reads
+            .iter_mut()
+            .try_for_each(|(at, buf)| self.read_at(*at, buf))
+    }
+
+    /// Whether [`ReadAt::read_batch`] costs less than its reads one at a
+    /// time (each read a network round trip): callers then gather their
+    /// reads into batches rather than interleave them with other work.
+    fn batches(&self) -> bool {
+        false
+    }
 }
 
 /// Positional storage for one arca file.

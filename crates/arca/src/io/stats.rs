@@ -61,10 +61,17 @@ impl Fetches {
 
     /// One round trip of `requests` requests that brought back `bytes`.
     pub fn round_trip(&self, requests: u64, bytes: u64) {
+        self.round_trips(1, requests, bytes);
+    }
+
+    /// `trips` round trips of `requests` requests in all that brought back
+    /// `bytes` (a batch with more requests than may be in flight at once
+    /// waits for the network more than once).
+    pub fn round_trips(&self, trips: u64, requests: u64, bytes: u64) {
         for c in [self, &PROCESS_FETCHES] {
             c.requests.fetch_add(requests, Relaxed);
             c.bytes.fetch_add(bytes, Relaxed);
-            c.round_trips.fetch_add(1, Relaxed);
+            c.round_trips.fetch_add(trips, Relaxed);
         }
     }
 

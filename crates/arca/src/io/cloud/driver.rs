@@ -4,6 +4,7 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use futures::future::try_join_all;
+use futures::stream::{self, StreamExt};
 use object_store::path::Path;
 use object_store::{GetOptions, GetRange, ObjectStore};
 
@@ -23,7 +24,10 @@ const CACHED_SPAN: u64 = 4;
 /// [`CloudDriver::open`]) reads the head of the object and learns its size,
 /// later reads fetch whole blocks into a bounded cache, and the blocks one
 /// read lacks are fetched together, as parallel requests of at most
-/// [`CloudOptions::part_bytes`] each. Every request after the first asks
+/// [`CloudOptions::part_bytes`] each. A batch of reads (the chunks of one
+/// dataset read, [`ReadAt::read_batch`]) is fetched as exact ranges,
+/// neighbours within [`CloudOptions::coalesce_bytes`] merged, with at most
+/// [`CloudOptions::max_in_flight`] requests in flight. Every request after the first asks
 /// for the version first seen (`If-Match` its ETag), so a replaced object
 /// is an error, not a mixture of two files.
 ///
@@ -51,6 +55,8 @@ struct Object {
     etag: Option<String>,
     block: u64,
     part: u64,
+    in_flight: usize,
+    gap: u64,
     cache: Mutex<Blocks>,
     fetches: Arc<Fetches>,
 }
@@ -139,6 +145,8 @@ impl CloudDriver {
             etag,
             block,
             part: (opts.part_bytes() as u64).div_ceil(block).max(1) * block,
+            in_flight: opts.max_in_flight(),
+            gap: opts.coalesce_bytes() as u64,
             cache: Mutex::new(Blocks::new(opts.cache_bytes())),
             fetches,
         };
@@ -217,22 +225,153 @@ impl Object {
     }
 }
 
-impl ReadAt for Object {
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        let end = offset
-            .checked_add(buf.len() as u64)
+impl Object {
+    /// The end of a read of `len` bytes at `offset`, if it lies inside.
+    fn end_of(&self, offset: u64, len: usize) -> Result<u64> {
+        offset
+            .checked_add(len as u64)
             .filter(|e| *e <= self.size)
             .ok_or_else(|| {
                 Error::io(
                     format!(
-                        "reading {} bytes at {offset} of {} ({} bytes)",
-                        buf.len(),
-                        self.url,
-                        self.size
+                        "reading {len} bytes at {offset} of {} ({} bytes)",
+                        self.url, self.size
                     ),
                     std::io::ErrorKind::UnexpectedEof.into(),
                 )
-            })?;
+            })
+    }
+
+    /// Fill what the cache holds of a read of `buf` at `offset`; the
+    /// ranges of it left to fetch, in order.
+    fn copy_cached(&self, offset: u64, buf: &mut [u8]) -> Result<Vec<Range<u64>>> {
+        let end = self.end_of(offset, buf.len())?;
+        let mut missing: Vec<Range<u64>> = Vec::new();
+        if buf.is_empty() {
+            return Ok(missing);
+        }
+        let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;
+        for i in offset / self.block..=(end - 1) / self.block {
+            let (s, e) = (
+                (i * self.block).max(offset),
+                ((i + 1) * self.block).min(end),
+            );
+            match cache.get(i) {
+                Some(b) => copy_into(buf, offset, i * self.block, b),
+                None => match missing.last_mut() {
+                    Some(r) if r.end == s => r.end = e,
+                    _ => missing.push(s..e),
+                },
+            }
+        }
+        Ok(missing)
+    }
+
+    /// The requests that fetch the byte ranges `wanted` (sorted by start):
+    /// neighbours at most `gap` apart merged while the merged request stays
+    /// within a part and the gap holds no block the cache has (those bytes
+    /// came once already), a range longer than a part cut into parts.
+    fn plan(&self, wanted: impl Iterator<Item = Range<u64>>) -> Result<Vec<Range<u64>>> {
+        let mut merged: Vec<Range<u64>> = Vec::new();
+        let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;
+        let mut cached_between = |a: u64, b: u64| {
+            (a.div_ceil(self.block)..b / self.block).any(|i| cache.get(i).is_some())
+        };
+        for r in wanted {
+            match merged.last_mut() {
+                Some(m)
+                    if r.start <= m.end.saturating_add(self.gap)
+                        && r.end.max(m.end) - m.start <= self.part
+                        && (r.start <= m.end || !cached_between(m.end, r.start)) =>
+                {
+                    m.end = m.end.max(r.end)
+                }
+                _ => merged.push(r),
+            }
+        }
+        let mut parts = Vec::with_capacity(merged.len());
+        for r in merged {
+            let mut s = r.start;
+            while s < r.end {
+                let n = (r.end - s).min(self.part);
+                parts.push(s..s + n);
+                s += n;
+            }
+        }
+        Ok(parts)
+    }
+}
+
+impl ReadAt for Object {
+    fn batches(&self) -> bool {
+        true
+    }
+
+    fn read_batch(&self, reads: &mut [(u64, &mut [u8])]) -> Result<()> {
+        // What the cache holds is copied and sent for no more; the rest,
+        // in file order, becomes requests sent together, at most
+        // `in_flight` at a time.
+        let mut order = Vec::with_capacity(reads.len());
+        let mut wanted = Vec::with_capacity(reads.len());
+        for (i, (at, buf)) in reads.iter_mut().enumerate() {
+            let missing = self.copy_cached(*at, buf)?;
+            if !missing.is_empty() {
+                order.push(i);
+                wanted.extend(missing);
+            }
+        }
+        if order.is_empty() {
+            return Ok(());
+        }
+        order.sort_unstable_by_key(|&i| reads[i].0);
+        wanted.sort_unstable_by_key(|r| r.start);
+        let parts = self.plan(wanted.into_iter())?;
+        let n = parts.len();
+        let longest = order
+            .iter()
+            .map(|&i| reads[i].1.len() as u64)
+            .max()
+            .unwrap_or(0);
+        let fetched = block_on(async {
+            let mut got = stream::iter(parts.into_iter().map(|r| self.fetch(r)))
+                .buffer_unordered(self.in_flight);
+            let mut bytes = 0u64;
+            while let Some(part) = got.next().await {
+                let (at, b) = part?;
+                bytes += b.len() as u64;
+                let end = at + b.len() as u64;
+                // Its edge blocks may hold metadata (an index page beside
+                // the chunks): kept, as a read's are.
+                let last = if end == self.size {
+                    (end - 1) / self.block
+                } else {
+                    (end / self.block).saturating_sub(1)
+                };
+                self.keep(at, &b, at.div_ceil(self.block), last)?;
+                // The reads this part overlaps: those starting before its
+                // end, back to the first that ends after its start.
+                let upto = order.partition_point(|&i| reads[i].0 < end);
+                for &i in order[..upto].iter().rev() {
+                    let (o, buf) = &mut reads[i];
+                    if *o + (buf.len() as u64) > at {
+                        copy_into(buf, *o, at, &b);
+                    } else if *o + longest <= at {
+                        break;
+                    }
+                }
+            }
+            Ok::<_, Error>(bytes)
+        })??;
+        self.fetches.round_trips(
+            (n as u64).div_ceil(self.in_flight as u64),
+            n as u64,
+            fetched,
+        );
+        Ok(())
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        let end = self.end_of(offset, buf.len())?;
         if buf.is_empty() {
             return Ok(());
         }

@@ -18,6 +18,13 @@ pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 pub const DEFAULT_MAX_RETRIES: usize = 5;
 /// Reads larger than this are split into requests sent together.
 pub const DEFAULT_PART_BYTES: usize = 8 << 20;
+/// Default bound on the requests of one batch in flight at once: enough
+/// to hide a store's latency behind its bandwidth, few enough not to be
+/// throttled.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;
+/// Default largest gap between two ranges of one batch fetched as one
+/// request: below it, the wasted bytes cost less than another request.
+pub const DEFAULT_COALESCE_BYTES: usize = 64 << 10;
 
 /// Settings for opening a file on object storage.
 ///
@@ -26,14 +33,17 @@ pub const DEFAULT_PART_BYTES: usize = 8 << 20;
 /// `google_service_account`, `azure_storage_account_name`, `timeout`) go
 /// to the store and override its environment variables; arca's own keys
 /// are `head_bytes`, `block_bytes`, `cache_bytes`, `part_bytes`,
-/// `max_retries` and `retry_timeout` (seconds).
+/// `max_in_flight`, `coalesce_bytes`, `max_retries` and `retry_timeout`
+/// (seconds).
 ///
 /// ```
 /// use arca::io::CloudOptions;
 /// let o = CloudOptions::new()
 ///     .set("aws_region", "eu-west-1").unwrap()
-///     .set("max_retries", "2").unwrap();
-/// assert_eq!(o.max_retries(), 2);
+///     .set("max_retries", "2").unwrap()
+///     .set("max_in_flight", "32").unwrap();
+/// assert_eq!((o.max_retries(), o.max_in_flight()), (2, 32));
+/// assert!(CloudOptions::new().set("max_in_flight", "0").is_err());
 /// assert!(CloudOptions::new().set("max_retries", "many").is_err());
 /// ```
 #[derive(Debug, Clone)]
@@ -43,6 +53,8 @@ pub struct CloudOptions {
     block_bytes: usize,
     cache_bytes: usize,
     part_bytes: usize,
+    max_in_flight: usize,
+    coalesce_bytes: usize,
     max_retries: usize,
     retry_timeout: Duration,
 }
@@ -55,6 +67,8 @@ impl Default for CloudOptions {
             block_bytes: DEFAULT_BLOCK_BYTES,
             cache_bytes: DEFAULT_CACHE_BYTES,
             part_bytes: DEFAULT_PART_BYTES,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            coalesce_bytes: DEFAULT_COALESCE_BYTES,
             max_retries: DEFAULT_MAX_RETRIES,
             retry_timeout: Duration::from_secs(180),
         }
@@ -80,7 +94,8 @@ impl CloudOptions {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a value of arca's own keys that is
-    /// not a number, or a block or head size of zero.
+    /// not a number, or a block, head or part size or a bound on requests
+    /// in flight of zero.
     pub fn set(mut self, key: &str, value: &str) -> Result<Self> {
         let positive = |n: usize| {
             if n == 0 {
@@ -95,6 +110,8 @@ impl CloudOptions {
             "head_bytes" => self.head_bytes = positive(number(key, value)?)?,
             "block_bytes" => self.block_bytes = positive(number(key, value)?)?,
             "part_bytes" => self.part_bytes = positive(number(key, value)?)?,
+            "max_in_flight" => self.max_in_flight = positive(number(key, value)?)?,
+            "coalesce_bytes" => self.coalesce_bytes = number(key, value)?,
             "cache_bytes" => self.cache_bytes = number(key, value)?,
             "max_retries" => self.max_retries = number(key, value)?,
             "retry_timeout" => {
@@ -138,6 +155,16 @@ impl CloudOptions {
     /// Largest single request of a big read.
     pub fn part_bytes(&self) -> usize {
         self.part_bytes
+    }
+
+    /// Most requests of one batch in flight at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight
+    }
+
+    /// Largest gap between two ranges of a batch fetched as one request.
+    pub fn coalesce_bytes(&self) -> usize {
+        self.coalesce_bytes
     }
 
     /// Retries of a request after a server error or timeout.

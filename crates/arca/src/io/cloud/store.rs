@@ -31,7 +31,7 @@ fn bad_url(url: &str, why: impl std::fmt::Display) -> Error {
 
 fn bad_key(url: &str, key: &str) -> Error {
     Error::invalid(format!(
-        "{url}: unknown storage option {key:?} (see object_store's configuration keys for this store, or arca's: head_bytes, block_bytes, cache_bytes, part_bytes, max_retries, retry_timeout)"
+        "{url}: unknown storage option {key:?} (see object_store's configuration keys for this store, or arca's: head_bytes, block_bytes, cache_bytes, part_bytes, max_in_flight, coalesce_bytes, max_retries, retry_timeout)"
     ))
 }
 
