@@ -43,6 +43,10 @@ from ._regionref import encode_items
 from ._util import prod
 
 
+# Python's number types, whose values numpy stores as they are.
+_NUMBERS = (int, float, bool, complex)
+
+
 def _encode(value, dtype=None):
     """``(type string, shape, native-order bytes)`` for an attribute value.
 
@@ -52,6 +56,11 @@ def _encode(value, dtype=None):
     array of ``U`` strings (or an ``np.str_``) has no stored form
     (TypeError)."""
     if dtype is None:
+        if type(value) in _NUMBERS or isinstance(value, (np.number, np.bool_)):
+            # The common case first: one number, stored as numpy holds it.
+            arr = np.asarray(value)
+            if arr.dtype.kind in "biufc":
+                return type_string(arr.dtype), [], arr.tobytes()
         if type(value) is str or type(value) is bytes:
             # One variable-length string: its u64 length, then its bytes.
             b = value.encode("utf-8", "surrogateescape") if type(value) is str else value
