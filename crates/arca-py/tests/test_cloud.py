@@ -214,9 +214,10 @@ def test_whole_file_reads_equal_local_reads(s3, tmp_path):
         st = f.io_stats()
         # Every byte came once: the cache holds the file (4 MiB < 64 MiB).
         assert st["bytes_fetched"] <= p.stat().st_size
-        # The chunks' requests went out together (split around the blocks
-        # the cache held): more requests than round trips.
-        assert st["round_trips"] < st["requests"] <= 16 * st["round_trips"]
+        # The 600 chunks' requests went out together, in one or two
+        # batches: a handful of round trips in all, each of at most 16.
+        assert st["round_trips"] <= 4, st
+        assert st["round_trips"] <= st["requests"] <= 16 * st["round_trips"]
         n = st["requests"]
         for name in ("g/t", "g/c", "k"):
             f[name][...]
@@ -250,11 +251,13 @@ def test_a_read_of_many_chunks_is_one_batch_of_requests(s3, tmp_path):
 
     requests, trips, seen = whole({})
     assert seen == requests
-    # At most one round trip for an index page the end reads did not
-    # reach, then one for the chunks: they lie together, one request (two
-    # where a block the cache holds lies between them).
+    # At most two round trips for the index pages the end reads did not
+    # reach (a page read takes its bytes up to the next 4 KiB, which may
+    # need the block beside it), then one for the chunks: they lie
+    # together, one request (two where a block the cache holds lies
+    # between them).
     index = trips - 1
-    assert index <= 1 and 1 <= requests - index <= 2, (requests, trips)
+    assert index <= 2 and 1 <= requests - index <= 2, (requests, trips)
     # Unmerged (a part is one 4 KiB block: four chunks of 1 KiB a request,
     # fewer where the cache holds some), sixteen in flight at a time.
     requests, trips, seen = whole({"coalesce_bytes": 0, "part_bytes": 1})

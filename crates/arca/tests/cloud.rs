@@ -286,15 +286,20 @@ fn a_read_of_many_chunks_fetches_them_in_one_batch() {
         after.round_trips - before.round_trips
     );
     assert_eq!(after.chunks_read - before.chunks_read, 254);
-    // One round trip for the index leaf between the two the first read
-    // walked, one for the chunks: they lie together, so one request, cut
-    // in two around the block the cache holds since the first read.
-    assert_eq!(
-        (
-            after.requests - before.requests,
-            after.round_trips - before.round_trips
-        ),
-        (3, 2)
+    // The index leaves between the two the first read walked, then the
+    // chunks: they lie together, so one request, cut in two around the
+    // block the cache holds since the first read. A leaf read takes its
+    // page up to the next 4 KiB, so it may need a round trip of its own
+    // for a block beside it: at most one more.
+    let (requests, trips) = (
+        after.requests - before.requests,
+        after.round_trips - before.round_trips,
+    );
+    // (3, 2) when the leaf's read stays inside cached blocks, else the
+    // block beside it costs one more request and round trip.
+    assert!(
+        [(3, 2), (3, 3)].contains(&(requests, trips)),
+        "{requests} requests, {trips} round trips"
     );
     // Without merging, sixteen requests in flight at a time.
     let f = open(
@@ -315,6 +320,11 @@ fn a_read_of_many_chunks_fetches_them_in_one_batch() {
         after.round_trips - before.round_trips,
     );
     eprintln!("unmerged: {requests} requests, {trips} round trips");
-    // part_bytes is rounded up to a block (4 KiB): four chunks a request.
-    assert_eq!((requests, trips), (1 + 254usize.div_ceil(4) as u64, 1 + 4));
+    // part_bytes is rounded up to a block (4 KiB): four chunks a request,
+    // sixteen in flight, after the index (one round trip, or two as above).
+    let chunks = (254usize.div_ceil(4) as u64, 4);
+    assert!(
+        [(1 + chunks.0, 1 + chunks.1), (2 + chunks.0, 2 + chunks.1)].contains(&(requests, trips)),
+        "{requests} requests, {trips} round trips"
+    );
 }
