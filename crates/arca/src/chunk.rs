@@ -110,6 +110,25 @@ struct Run {
     bytes: Vec<u8>,
     entries: Vec<(PooledVec<u64>, ChunkRef, Option<ChunkRef>)>,
 }
+
+thread_local! {
+    /// The last run's buffers, kept so that warm rewrites allocate nothing.
+    static SPARE_RUN: std::cell::RefCell<Run> = std::cell::RefCell::new(Run::default());
+}
+
+impl Run {
+    /// An empty run, with the buffers the thread's last run left.
+    fn take() -> Run {
+        SPARE_RUN.with(|r| std::mem::take(&mut *r.borrow_mut()))
+    }
+
+    /// Keep this run's (emptied) buffers for the thread's next run.
+    fn give_back(mut self) {
+        self.bytes.clear();
+        self.entries.clear();
+        SPARE_RUN.with(|r| *r.borrow_mut() = self);
+    }
+}
 /// Stored chunks waiting to be decoded: overlap index, entry, stored bytes,
 /// and the byte offset in the output when the chunk is decoded straight
 /// into it.
@@ -642,7 +661,7 @@ impl Chunked<'_> {
         };
         // One chunk costs one lookup either way.
         let fresh = batch.len() > 1 && self.nothing_from(st, first)?;
-        let mut run = Run::default();
+        let mut run = Run::take();
         let bytes: usize = batch.iter().map(|(_, plain)| plain.len()).sum();
         if bytes < PARALLEL_MIN_BYTES || batch.len() < 2 {
             for (c, plain) in batch.drain(..) {
@@ -650,7 +669,9 @@ impl Chunked<'_> {
                 drop(plain);
                 self.put_in_run(st, &mut run, fresh, c, &enc, mask)?;
             }
-            return self.write_run(st, &mut run);
+            let r = self.write_run(st, &mut run);
+            run.give_back();
+            return r;
         }
         // Drained, not taken: the pooled vector keeps its capacity.
         #[allow(clippy::drain_collect)]
@@ -662,7 +683,9 @@ impl Chunked<'_> {
             let (bytes, mask) = enc?;
             self.put_in_run(st, &mut run, fresh, c, &bytes, mask)?;
         }
-        self.write_run(st, &mut run)
+        let r = self.write_run(st, &mut run);
+        run.give_back();
+        r
     }
 
     /// Whether the index holds no chunk at or after `coords` in key order
@@ -1143,14 +1166,16 @@ impl Chunked<'_> {
             return Ok(());
         };
         let fresh = whole.len() > 1 && self.nothing_from(st, first)?;
-        let mut run = Run::default();
+        let mut run = Run::take();
         if whole.len() * self.chunk_bytes() < PARALLEL_MIN_BYTES || whole.len() < 2 {
             for &k in whole {
                 let o = &ovs[k as usize];
                 let (enc, mask) = self.encode_whole(o, sel, data)?;
                 self.put_in_run(st, &mut run, fresh, coords_buf(o.coords()), &enc, mask)?;
             }
-            return self.write_run(st, &mut run);
+            let r = self.write_run(st, &mut run);
+            run.give_back();
+            return r;
         }
         // The workers read the dataset's description; only this thread
         // stores.
@@ -1173,7 +1198,9 @@ impl Chunked<'_> {
                 self.put_in_run(st, &mut run, fresh, c, &enc, mask)
             },
         )?;
-        self.write_run(st, &mut run)
+        let r = self.write_run(st, &mut run);
+        run.give_back();
+        r
     }
 
     /// One chunk `sel` covers whole, filtered: straight from `data` when the
