@@ -57,5 +57,8 @@ fn warm_rewrites_allocate_almost_nothing_with_pools() {
     assert!(off >= 20 * WRITES, "pools off: {off} calls");
     // Pooled, a rewrite of four chunks makes one or two calls (29 for 20
     // measured): far below the unpooled count, bounded here at two.
-    assert!(on <= 2 * WRITES, "pools on: {on} calls for {WRITES} rewrites");
+    assert!(
+        on <= 2 * WRITES,
+        "pools on: {on} calls for {WRITES} rewrites"
+    );
 }
