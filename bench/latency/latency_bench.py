@@ -72,17 +72,25 @@ CASES = ("slice100", "cached_elem", "gzip_elem", "contig_elem", "rows64", "xarra
          "tiny_bulk", "tiny_loop")
 
 
-def per_call(fn, keys):
-    """Seconds per call of ``fn(key)`` over ``keys``, garbage collector off."""
+def timed(work):
+    """Seconds ``work()`` takes, garbage collector off."""
     gc.disable()
     try:
         t0 = time.perf_counter()
-        for k in keys:
-            fn(k)
-        t = time.perf_counter() - t0
+        work()
+        return time.perf_counter() - t0
     finally:
         gc.enable()
-    return t / len(keys)
+
+
+def per_call(fn, keys):
+    """Seconds per call of ``fn(key)`` over ``keys``, garbage collector off."""
+
+    def calls():
+        for k in keys:
+            fn(k)
+
+    return timed(calls) / len(keys)
 
 
 class Case:
@@ -271,13 +279,12 @@ def tiny(d, quick, rng, arca, h5py, repeats, cases):
             if "tiny_bulk" in cases:
                 n = 10**5 if quick else 10**6
                 data = np.arange(n * per, dtype=np.float64)
-                gc.disable()
-                t0 = time.perf_counter()
-                with mod.File(p, "w") as f:
-                    f.create_dataset("x", data=data, chunks=(per,), maxshape=(None,))
-                t = time.perf_counter() - t0
-                gc.enable()
-                res["bulk"][lib].append(t / n)
+
+                def bulk():
+                    with mod.File(p, "w") as f:
+                        f.create_dataset("x", data=data, chunks=(per,), maxshape=(None,))
+
+                res["bulk"][lib].append(timed(bulk) / n)
                 res["bytes"][lib] = (os.path.getsize(p) - data.nbytes) / n
                 with mod.File(p, "r") as f:
                     keys = [int(i) for i in rng.integers(0, n * per, 2000)]
@@ -289,16 +296,15 @@ def tiny(d, quick, rng, arca, h5py, repeats, cases):
             if "tiny_loop" in cases:
                 n = 2 * 10**4 if quick else 10**5
                 block = np.arange(per, dtype=np.float64)
-                gc.disable()
-                t0 = time.perf_counter()
-                with mod.File(p, "w") as f:
-                    ds = f.create_dataset("x", shape=(n * per,), dtype="f8", chunks=(per,),
-                                          maxshape=(None,))
-                    for i in range(n):
-                        ds[i * per:(i + 1) * per] = block
-                t = time.perf_counter() - t0
-                gc.enable()
-                res["loop"][lib].append(t / n)
+
+                def loop():
+                    with mod.File(p, "w") as f:
+                        ds = f.create_dataset("x", shape=(n * per,), dtype="f8",
+                                              chunks=(per,), maxshape=(None,))
+                        for i in range(n):
+                            ds[i * per:(i + 1) * per] = block
+
+                res["loop"][lib].append(timed(loop) / n)
                 os.remove(p)
     return res
 

@@ -726,18 +726,18 @@ impl Chunked<'_> {
         if !run.entries.is_empty() && (addr != end || run.bytes.len() >= RUN_BYTES) {
             self.write_run(st, run)?;
         }
+        let entry = ChunkRef {
+            addr,
+            size,
+            mask,
+            crc: crc32c::crc32c(bytes),
+        };
         if bytes.len() >= RUN_BYTES / 4 {
             // Big enough to be worth its own call: written from where it
             // is, never copied.
             self.write_run(st, run)?;
             st.write_data("chunk", (addr, size), addr, bytes)?;
             st.chunk_written(size);
-            let entry = ChunkRef {
-                addr,
-                size,
-                mask,
-                crc: crc32c::crc32c(bytes),
-            };
             return self.record(st, &coords, entry, old);
         }
         if run.entries.is_empty() {
@@ -745,12 +745,6 @@ impl Chunked<'_> {
         }
         run.bytes.extend_from_slice(bytes);
         st.chunk_written(size);
-        let entry = ChunkRef {
-            addr,
-            size,
-            mask,
-            crc: crc32c::crc32c(bytes),
-        };
         run.entries.push((coords, entry, old));
         Ok(())
     }

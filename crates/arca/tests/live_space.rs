@@ -128,6 +128,27 @@ fn is_corrupt(e: &Error) -> bool {
     matches!(e, Error::Corrupt { .. })
 }
 
+/// Write `img` to `path`; proving the space at open must refuse it with a
+/// `Corrupt` whose message names `what`.
+fn refused_when_proven(path: &Path, img: &[u8], what: &str) {
+    std::fs::write(path, img).unwrap();
+    let e = File::options()
+        .mode(Mode::ReadWrite)
+        .prove_space(true)
+        .open(path)
+        .unwrap_err();
+    assert!(is_corrupt(&e) && e.to_string().contains(what), "{e}");
+}
+
+/// Every named extent of the file at `path` still holds its bytes in
+/// `intact`.
+fn assert_kept(path: &Path, intact: &[u8], extents: &[(&str, (u64, u64))]) {
+    let after = std::fs::read(path).unwrap();
+    for &(name, e) in extents {
+        assert_eq!(bytes(&after, e), bytes(intact, e), "{name} overwritten");
+    }
+}
+
 #[test]
 fn free_sections_over_live_structures_are_never_handed_out() {
     let dir = tempfile::tempdir().unwrap();
@@ -147,30 +168,13 @@ fn free_sections_over_live_structures_are_never_handed_out() {
     live.sort_by_key(|s| s.1);
     let mut img = intact.clone();
     set_record(&mut img, 0, &live);
-    std::fs::write(&path, &img).unwrap();
-
     // Proving the space at open refuses the file, naming both structures.
-    let e = File::options()
-        .mode(Mode::ReadWrite)
-        .prove_space(true)
-        .open(&path)
-        .unwrap_err();
-    assert!(is_corrupt(&e) && e.to_string().contains("free"), "{e}");
+    refused_when_proven(&path, &img, "free");
 
     // A session that frees and allocates plenty goes on at the end of the
     // file: the header and the data the record calls free keep their bytes.
     busy_session(&path, &["g4"]).unwrap();
-    let after = std::fs::read(&path).unwrap();
-    assert_eq!(
-        bytes(&after, header),
-        bytes(&intact, header),
-        "header overwritten"
-    );
-    assert_eq!(
-        bytes(&after, data),
-        bytes(&intact, data),
-        "data overwritten"
-    );
+    assert_kept(&path, &intact, &[("header", header), ("data", data)]);
     let f = File::open(&path).unwrap();
     assert!(f.root().contains("new59").unwrap());
 }
@@ -185,13 +189,7 @@ fn held_sections_over_live_structures_are_never_handed_out() {
     drop(f);
     let mut img = intact.clone();
     set_record(&mut img, 2, &[(0, header.0, header.1)]);
-    std::fs::write(&path, &img).unwrap();
-    let e = File::options()
-        .mode(Mode::ReadWrite)
-        .prove_space(true)
-        .open(&path)
-        .unwrap_err();
-    assert!(is_corrupt(&e) && e.to_string().contains("held"), "{e}");
+    refused_when_proven(&path, &img, "held");
     // The writer lets the held space go at its commits (no snapshot
     // reader holds it); it must not reuse it. Reaching g5 is refused
     // (its header lies in space the file calls held, then free).
@@ -200,12 +198,7 @@ fn held_sections_over_live_structures_are_never_handed_out() {
             assert!(is_corrupt(&e), "{e}");
         }
     }
-    let after = std::fs::read(&path).unwrap();
-    assert_eq!(
-        bytes(&after, header),
-        bytes(&intact, header),
-        "header overwritten"
-    );
+    assert_kept(&path, &intact, &[("header", header)]);
     let f = File::open(&path).unwrap();
     let name = f
         .root()
@@ -261,12 +254,7 @@ fn a_header_whose_size_takes_in_its_neighbour_is_refused() {
         "{e}"
     );
     f.close().unwrap();
-    let after = std::fs::read(&path).unwrap();
-    assert_eq!(
-        bytes(&after, next),
-        bytes(&intact, next),
-        "neighbour overwritten"
-    );
+    assert_kept(&path, &intact, &[("neighbour", next)]);
 }
 
 #[test]
@@ -322,12 +310,7 @@ fn a_btree_page_whose_size_takes_in_its_neighbour_is_refused() {
             "no tree refused the widened page at {}",
             page.addr
         );
-        let after = std::fs::read(&path).unwrap();
-        assert_eq!(
-            bytes(&after, (next.addr, next.len)),
-            bytes(&intact, (next.addr, next.len)),
-            "the header of {spare} was overwritten"
-        );
+        assert_kept(&path, &intact, &[(spare, (next.addr, next.len))]);
     }
     assert!(tried > 0, "no B-tree page lies before a header");
 }
@@ -358,12 +341,7 @@ fn a_version_1_header_whose_class_takes_in_its_neighbour_is_refused() {
         is_corrupt(&e) && e.to_string().contains("object header"),
         "{e}"
     );
-    let after = std::fs::read(&path).unwrap();
-    assert_eq!(
-        after[4608..5120],
-        intact[4608..5120],
-        "neighbour overwritten"
-    );
+    assert_kept(&path, &intact, &[("neighbour", (4608, 512))]);
 
     // The same header as a writer before this check rewrote it: a new size
     // byte naming its 512 bytes. That is its own size, and it reads.
@@ -398,13 +376,7 @@ fn a_second_name_without_its_link_count_keeps_the_object() {
     let mut img = intact.clone();
     put(&mut img, 80, 0);
     fix_superblock(&mut img);
-    std::fs::write(&path, &img).unwrap();
-    let e = File::options()
-        .mode(Mode::ReadWrite)
-        .prove_space(true)
-        .open(&path)
-        .unwrap_err();
-    assert!(is_corrupt(&e), "{e}");
+    refused_when_proven(&path, &img, "");
 
     // Removing one name frees the object the other still names; reusing
     // its space is refused, and nothing of it is lost.
@@ -448,16 +420,7 @@ fn a_contiguous_extent_over_another_header_is_refused_when_proven() {
         .expect("the layout's address");
     put(&mut img, at, target);
     fix_page(&mut img, d, n as usize);
-    std::fs::write(&path, &img).unwrap();
-    let e = File::options()
-        .mode(Mode::ReadWrite)
-        .prove_space(true)
-        .open(&path)
-        .unwrap_err();
-    assert!(
-        is_corrupt(&e) && e.to_string().contains("contiguous data"),
-        "{e}"
-    );
+    refused_when_proven(&path, &img, "contiguous data");
 }
 
 #[test]

@@ -1,5 +1,7 @@
 //! Groups, links and attributes through the public API.
 
+mod common;
+
 use arca::{AttrValue, ByteOrder, DatasetOptions, Datatype, Error, File, ObjectKind};
 
 #[test]
@@ -254,15 +256,7 @@ fn check_reports_progress_through_the_file() {
         .filters(&[arca::Filter::Zstd(1)]);
     let d = f.root().create_dataset("g/d", &o).unwrap();
     // Noise, which zstd cannot shrink: the chunks' bytes are most of the file.
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
-    let data: Vec<u8> = (0..64 * 1024)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 32) as u8
-        })
-        .collect();
+    let data = common::Rng(7).noise(64 * 1024);
     d.write_all(&data).unwrap();
     f.flush().unwrap();
     let mut seen = vec![];

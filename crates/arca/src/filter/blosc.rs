@@ -473,6 +473,7 @@ pub(super) fn encode(p: &[u32], elem: usize, plain: &[u8]) -> Result<Option<Vec<
 
 #[cfg(test)]
 mod tests {
+    use super::super::codecs::XorShift;
     use super::*;
 
     #[test]
@@ -499,15 +500,7 @@ mod tests {
                 assert_eq!(&back[..], &plain[..], "{codec} {shuffle}");
             }
         }
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let noise: Vec<u8> = (0..4096)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 32) as u8
-            })
-            .collect();
+        let noise = XorShift(0x2545_f491_4f6c_dd1d).noise(4096);
         assert!(encode(&[2, 2, 1, 4096, 5, 0, 0], 1, &noise)
             .unwrap()
             .is_none());
@@ -527,11 +520,9 @@ mod tests {
                 );
             }
             assert!(decode(&enc, plain.len() - 1).is_err(), "over the limit");
-            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ u64::from(codec);
+            let mut gen = XorShift(0x9e37_79b9_7f4a_7c15 ^ u64::from(codec));
             for _ in 0..500 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
+                let x = gen.next();
                 let mut bad = enc.clone();
                 let i = x as usize % bad.len();
                 bad[i] ^= (x >> 40) as u8 | 1;

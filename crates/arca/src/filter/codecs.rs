@@ -34,6 +34,26 @@ pub(crate) fn unshuffle_into(data: &[u8], size: usize, out: &mut [u8]) {
     }
 }
 
+/// A seeded xorshift64 generator for the filter tests: noise no codec
+/// can shrink, and damage at reproducible places.
+#[cfg(test)]
+pub(super) struct XorShift(pub(super) u64);
+
+#[cfg(test)]
+impl XorShift {
+    pub(super) fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// `n` bytes taken from the high half of successive values.
+    pub(super) fn noise(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| (self.next() >> 32) as u8).collect()
+    }
+}
+
 #[cfg(test)]
 fn shuffle(data: &[u8], size: usize) -> Vec<u8> {
     let mut out = vec![0u8; data.len()];

@@ -442,6 +442,7 @@ fn lz4_encode(input: &[u8], block: u32) -> Result<PooledBuf> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::codecs::XorShift;
     use super::*;
 
     fn h(id: u16, params: &[u32]) -> Filter {
@@ -451,15 +452,7 @@ mod tests {
     #[test]
     fn every_codec_roundtrips_and_skips_what_does_not_shrink() {
         let raw: Vec<u8> = (0..20_000u32).flat_map(|i| (i / 9).to_le_bytes()).collect();
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let noise: Vec<u8> = (0..4099)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 32) as u8
-            })
-            .collect();
+        let noise = XorShift(0x9e37_79b9_7f4a_7c15).noise(4099);
         for p in [
             vec![h(2, &[4]), h(1, &[6]), h(3, &[])],
             vec![h(32000, &[4, 261, 80_000])],
@@ -509,13 +502,8 @@ mod tests {
         let raw: Vec<u8> = (0..1000u32)
             .flat_map(|i| (i / 3 % 4000).to_le_bytes())
             .collect();
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut gen = XorShift(0x2545_f491_4f6c_dd1d);
+        let mut rnd = move || gen.next();
         for p in every_filter() {
             let (enc, mask) = encode(&p, 4, &raw).unwrap();
             if p[0].name() != "nbit" {
