@@ -445,6 +445,23 @@ impl Chunked<'_> {
         .transpose()
     }
 
+    /// On object storage, fetch the index pages the chunks of `ovs` that
+    /// `cache` lacks are found through, a tree level per round trip,
+    /// before they are looked up one by one.
+    fn prefetch_index(&self, st: &mut Store, cache: &Cache, ovs: &[Overlap]) -> Result<()> {
+        if self.index == 0 || ovs.len() < 2 || !st.pager.batches() {
+            return Ok(());
+        }
+        let mut keys: Vec<Vec<u8>> = ovs
+            .iter()
+            .filter(|o| !cache.contains(o.coords()))
+            .map(|o| key(o.coords()))
+            .collect();
+        keys.sort_unstable();
+        let keys: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        btree::prefetch(st, self.index, &keys)
+    }
+
     /// Every stored chunk, in coordinate order, each checked against the
     /// chunk grid and the chunk's size.
     pub(crate) fn entries(&self, st: &mut Store) -> Result<Vec<(Vec<u64>, ChunkRef)>> {
@@ -850,6 +867,7 @@ impl Chunked<'_> {
     ) -> Result<()> {
         let ones = DIMS.take_filled(self.dims.len(), 1);
         let ovs = overlaps(self.dims, self.chunk, sel);
+        self.prefetch_index(st, cache, &ovs)?;
         let mut pending = PENDING.take(0);
         let mut pending_bytes = 0;
         for (i, o) in ovs.iter().enumerate() {
@@ -922,6 +940,7 @@ impl Chunked<'_> {
     ) -> Result<ReadPlan> {
         let ones = DIMS.take_filled(self.dims.len(), 1);
         let ovs = overlaps(self.dims, self.chunk, sel);
+        self.prefetch_index(st, cache, &ovs)?;
         let mut stored = Vec::new();
         for (i, o) in ovs.iter().enumerate() {
             if let Some((r, direct)) = self.serve_or_locate(st, cache, o, sel, out, &ones)? {

@@ -89,6 +89,14 @@ impl Pager {
         self.driver.unlocked_reads()
     }
 
+    /// Whether the driver's reads are round trips worth batching (object
+    /// storage).
+    pub(crate) fn batches(&self) -> bool {
+        self.driver
+            .unlocked_reads()
+            .is_some_and(|(io, _)| io.batches())
+    }
+
     pub(crate) fn journal(&mut self) -> &mut Journaled {
         &mut self.driver
     }
@@ -194,6 +202,60 @@ impl Pager {
         }
         self.insert(addr, page.clone(), false)?;
         Ok((i, page))
+    }
+
+    /// Bring the pages at `addrs` into the cache in one batch, where the
+    /// driver's reads are round trips (object storage): a B-tree level's
+    /// pages then cost one round trip, not one each. Elsewhere, and for
+    /// pages already cached, nothing. A page that does not verify is left
+    /// out, for its own read to report.
+    pub(crate) fn prefetch(&mut self, addrs: &[u64]) -> Result<()> {
+        let Some((io, _)) = self.driver.unlocked_reads() else {
+            return Ok(());
+        };
+        if !io.batches() {
+            return Ok(());
+        }
+        // Never more than the cache keeps, or the batch evicts itself.
+        let mut want: Vec<u64> = addrs
+            .iter()
+            .copied()
+            .filter(|a| !self.cache.contains_key(a))
+            .filter(|&a| self.check_range(a, 8, "metadata page").is_ok())
+            .take(self.capacity / 2)
+            .collect();
+        want.sort_unstable();
+        want.dedup();
+        if want.is_empty() {
+            return Ok(());
+        }
+        // Each the largest a page can be, as far as the file goes.
+        let mut bufs: Vec<Vec<u8>> = want
+            .iter()
+            .map(|&a| vec![0u8; (PAGE_SIZE as u64).min(self.limit - a) as usize])
+            .collect();
+        {
+            let mut reads: Vec<(u64, &mut [u8])> = want
+                .iter()
+                .zip(bufs.iter_mut())
+                .map(|(&a, b)| (a, &mut b[..]))
+                .collect();
+            io.read_batch(&mut reads)?;
+        }
+        for (a, b) in want.into_iter().zip(bufs) {
+            let Some(size) = page::size_of(&b[..8]).filter(|&n| n <= b.len()) else {
+                continue;
+            };
+            let mut page = PAGES.take_zeroed(size);
+            let buf = page_mut(&mut page);
+            buf.copy_from_slice(&b[..size]);
+            if page::verifies(buf) {
+                self.insert(a, page, false)?;
+            } else {
+                PAGES.give_back(page);
+            }
+        }
+        Ok(())
     }
 
     fn check_range(&self, addr: u64, len: usize, what: &'static str) -> Result<()> {

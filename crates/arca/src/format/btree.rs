@@ -406,6 +406,42 @@ pub(crate) fn get_with<R>(
     ))
 }
 
+/// Bring into the page cache every page a lookup of each of `keys`
+/// (sorted, ascending) reads, a level of the tree at a time: on object
+/// storage each level is one batch of requests (see
+/// [`crate::pager::Pager::prefetch`]), so finding any number of keys costs
+/// one round trip per level rather than one per page. Elsewhere it does
+/// nothing. Damage is left for the lookups themselves to report.
+pub(crate) fn prefetch(st: &mut Store, root: u64, keys: &[&[u8]]) -> Result<()> {
+    if root == 0 || keys.is_empty() || !st.pager.batches() {
+        return Ok(());
+    }
+    // Each node of the level with the range of `keys` that passes it.
+    let mut level = vec![(root, 0..keys.len())];
+    for _ in 0..MAX_DEPTH {
+        let addrs: Vec<u64> = level.iter().map(|(a, _)| *a).collect();
+        st.pager.prefetch(&addrs)?;
+        let mut next: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
+        for (addr, range) in level {
+            let Ok(node) = Node::load(st, addr) else {
+                return Ok(());
+            };
+            if node.leaf {
+                return Ok(());
+            }
+            for k in range {
+                let child = node.children[node.child_index(keys[k])];
+                match next.last_mut() {
+                    Some((c, r)) if *c == child => r.end = k + 1,
+                    _ => next.push((child, k..k + 1)),
+                }
+            }
+        }
+        level = next;
+    }
+    Ok(())
+}
+
 /// What happened to an insert.
 pub(crate) enum Inserted {
     /// The key was new.
