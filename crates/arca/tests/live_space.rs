@@ -449,3 +449,154 @@ fn proven_space_is_reused() {
     assert!(std::fs::metadata(&path).unwrap().len() <= len);
     File::open(&path).unwrap().check().unwrap();
 }
+
+/// A space-reusing string dataset `s` of 41 elements, all but the last
+/// written 16 bytes each, then element 0 rewritten longer: the vector's
+/// free list names its old 16 bytes. Returns the file's bytes.
+fn build_vector(path: &Path) -> Vec<u8> {
+    let f = File::create(path).unwrap();
+    let o = DatasetOptions::new(Datatype::VlenStr, &[41])
+        .vlen(arca::VlenOptions::default().reuse_space(true));
+    let d = f.root().create_dataset("s", &o).unwrap();
+    let values: Vec<String> = (0..40).map(|i| format!("value number {i:03}")).collect();
+    assert!(values.iter().all(|v| v.len() == 16));
+    d.write_strings(
+        &arca::Selection::from_ranges(&[(0, 40, 1)]).unwrap(),
+        &values,
+    )
+    .unwrap();
+    d.write_strings(
+        &arca::Selection::from_ranges(&[(0, 1, 1)]).unwrap(),
+        &["a longer first value"],
+    )
+    .unwrap();
+    f.close().unwrap();
+    std::fs::read(path).unwrap()
+}
+
+/// Make the vector's free list name `ranges` (as many as it named before)
+/// with a valid checksum.
+fn set_free_ranges(img: &mut [u8], ranges: &[(u64, u64)]) {
+    let f = File::from_bytes(img.to_vec()).unwrap();
+    let blob = f
+        .space_map()
+        .unwrap()
+        .into_iter()
+        .find(|e| e.what == "vlen free ranges")
+        .expect("the vector's free list");
+    let a = blob.addr as usize;
+    assert_eq!(&img[a..a + 4], b"ABLB");
+    assert_eq!(le(img, a + 8), 16 * ranges.len() as u64, "same length");
+    for (k, &(o, l)) in ranges.iter().enumerate() {
+        put(img, a + 16 + 16 * k, o);
+        put(img, a + 24 + 16 * k, l);
+    }
+    let c = crc32c::crc32c(&img[a + 8..a + 16 + 16 * ranges.len()]);
+    img[a + 4..a + 8].copy_from_slice(&c.to_le_bytes());
+}
+
+fn strings(path: &Path) -> Vec<String> {
+    let f = File::open(path).unwrap();
+    let d = f.root().dataset("s").unwrap();
+    d.read_strings(&arca::Selection::from_ranges(&[(0, 40, 1)]).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn a_free_range_over_a_live_element_is_never_handed_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.arca");
+    let mut img = build_vector(&path);
+    let before = strings(&path);
+    // The free range moved onto element 1's 16 bytes (the vector holds
+    // element 0's first value, then element 1's).
+    set_free_ranges(&mut img, &[(16, 16)]);
+    std::fs::write(&path, &img).unwrap();
+    let e = File::open(&path).unwrap().check().unwrap_err();
+    assert!(
+        is_corrupt(&e) && e.to_string().contains("covers the element"),
+        "{e}"
+    );
+
+    // A 16-byte value for the unwritten element fits that range exactly;
+    // the range is a small part of the vector, so it is held unproven and
+    // the value goes to the end instead.
+    {
+        let f = File::open_rw(&path).unwrap();
+        let d = f.root().dataset("s").unwrap();
+        d.write_strings(
+            &arca::Selection::from_ranges(&[(40, 41, 1)]).unwrap(),
+            &["sixteen bytes!!!"],
+        )
+        .unwrap();
+        f.close().unwrap();
+    }
+    assert_eq!(strings(&path), before, "a live element was overwritten");
+    let f = File::open(&path).unwrap();
+    let last = f
+        .root()
+        .dataset("s")
+        .unwrap()
+        .read_strings(&arca::Selection::from_ranges(&[(40, 41, 1)]).unwrap())
+        .unwrap();
+    assert_eq!(last, ["sixteen bytes!!!"]);
+}
+
+#[test]
+fn a_large_free_range_over_live_elements_is_refused_by_its_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.arca");
+    let mut img = build_vector(&path);
+    let before = strings(&path);
+    // Elements 1 to 10: more than an eighth of the vector, worth a proof.
+    set_free_ranges(&mut img, &[(16, 160)]);
+    std::fs::write(&path, &img).unwrap();
+    let f = File::open_rw(&path).unwrap();
+    let d = f.root().dataset("s").unwrap();
+    let e = d
+        .write_strings(
+            &arca::Selection::from_ranges(&[(40, 41, 1)]).unwrap(),
+            &["sixteen bytes!!!"],
+        )
+        .unwrap_err();
+    assert!(
+        is_corrupt(&e) && e.to_string().contains("covers the element"),
+        "{e}"
+    );
+    drop(d);
+    let _ = f.close();
+    assert_eq!(strings(&path), before, "a live element was overwritten");
+}
+
+#[test]
+fn free_ranges_of_an_intact_vector_are_reused_after_their_proof() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.arca");
+    build_vector(&path);
+    // Free a tenth of the vector and more in one session...
+    {
+        let f = File::open_rw(&path).unwrap();
+        let d = f.root().dataset("s").unwrap();
+        let sel = arca::Selection::from_ranges(&[(1, 11, 1)]).unwrap();
+        d.write_strings(&sel, &vec![""; 10]).unwrap();
+        f.close().unwrap();
+    }
+    let vector = |p: &Path| {
+        let f = File::open(p).unwrap();
+        let d = f.root().dataset("s").unwrap();
+        d.vlen_info().unwrap().unwrap().vector_bytes
+    };
+    let was = vector(&path);
+    // ...the next session proves the ranges and fills them: the vector
+    // does not grow.
+    {
+        let f = File::open_rw(&path).unwrap();
+        let d = f.root().dataset("s").unwrap();
+        let sel = arca::Selection::from_ranges(&[(1, 11, 1)]).unwrap();
+        let v: Vec<String> = (0..10).map(|i| format!("again number {i:03}")).collect();
+        d.write_strings(&sel, &v).unwrap();
+        f.close().unwrap();
+    }
+    assert_eq!(vector(&path), was);
+    File::open(&path).unwrap().check().unwrap();
+}

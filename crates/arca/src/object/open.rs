@@ -473,6 +473,7 @@ impl OpenOptions {
             }
             // Everything in a new file is this session's own.
             inner.set_space_proven();
+            inner.trust_all_vectors();
             root.create(&mut inner.st).and_then(|root| {
                 inner.sb.root = root;
                 inner.commit()

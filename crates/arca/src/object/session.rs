@@ -104,6 +104,21 @@ pub(crate) struct Session {
     /// above this module), for commits that free enough of the file's own
     /// space to be worth one.
     prover: Option<fn(&mut Session) -> Result<()>>,
+    /// Datasets whose vector's free ranges this session may hand out: it
+    /// made the file, or a proof cleared them (`vlen::proof`).
+    vectors_proven: VectorsProven,
+}
+
+/// Which vectors' free ranges a session trusts.
+#[derive(Default)]
+enum VectorsProven {
+    /// None proven yet.
+    #[default]
+    None,
+    /// The session made the file: every range is its own.
+    All,
+    /// The datasets (by header address) whose vectors a proof cleared.
+    Some(std::collections::HashSet<u64>),
 }
 
 /// Space reserved for one dataset's chunks and not sealed yet.
@@ -141,6 +156,7 @@ impl Session {
             reserved: Vec::new(),
             space_proven: false,
             prover: None,
+            vectors_proven: VectorsProven::None,
         }
     }
 
@@ -155,6 +171,33 @@ impl Session {
     pub(crate) fn set_space_proven(&mut self) {
         self.space_proven = true;
         self.st.space.mark_proven();
+    }
+
+    /// Trust every vector's free ranges: this session made the file.
+    pub(crate) fn trust_all_vectors(&mut self) {
+        self.vectors_proven = VectorsProven::All;
+    }
+
+    /// Whether the free ranges of the vector of the dataset at `addr` may
+    /// be handed out.
+    pub(crate) fn vector_proven(&self, addr: u64) -> bool {
+        match &self.vectors_proven {
+            VectorsProven::None => false,
+            VectorsProven::All => true,
+            VectorsProven::Some(s) => s.contains(&addr),
+        }
+    }
+
+    /// Record that a proof cleared the free ranges of the vector of the
+    /// dataset at `addr` for the rest of the session.
+    pub(crate) fn mark_vector_proven(&mut self, addr: u64) {
+        match &mut self.vectors_proven {
+            VectorsProven::All => {}
+            VectorsProven::Some(s) => {
+                s.insert(addr);
+            }
+            v @ VectorsProven::None => *v = VectorsProven::Some([addr].into()),
+        }
     }
 
     /// Whether the session takes calls: refused once closed or poisoned.

@@ -13,6 +13,7 @@ pub(super) mod direct;
 pub(crate) mod fill;
 pub(super) mod info;
 pub(super) mod options;
+pub(super) mod proof;
 pub(super) mod ragged;
 pub(super) mod records;
 pub(super) mod repack;

@@ -491,11 +491,14 @@ pub(crate) fn detach(st: &mut Store, vm: &mut VecMeta) -> Result<Vec<Section>> {
 }
 
 /// Free ranges of a reusing vector, never touching: by offset for merging,
-/// by (length, offset) for best fit, so both stay logarithmic.
+/// by (length, offset) for best fit, so both stay logarithmic. Ranges
+/// the file names that no proof has cleared yet are `held`: kept in the
+/// list, never handed out.
 #[derive(Default)]
 pub(crate) struct FreeRanges {
     by_off: std::collections::BTreeMap<u64, u64>,
     by_len: std::collections::BTreeSet<(u64, u64)>,
+    held: Vec<(u64, u64)>,
 }
 
 impl FreeRanges {
@@ -518,15 +521,29 @@ impl FreeRanges {
         Ok(f)
     }
 
-    /// Replace the stored list with this one.
+    /// Keep every range for the stored list but hand none out: the file
+    /// named them, and no proof has shown them clear of live elements.
+    pub(crate) fn hold_all(&mut self) {
+        self.held.extend(self.by_off.iter().map(|(&o, &l)| (o, l)));
+        self.by_off.clear();
+        self.by_len.clear();
+    }
+
+    /// Replace the stored list with this one (held ranges included).
     pub(crate) fn save(&self, st: &mut Store, vm: &mut VecMeta) -> Result<()> {
         if vm.free_addr != 0 {
             st.free_blob(vm.free_addr, vm.free_len)?;
             vm.free_addr = 0;
             vm.free_len = 0;
         }
-        if !self.by_off.is_empty() {
-            let b = encode_free_ranges(self.by_off.iter().map(|(&o, &l)| (o, l)));
+        // Held ranges may touch (or, in a damaged file, overlap) the
+        // ones given since: stored merged, as the list must be.
+        let mut all = FreeRanges::default();
+        for (o, l) in self.ranges().chain(self.held.iter().copied()) {
+            all.give(o, l);
+        }
+        if !all.by_off.is_empty() {
+            let b = encode_free_ranges(all.by_off.iter().map(|(&o, &l)| (o, l)));
             vm.free_addr = st.write_blob(&b)?;
             vm.free_len = b.len() as u64;
         }
@@ -579,8 +596,9 @@ impl FreeRanges {
         Some(o)
     }
 
+    /// Bytes in every range, held ones included.
     pub(crate) fn total(&self) -> u64 {
-        self.by_off.values().sum()
+        self.by_off.values().sum::<u64>() + self.held.iter().map(|r| r.1).sum::<u64>()
     }
 }
 

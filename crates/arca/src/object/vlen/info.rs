@@ -4,6 +4,7 @@
 //! time.
 
 use super::fill::fill_record;
+use super::proof::{prove_free_ranges, stored_selections};
 use super::ragged::read_ragged_locked;
 use super::records::{load_vlen, read_records, save_vm};
 use crate::error::{Error, Result};
@@ -13,8 +14,7 @@ use crate::format::object_header::Header;
 use crate::format::region::check_refs;
 use crate::object::dataset::Dataset;
 use crate::object::session::Session;
-use crate::object::storage::{self, CacheKey};
-use crate::selection::Selection;
+use crate::object::storage::CacheKey;
 use crate::vlen::vector::{self, FreeRanges, VecMeta};
 
 /// How a variable-length dataset's data is stored.
@@ -85,22 +85,13 @@ fn live_bytes(
 }
 
 /// Check a variable-length dataset's records against its vector: each lies
-/// inside it (checked as records are read), and in a vector that reuses
-/// space no two live elements share bytes and none lies in a free range —
-/// either would let the next write overwrite a live element. Region
+/// inside it, and in a vector that reuses space no two live elements share
+/// bytes and none lies in a free range ([`prove_free_ranges`]). Region
 /// references must each decode.
 pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
-    let (h, dtype, dims, vm) = load_vlen(g, addr)?;
-    let free = FreeRanges::load(&g.st, &vm)?;
-    // The fill value's items are shared by every element showing them.
-    let fill = fill_record(&g.st, &h)?;
-    let mut live: Vec<(u64, u64)> = fill
-        .iter()
-        .filter(|r| r[1] > 0)
-        .map(|r| (r[0], r[1]))
-        .collect();
-    for sel in stored_selections(g, addr, &dims)? {
-        if dtype == Datatype::RegionRef {
+    let (_, dtype, dims, _) = load_vlen(g, addr)?;
+    if dtype == Datatype::RegionRef {
+        for sel in stored_selections(g, addr, &dims)? {
             let key = CacheKey::Vector(addr);
             let mut cache = g.caches().take(key);
             let r = read_ragged_locked(g, addr, &mut cache, &sel, |n| vec![0; n]);
@@ -109,93 +100,8 @@ pub(crate) fn check_records(g: &mut Session, addr: u64) -> Result<()> {
             check_refs(&values, &offsets)
                 .map_err(|e| Error::corrupt("region reference", addr, e.to_string()))?;
         }
-        let recs = read_records(g, addr, &sel, &vm, &dtype)?;
-        if vm.reuse {
-            live.extend(
-                recs.iter()
-                    .filter(|&&r| r[1] > 0 && Some(r) != fill)
-                    .map(|r| (r[0], r[1])),
-            );
-        }
     }
-    if !vm.reuse {
-        return Ok(());
-    }
-    live.sort_unstable();
-    let bad = |d: String| Error::corrupt("variable-length record", addr, d);
-    for w in live.windows(2) {
-        if w[1].0 < w[0].0 + w[0].1 {
-            return Err(bad(format!(
-                "elements at {} and {} of a space-reusing vector share bytes",
-                w[0].0, w[1].0
-            )));
-        }
-    }
-    let mut k = 0;
-    for (o, l) in free.ranges() {
-        while k < live.len() && live[k].0 + live[k].1 <= o {
-            k += 1;
-        }
-        if k < live.len() && live[k].0 < o + l {
-            return Err(bad(format!(
-                "free range at {o} of {l} bytes covers the element at {}",
-                live[k].0
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// Selections covering every stored record: the whole dataset when it is
-/// contiguous (its size is bounded by the file's), else each stored chunk's
-/// box — a huge sparse dataset has few — since unwritten records are empty.
-fn stored_selections(g: &mut Session, addr: u64, dims: &[u64]) -> Result<Vec<Selection>> {
-    let h = Header::load(&mut g.st, addr)?;
-    let Some(m) = h.dataset.as_ref() else {
-        return Err(Error::invalid("not a dataset"));
-    };
-    let crate::format::object_header::Layout::Chunked { chunk, index } = &m.layout else {
-        let mut v = vec![];
-        for_each_band(dims, |sel| {
-            v.push(sel.clone());
-            Ok(())
-        })?;
-        return Ok(v);
-    };
-    let entries = storage::engine(m, chunk, *index, &[]).entries(&mut g.st)?;
-    entries
-        .iter()
-        .map(|(c, _)| {
-            let ranges: Vec<(u64, u64, u64)> = c
-                .iter()
-                .zip(chunk.iter())
-                .zip(dims)
-                .map(|((&c, &n), &d)| (c * n, (c * n + n).min(d), 1))
-                .collect();
-            Selection::from_ranges(&ranges)
-        })
-        .collect()
-}
-
-/// Call `f` with selections of the whole of `dims` in bands of whole rows
-/// along the first axis, of at most about 65,536 elements each, so a large
-/// dataset needs little memory.
-fn for_each_band(dims: &[u64], mut f: impl FnMut(&Selection) -> Result<()>) -> Result<()> {
-    const BAND: u64 = 1 << 16;
-    if dims.is_empty() {
-        return f(&Selection::all(dims));
-    }
-    let row = dims[1..].iter().product::<u64>().max(1);
-    let step = (BAND / row).max(1);
-    let mut i = 0;
-    while i < dims[0] {
-        let j = (i + step).min(dims[0]);
-        let mut ranges = vec![(i, j, 1)];
-        ranges.extend(dims[1..].iter().map(|&n| (0, n, 1)));
-        f(&Selection::from_ranges(&ranges)?)?;
-        i = j;
-    }
-    Ok(())
+    prove_free_ranges(g, addr)
 }
 
 impl Dataset {

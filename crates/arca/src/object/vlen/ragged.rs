@@ -3,6 +3,7 @@
 //! strings, through the records and the byte vector.
 
 use super::fill::fill_record;
+use super::proof::prove_free_ranges;
 use super::records::{can_hold, item_size, load_vlen, read_records, save_vm};
 use crate::chunk::Cache;
 use crate::error::{Error, Result};
@@ -111,6 +112,18 @@ pub(super) fn write_ragged_locked(
             let mut recs: Vec<(u64, u64)> = Vec::with_capacity(n);
             let old = read_records(g, addr, sel, &vm, &dtype)?;
             let mut free = FreeRanges::load(&g.st, &vm)?;
+            if !g.vector_proven(addr) {
+                // The file names these ranges; a damaged one could name a
+                // live element's bytes. Proven once they are worth it (an
+                // eighth of the vector: the proof reads every record),
+                // held until then.
+                if free.total() > 0 && free.total() >= vm.len / 8 {
+                    prove_free_ranges(g, addr)?;
+                    g.mark_vector_proven(addr);
+                } else {
+                    free.hold_all();
+                }
+            }
             // An unwritten element's record is the fill value's, which
             // stays: it is every unwritten element's.
             for &[o, l] in old.iter().filter(|&&r| Some(r) != fill) {
