@@ -578,7 +578,7 @@ fn free_ranges_of_an_intact_vector_are_reused_after_their_proof() {
         let f = File::open_rw(&path).unwrap();
         let d = f.root().dataset("s").unwrap();
         let sel = arca::Selection::from_ranges(&[(1, 11, 1)]).unwrap();
-        d.write_strings(&sel, &vec![""; 10]).unwrap();
+        d.write_strings(&sel, &[""; 10]).unwrap();
         f.close().unwrap();
     }
     let vector = |p: &Path| {
