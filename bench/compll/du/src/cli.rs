@@ -28,6 +28,10 @@ pub(crate) struct Args {
     /// Write the entries as an ncdu JSON export and exit.
     #[arg(long)]
     pub(crate) export: Option<PathBuf>,
+    /// Print the tree's shape (entries, depth, names per directory, name
+    /// length and entropy) and exit.
+    #[arg(long)]
+    pub(crate) shape: bool,
     /// Small sizes: a run of seconds.
     #[arg(long)]
     pub(crate) quick: bool,

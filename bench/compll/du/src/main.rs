@@ -28,7 +28,7 @@ use clap::Parser;
 use compll::Arena;
 
 use cli::{config_for, Args};
-use entries::{export_ncdu, largest_dir};
+use entries::{export_ncdu, largest_dir, shape};
 use measure::malloc_meter;
 use report::{floor_report, median_figures, print_summary, ratios, write_json, Report};
 use runs::{run_compll, run_heap, CompllRun};
@@ -47,6 +47,10 @@ fn real_main(args: Args) -> Result<(), String> {
     if let Some(p) = &args.export {
         export_ncdu(&entries, p).map_err(|e| e.to_string())?;
         println!("wrote {} entries to {}", entries.len(), p.display());
+        return Ok(());
+    }
+    if args.shape {
+        println!("{source}: {}", shape(&entries));
         return Ok(());
     }
     if entries.is_empty() {
@@ -91,6 +95,7 @@ fn real_main(args: Args) -> Result<(), String> {
         source,
         malloc_source: malloc_meter::SOURCE,
         entries: entries.len(),
+        shape: shape(&entries),
         largest_dir,
         reps,
         block_size: args.block_size,

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::cli::Args;
+use crate::entries::Shape;
 use crate::measure::malloc_meter;
 use crate::runs::{CompllRun, Floor};
 use crate::sweep::SweepRow;
@@ -90,6 +91,8 @@ pub(crate) struct Report {
     /// How `mem_malloc_bytes` was obtained: "mallinfo2" or "estimate".
     pub(crate) malloc_source: &'static str,
     pub(crate) entries: usize,
+    /// The tree's shape (depth, names per directory, name lengths).
+    pub(crate) shape: Shape,
     pub(crate) largest_dir: usize,
     pub(crate) reps: usize,
     pub(crate) block_size: usize,
@@ -193,6 +196,7 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         "compll-du: {} entries ({source}), largest directory {largest_dir} entries, median of {reps}",
         r.entries
     );
+    println!("shape: {}", r.shape);
     println!(
         "config: block {} B, {} uncompressed, codec {}, {} node bytes grouped, {} blocks may wait for the background compressor, {} read ahead",
         args.block_size, args.uncompressed, args.codec, args.group_fields, args.background, args.readahead
