@@ -32,6 +32,10 @@ pub(crate) struct Args {
     /// length and entropy) and exit.
     #[arg(long)]
     pub(crate) shape: bool,
+    /// Print the Markdown table of these reports (written with --json,
+    /// one per tree) and exit.
+    #[arg(long, num_args = 1..)]
+    pub(crate) table: Vec<PathBuf>,
     /// Small sizes: a run of seconds.
     #[arg(long)]
     pub(crate) quick: bool,

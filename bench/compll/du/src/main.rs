@@ -11,6 +11,7 @@
 //! compll-du [--generate N | --scan DIR | --import FILE] [--quick] [--json FILE]
 //!           [--block-size B] [--uncompressed N] [--codec NAME] [--group-fields N]
 //!           [--node-cache B] [--background N] [--readahead N] [--cache-growth N] [--reps N]
+//!           [--shape] [--table REPORT.json..]
 //!           [--sweep [--sweep-blocks B,..] [--sweep-uncompressed N,..]
 //!                    [--sweep-codecs NAME,..] [--sweep-groups N,..]]
 //! ```
@@ -22,6 +23,7 @@ mod report;
 mod runs;
 mod store;
 mod sweep;
+mod table;
 mod workload;
 
 use clap::Parser;
@@ -43,6 +45,9 @@ fn main() {
 }
 
 fn real_main(args: Args) -> Result<(), String> {
+    if !args.table.is_empty() {
+        return table::print_table(&args.table);
+    }
     let (entries, source) = entries::from_args(&args)?;
     if let Some(p) = &args.export {
         export_ncdu(&entries, p).map_err(|e| e.to_string())?;
