@@ -252,7 +252,7 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         "ratio cpu", rat.scan_cpu, rat.open_cpu, rat.browse_cpu, rat.delete_cpu
     );
     println!(
-        "compll after scan: compressed {:.2} MiB, uncompressed {:.2} MiB, overhead {:.2} MiB, codec contexts {:.2} MiB (arena's own count {:.2} MiB of {:.2} MiB measured); {} compressions, {} decompressions, hit rate {:.3}",
+        "compll after scan: compressed {:.2} MiB, uncompressed {:.2} MiB, overhead {:.2} MiB, codec contexts {:.2} MiB (arena's own count {:.2} MiB of {:.2} MiB measured); {} compressions, {} decompressions, hit rate {:.3}; {} of {} blocks in lz4 form",
         mib(compll.compressed_bytes as i64),
         mib(compll.uncompressed_bytes as i64),
         mib(compll.overhead_bytes as i64),
@@ -261,7 +261,9 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         mib(compll.figures.mem_bytes),
         compll.compressions,
         compll.decompressions,
-        compll.hit_rate
+        compll.hit_rate,
+        compll.fast_blocks,
+        compll.blocks
     );
     let d = compll.decompressions_by_operation;
     let a = compll.decompressed_ahead_by_operation;
