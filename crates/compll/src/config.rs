@@ -580,7 +580,8 @@ impl Config {
                 self.background
             )));
         }
-        if !(self.target_ratio == 0.0 || self.target_ratio >= 1.0 && self.target_ratio.is_finite()) {
+        if !(self.target_ratio == 0.0 || self.target_ratio >= 1.0 && self.target_ratio.is_finite())
+        {
             return Err(Error::InvalidConfig(format!(
                 "target ratio {} is neither 0 nor a finite number >= 1",
                 self.target_ratio

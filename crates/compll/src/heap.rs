@@ -1074,9 +1074,12 @@ impl BlockHeap {
     pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
         self.own(img.arena)?;
         let mut out = Vec::new();
-        let (enc, _) = self
-            .packer
-            .pack(&self.layout, &img.bytes, (!img.large, false, false), &mut out);
+        let (enc, _) = self.packer.pack(
+            &self.layout,
+            &img.bytes,
+            (!img.large, false, false),
+            &mut out,
+        );
         Ok(CompressedImage {
             arena: self.id,
             bytes: out.as_slice().into(),
