@@ -3,9 +3,12 @@
 #                         run the C test (library and COMPLL_NOLIB builds) and the example
 #   make compll-bench     quick compll-du run (bench/compll/du): heap nodes vs compll, medians and ratios
 #   make compll-bench COMPLL_BENCH_ARGS="--json compll.json"   (full size: drop --quick)
+#   make compll-trees-bench   compll-du on the generated tree and real trees of this machine
+#                         (/usr, /, this checkout, a home tree; ncdu exports), one table
+#                         (COMPLL_TREES_ARGS, e.g. "--reps 9 --json-dir bench/compll/results/trees")
 #   make compll-memfile-bench   in-memory arca files, plain and compll-backed, against
 #                               h5py's core driver: RAM held vs file size (MEMFILE_ARGS)
-.PHONY: compll-c-test compll-bench compll-memfile-bench
+.PHONY: compll-c-test compll-bench compll-trees-bench compll-ncdu compll-memfile-bench
 
 TARGET_DIR ?= $(or $(CARGO_TARGET_DIR),target)
 COMPLL_DIR := crates/compll
@@ -33,6 +36,16 @@ compll-c-test:
 
 compll-bench:
 	bench/compll/run.sh $(COMPLL_BENCH_ARGS)
+
+# ncdu (Debian's ncdu 1.x) writes the real trees' exports; without it the
+# bench falls back on compll-du's own scan.
+compll-ncdu:
+	@command -v ncdu >/dev/null || (apt-get update -qq && apt-get install -y -qq ncdu) \
+		|| echo "ncdu not installed: compll-du scans the trees itself"
+
+COMPLL_TREES_ARGS ?= --reps 3
+compll-trees-bench: compll-ncdu
+	bench/compll/run.sh --trees $(COMPLL_TREES_ARGS)
 
 MEMFILE_ARGS ?= --quick
 compll-memfile-bench: py-build

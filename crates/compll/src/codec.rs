@@ -18,6 +18,9 @@ pub(crate) enum Encoding {
     Dict,
     /// Stored as-is: the codec failed or did not shrink the block.
     Raw,
+    /// lz4, whatever the configured codec: a block the arena stored fast
+    /// while it had memory to spare (see `Config::target_ratio`).
+    Fast,
 }
 
 struct DictState {
@@ -171,6 +174,24 @@ impl CodecState {
         enc
     }
 
+    /// lz4 into `dst` (cleared first), whatever the configured codec; the
+    /// block as it is if lz4 does not shrink it.
+    pub fn encode_fast(&mut self, src: &[u8], dst: &mut Vec<u8>) -> Encoding {
+        dst.clear();
+        dst.resize(lz4_flex::block::get_maximum_output_size(src.len()), 0);
+        match lz4_flex::block::compress_into(src, dst) {
+            Ok(n) if n < src.len() => {
+                dst.truncate(n);
+                Encoding::Fast
+            }
+            _ => {
+                dst.clear();
+                dst.extend_from_slice(src);
+                Encoding::Raw
+            }
+        }
+    }
+
     /// [`CodecState::encode`], trying zstd first with room for a third of
     /// the input instead of its worst case: a buffer that lives through the
     /// compression is then a third as large; a block that does not fit is
@@ -317,6 +338,12 @@ impl CodecState {
         match enc {
             Encoding::Raw => {
                 dst.extend_from_slice(src);
+            }
+            Encoding::Fast => {
+                dst.resize(len, 0);
+                let n =
+                    lz4_flex::block::decompress_into(src, dst).map_err(|e| err(e.to_string()))?;
+                dst.truncate(n);
             }
             Encoding::Dict => {
                 let d = self.zstd_d.as_mut().ok_or_else(|| err("no zstd".into()))?;

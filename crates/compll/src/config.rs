@@ -243,6 +243,7 @@ pub struct Config {
     pub(crate) background: usize,
     pub(crate) readahead: usize,
     pub(crate) cache_growth: usize,
+    pub(crate) target_ratio: f64,
 }
 
 impl Default for Config {
@@ -257,6 +258,7 @@ impl Default for Config {
             background: 0,
             readahead: 0,
             cache_growth: 0,
+            target_ratio: 0.0,
         }
     }
 }
@@ -455,6 +457,44 @@ impl Config {
         self.cache_growth
     }
 
+    /// Lets the arena spend memory it does not need on speed: it keeps
+    /// what it holds (stored blocks, cached blocks, codec contexts, tables)
+    /// at about its live block bytes divided by `ratio`, and while it holds
+    /// less it stores blocks with lz4 (several times faster to compress
+    /// and to decompress than zstd, but larger) instead of the configured
+    /// codec.
+    /// The choice is made per block, as each is compressed, from the
+    /// totals the arena keeps and the ratios each codec has reached on its
+    /// own blocks so far, so it follows the data: a tree that compresses
+    /// well gets mostly lz4 blocks, one that does not gets only the
+    /// configured codec. [`Stats::fast_blocks`](crate::Stats) counts the
+    /// lz4 blocks held. 0 (the default): off, every block uses the
+    /// configured codec. Otherwise at least 1.
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(Config::default().uncompressed_blocks(1).target_ratio(2.0)).unwrap();
+    /// for i in 0..50_000u32 {
+    ///     a.alloc_init(64, &i.to_le_bytes()).unwrap(); // mostly zeros
+    /// }
+    /// a.flush().unwrap();
+    /// let s = a.stats();
+    /// assert!(s.fast_blocks > 0);
+    /// ```
+    pub fn target_ratio(mut self, ratio: f64) -> Self {
+        self.target_ratio = ratio;
+        self
+    }
+
+    /// The memory target set by [`Config::target_ratio`] (0: off).
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_target_ratio(), 0.0);
+    /// ```
+    pub fn get_target_ratio(&self) -> f64 {
+        self.target_ratio
+    }
+
     /// Sets the codec.
     ///
     /// ```
@@ -538,6 +578,13 @@ impl Config {
             return Err(Error::InvalidConfig(format!(
                 "background queue {} > 1024",
                 self.background
+            )));
+        }
+        if !(self.target_ratio == 0.0 || self.target_ratio >= 1.0 && self.target_ratio.is_finite())
+        {
+            return Err(Error::InvalidConfig(format!(
+                "target ratio {} is neither 0 nor a finite number >= 1",
+                self.target_ratio
             )));
         }
         if self.group_fields > 4096 {

@@ -58,6 +58,8 @@
 //! - **H11** a block read ahead is in use, stored and not cached, asked for
 //!   once, its image (once back) is what its stored form decompresses to,
 //!   and no more blocks are read ahead than configured.
+//! - **H12** the memory target's totals are true: the live block bytes and
+//!   the number of blocks stored in lz4 form.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,10 +78,12 @@ use crate::stats::Stats;
 use crate::worker::{Unpack, Worker};
 
 mod background;
+mod budget;
 mod check;
 mod readahead;
 
 use background::Pending;
+use budget::Budget;
 use readahead::{Ahead, Direction};
 
 const NO_SLOT: u32 = u32::MAX;
@@ -189,6 +193,8 @@ pub(crate) struct BlockHeap {
     ahead_hits: u64,
     next_ver: u64,
     node_cache: NodeCache,
+    /// The memory target and what the codecs reach (`Config::target_ratio`).
+    budget: Budget,
     compressed_bytes: u64,
     compressions: u64,
     decompressions: u64,
@@ -244,6 +250,7 @@ impl BlockHeap {
             ahead_hits: 0,
             next_ver: 0,
             node_cache: NodeCache::new(cfg.node_cache),
+            budget: Budget::new(cfg.target_ratio),
             compressed_bytes: 0,
             compressions: 0,
             decompressions: 0,
@@ -403,15 +410,20 @@ impl BlockHeap {
             // holds its blocks, its cache and its tables, nothing else.
             let mut out = Vec::new();
             let normal = m.kind == Kind::Normal;
-            let (enc, trained) =
-                self.packer
-                    .pack(&self.layout, &self.slots[i].buf, normal, true, &mut out);
+            let fast = self.store_fast(self.slots[i].buf.len());
+            let (enc, trained) = self.packer.pack(
+                &self.layout,
+                &self.slots[i].buf,
+                (normal, true, fast),
+                &mut out,
+            );
             self.compressions += 1;
             // An exact-size copy rather than shrinking `out` in place, which
             // would leave a hole behind every stored block.
             let copy: Box<[u8]> = out.as_slice().into();
             drop(out);
             self.compressed_bytes += copy.len() as u64;
+            self.note_stored(b as u32, copy.len(), enc);
             let m = &mut self.blocks[b];
             m.comp = Some(copy);
             m.enc = enc;
@@ -518,10 +530,14 @@ impl BlockHeap {
         if slot != NO_SLOT {
             self.detach(b);
         }
+        self.note_live(b, false);
         let m = &mut self.blocks[b as usize];
         if let Some(c) = m.comp.take() {
             self.compressed_bytes -= c.len() as u64;
+            let enc = m.enc;
+            self.note_unstored(enc);
         }
+        let m = &mut self.blocks[b as usize];
         m.kind = Kind::Vacant;
         m.live = 0;
         m.gen = m.gen.wrapping_add(1);
@@ -617,6 +633,7 @@ impl BlockHeap {
     fn mark_dirty(&mut self, b: u32) {
         if let Some(c) = self.blocks[b as usize].comp.take() {
             self.compressed_bytes -= c.len() as u64;
+            self.note_unstored(self.blocks[b as usize].enc);
         }
     }
 
@@ -696,6 +713,7 @@ impl BlockHeap {
         m.slot = slot as u32;
         m.live = 0;
         m.largest = 0;
+        self.note_live(b, true);
         self.set_largest(b, layout.max_node());
         Ok(b)
     }
@@ -723,6 +741,7 @@ impl BlockHeap {
         m.slot = slot as u32;
         m.live = 1;
         m.largest = 0;
+        self.note_live(b, true);
         self.live_nodes += 1;
         Ok(Handle::new(b, 0))
     }
@@ -996,6 +1015,7 @@ impl BlockHeap {
             misses: self.misses,
             blocks: blocks as u64,
             live_nodes: self.live_nodes,
+            fast_blocks: self.budget.fast_blocks,
         }
     }
 
@@ -1054,9 +1074,12 @@ impl BlockHeap {
     pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
         self.own(img.arena)?;
         let mut out = Vec::new();
-        let (enc, _) = self
-            .packer
-            .pack(&self.layout, &img.bytes, !img.large, false, &mut out);
+        let (enc, _) = self.packer.pack(
+            &self.layout,
+            &img.bytes,
+            (!img.large, false, false),
+            &mut out,
+        );
         Ok(CompressedImage {
             arena: self.id,
             bytes: out.as_slice().into(),

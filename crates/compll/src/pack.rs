@@ -30,13 +30,13 @@ impl Packer {
     /// Writes the stored form of the block image `img` to `out`: fields
     /// grouped (normal blocks only, when configured), then compressed.
     /// With `sample` a dictionary codec may learn from the block; the
-    /// returned flag says a dictionary was trained just now.
+    /// returned flag says a dictionary was trained just now. With `fast`
+    /// the codec is lz4 whatever is configured (and nothing is sampled).
     pub fn pack(
         &mut self,
         layout: &Layout,
         img: &[u8],
-        normal: bool,
-        sample: bool,
+        (normal, sample, fast): (bool, bool, bool),
         out: &mut Vec<u8>,
     ) -> (Encoding, bool) {
         let mut grouped = Vec::new();
@@ -52,7 +52,9 @@ impl Packer {
         } else {
             img
         };
-        if sample {
+        if fast {
+            (self.codec.encode_fast(src, out), false)
+        } else if sample {
             self.codec.compress(src, out)
         } else {
             (self.codec.encode(src, out), false)

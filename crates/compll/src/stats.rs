@@ -42,6 +42,9 @@ pub struct Stats {
     pub blocks: u64,
     /// Live nodes.
     pub live_nodes: u64,
+    /// Blocks held in lz4 form because memory was to spare (see
+    /// [`Config::target_ratio`](crate::Config::target_ratio)).
+    pub fast_blocks: u64,
 }
 
 impl Stats {

@@ -19,8 +19,13 @@ use crate::pack::Packer;
 
 /// A request; `ver` names it.
 pub(crate) enum Job {
-    /// Compress this image (field-grouped already where configured).
-    Compress { ver: u64, src: Arc<Vec<u8>> },
+    /// Compress this image (field-grouped already where configured);
+    /// with `fast`, with lz4 whatever the configured codec.
+    Compress {
+        ver: u64,
+        src: Arc<Vec<u8>>,
+        fast: bool,
+    },
     /// Rebuild the `len`-byte image of a block from its stored form.
     Load {
         ver: u64,
@@ -97,12 +102,16 @@ impl Worker {
                 let mut loader: Option<Packer> = None;
                 while let Some(job) = recv_soon(&job_rx) {
                     let done = match job {
-                        Job::Compress { ver, src } => {
+                        Job::Compress { ver, src, fast } => {
                             // The output buffer lives only for this job, as
                             // on the arena's own thread: nothing is held
                             // between jobs.
                             let mut out = Vec::new();
-                            let enc = codec.encode_small(&src, &mut out);
+                            let enc = if fast {
+                                codec.encode_fast(&src, &mut out)
+                            } else {
+                                codec.encode_small(&src, &mut out)
+                            };
                             let comp: Box<[u8]> = out.as_slice().into();
                             drop(out);
                             drop(src);

@@ -68,9 +68,13 @@ fn config() -> impl Strategy<Value = Config> {
         // Blocks read ahead (with a background thread only); whether one is
         // back when read depends on timing too.
         prop_oneof![Just(0usize), Just(1), Just(4)],
+        // Memory target: off, or loose enough that some blocks are stored
+        // with lz4 and others with the configured codec.
+        prop_oneof![Just(0.0f64), Just(1.0), Just(2.0)],
     )
-        .prop_map(|(bs, al, unc, c, g, bg, grow, ahead)| {
+        .prop_map(|(bs, al, unc, c, g, bg, grow, ahead, target)| {
             Config::default()
+                .target_ratio(target)
                 .background_compression(bg)
                 .readahead(ahead)
                 .cache_growth(grow)

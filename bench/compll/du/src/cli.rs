@@ -28,6 +28,14 @@ pub(crate) struct Args {
     /// Write the entries as an ncdu JSON export and exit.
     #[arg(long)]
     pub(crate) export: Option<PathBuf>,
+    /// Print the tree's shape (entries, depth, names per directory, name
+    /// length and entropy) and exit.
+    #[arg(long)]
+    pub(crate) shape: bool,
+    /// Print the Markdown table of these reports (written with --json,
+    /// one per tree) and exit.
+    #[arg(long, num_args = 1..)]
+    pub(crate) table: Vec<PathBuf>,
     /// Small sizes: a run of seconds.
     #[arg(long)]
     pub(crate) quick: bool,
@@ -51,6 +59,14 @@ pub(crate) struct Args {
     /// evicted (`Config::cache_growth`; 0: fixed).
     #[arg(long, default_value_t = 64)]
     pub(crate) cache_growth: usize,
+    /// The arena's memory target (`Config::target_ratio`): it holds about
+    /// its live block bytes / this, and while it holds less it stores
+    /// blocks with lz4 instead of --codec. The
+    /// heap backend holds about 1.2x the arena's block bytes (malloc's
+    /// per-node overhead), so 5 keeps compll near 6x below the heap on
+    /// every tree. 0: off.
+    #[arg(long, default_value_t = 5.0)]
+    pub(crate) target_ratio: f64,
     /// Codec: lz4, zstd-N, zstd-N-dict, zstd-N-mM-bK (minimum match M,
     /// zstd blocks of K KiB; either may be left out), zlib-N, copy.
     #[arg(long, default_value = "zstd-1-m5-b16")]
@@ -109,5 +125,6 @@ pub(crate) fn config_for(
         .uncompressed_blocks(unc)
         .node_cache(args.node_cache)
         .group_fields(group)
+        .target_ratio(args.target_ratio)
         .codec(c))
 }

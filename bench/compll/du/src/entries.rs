@@ -3,11 +3,13 @@
 //! export (which [`export_ncdu`] also writes).
 
 mod generate;
+mod shape;
 
 use std::collections::HashMap;
 use std::path::Path;
 
 pub(crate) use generate::generate;
+pub(crate) use shape::{shape, Shape};
 
 use crate::cli::Args;
 

@@ -11,6 +11,7 @@
 //! compll-du [--generate N | --scan DIR | --import FILE] [--quick] [--json FILE]
 //!           [--block-size B] [--uncompressed N] [--codec NAME] [--group-fields N]
 //!           [--node-cache B] [--background N] [--readahead N] [--cache-growth N] [--reps N]
+//!           [--shape] [--table REPORT.json..]
 //!           [--sweep [--sweep-blocks B,..] [--sweep-uncompressed N,..]
 //!                    [--sweep-codecs NAME,..] [--sweep-groups N,..]]
 //! ```
@@ -22,13 +23,14 @@ mod report;
 mod runs;
 mod store;
 mod sweep;
+mod table;
 mod workload;
 
 use clap::Parser;
 use compll::Arena;
 
 use cli::{config_for, Args};
-use entries::{export_ncdu, largest_dir};
+use entries::{export_ncdu, largest_dir, shape};
 use measure::malloc_meter;
 use report::{floor_report, median_figures, print_summary, ratios, write_json, Report};
 use runs::{run_compll, run_heap, CompllRun};
@@ -43,10 +45,17 @@ fn main() {
 }
 
 fn real_main(args: Args) -> Result<(), String> {
+    if !args.table.is_empty() {
+        return table::print_table(&args.table);
+    }
     let (entries, source) = entries::from_args(&args)?;
     if let Some(p) = &args.export {
         export_ncdu(&entries, p).map_err(|e| e.to_string())?;
         println!("wrote {} entries to {}", entries.len(), p.display());
+        return Ok(());
+    }
+    if args.shape {
+        println!("{source}: {}", shape(&entries));
         return Ok(());
     }
     if entries.is_empty() {
@@ -91,6 +100,7 @@ fn real_main(args: Args) -> Result<(), String> {
         source,
         malloc_source: malloc_meter::SOURCE,
         entries: entries.len(),
+        shape: shape(&entries),
         largest_dir,
         reps,
         block_size: args.block_size,

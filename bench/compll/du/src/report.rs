@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::cli::Args;
+use crate::entries::Shape;
 use crate::measure::malloc_meter;
 use crate::runs::{CompllRun, Floor};
 use crate::sweep::SweepRow;
@@ -90,6 +91,8 @@ pub(crate) struct Report {
     /// How `mem_malloc_bytes` was obtained: "mallinfo2" or "estimate".
     pub(crate) malloc_source: &'static str,
     pub(crate) entries: usize,
+    /// The tree's shape (depth, names per directory, name lengths).
+    pub(crate) shape: Shape,
     pub(crate) largest_dir: usize,
     pub(crate) reps: usize,
     pub(crate) block_size: usize,
@@ -193,6 +196,7 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         "compll-du: {} entries ({source}), largest directory {largest_dir} entries, median of {reps}",
         r.entries
     );
+    println!("shape: {}", r.shape);
     println!(
         "config: block {} B, {} uncompressed, codec {}, {} node bytes grouped, {} blocks may wait for the background compressor, {} read ahead",
         args.block_size, args.uncompressed, args.codec, args.group_fields, args.background, args.readahead
@@ -248,7 +252,7 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         "ratio cpu", rat.scan_cpu, rat.open_cpu, rat.browse_cpu, rat.delete_cpu
     );
     println!(
-        "compll after scan: compressed {:.2} MiB, uncompressed {:.2} MiB, overhead {:.2} MiB, codec contexts {:.2} MiB (arena's own count {:.2} MiB of {:.2} MiB measured); {} compressions, {} decompressions, hit rate {:.3}",
+        "compll after scan: compressed {:.2} MiB, uncompressed {:.2} MiB, overhead {:.2} MiB, codec contexts {:.2} MiB (arena's own count {:.2} MiB of {:.2} MiB measured); {} compressions, {} decompressions, hit rate {:.3}; {} of {} blocks in lz4 form",
         mib(compll.compressed_bytes as i64),
         mib(compll.uncompressed_bytes as i64),
         mib(compll.overhead_bytes as i64),
@@ -257,7 +261,9 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         mib(compll.figures.mem_bytes),
         compll.compressions,
         compll.decompressions,
-        compll.hit_rate
+        compll.hit_rate,
+        compll.fast_blocks,
+        compll.blocks
     );
     let d = compll.decompressions_by_operation;
     let a = compll.decompressed_ahead_by_operation;

@@ -25,6 +25,10 @@ pub(crate) struct CompllRun {
     pub(crate) compressions: u64,
     pub(crate) decompressions: u64,
     pub(crate) hit_rate: f64,
+    /// Blocks and of them stored with lz4 after the scan (the memory
+    /// target's choice, `--target-ratio`).
+    pub(crate) blocks: u64,
+    pub(crate) fast_blocks: u64,
     pub(crate) dictionary_bytes: Option<usize>,
     /// Block decompressions during each operation.
     pub(crate) decompressions_by_operation: PerOp,
@@ -144,6 +148,8 @@ pub(crate) fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> Compll
         compressions: end.compressions,
         decompressions: end.decompressions,
         hit_rate: end.hit_rate(),
+        blocks: st.blocks,
+        fast_blocks: st.fast_blocks,
         dictionary_bytes: dict,
         decompressions_by_operation: trace.decompressions,
         decompressed_ahead_by_operation: trace.ahead,

@@ -45,6 +45,7 @@ impl BlockHeap {
             let spare = self.take_spare();
             std::mem::replace(&mut self.slots[i].buf, Arc::new(spare))
         };
+        let fast = self.store_fast(self.slots[i].buf.len());
         let ver = self.next_ver;
         self.next_ver += 1;
         self.pending.push(Pending {
@@ -54,7 +55,7 @@ impl BlockHeap {
             grouped,
         });
         let sent = match &self.worker {
-            Some(w) => w.send(Job::Compress { ver, src }).is_ok(),
+            Some(w) => w.send(Job::Compress { ver, src, fast }).is_ok(),
             None => false,
         };
         if !sent {
@@ -85,6 +86,7 @@ impl BlockHeap {
         };
         let p = self.pending.swap_remove(pos);
         self.compressed_bytes += comp.len() as u64;
+        self.note_stored(p.block, comp.len(), enc);
         let m = &mut self.blocks[p.block as usize];
         m.comp = Some(comp);
         m.enc = enc;

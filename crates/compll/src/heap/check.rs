@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 
 use super::{BlockHeap, Kind, NO_SLOT};
+use crate::codec::Encoding;
 use crate::handle::Handle;
 
 impl BlockHeap {
@@ -191,6 +192,7 @@ impl BlockHeap {
         if comp_sum != self.compressed_bytes {
             return Err("H7: compressed-bytes counter wrong".into());
         }
+        self.check_budget()?;
         let entries = self.node_cache.entries();
         let mut bytes = 0;
         let mut per_block = vec![0u32; self.blocks.len()];
@@ -216,6 +218,39 @@ impl BlockHeap {
         }
         if bytes != self.node_cache.bytes() || bytes > self.node_cache.limit() {
             return Err("H9: node cache over budget or miscounted".into());
+        }
+        Ok(())
+    }
+}
+
+impl BlockHeap {
+    /// H12: the memory target's totals are true: the live block bytes are
+    /// the image bytes of the blocks in use, and the lz4 count is the
+    /// number of blocks stored in lz4 form.
+    fn check_budget(&self) -> std::result::Result<(), String> {
+        let mut live = 0u64;
+        let mut fast = 0u64;
+        for m in &self.blocks {
+            live += match m.kind {
+                Kind::Vacant => 0,
+                Kind::Normal => self.layout.block_size as u64,
+                Kind::Large(n) => n as u64,
+            };
+            if m.comp.is_some() && m.enc == Encoding::Fast {
+                fast += 1;
+            }
+        }
+        if live != self.budget.live_bytes {
+            return Err(format!(
+                "H12: live block bytes {} recorded as {}",
+                live, self.budget.live_bytes
+            ));
+        }
+        if fast != self.budget.fast_blocks {
+            return Err(format!(
+                "H12: {fast} lz4 blocks recorded as {}",
+                self.budget.fast_blocks
+            ));
         }
         Ok(())
     }

@@ -1,0 +1,138 @@
+//! The memory target (`Config::target_ratio`): what the arena may hold,
+//! and how it spends what it does not need on speed (blocks stored with
+//! lz4 instead of the configured codec).
+
+use super::{BlockHeap, Kind};
+use crate::codec::Encoding;
+
+/// What the arena knows of its codecs: the ratio (image bytes per stored
+/// byte) each has reached on this arena's blocks, as a running average.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Budget {
+    /// Live block bytes divided by this is what the arena may hold; 0: off.
+    pub(super) target: f64,
+    /// Image bytes of every block in use (normal and large; H12).
+    pub(super) live_bytes: u64,
+    /// Running ratios of lz4 and of the configured codec; 0 until measured.
+    fast_ratio: f64,
+    dense_ratio: f64,
+    /// Blocks held in lz4 form.
+    pub(super) fast_blocks: u64,
+}
+
+/// Weight of the newest block in the running ratios.
+const NEWEST: f64 = 1.0 / 16.0;
+
+/// Before lz4 has stored a block here, its ratio is taken to be this
+/// fraction of the configured codec's (about what it reaches against
+/// zstd-1 on tree nodes).
+const FAST_GUESS: f64 = 0.7;
+
+impl Budget {
+    pub(super) fn new(target: f64) -> Budget {
+        Budget {
+            target,
+            live_bytes: 0,
+            fast_ratio: 0.0,
+            dense_ratio: 0.0,
+            fast_blocks: 0,
+        }
+    }
+
+    /// The bytes the arena may hold (`u64::MAX` without a target).
+    pub(super) fn allowed(&self) -> u64 {
+        if self.target > 0.0 {
+            (self.live_bytes as f64 / self.target) as u64
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// Records that `len` image bytes were stored in `stored` bytes by
+    /// `enc`.
+    pub(super) fn note_stored(&mut self, len: usize, stored: usize, enc: Encoding) {
+        let r = len as f64 / stored.max(1) as f64;
+        let avg = match enc {
+            Encoding::Fast => &mut self.fast_ratio,
+            Encoding::Plain | Encoding::Dict => &mut self.dense_ratio,
+            Encoding::Raw => return,
+        };
+        *avg = if *avg == 0.0 {
+            r
+        } else {
+            *avg + (r - *avg) * NEWEST
+        };
+    }
+
+    /// What lz4 is expected to store a `len`-byte image in (`None` before
+    /// either codec has stored a block here).
+    fn fast_estimate(&self, len: usize) -> Option<u64> {
+        let r = if self.fast_ratio > 0.0 {
+            self.fast_ratio
+        } else if self.dense_ratio > 0.0 {
+            self.dense_ratio * FAST_GUESS
+        } else {
+            return None;
+        };
+        Some((len as f64 / r) as u64)
+    }
+}
+
+impl BlockHeap {
+    /// Bytes the arena holds besides its stored blocks: the cache, blocks
+    /// waiting for the compressor, codec contexts and the block table (the
+    /// small tables are left out; `stats` counts everything).
+    fn held_besides_stored(&self) -> u64 {
+        let cache = self.slots.len().max(self.capacity) * self.layout.block_size;
+        let pending: usize = self.pending.iter().map(|p| p.src.len()).sum();
+        (cache + pending) as u64
+            + self.packer.codec.native_bytes() as u64
+            + self.worker.as_ref().map_or(0, |w| w.ctx_bytes())
+            + (self.blocks.capacity() * std::mem::size_of::<super::BlockMeta>()) as u64
+            + self.room.len() as u64 * 16
+    }
+
+    /// Whether the `len`-byte image about to be compressed may be stored
+    /// with lz4: only while everything held, this block's lz4 form
+    /// included, stays within the target.
+    pub(super) fn store_fast(&self, len: usize) -> bool {
+        if self.budget.target <= 0.0 {
+            return false;
+        }
+        let Some(est) = self.budget.fast_estimate(len) else {
+            return false;
+        };
+        self.compressed_bytes + est + self.held_besides_stored() <= self.budget.allowed()
+    }
+
+    /// Block `b` got a stored copy of `stored` bytes in form `enc`.
+    pub(super) fn note_stored(&mut self, b: u32, stored: usize, enc: Encoding) {
+        let (len, _) = self.image_shape(b);
+        self.budget.note_stored(len, stored, enc);
+        if enc == Encoding::Fast {
+            self.budget.fast_blocks += 1;
+        }
+    }
+
+    /// Block `b`'s stored copy (in form `enc`) is dropped.
+    pub(super) fn note_unstored(&mut self, enc: Encoding) {
+        if enc == Encoding::Fast {
+            self.budget.fast_blocks -= 1;
+        }
+    }
+
+    /// Block `b` comes into use (`true`) or goes out of it: its image
+    /// bytes count towards what the arena may hold.
+    pub(super) fn note_live(&mut self, b: u32, live: bool) {
+        let len = match self.blocks[b as usize].kind {
+            Kind::Vacant => return,
+            Kind::Normal => self.layout.block_size,
+            Kind::Large(n) => n,
+        } as u64;
+        if live {
+            self.budget.live_bytes += len;
+        } else {
+            self.budget.live_bytes -= len;
+        }
+    }
+}
