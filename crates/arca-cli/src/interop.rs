@@ -9,8 +9,11 @@
 //! interpreter has what the conversion needs.
 
 use std::ffi::OsString;
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+use indicatif::ProgressBar;
 
 use crate::error::CliError;
 
@@ -82,16 +85,78 @@ pub fn run(
     }
     if quiet {
         cmd.arg("--quiet");
+    } else {
+        // The child reports its progress as marked lines on its stderr;
+        // this process draws the bar, as for every long command.
+        cmd.arg("--progress-lines").stderr(Stdio::piped());
     }
-    let status = cmd
-        .status()
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| CliError::Usage(format!("could not run {shown} -m arca.interop: {e}")))?;
+    if let Some(err) = child.stderr.take() {
+        let verb = match dir {
+            Direction::Import => "importing",
+            Direction::Export => "exporting",
+        };
+        let bar = crate::progress::bytes_bar(verb, false);
+        relay(std::io::BufReader::new(err), &bar, &mut std::io::stderr());
+        bar.finish_and_clear();
+    }
+    let status = child
+        .wait()
         .map_err(|e| CliError::Usage(format!("could not run {shown} -m arca.interop: {e}")))?;
     Ok(status.code().unwrap_or(1).clamp(0, 255) as u8)
+}
+
+/// The start of a progress line on the child's stderr: `MARK done total`.
+const MARK: &str = "\x1earca-progress ";
+
+/// Move `bar` for each progress line of `from` and pass every other line
+/// to `to` (above the bar), until `from` ends.
+fn relay(from: impl BufRead, bar: &ProgressBar, to: &mut impl Write) {
+    for line in from.split(b'\n') {
+        let Ok(line) = line else { break };
+        let text = String::from_utf8_lossy(&line);
+        if let Some((done, total)) = text.strip_prefix(MARK).and_then(parse_progress) {
+            bar.set_length(total);
+            bar.set_position(done.min(total));
+        } else {
+            bar.suspend(|| {
+                let _ = to.write_all(&line);
+                let _ = to.write_all(b"\n");
+            });
+        }
+    }
+}
+
+/// `done total` as two numbers.
+fn parse_progress(s: &str) -> Option<(u64, u64)> {
+    let (a, b) = s.trim().split_once(' ')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
 }
 
 fn name(dir: Direction) -> &'static str {
     match dir {
         Direction::Import => "import",
         Direction::Export => "export",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_lines_move_the_bar_and_the_rest_pass_through() {
+        let input = format!("{MARK}10 100\nwarning: something\n{MARK}60 100\n{MARK}bad line\nlast");
+        let bar = ProgressBar::hidden();
+        let mut out = Vec::new();
+        relay(input.as_bytes(), &bar, &mut out);
+        assert_eq!(bar.position(), 60);
+        assert_eq!(bar.length(), Some(100));
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            format!("warning: something\n{MARK}bad line\nlast\n")
+        );
     }
 }

@@ -43,6 +43,9 @@ def test_import_export_round_trip_with_no_variable_set(tmp_path):
         f["g"].attrs["units"] = "m"
     r = _arca("import", "x.h5", "x.arca", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    # The conversion's progress lines drive the command's bar (hidden off
+    # a terminal) and never reach the user; its other lines do.
+    assert "\x1e" not in r.stderr and "import: x.h5 -> x.arca" in r.stderr
     r = _arca("export", "x.arca", "y.h5", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     with arca.File(tmp_path / "x.arca") as f:
@@ -79,3 +82,19 @@ def test_a_closed_pipe_is_not_an_error(tmp_path):
 def test_help_names_the_command_arca(argv):
     out = subprocess.run(argv, env=_env(), capture_output=True, text=True)
     assert out.returncode == 0 and "Usage: arca" in out.stdout
+
+
+def test_the_conversion_reports_progress_for_the_command_to_draw(tmp_path):
+    with h5py.File(tmp_path / "x.h5", "w") as f:
+        for i in range(5):
+            f[f"d{i}"] = np.arange(100_000, dtype="f8") * i
+    r = subprocess.run([sys.executable, "-m", "arca.interop", "import", "x.h5", "x.arca",
+                        "--progress-lines"], cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # Lines cut at "\n" only: splitlines would cut at the mark's separator.
+    marks = [line.split(" ")[1:] for line in r.stderr.split("\n")
+             if line.startswith("\x1earca-progress ")]
+    done = [int(d) for d, _ in marks]
+    total = {int(t) for _, t in marks}
+    assert len(marks) >= 2 and done == sorted(done), marks
+    assert len(total) == 1 and done[-1] == total.pop() > 0, marks

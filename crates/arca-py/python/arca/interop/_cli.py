@@ -20,8 +20,16 @@ def main(argv=None):
                    help="refuse a file that would not map one to one")
     p.add_argument("--force", action="store_true", help="replace an existing destination")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--progress-lines", action="store_true",
+                   help=f"report progress as lines '{PROGRESS_MARK}DONE TOTAL' on stderr, "
+                   "for the arca command to draw")
     a = p.parse_args(argv)
-    bar = None if a.quiet or not sys.stderr.isatty() else _Bar()
+    if a.quiet:
+        bar = None
+    elif a.progress_lines:
+        bar = _Lines()
+    else:
+        bar = _Bar() if sys.stderr.isatty() else None
     try:
         if a.command == "import":
             report = import_hdf5(a.src, a.dst, strict=a.strict, progress=bar, force=a.force)
@@ -41,6 +49,28 @@ def main(argv=None):
     print(f"{a.command}: {a.src} -> {a.dst}" + (f" ({len(report)} notes)" if report else ""),
           file=sys.stderr)
     return 0
+
+
+#: The start of a progress line (``--progress-lines``): a record separator
+#: no message begins with.
+PROGRESS_MARK = "\x1earca-progress "
+
+
+class _Lines:
+    """Progress as marked lines on stderr, at most one per percent."""
+
+    def __init__(self):
+        self.last = -1
+
+    def __call__(self, done, total):
+        pct = int(100 * done / max(total, 1))
+        if pct != self.last:
+            self.last = pct
+            sys.stderr.write(f"{PROGRESS_MARK}{done} {total}\n")
+            sys.stderr.flush()
+
+    def close(self):
+        pass
 
 
 class _Bar:
