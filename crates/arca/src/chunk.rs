@@ -321,7 +321,8 @@ fn fetch_direct(
 type DirectJob<'a> = ((usize, ChunkRef, Option<usize>), &'a mut [u8]);
 
 /// [`fetch_direct`] through a reader whose reads are round trips: a
-/// batch's worth of chunks fetched at once, then decoded on every core.
+/// batch's worth of chunks fetched at once, then decoded on every core
+/// while the next batch is fetched.
 fn fetch_direct_batched(
     io: &dyn ReadAt,
     stats: &Counters,
@@ -331,11 +332,21 @@ fn fetch_direct_batched(
     mut jobs: Vec<DirectJob<'_>>,
 ) -> Result<()> {
     let per = (BATCH_BYTES / expect.max(1)).max(1);
+    let mut groups = Vec::new();
     while !jobs.is_empty() {
         let rest = jobs.split_off(per.min(jobs.len()));
-        let mut group = std::mem::replace(&mut jobs, rest);
-        if filters.is_empty() && group.iter().all(|((_, r, _), _)| r.size == expect as u64) {
-            // Stored as it is read: straight into the output.
+        groups.push(std::mem::replace(&mut jobs, rest));
+    }
+    // Stored as it is read: straight into the output, nothing to decode.
+    let as_read = |g: &[DirectJob<'_>]| {
+        filters.is_empty() && g.iter().all(|((_, r, _), _)| r.size == expect as u64)
+    };
+    let refs =
+        |g: &[DirectJob<'_>]| -> Vec<ChunkRef> { g.iter().map(|((_, r, _), _)| *r).collect() };
+    let mut fetched: Option<Vec<PooledBuf>> = None;
+    let mut groups = groups.into_iter().peekable();
+    while let Some(mut group) = groups.next() {
+        if as_read(&group) {
             let mut reads: Vec<(u64, &mut [u8])> = group
                 .iter_mut()
                 .map(|((_, r, _), dst)| (r.addr, &mut **dst))
@@ -347,17 +358,32 @@ fn fetch_direct_batched(
             }
             continue;
         }
-        let refs: Vec<ChunkRef> = group.iter().map(|((_, r, _), _)| *r).collect();
-        let stored = read_stored_batch(io, stats, &refs)?;
+        let stored = match fetched.take() {
+            Some(s) => s,
+            None => read_stored_batch(io, stats, &refs(&group))?,
+        };
+        let next = groups.peek().filter(|g| !as_read(g)).map(|g| refs(g));
         let run = |(((_, r, _), dst), bytes): (DirectJob<'_>, PooledBuf)| {
             filter::decode_into(filters, r.mask, elem, &bytes, r.addr, dst)
         };
         let work: Vec<_> = group.into_iter().zip(stored).collect();
-        if work.len() * expect < PARALLEL_MIN_BYTES || work.len() < 2 {
-            work.into_iter().try_for_each(run)?;
-        } else {
-            par_map(work, run).into_iter().collect::<Result<()>>()?;
-        }
+        let decode = || -> Result<()> {
+            if work.len() * expect < PARALLEL_MIN_BYTES || work.len() < 2 {
+                work.into_iter().try_for_each(run)
+            } else {
+                par_map(work, run).into_iter().collect()
+            }
+        };
+        // The next batch is fetched while this one decodes: on object
+        // storage the two take comparable time.
+        let (decoded, ahead) = std::thread::scope(|s| {
+            let ahead = next.map(|n| s.spawn(move || read_stored_batch(io, stats, &n)));
+            let decoded = decode();
+            let ahead = ahead.map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            (decoded, ahead)
+        });
+        decoded?;
+        fetched = ahead.transpose()?;
     }
     Ok(())
 }

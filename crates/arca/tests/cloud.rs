@@ -325,3 +325,36 @@ fn a_read_of_many_chunks_fetches_them_in_one_batch() {
         "{requests} requests, {trips} round trips"
     );
 }
+
+#[test]
+fn a_read_larger_than_a_batch_decodes_one_while_fetching_the_next() {
+    // 96 MiB of u32 in 4 MiB zstd chunks: decoded batches are 64 MiB, so
+    // the read takes two, the second fetched while the first decodes.
+    let n = 24u64 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.arca");
+    {
+        let f = File::create(&p).unwrap();
+        let d = f
+            .root()
+            .create_dataset(
+                "x",
+                &DatasetOptions::new(Datatype::uint(4), &[n])
+                    .chunks(&[1 << 20])
+                    .filters(&[arca::Filter::Zstd(1)]),
+            )
+            .unwrap();
+        d.write_all(&(0..n as u32).map(|i| i / 7).collect::<Vec<u32>>())
+            .unwrap();
+        f.close().unwrap();
+    }
+    put("t/big.arca", std::fs::read(&p).unwrap());
+    let f = open("t/big.arca", &CloudOptions::new()).unwrap();
+    let got: Vec<u32> = f.root().dataset("x").unwrap().read_all().unwrap();
+    assert_eq!(got.len() as u64, n);
+    assert!(got.iter().enumerate().all(|(i, &v)| v == i as u32 / 7));
+    let s = f.io_stats();
+    assert_eq!(s.chunks_read, 24);
+    // The open, the index, then the two batches.
+    assert!(s.round_trips <= 4, "{s:?}");
+}
