@@ -358,3 +358,18 @@ fn a_read_larger_than_a_batch_decodes_one_while_fetching_the_next() {
     // The open, the index, then the two batches.
     assert!(s.round_trips <= 4, "{s:?}");
 }
+
+#[test]
+fn a_file_larger_than_the_first_read_opens_in_one_request() {
+    // About 3 MiB: the open's first read (1 MiB) holds the superblock and
+    // the root group; a reader needs nothing from the end of the file.
+    let bytes = sample(3000);
+    assert!(bytes.len() > 2 << 20);
+    put("t/large.arca", bytes.clone());
+    let f = open("t/large.arca", &CloudOptions::new()).unwrap();
+    let s = f.io_stats();
+    assert_eq!((s.requests, s.round_trips), (1, 1), "{s:?}");
+    // `check` still validates the free-space record, fetched then.
+    f.check().unwrap();
+    assert!(f.io_stats().requests > 1);
+}

@@ -80,6 +80,9 @@ pub(crate) struct Session {
     /// Why the stored free-space record could not be used (read-only opens
     /// go on without it; `check` reports it).
     space_error: Option<Error>,
+    /// Whether the space records were loaded (a reader of a remote file
+    /// loads them only for a walk).
+    space_loaded: bool,
     free_list: FreeListKind,
     /// Whether opening rolled back a transaction a crash left behind.
     recovered: bool,
@@ -147,6 +150,7 @@ impl Session {
                 doomed: false,
             },
             space_error: None,
+            space_loaded: false,
             free_list,
             recovered: false,
             path: None,
@@ -559,15 +563,35 @@ impl Session {
             self.st.space.mark_proven();
         }
         self.space_error = None;
+        self.space_loaded = false;
+        // A reader of a remote file uses the free-space record only to
+        // check structures against it, and the record lies at the end of
+        // the file: a request of its own. Loaded when a walk asks.
+        if self.st.writable || !self.st.pager.batches() {
+            self.load_space_once()?;
+        }
+        if self.st.writable {
+            self.begin();
+        }
+        Ok(())
+    }
+
+    /// Load the free-space and held-space records if not loaded yet. A
+    /// reader goes on without a damaged one (`space_error` says why).
+    pub(crate) fn load_space_once(&mut self) -> Result<()> {
+        if self.space_loaded {
+            return Ok(());
+        }
+        self.space_loaded = true;
         if let Err(e) = self.load_space() {
             if self.st.writable {
                 return Err(e);
             }
             self.space_error = Some(e);
             self.st.space = FileSpace::new(self.sb.eof, self.free_list);
-        }
-        if self.st.writable {
-            self.begin();
+            if self.space_proven {
+                self.st.space.mark_proven();
+            }
         }
         Ok(())
     }

@@ -153,6 +153,7 @@ fn walk_extents(
     verify: bool,
     progress: &mut Progress,
 ) -> Result<(Stat, Vec<Extent>)> {
+    g.load_space_once()?;
     // Every live extent, for the accounting check: (addr, len, what).
     let mut extents: Vec<(u64, u64, &'static str)> = vec![];
     let mut s = Stat {
