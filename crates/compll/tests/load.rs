@@ -59,7 +59,7 @@ fn a_small_arena_starts_no_thread_and_a_shrinking_one_stops_it() {
 
     // Shrunk below 8 blocks: stopped, its context no longer counted.
     let mut live: Vec<(usize, Handle)> = hs.into_iter().enumerate().collect();
-    live.extend(more.into_iter().enumerate().map(|(i, h)| (i, h)));
+    live.extend(more.into_iter().enumerate());
     let keep = live.split_off(34);
     for &(_, h) in &live {
         a.free(h).unwrap();
