@@ -13,16 +13,25 @@
 #   bench/compll/run.sh --trees --reps 9 --json-dir bench/compll/results/trees
 #                                               # the generated tree and real trees of this
 #                                               # machine, one table (see below)
+#   bench/compll/run.sh --load 2                # two spinning processes beside the runs
+#   bench/compll/run.sh --trees --loads 0,2     # every tree quiet and with 2 spinning
+#                                               # processes, side by side in the table
 #
 # --trees runs the generated tree and the real trees of this machine, each
 # read from an ncdu export made once under $TARGET_DIR/compll-trees (with
 # `ncdu -x -o` when ncdu is installed, else with compll-du's own scan;
 # --fresh-trees makes them again). The trees: usr=/usr, root=/ (one file
-# system), checkout=this repository without its target directory,
+# system), checkout=the main checkout of this repository (the one that
+# holds .git; a git worktree has only its files) without its target
+# directory,
 # home=$HOME/.pyenv (or $HOME); --tree NAME=DIR (repeatable) replaces the
 # list. Each tree's report goes to --json-dir (default
 # $TARGET_DIR/compll-trees/results) as NAME.json, and the table of all of
-# them is printed at the end.
+# them is printed at the end. --loads L1,L2,.. runs every tree once per
+# load (compll-du --load L: L spinning processes beside the runs); the
+# reports are NAME.json for load 0 and NAME-loadL.json otherwise, and the
+# table gives each tree's rows together. Every report records the
+# machine's load average at its start and end.
 #
 # Times are wall clock (the aims use them), with process CPU time beside.
 # Every other argument is passed to compll-du (bench/compll/du; see
@@ -38,6 +47,7 @@ trees=0
 fresh=0
 json_dir=""
 tree_list=()
+loads="0"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --reps) reps="$2"; shift 2 ;;
@@ -46,6 +56,7 @@ while [[ $# -gt 0 ]]; do
     --fresh-trees) trees=1; fresh=1; shift ;;
     --tree) trees=1; tree_list+=("$2"); shift 2 ;;
     --json-dir) json_dir="$2"; shift 2 ;;
+    --loads) trees=1; loads="$2"; shift 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
@@ -64,7 +75,9 @@ mkdir -p "$tree_dir" "$json_dir"
 if [[ ${#tree_list[@]} == 0 ]]; then
   home_tree=$HOME
   [[ -d $HOME/.pyenv ]] && home_tree=$HOME/.pyenv
-  tree_list=(usr=/usr root=/ "checkout=$PWD" "home=$home_tree")
+  # A worktree's .git is a file: the checkout is the one it belongs to.
+  checkout=$(cd "$(git rev-parse --git-common-dir 2>/dev/null || echo .git)/.." && pwd)
+  tree_list=(usr=/usr root=/ "checkout=$checkout" "home=$home_tree")
 fi
 
 # The ncdu export of one tree, made once.
@@ -73,7 +86,8 @@ export_tree() {
   if [[ $fresh == 1 || ! -s $out ]]; then
     if command -v ncdu >/dev/null; then
       # The build directory of a checkout is left out, as `cargo clean` would.
-      ncdu -q -x -o "$out.tmp" --exclude "$(cd "$TARGET_DIR" && pwd)" "$dir" 2>/dev/null
+      ncdu -q -x -o "$out.tmp" --exclude "$(cd "$TARGET_DIR" && pwd)" \
+        --exclude "$(cd "$dir" && pwd)/target" "$dir" 2>/dev/null
     else
       "$du_bin" --scan "$dir" --export "$out.tmp" >/dev/null
     fi
@@ -84,12 +98,16 @@ export_tree() {
 
 reports=()
 run_tree() {
-  local name=$1
+  local name=$1 load out
   shift
-  echo "== $name"
-  "$du_bin" --reps "$reps" "$@" "${args[@]}" --json "$json_dir/$name.json"
-  reports+=("$json_dir/$name.json")
-  echo
+  for load in ${loads//,/ }; do
+    out="$json_dir/$name.json"
+    [[ $load != 0 ]] && out="$json_dir/$name-load$load.json"
+    echo "== $name (--load $load)"
+    "$du_bin" --reps "$reps" --load "$load" "$@" "${args[@]}" --json "$out"
+    reports+=("$out")
+    echo
+  done
 }
 run_tree generated
 for t in "${tree_list[@]}"; do

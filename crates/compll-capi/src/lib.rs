@@ -253,6 +253,8 @@ pub struct CConfig {
     pub cache_growth: c_uint,
     /// Node cache budget in bytes.
     pub node_cache: c_uint,
+    /// Blocks in use from which the compressor thread runs.
+    pub background_from: c_uint,
 }
 
 /// The name `compll_config_default` gives the default codec.
@@ -278,6 +280,7 @@ pub unsafe extern "C" fn compll_config_default(cfg: *mut CConfig) {
         readahead: d.get_readahead() as c_uint,
         cache_growth: d.get_cache_growth() as c_uint,
         node_cache: d.get_node_cache() as c_uint,
+        background_from: d.get_background_from() as c_uint,
     };
 }
 
@@ -306,6 +309,7 @@ pub unsafe extern "C" fn compll_ctx_new_config(cfg: *const CConfig) -> *mut Ctx 
     let cfg = config(c.block_size, c.alignment, c.uncomp_count, codec)
         .group_fields(c.group_fields as usize)
         .background_compression(c.background as usize)
+        .background_from(c.background_from as usize)
         .readahead(c.readahead as usize)
         .cache_growth(c.cache_growth as usize)
         .node_cache(c.node_cache as usize);

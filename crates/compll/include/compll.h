@@ -59,6 +59,9 @@ struct compll_config {
                                     blocks it just evicted (0: fixed) */
     unsigned int node_cache;     /* bytes of single-node copies kept for scattered
                                     reads (0: none); default 32768 */
+    unsigned int background_from; /* blocks in use from which the compressor thread
+                                    runs; it stops below half of this (0: from the
+                                    first block evicted); default 0 */
 };
 
 #ifndef COMPLL_NOLIB

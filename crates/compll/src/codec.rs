@@ -35,8 +35,13 @@ struct DictState {
 
 pub(crate) struct CodecState {
     codec: Codec,
-    /// Compression contexts: `None` in a state that only decompresses
-    /// (its compressing half was handed to the background compressor).
+    /// Whether this state compresses and decompresses: a state may have
+    /// one half only (the background thread's compressor, its loader).
+    can_c: bool,
+    can_d: bool,
+    /// Codec contexts, created on first use (an arena that never
+    /// compresses or never decompresses holds none: a zstd context is
+    /// about 0.1 MiB, which a small arena cannot afford idle).
     zstd_c: Option<CCtx<'static>>,
     zlib_c: Option<Compress>,
     zstd_d: Option<DCtx<'static>>,
@@ -51,6 +56,20 @@ fn sample_piece(block_len: usize) -> (usize, usize) {
     ((block_len / 4).min(block_len - len), len)
 }
 
+/// The context in `slot`, created by `make` on first use; an error in a
+/// state that does not have this half.
+fn lazy<T>(
+    slot: &mut Option<T>,
+    allowed: bool,
+    make: impl FnOnce() -> T,
+) -> std::result::Result<&mut T, String> {
+    if slot.is_none() && allowed {
+        *slot = Some(make());
+    }
+    slot.as_mut()
+        .ok_or_else(|| "this codec state has no such context".into())
+}
+
 impl CodecState {
     pub fn new(codec: &Codec) -> CodecState {
         CodecState::with_halves(codec, true, true)
@@ -61,39 +80,31 @@ impl CodecState {
     fn with_halves(codec: &Codec, compress: bool, decompress: bool) -> CodecState {
         let mut st = CodecState {
             codec: codec.clone(),
+            can_c: compress,
+            can_d: decompress,
             zstd_c: None,
             zlib_c: None,
             zstd_d: None,
             zlib_d: None,
             dict: None,
         };
-        match codec {
-            Codec::Zstd { .. } | Codec::ZstdTuned { .. } => {
-                st.zstd_c = compress.then(CCtx::create);
-                st.zstd_d = decompress.then(DCtx::create);
-            }
-            Codec::ZstdDict {
-                level,
-                train_blocks,
-                dict_size,
-            } => {
-                st.zstd_c = Some(CCtx::create());
-                st.zstd_d = Some(DCtx::create());
-                st.dict = Some(DictState {
-                    level: *level,
-                    train_blocks: *train_blocks,
-                    dict_size: *dict_size,
-                    samples: Vec::new(),
-                    sample_sizes: Vec::new(),
-                    trained: None,
-                    given_up: false,
-                });
-            }
-            Codec::Zlib { level } => {
-                st.zlib_c = compress.then(|| Compress::new(Compression::new(*level), true));
-                st.zlib_d = decompress.then(|| Decompress::new(true));
-            }
-            _ => {}
+        if let Codec::ZstdDict {
+            level,
+            train_blocks,
+            dict_size,
+        } = codec
+        {
+            st.can_c = true;
+            st.can_d = true;
+            st.dict = Some(DictState {
+                level: *level,
+                train_blocks: *train_blocks,
+                dict_size: *dict_size,
+                samples: Vec::new(),
+                sample_sizes: Vec::new(),
+                trained: None,
+                given_up: false,
+            });
         }
         st
     }
@@ -215,7 +226,7 @@ impl CodecState {
         cap: usize,
     ) -> std::result::Result<(), String> {
         use zstd::zstd_safe::CParameter;
-        let c = self.zstd_c.as_mut().ok_or("no zstd compression context")?;
+        let c = lazy(&mut self.zstd_c, self.can_c, CCtx::create)?;
         dst.reserve_exact(cap);
         let e = |e| format!("zstd error {e}");
         match &self.codec {
@@ -283,7 +294,7 @@ impl CodecState {
                 Ok(Encoding::Plain)
             }
             Codec::Zstd { level } => {
-                let c = self.zstd_c.as_mut().ok_or("no zstd compression context")?;
+                let c = lazy(&mut self.zstd_c, self.can_c, CCtx::create)?;
                 dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
                 c.compress(dst, src, *level)
                     .map_err(|e| format!("zstd error {e}"))?;
@@ -294,7 +305,7 @@ impl CodecState {
                 Ok(Encoding::Plain)
             }
             Codec::ZstdDict { level, .. } => {
-                let c = self.zstd_c.as_mut().ok_or("no zstd compression context")?;
+                let c = lazy(&mut self.zstd_c, self.can_c, CCtx::create)?;
                 dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
                 let d = self.dict.as_ref().expect("dict state");
                 if let Some((cd, _, _)) = &d.trained {
@@ -307,8 +318,11 @@ impl CodecState {
                     Ok(Encoding::Plain)
                 }
             }
-            Codec::Zlib { .. } => {
-                let c = self.zlib_c.as_mut().ok_or("no zlib compression state")?;
+            Codec::Zlib { level } => {
+                let level = *level;
+                let c = lazy(&mut self.zlib_c, self.can_c, || {
+                    Compress::new(Compression::new(level), true)
+                })?;
                 c.reset();
                 dst.reserve(src.len() + src.len() / 100 + 64);
                 match c.compress_vec(src, dst, FlushCompress::Finish) {
@@ -346,7 +360,7 @@ impl CodecState {
                 dst.truncate(n);
             }
             Encoding::Dict => {
-                let d = self.zstd_d.as_mut().ok_or_else(|| err("no zstd".into()))?;
+                let d = lazy(&mut self.zstd_d, self.can_d, DCtx::create).map_err(err)?;
                 let dd = self
                     .dict
                     .as_ref()
@@ -364,13 +378,14 @@ impl CodecState {
                     dst.truncate(n);
                 }
                 Codec::Zstd { .. } | Codec::ZstdDict { .. } | Codec::ZstdTuned { .. } => {
-                    let d = self.zstd_d.as_mut().ok_or_else(|| err("no zstd".into()))?;
+                    let d = lazy(&mut self.zstd_d, self.can_d, DCtx::create).map_err(err)?;
                     dst.reserve(len);
                     d.decompress(dst, src)
                         .map_err(|e| err(format!("zstd error {e}")))?;
                 }
                 Codec::Zlib { .. } => {
-                    let d = self.zlib_d.as_mut().ok_or_else(|| err("no zlib".into()))?;
+                    let d = lazy(&mut self.zlib_d, self.can_d, || Decompress::new(true))
+                        .map_err(err)?;
                     d.reset(true);
                     dst.reserve(len);
                     match d.decompress_vec(src, dst, FlushDecompress::Finish) {

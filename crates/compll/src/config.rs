@@ -241,6 +241,7 @@ pub struct Config {
     pub(crate) node_cache: usize,
     pub(crate) group_fields: usize,
     pub(crate) background: usize,
+    pub(crate) background_from: usize,
     pub(crate) readahead: usize,
     pub(crate) cache_growth: usize,
     pub(crate) target_ratio: f64,
@@ -256,6 +257,7 @@ impl Default for Config {
             node_cache: 32 * 1024,
             group_fields: 0,
             background: 0,
+            background_from: 0,
             readahead: 0,
             cache_growth: 0,
             target_ratio: 0.0,
@@ -405,7 +407,10 @@ impl Config {
     /// for h in hs.iter().rev() {
     ///     a.read(*h).unwrap(); // walking back: later blocks come ahead
     /// }
-    /// assert!(a.stats().decompressed_ahead > 0);
+    /// let s = a.stats();
+    /// // Each block asked for came from the thread, or, where the thread
+    /// // had not started on it yet, was unpacked by the reading thread.
+    /// assert!(s.decompressed_ahead + s.taken_over > 0);
     /// ```
     pub fn readahead(mut self, blocks: usize) -> Self {
         self.readahead = blocks;
@@ -419,6 +424,46 @@ impl Config {
     /// ```
     pub fn get_readahead(&self) -> usize {
         self.readahead
+    }
+
+    /// Starts the background thread (see
+    /// [`Config::background_compression`]) only once the arena holds
+    /// `blocks` blocks, and stops it (its contexts freed) when the arena
+    /// shrinks below half of that. The thread's compression context (about
+    /// 0.1 MiB for zstd) and its decompression context cost a small arena
+    /// more than its nodes compress to, and a small arena has little to
+    /// hand over; 0 (the default) starts it at the first block evicted.
+    /// [`Stats::background_running`](crate::Stats) and
+    /// [`Stats::background_starts`](crate::Stats) say what it did.
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(
+    ///     Config::default()
+    ///         .uncompressed_blocks(1)
+    ///         .background_compression(2)
+    ///         .background_from(64),
+    /// )
+    /// .unwrap();
+    /// let hs: Vec<_> = (0..8).map(|_| a.alloc(20_000).unwrap()).collect();
+    /// a.flush().unwrap();
+    /// let s = a.stats();
+    /// assert!(!s.background_running);   // 8 blocks: compressed here
+    /// assert_eq!(s.background_starts, 0);
+    /// # let _ = hs;
+    /// ```
+    pub fn background_from(mut self, blocks: usize) -> Self {
+        self.background_from = blocks;
+        self
+    }
+
+    /// Blocks in use from which the background thread runs (0: at once).
+    ///
+    /// ```
+    /// assert_eq!(compll::Config::default().get_background_from(), 0);
+    /// ```
+    pub fn get_background_from(&self) -> usize {
+        self.background_from
     }
 
     /// The background compressor's queue length (0: none).

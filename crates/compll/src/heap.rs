@@ -75,7 +75,7 @@ use crate::lru::Lru;
 use crate::nodecache::NodeCache;
 use crate::pack::Packer;
 use crate::stats::Stats;
-use crate::worker::{Unpack, Worker};
+use crate::worker::Worker;
 
 mod background;
 mod budget;
@@ -178,9 +178,23 @@ pub(crate) struct BlockHeap {
     lru: Lru,
     spare: Vec<Vec<u8>>,
     packer: Packer,
-    /// The background compressor, when configured; it holds the codec's
-    /// compression context.
+    /// The background thread while it runs; it holds a compression
+    /// context of its own (and a decompression context once it reads
+    /// ahead).
     worker: Option<Worker>,
+    /// The codec the background thread is started with; `None` when no
+    /// thread is configured, the codec cannot be split (dictionary), or a
+    /// thread was lost (then none is started again).
+    background_codec: Option<crate::config::Codec>,
+    /// Blocks in use from which the thread runs (0: from the first
+    /// eviction); it stops below half of this.
+    background_from: usize,
+    /// Blocks in use (normal and large).
+    in_use: usize,
+    /// Times the thread was started.
+    worker_starts: u64,
+    /// Jobs queued for the thread that this thread claimed and did.
+    taken_over: u64,
     pending: Vec<Pending>,
     max_pending: usize,
     /// Blocks being or already decompressed ahead by the background thread.
@@ -207,21 +221,11 @@ impl BlockHeap {
     pub fn new(cfg: &Config) -> Result<BlockHeap> {
         let resolved = cfg.resolve()?;
         let codec = CodecState::new(&cfg.codec);
-        // The compressor thread gets a context of its own; the arena's
+        // The thread is started once the arena has enough blocks
+        // (`ensure_worker`); it gets a context of its own, and the arena's
         // thread keeps one too, for blocks it compresses itself while the
-        // thread is busy.
-        let worker = if cfg.background > 0 && codec.can_split() {
-            Worker::spawn(
-                CodecState::compressor(&cfg.codec),
-                Unpack {
-                    codec: cfg.codec.clone(),
-                    layout: Layout::new(resolved),
-                    group: cfg.group_fields,
-                },
-            )
-        } else {
-            None
-        };
+        // thread is busy or not running.
+        let background_codec = (cfg.background > 0 && codec.can_split()).then(|| cfg.codec.clone());
         Ok(BlockHeap {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             layout: Layout::new(resolved),
@@ -240,7 +244,12 @@ impl BlockHeap {
             lru: Lru::default(),
             spare: Vec::new(),
             packer: Packer::new(codec, cfg.group_fields),
-            worker,
+            worker: None,
+            background_codec,
+            background_from: cfg.background_from,
+            in_use: 0,
+            worker_starts: 0,
+            taken_over: 0,
             pending: Vec::new(),
             max_pending: cfg.background,
             ahead: Vec::new(),
@@ -402,6 +411,10 @@ impl BlockHeap {
             self.release_block(b as u32);
             return Ok(());
         }
+        if m.comp.is_none() {
+            self.ensure_worker();
+        }
+        let m = &self.blocks[b];
         if m.comp.is_none() && self.worker_here() && !self.compressor_busy() {
             self.hand_over(i, b as u32);
         } else if self.blocks[b].comp.is_none() {
@@ -524,7 +537,8 @@ impl BlockHeap {
     fn release_block(&mut self, b: u32) {
         self.set_largest(b, 0);
         if let Some(pos) = self.pending_of(b) {
-            self.pending.swap_remove(pos);
+            // Skipped by the thread if it has not started on it.
+            crate::worker::claim(&self.pending.swap_remove(pos).claim);
         }
         let slot = self.blocks[b as usize].slot;
         if slot != NO_SLOT {
@@ -542,6 +556,7 @@ impl BlockHeap {
         m.live = 0;
         m.gen = m.gen.wrapping_add(1);
         self.vacant.push(b);
+        self.maybe_stop_worker();
     }
 
     /// Ensures block `b` is cached and returns its slot.
@@ -1016,6 +1031,9 @@ impl BlockHeap {
             blocks: blocks as u64,
             live_nodes: self.live_nodes,
             fast_blocks: self.budget.fast_blocks,
+            background_running: self.worker.is_some(),
+            background_starts: self.worker_starts,
+            taken_over: self.taken_over,
         }
     }
 

@@ -45,6 +45,17 @@ pub struct Stats {
     /// Blocks held in lz4 form because memory was to spare (see
     /// [`Config::target_ratio`](crate::Config::target_ratio)).
     pub fast_blocks: u64,
+    /// Whether the background thread runs now (see
+    /// [`Config::background_from`](crate::Config::background_from): it
+    /// starts once the arena holds enough blocks and stops when it
+    /// shrinks).
+    pub background_running: bool,
+    /// Times the background thread was started.
+    pub background_starts: u64,
+    /// Jobs queued for the background thread (a compression, a load
+    /// ahead) that the arena's thread did itself because it needed the
+    /// result before the thread had started on it.
+    pub taken_over: u64,
 }
 
 impl Stats {

@@ -5,19 +5,39 @@
 //! that is needed again before then is taken back as it is. With
 //! read-ahead it also decompresses blocks the arena expects to read next,
 //! with a decompression context it creates on the first such job.
+//!
+//! Every job carries a [`Claim`]: the thread takes a job only by claiming
+//! it, and the arena's thread may claim a queued job first and do it
+//! itself, so it never waits for work the thread has not started (on a
+//! busy machine the thread may not be running at all). Both sides sleep
+//! on their channel when idle; neither spins.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 use crate::codec::{CodecState, Encoding};
 use crate::error::Result;
 use crate::layout::Layout;
 use crate::pack::Packer;
 
-/// A request; `ver` names it.
+/// Who does a job: set once, by whichever side claims it first.
+pub(crate) type Claim = Arc<AtomicBool>;
+
+/// A fresh, unclaimed claim.
+pub(crate) fn new_claim() -> Claim {
+    Arc::new(AtomicBool::new(false))
+}
+
+/// Claims a job: true for exactly one caller, the one that does it.
+pub(crate) fn claim(c: &Claim) -> bool {
+    !c.swap(true, Ordering::AcqRel)
+}
+
+/// A request; `ver` names it. The thread answers the jobs it claims, in
+/// the order it got them, and skips, without an answer, those the
+/// arena's thread claimed first.
 pub(crate) enum Job {
     /// Compress this image (field-grouped already where configured);
     /// with `fast`, with lz4 whatever the configured codec.
@@ -25,6 +45,7 @@ pub(crate) enum Job {
         ver: u64,
         src: Arc<Vec<u8>>,
         fast: bool,
+        claim: Claim,
     },
     /// Rebuild the `len`-byte image of a block from its stored form.
     Load {
@@ -33,10 +54,16 @@ pub(crate) enum Job {
         enc: Encoding,
         len: usize,
         normal: bool,
-        /// Set by the arena when it loaded the block itself meanwhile: the
-        /// job is then skipped, without an answer.
-        cancel: Arc<AtomicBool>,
+        claim: Claim,
     },
+}
+
+impl Job {
+    fn claim(&self) -> &Claim {
+        match self {
+            Job::Compress { claim, .. } | Job::Load { claim, .. } => claim,
+        }
+    }
 }
 
 /// A request's result.
@@ -100,9 +127,15 @@ impl Worker {
                 // Frees the channel's buffer now rather than at exit.
                 drop(codec_rx);
                 let mut loader: Option<Packer> = None;
-                while let Some(job) = recv_soon(&job_rx) {
+                // Sleeps on the channel between jobs: a thread that polled
+                // would burn the share of a core a busy machine leaves it.
+                while let Ok(job) = job_rx.recv() {
+                    if !claim(job.claim()) {
+                        // The arena's thread did it itself.
+                        continue;
+                    }
                     let done = match job {
-                        Job::Compress { ver, src, fast } => {
+                        Job::Compress { ver, src, fast, .. } => {
                             // The output buffer lives only for this job, as
                             // on the arena's own thread: nothing is held
                             // between jobs.
@@ -117,7 +150,6 @@ impl Worker {
                             drop(src);
                             Done::Compressed { ver, comp, enc }
                         }
-                        Job::Load { cancel, .. } if cancel.load(Ordering::Acquire) => continue,
                         Job::Load {
                             ver,
                             comp,
@@ -191,37 +223,29 @@ impl Worker {
         }
     }
 
-    /// Waits for the next finished job; `None` when the thread is gone.
+    /// Waits (asleep) for the next finished job; `None` when the thread
+    /// is gone. Callers wait only for jobs the thread has claimed, which
+    /// it is working on.
     pub fn recv(&self) -> Option<Done> {
-        recv_soon(&self.link.as_ref()?.done)
+        self.link.as_ref()?.done.recv().ok()
+    }
+
+    /// Lets the thread go without waiting for it: it ends, freeing its
+    /// contexts, once it sees the job channel closed (after the job it
+    /// may be finishing, whose answer nobody reads).
+    pub fn retire(mut self) {
+        if let Some(link) = self.link.take() {
+            if self.forked() {
+                std::mem::forget(link);
+                return;
+            }
+            drop(link.jobs);
+            drop(link.thread);
+        }
     }
 
     pub fn ctx_bytes(&self) -> u64 {
         self.ctx_bytes.load(Ordering::Relaxed)
-    }
-}
-
-/// How long a thread polls a channel before it sleeps on it: about one
-/// block's compression. Falling asleep and being woken costs tens of
-/// microseconds on a busy or virtual machine, as much as a job; the two
-/// threads hand blocks to each other at about that pace while an arena is
-/// being filled, so each polls rather than sleeps between two of them.
-const POLL: Duration = Duration::from_micros(100);
-
-/// The next message on `rx`, polling for up to [`POLL`] before sleeping;
-/// `None` once the other side is gone.
-fn recv_soon<T>(rx: &Receiver<T>) -> Option<T> {
-    let start = Instant::now();
-    loop {
-        match rx.try_recv() {
-            Ok(m) => return Some(m),
-            Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) => {}
-        }
-        if start.elapsed() >= POLL {
-            return rx.recv().ok();
-        }
-        std::hint::spin_loop();
     }
 }
 

@@ -51,6 +51,22 @@ pub(crate) struct Args {
     /// next block itself.
     #[arg(long, default_value_t = 2)]
     pub(crate) background: usize,
+    /// Blocks in use from which the background thread runs
+    /// (`Config::background_from`): a smaller arena compresses on the
+    /// benchmark's thread and holds no context for the thread; the thread
+    /// stops when the arena shrinks below half of this. 0: from the first
+    /// eviction.
+    #[arg(long, default_value_t = 256)]
+    pub(crate) background_from: usize,
+    /// Busy processes beside the measurement: this many children of
+    /// compll-du spin on integer arithmetic (seeded by --seed) from before
+    /// the first run to after the last, so figures under load can be
+    /// reproduced on any machine. 0: none.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) load: usize,
+    /// Internal: be one of --load's spinning processes.
+    #[arg(long, hide = true)]
+    pub(crate) spin: Option<u64>,
     /// Blocks the background thread may decompress ahead of reads that
     /// walk the arena one way (`Config::readahead`; 0: none).
     #[arg(long, default_value_t = 4)]
@@ -119,6 +135,7 @@ pub(crate) fn config_for(
     let c = Codec::parse(codec).map_err(|e| e.to_string())?;
     Ok(Config::default()
         .background_compression(args.background)
+        .background_from(args.background_from)
         .readahead(args.readahead)
         .cache_growth(args.cache_growth)
         .block_size(block)

@@ -10,7 +10,8 @@
 //! ```text
 //! compll-du [--generate N | --scan DIR | --import FILE] [--quick] [--json FILE]
 //!           [--block-size B] [--uncompressed N] [--codec NAME] [--group-fields N]
-//!           [--node-cache B] [--background N] [--readahead N] [--cache-growth N] [--reps N]
+//!           [--node-cache B] [--background N] [--background-from N] [--readahead N]
+//!           [--cache-growth N] [--reps N] [--load N]
 //!           [--shape] [--table REPORT.json..]
 //!           [--sweep [--sweep-blocks B,..] [--sweep-uncompressed N,..]
 //!                    [--sweep-codecs NAME,..] [--sweep-groups N,..]]
@@ -18,6 +19,7 @@
 
 mod cli;
 mod entries;
+mod load;
 mod measure;
 mod report;
 mod runs;
@@ -38,6 +40,9 @@ use workload::Figures;
 
 fn main() {
     let args = Args::parse();
+    if let Some(seed) = args.spin {
+        load::spin(seed);
+    }
     if let Err(e) = real_main(args) {
         eprintln!("compll-du: {e}");
         std::process::exit(1);
@@ -72,6 +77,8 @@ fn real_main(args: Args) -> Result<(), String> {
     // Checked without starting a compressor thread (see below).
     Arena::new(cfg.clone().background_compression(0)).map_err(|e| e.to_string())?;
     let reps = args.reps.max(1);
+    let loadavg_start = load::loadavg();
+    let spinning = load::Load::start(args.load, args.seed)?;
 
     // One unmeasured run of each backend first: the first run in a process
     // pays for faulting in the pages malloc takes from the kernel (the heap
@@ -90,6 +97,7 @@ fn real_main(args: Args) -> Result<(), String> {
     let compll_runs: Vec<CompllRun> = (0..reps)
         .map(|_| run_compll(&entries, &cfg, true))
         .collect();
+    let loadavg_end = load::loadavg();
     let heap = median_figures(&heap_runs);
     let mut compll = compll_runs[0].clone();
     compll.figures = median_figures(&compll_runs.iter().map(|r| r.figures).collect::<Vec<_>>());
@@ -112,11 +120,15 @@ fn real_main(args: Args) -> Result<(), String> {
         ratios: rat,
         floor,
         sweep: Vec::new(),
+        load: spinning.len(),
+        loadavg_start,
+        loadavg_end,
     };
     print_summary(&report, &args);
     if args.sweep {
         report.sweep = sweep::sweep(&args, &entries, &report.heap, reps)?;
     }
+    drop(spinning);
     if let Some(j) = &args.json {
         write_json(&report, j)?;
     }

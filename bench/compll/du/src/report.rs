@@ -106,6 +106,12 @@ pub(crate) struct Report {
     pub(crate) floor: Option<FloorReport>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) sweep: Vec<SweepRow>,
+    /// Spinning processes beside the runs (`--load`).
+    pub(crate) load: usize,
+    /// The machine's load averages (1, 5, 15 minutes) before the first
+    /// run and after the last (`None`: not available here).
+    pub(crate) loadavg_start: Option<[f64; 3]>,
+    pub(crate) loadavg_end: Option<[f64; 3]>,
 }
 
 /// The floor against the heap backend: the least time each operation
@@ -197,9 +203,20 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         r.entries
     );
     println!("shape: {}", r.shape);
+    let la = |l: Option<[f64; 3]>| {
+        l.map_or("unknown".to_string(), |l| {
+            format!("{:.2} / {:.2} / {:.2}", l[0], l[1], l[2])
+        })
+    };
     println!(
-        "config: block {} B, {} uncompressed, codec {}, {} node bytes grouped, {} blocks may wait for the background compressor, {} read ahead",
-        args.block_size, args.uncompressed, args.codec, args.group_fields, args.background, args.readahead
+        "load: {} spinning processes beside the runs (--load); machine load average (1 / 5 / 15 min) {} at the start, {} at the end",
+        r.load,
+        la(r.loadavg_start),
+        la(r.loadavg_end)
+    );
+    println!(
+        "config: block {} B, {} uncompressed, codec {}, {} node bytes grouped, {} blocks may wait for the background compressor (its thread runs from {} blocks), {} read ahead",
+        args.block_size, args.uncompressed, args.codec, args.group_fields, args.background, args.background_from, args.readahead
     );
     println!("times: wall clock (what the ratios and aims use); cpu = CPU time of the whole process, all threads");
     println!(
@@ -264,6 +281,10 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         compll.hit_rate,
         compll.fast_blocks,
         compll.blocks
+    );
+    println!(
+        "compll background thread: running after the scan {}, started {} times; {} jobs queued for it done by the arena's thread (it had not started on them)",
+        compll.background_running, compll.background_starts, compll.taken_over
     );
     let d = compll.decompressions_by_operation;
     let a = compll.decompressed_ahead_by_operation;

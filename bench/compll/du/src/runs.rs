@@ -30,6 +30,12 @@ pub(crate) struct CompllRun {
     pub(crate) blocks: u64,
     pub(crate) fast_blocks: u64,
     pub(crate) dictionary_bytes: Option<usize>,
+    /// Whether the background thread ran after the scan, how often it was
+    /// started over the run, and the jobs queued for it that the arena's
+    /// thread did itself.
+    pub(crate) background_running: bool,
+    pub(crate) background_starts: u64,
+    pub(crate) taken_over: u64,
     /// Block decompressions during each operation.
     pub(crate) decompressions_by_operation: PerOp,
     /// Of those, decompressed ahead on the background thread.
@@ -151,6 +157,9 @@ pub(crate) fn run_compll(entries: &[Entry], cfg: &Config, floor: bool) -> Compll
         blocks: st.blocks,
         fast_blocks: st.fast_blocks,
         dictionary_bytes: dict,
+        background_running: st.background_running,
+        background_starts: end.background_starts,
+        taken_over: end.taken_over,
         decompressions_by_operation: trace.decompressions,
         decompressed_ahead_by_operation: trace.ahead,
         uncompressed_after_operation: trace.cached,

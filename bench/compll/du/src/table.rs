@@ -1,6 +1,8 @@
 //! The table of several reports (`compll-du --table A.json B.json ..`):
 //! one row per tree with every operation's wall-clock and CPU-time ratio
-//! and the memory ratios, then the trees' shapes, as Markdown.
+//! and the memory ratios, the load beside the runs (spinning processes,
+//! the machine's 1-minute load average at the start and end), then the
+//! trees' shapes, as Markdown.
 
 use std::path::PathBuf;
 
@@ -28,8 +30,8 @@ pub(crate) fn print_table(files: &[PathBuf]) -> Result<(), String> {
         let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
         reports.push((name(f), v));
     }
-    println!("| tree | entries | reps | memory × (counted / mallinfo2) | scan | open | browse | delete | worst |");
-    println!("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("| tree | entries | reps | memory × (counted / mallinfo2) | scan | open | browse | delete | worst | --load / load avg |");
+    println!("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |");
     for (n, v) in &reports {
         let r = |k: &str| num(v, &["ratios", k]);
         let op = |k: &str| format!("{:.2}× ({:.2}×)", r(k), r(&format!("{k}_cpu")));
@@ -37,8 +39,14 @@ pub(crate) fn print_table(files: &[PathBuf]) -> Result<(), String> {
             .iter()
             .map(|k| r(k))
             .fold(0.0, f64::max);
+        let la = |k: &str| {
+            v.get(k)
+                .and_then(|l| l.get(0))
+                .and_then(Value::as_f64)
+                .map_or("?".to_string(), |x| format!("{x:.1}"))
+        };
         println!(
-            "| {n} | {} | {} | {:.2} / {:.2} | {} | {} | {} | {} | {:.2}× |",
+            "| {n} | {} | {} | {:.2} / {:.2} | {} | {} | {} | {} | {:.2}× | {} / {}–{} |",
             num(v, &["entries"]),
             num(v, &["reps"]),
             r("memory"),
@@ -47,12 +55,15 @@ pub(crate) fn print_table(files: &[PathBuf]) -> Result<(), String> {
             op("open"),
             op("browse"),
             op("delete"),
-            worst
+            worst,
+            num(v, &["load"]),
+            la("loadavg_start"),
+            la("loadavg_end")
         );
     }
     println!();
-    println!("| tree | heap scan / open / browse / delete ms | compll scan / open / browse / delete ms | heap / compll counted MiB |");
-    println!("| --- | --- | --- | --- |");
+    println!("| tree | heap scan / open / browse / delete ms | compll scan / open / browse / delete ms | compll CPU ms | heap / compll counted MiB |");
+    println!("| --- | --- | --- | --- | --- |");
     for (n, v) in &reports {
         let ms = |who: &str| {
             ["scan_ms", "open_ms", "browse_ms", "delete_ms"]
@@ -61,8 +72,18 @@ pub(crate) fn print_table(files: &[PathBuf]) -> Result<(), String> {
                 .collect::<Vec<_>>()
                 .join(" / ")
         };
+        let cpu = [
+            "scan_cpu_ms",
+            "open_cpu_ms",
+            "browse_cpu_ms",
+            "delete_cpu_ms",
+        ]
+        .iter()
+        .map(|k| format!("{:.2}", num(v, &["compll", k])))
+        .collect::<Vec<_>>()
+        .join(" / ");
         println!(
-            "| {n} | {} | {} | {:.2} / {:.2} |",
+            "| {n} | {} | {} | {cpu} | {:.2} / {:.2} |",
             ms("heap"),
             ms("compll"),
             num(v, &["heap", "mem_bytes"]) / 1048576.0,

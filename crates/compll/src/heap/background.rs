@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use super::{BlockHeap, Kind};
-use crate::codec::Encoding;
+use crate::codec::{CodecState, Encoding};
 use crate::error::{Error, Result};
-use crate::worker::{Done, Job};
+use crate::layout::Layout;
+use crate::worker::{claim, new_claim, Claim, Done, Job, Unpack, Worker};
 
 /// A block handed to the background compressor: evicted, not cached, not
 /// yet stored. `src` is what the compressor got (the image, or its
@@ -20,6 +21,11 @@ pub(super) struct Pending {
     pub(super) ver: u64,
     pub(super) src: Arc<Vec<u8>>,
     pub(super) grouped: bool,
+    /// Stored with lz4 (the memory target's choice at hand-over).
+    pub(super) fast: bool,
+    /// Taken by the thread when it starts on the job, or by this thread
+    /// when it needs the result first ([`BlockHeap::steal_pending`]).
+    pub(super) claim: Claim,
 }
 
 impl BlockHeap {
@@ -48,21 +54,32 @@ impl BlockHeap {
         let fast = self.store_fast(self.slots[i].buf.len());
         let ver = self.next_ver;
         self.next_ver += 1;
+        let claim = new_claim();
         self.pending.push(Pending {
             block: b,
             ver,
             src: Arc::clone(&src),
             grouped,
+            fast,
+            claim: Arc::clone(&claim),
         });
+        let job = Job::Compress {
+            ver,
+            src,
+            fast,
+            claim,
+        };
         let sent = match &self.worker {
-            Some(w) => w.send(Job::Compress { ver, src, fast }).is_ok(),
+            Some(w) => w.send(job).is_ok(),
             None => false,
         };
         if !sent {
             self.worker_gone();
         }
         while self.pending.len() > self.max_pending {
-            self.wait_one();
+            if !self.steal_pending(0) {
+                self.wait_one();
+            }
         }
     }
 
@@ -137,10 +154,93 @@ impl BlockHeap {
     }
 
     /// Waits until no block waits for the compressor and no load ahead is
-    /// on its way.
+    /// on its way. Jobs the thread has not started are not waited for:
+    /// blocks queued for compression are compressed here, loads queued
+    /// ahead are dropped (every caller drops the images read ahead). Only
+    /// the job the thread is working on, if any, is waited for.
     pub(super) fn wait_all(&mut self) {
+        self.drain();
+        for a in std::mem::take(&mut self.ahead) {
+            // Claimed here: the thread skips it. Claimed by the thread:
+            // its answer is dropped when it comes.
+            claim(&a.claim);
+        }
+        let mut pos = 0;
+        while pos < self.pending.len() {
+            if !self.steal_pending(pos) {
+                pos += 1;
+            }
+        }
         while self.outstanding() {
             self.wait_one();
+        }
+    }
+
+    /// Compresses waiting block `pending[pos]` on this thread if the
+    /// background thread has not started on it (it then skips the job),
+    /// removing it from `pending`; false if the thread has it.
+    pub(super) fn steal_pending(&mut self, pos: usize) -> bool {
+        if !claim(&self.pending[pos].claim) {
+            return false;
+        }
+        let p = self.pending.swap_remove(pos);
+        let mut out = Vec::new();
+        let enc = if p.fast {
+            self.packer.codec.encode_fast(&p.src, &mut out)
+        } else {
+            self.packer.codec.encode(&p.src, &mut out)
+        };
+        let comp: Box<[u8]> = out.as_slice().into();
+        drop(out);
+        self.compressions += 1;
+        self.taken_over += 1;
+        self.compressed_bytes += comp.len() as u64;
+        self.note_stored(p.block, comp.len(), enc);
+        let m = &mut self.blocks[p.block as usize];
+        m.comp = Some(comp);
+        m.enc = enc;
+        true
+    }
+
+    /// Starts the background thread if one is configured, not running,
+    /// and the arena holds enough blocks to pay for its contexts
+    /// ([`Config::background_from`](crate::Config::background_from)).
+    pub(super) fn ensure_worker(&mut self) {
+        if self.worker.is_some() || self.in_use < self.background_from.max(1) {
+            return;
+        }
+        let Some(codec) = self.background_codec.clone() else {
+            return;
+        };
+        self.worker = Worker::spawn(
+            CodecState::compressor(&codec),
+            Unpack {
+                codec,
+                layout: Layout::new(self.resolved),
+                group: self.packer.group,
+            },
+        );
+        if self.worker.is_some() {
+            self.worker_starts += 1;
+        } else {
+            // No thread could be started: the arena goes on alone.
+            self.background_codec = None;
+        }
+    }
+
+    /// Stops the background thread once the arena has shrunk below half
+    /// the size that started it: what it had queued is done here (or, if
+    /// it is on it, waited for), and it frees its contexts as it ends.
+    pub(super) fn maybe_stop_worker(&mut self) {
+        if self.worker.is_none()
+            || self.background_from == 0
+            || self.in_use >= self.background_from / 2
+        {
+            return;
+        }
+        self.wait_all();
+        if let Some(w) = self.worker.take() {
+            w.retire();
         }
     }
 
@@ -163,6 +263,9 @@ impl BlockHeap {
     /// on blocks are compressed and loaded here.
     pub(super) fn worker_gone(&mut self) {
         self.worker = None;
+        // Not started again: its codec may panic again, or this is a
+        // child of `fork` whose parent's thread it must not stand in for.
+        self.background_codec = None;
         // Blocks on their way back are loaded here when they are read.
         self.ahead.clear();
         for p in std::mem::take(&mut self.pending) {

@@ -131,8 +131,10 @@ impl BlockHeap {
         } as u64;
         if live {
             self.budget.live_bytes += len;
+            self.in_use += 1;
         } else {
             self.budget.live_bytes -= len;
+            self.in_use -= 1;
         }
     }
 }

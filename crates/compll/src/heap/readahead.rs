@@ -2,11 +2,10 @@
 //! that walk the arena one way. See
 //! [`Config::readahead`](crate::Config::readahead).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{BlockHeap, Kind, NO_SLOT};
-use crate::worker::Job;
+use crate::worker::{claim, new_claim, Claim, Job};
 
 /// A block the background thread decompresses ahead of a read: not
 /// cached, stored, and not changed until it is loaded (any access to a
@@ -14,8 +13,9 @@ use crate::worker::Job;
 pub(super) struct Ahead {
     pub(super) block: u32,
     pub(super) ver: u64,
-    /// Tells the thread to skip the job (see [`BlockHeap::take_ahead`]).
-    pub(super) cancel: Arc<std::sync::atomic::AtomicBool>,
+    /// Taken by the thread when it starts on the job, or by this thread
+    /// when it needs the block first (see [`BlockHeap::take_ahead`]).
+    pub(super) claim: Claim,
     /// `None` while on its way; then the image, or `None` if the thread
     /// could not rebuild it (the read does it again and reports why).
     pub(super) image: Option<Option<Vec<u8>>>,
@@ -47,10 +47,12 @@ const AHEAD_FORGET: u32 = 64;
 impl BlockHeap {
     /// Puts block `b`'s image, decompressed ahead, into slot `i`; false if
     /// there is none (or the thread could not rebuild it), and the caller
-    /// decompresses. An image on its way is waited for if the thread is
-    /// working on it (the oldest request not yet answered); if it is still
-    /// queued behind others, this thread decompresses it itself and the
-    /// thread skips it: both cores then share the loads.
+    /// decompresses. A request the thread has not started on is claimed
+    /// here and left to the caller (the thread skips it): a read never
+    /// waits for a thread that may not be running. Only an image the
+    /// thread is working on is waited for, and meanwhile this thread
+    /// unpacks the next block the thread has queued, so both cores share
+    /// the loads.
     pub(super) fn take_ahead(&mut self, b: u32, i: usize) -> bool {
         if self.ahead.is_empty() {
             return false;
@@ -62,15 +64,9 @@ impl BlockHeap {
             };
             match self.ahead[pos].image.take() {
                 None => {
-                    let oldest = self
-                        .ahead
-                        .iter()
-                        .filter(|a| a.image.is_none())
-                        .map(|a| a.ver)
-                        .min();
-                    if oldest != Some(self.ahead[pos].ver) {
-                        let a = self.ahead.swap_remove(pos);
-                        a.cancel.store(true, Ordering::Release);
+                    if claim(&self.ahead[pos].claim) {
+                        self.ahead.swap_remove(pos);
+                        self.taken_over += 1;
                         return false;
                     }
                     // The thread is on it: rather than wait idle, unpack
@@ -97,29 +93,29 @@ impl BlockHeap {
     }
 
     /// Unpacks on this thread the oldest block still queued for the
-    /// background thread behind the one it is working on (which the
-    /// thread then skips), keeping the image as read ahead; false if there
-    /// is none.
+    /// background thread (which then skips it), keeping the image as read
+    /// ahead; false if the thread has started on every request.
     pub(super) fn steal_ahead(&mut self) -> bool {
-        // The two oldest requests still on their way: the thread works on
-        // the first (requests are answered in order), the second waits.
-        let (mut first, mut second) = (u64::MAX, u64::MAX);
-        for a in self.ahead.iter().filter(|a| a.image.is_none()) {
-            if a.ver < first {
-                second = first;
-                first = a.ver;
-            } else if a.ver < second {
-                second = a.ver;
-            }
-        }
-        let Some(pos) = self.ahead.iter().position(|a| a.ver == second) else {
+        let mut order: Vec<(u64, usize)> = self
+            .ahead
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.image.is_none())
+            .map(|(p, a)| (a.ver, p))
+            .collect();
+        order.sort_unstable();
+        let Some(pos) = order
+            .into_iter()
+            .map(|(_, p)| p)
+            .find(|&p| claim(&self.ahead[p].claim))
+        else {
             return false;
         };
-        self.ahead[pos].cancel.store(true, Ordering::Release);
         let c = self.ahead[pos].block;
         let mut img = Vec::new();
         let ok = self.unpack_stored(c, &mut img).is_ok();
         self.ahead[pos].image = Some(ok.then_some(img));
+        self.taken_over += 1;
         true
     }
 
@@ -196,21 +192,21 @@ impl BlockHeap {
         };
         let ver = self.next_ver;
         self.next_ver += 1;
-        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let claim = new_claim();
         let job = Job::Load {
             ver,
             comp: comp.into(),
             enc: m.enc,
             len,
             normal,
-            cancel: Arc::clone(&cancel),
+            claim: Arc::clone(&claim),
         };
         let sent = self.worker.as_ref().is_some_and(|w| w.send(job).is_ok());
         if sent {
             self.ahead.push(Ahead {
                 block: c,
                 ver,
-                cancel,
+                claim,
                 image: None,
             });
         } else {

@@ -131,6 +131,7 @@ static void test_config(void) {
 #ifndef COMPLL_NOLIB
     CHECK(cfg.block_size == 32768 && cfg.alignment == 8 && cfg.uncomp_count == 10);
     CHECK(strcmp(cfg.codec, "zstd-1") == 0 && cfg.background == 0 && cfg.readahead == 0);
+    CHECK(cfg.background_from == 0);
 #endif
     cfg.block_size = 4096;
     cfg.uncomp_count = 2;
@@ -139,6 +140,7 @@ static void test_config(void) {
     cfg.background = 2;
     cfg.readahead = 4;
     cfg.cache_growth = 8;
+    cfg.background_from = 4;
     compll_ctx *ctx = compll_ctx_new_config(&cfg);
     CHECK(ctx != NULL);
     enum { N = 3000 };
