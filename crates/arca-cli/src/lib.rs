@@ -246,6 +246,11 @@ struct RepackArgs {
     /// No progress bar.
     #[arg(short, long)]
     quiet: bool,
+    /// Lay out every structure before the data, for object storage: the
+    /// open's first read holds the metadata, and any chunk is one more
+    /// request away.
+    #[arg(long)]
+    cloud: bool,
     /// The file to copy.
     #[arg(value_name = "INPUT")]
     input: PathBuf,
@@ -363,7 +368,7 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
         Command::Check(a) => return check::run(&a.file, &a.storage_option, a.quiet, a.json, out),
         Command::CreateExample(a) => example::run(&a.file, a.force)?,
         Command::Edit(a) => return Ok(arca_edit::main_with(a).clamp(0, 255) as u8),
-        Command::Repack(a) => repack::run(&a.input, &a.output, a.quiet)?,
+        Command::Repack(a) => repack::run(&a.input, &a.output, a.cloud, a.quiet)?,
         Command::Import(a) => {
             return interop::run(
                 interop::Direction::Import,

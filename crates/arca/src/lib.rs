@@ -67,7 +67,7 @@ pub use format::shape::MAX_RANK;
 pub use format::superblock::VERSION as FORMAT_VERSION;
 pub use format::virtual_map::VirtualMapping;
 pub use io::{process_stats as io_stats, IoStats};
-pub use object::{journal_is_hot, journal_path, repack, Progress};
+pub use object::{journal_is_hot, journal_path, repack, repack_with, Progress, RepackOptions};
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, GroupOptions,
     Link, Mode, NamedType, Object, OpenOptions, Stat, StorageLayout, StoredChunk, VlenExtent,

@@ -65,7 +65,7 @@ pub use links::{GroupOptions, Link};
 pub use lookup::MAX_SOFT_LINK_HOPS;
 pub use named_type::NamedType;
 pub use open::{journal_is_hot, journal_path, Mode, OpenOptions};
-pub use repack::{repack, Progress};
+pub use repack::{repack, repack_with, Progress, RepackOptions};
 pub use reserved::WrittenChunk;
 pub use stat::{Extent, Stat};
 pub use stored_chunks::StoredChunk;

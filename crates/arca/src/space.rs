@@ -125,6 +125,10 @@ pub(crate) struct FileSpace {
     /// The end of file the file named when loaded: extents below it were
     /// allocated by earlier sessions.
     named_end: u64,
+    /// Whether the metadata aggregator holds a region reserved for all of
+    /// a file's metadata ([`FileSpace::reserve_meta`]): metadata of any
+    /// size then comes from it while it has room.
+    meta_region: bool,
 }
 
 impl FileSpace {
@@ -146,7 +150,34 @@ impl FileSpace {
             unproven_bytes: 0,
             proven: false,
             named_end: eof,
+            meta_region: false,
         }
+    }
+
+    /// Reserve `bytes` at the end of the file for metadata, so that a file
+    /// written at once (a repack) keeps its metadata together before its
+    /// data: on object storage one read then holds all of it. Metadata that
+    /// does not fit goes where it would have gone. The region lasts until
+    /// the next commit returns what is left of it.
+    pub(crate) fn reserve_meta(&mut self, bytes: u64) -> Result<()> {
+        let i = SpaceKind::Meta.index();
+        let old = self.aggs[i];
+        if old.room() > 0 {
+            self.release(Section {
+                addr: old.pos,
+                size: old.room(),
+                kind: SpaceKind::Meta,
+            });
+        }
+        let start = self.grow(bytes)?;
+        self.aggs[i] = Aggregator {
+            pos: start,
+            end: start + bytes,
+            next: AGGREGATOR_MAX,
+        };
+        self.meta_region = true;
+        self.checked("reserve_meta");
+        Ok(())
     }
 
     /// One past the last allocated byte.
@@ -166,11 +197,23 @@ impl FileSpace {
             // Nothing to place: address 0 is "no storage" everywhere.
             return Ok(0);
         }
+        // While a metadata region has room, metadata comes from it: free
+        // space inside it (pages freed as B-tree nodes grow), else its
+        // aggregator; never free space among the data after it.
+        let in_region =
+            kind == SpaceKind::Meta && self.meta_region && self.aggs[kind.index()].room() >= size;
         if let Some(a) = self.list.take(kind, size) {
-            return Ok(a);
+            if !in_region || a < self.aggs[kind.index()].pos {
+                return Ok(a);
+            }
+            self.list.give(Section {
+                addr: a,
+                size,
+                kind,
+            });
         }
         let aggregated = match kind {
-            SpaceKind::Meta => size <= AGGREGATOR_MAX,
+            SpaceKind::Meta => size <= AGGREGATOR_MAX || in_region,
             SpaceKind::Data => size <= SMALL_DATA,
         };
         if !aggregated {
@@ -491,6 +534,7 @@ impl FileSpace {
     /// Return aggregator remainders, so that no reserved-but-unused space
     /// outlives a commit.
     pub(crate) fn release_aggregators(&mut self) {
+        self.meta_region = false;
         for (i, kind) in SpaceKind::ALL.iter().enumerate() {
             let ag = self.aggs[i];
             self.aggs[i].pos = 0;

@@ -373,3 +373,42 @@ fn a_file_larger_than_the_first_read_opens_in_one_request() {
     f.check().unwrap();
     assert!(f.io_stats().requests > 1);
 }
+
+#[test]
+fn a_file_repacked_for_the_cloud_opens_and_reads_any_chunk_in_two_requests() {
+    // 3000 chunks of 1 KiB written in one session: their index pages lie
+    // among the chunks. Repacked with `cloud`, every structure comes
+    // first, inside the open's first read.
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.arca"), dir.path().join("b.arca"));
+    std::fs::write(&a, sample(3000)).unwrap();
+    arca::repack_with(
+        &a,
+        &b,
+        &arca::RepackOptions::new().cloud(true),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let bytes = std::fs::read(&b).unwrap();
+    assert!(bytes.len() > 2 << 20);
+    File::open(&b).unwrap().check().unwrap();
+    put("t/cloud.arca", bytes);
+    put("t/plain.arca", std::fs::read(&a).unwrap());
+    let one_chunk = |key: &str, i: u64| {
+        let f = open(key, &CloudOptions::new()).unwrap();
+        let k = f.root().dataset("k").unwrap();
+        let v: Vec<u32> = k
+            .read(&Selection::from_ranges(&[(i * 256, i * 256 + 4, 1)]).unwrap())
+            .unwrap();
+        assert_eq!(v, (0..4).map(|j| (i * 256 + j) as u32).collect::<Vec<_>>());
+        let s = f.io_stats();
+        (s.requests, s.round_trips)
+    };
+    // The first chunks lie inside the first read too.
+    assert_eq!(one_chunk("t/cloud.arca", 0), (1, 1));
+    for i in [1500, 2999] {
+        assert_eq!(one_chunk("t/cloud.arca", i), (2, 2), "chunk {i}");
+    }
+    // The same file as written takes more for a chunk far from its start.
+    assert!(one_chunk("t/plain.arca", 2999).0 > 2);
+}

@@ -450,6 +450,14 @@ impl File {
         released.and(closed)
     }
 
+    /// Reserve `bytes` at the end of the file for the metadata written
+    /// until the next commit (see `FileSpace::reserve_meta`).
+    pub(crate) fn reserve_metadata(&self, bytes: u64) -> Result<()> {
+        let mut g = lock(&self.file)?;
+        g.st.check_writable()?;
+        g.st.space.reserve_meta(bytes)
+    }
+
     /// Object counts and bytes by kind, from a walk of the whole file.
     ///
     /// # Errors

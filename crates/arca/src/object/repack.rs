@@ -23,6 +23,38 @@ const STEP_BYTES: u64 = 64 << 20;
 
 pub use super::stat::Progress;
 
+/// How [`repack_with`] lays out the copy.
+///
+/// ```
+/// let opts = arca::RepackOptions::new().cloud(true);
+/// assert!(opts.is_cloud());
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct RepackOptions {
+    cloud: bool,
+}
+
+impl RepackOptions {
+    /// A plain compact copy.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lay out every structure before the data (superblock, headers,
+    /// attributes, chunk indexes, then chunks and contiguous data), so a
+    /// reader on object storage finds the metadata in the open's first
+    /// read (`head_bytes`) and reaches any chunk with one more request.
+    pub fn cloud(mut self, on: bool) -> Self {
+        self.cloud = on;
+        self
+    }
+
+    /// Whether the copy is laid out for object storage.
+    pub fn is_cloud(&self) -> bool {
+        self.cloud
+    }
+}
+
 /// Write a compact copy of the file at `src` to `dst`: the same groups,
 /// datasets (type, shape, chunking, filters, fill value), committed
 /// datatypes (and which datasets use them), attributes and values, laid out without free space. Chunks that hold only the fill
@@ -49,11 +81,45 @@ pub use super::stat::Progress;
 /// # Errors
 /// Errors reading `src` or writing `dst`; `dst` must not exist.
 pub fn repack(src: &Path, dst: &Path, progress: &mut Progress) -> Result<()> {
+    repack_with(src, dst, &RepackOptions::new(), progress)
+}
+
+/// [`repack`], laid out as `opts` says.
+///
+/// ```
+/// use arca::{DatasetOptions, Datatype, File, RepackOptions};
+/// let dir = tempfile::tempdir().unwrap();
+/// let (a, b) = (dir.path().join("a.arca"), dir.path().join("b.arca"));
+/// let f = File::create(&a).unwrap();
+/// let d = f.root().create_dataset("x",
+///     &DatasetOptions::new(Datatype::int(4), &[1 << 16]).chunks(&[1024])).unwrap();
+/// d.write_all(&vec![7i32; 1 << 16]).unwrap();
+/// f.close().unwrap();
+/// arca::repack_with(&a, &b, &RepackOptions::new().cloud(true), &mut |_, _| {}).unwrap();
+/// File::open(&b).unwrap().check().unwrap();
+/// ```
+///
+/// # Errors
+/// As for [`repack`].
+pub fn repack_with(
+    src: &Path,
+    dst: &Path,
+    opts: &RepackOptions,
+    progress: &mut Progress,
+) -> Result<()> {
     let from = File::open(src)?;
     let to = File::options()
         .mode(Mode::CreateNew)
         .track_order(from.root().track_order()?)
         .open(dst)?;
+    if opts.cloud {
+        // The copy's metadata is about the source's, but B-tree nodes
+        // that grow move to larger pages as they are built, and the pages
+        // they leave are not all reused: twice the source's, so that the
+        // region rarely runs out. What is left becomes free space.
+        let meta = from.stat()?.metadata_bytes;
+        to.reserve_metadata(2 * meta + (64 << 10))?;
+    }
     let mut total = 0u64;
     let mut datasets = vec![];
     from.root().visit(&mut |p, k| {
