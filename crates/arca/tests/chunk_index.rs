@@ -60,7 +60,10 @@ fn appended_chunks_cost_no_more_index_than_hdf5() {
     }
     let f = File::open(&p).unwrap();
     let looped = per_chunk(&f);
-    assert!(looped <= 37.5, "one a call: {looped} metadata bytes per chunk");
+    assert!(
+        looped <= 37.5,
+        "one a call: {looped} metadata bytes per chunk"
+    );
     let ds = f.root().dataset("x").unwrap();
     assert_eq!(ds.read::<f64>(&Selection::all(&[n * PER])).unwrap(), data);
 }

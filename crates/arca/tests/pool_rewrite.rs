@@ -58,8 +58,5 @@ fn warm_rewrites_allocate_almost_nothing_with_pools() {
     // Pooled, a rewrite of four chunks makes at most one call (the
     // free-space map taking a node as it fills again: 9 for 20 measured),
     // far below the unpooled count.
-    assert!(
-        on <= WRITES,
-        "pools on: {on} calls for {WRITES} rewrites"
-    );
+    assert!(on <= WRITES, "pools on: {on} calls for {WRITES} rewrites");
 }

@@ -456,7 +456,10 @@ mod tests {
             assert_eq!(out, plain);
         }
         let mut short = vec![0u8; plain.len() - 1];
-        assert!(matches!(inflate_into(&z, &mut short), Err(Inflated::TooLong)));
+        assert!(matches!(
+            inflate_into(&z, &mut short),
+            Err(Inflated::TooLong)
+        ));
         let mut long = vec![0u8; plain.len() + 1];
         assert_eq!(inflate_into(&z, &mut long).ok(), Some(plain.len()));
         let mut out = vec![0u8; plain.len()];
@@ -466,8 +469,14 @@ mod tests {
         ));
         let mut bad = z.to_vec();
         bad[0] ^= 0xff;
-        assert!(matches!(inflate_into(&bad, &mut out), Err(Inflated::Damaged(_))));
-        assert!(matches!(inflate_into(&[], &mut out), Err(Inflated::Damaged(_))));
+        assert!(matches!(
+            inflate_into(&bad, &mut out),
+            Err(Inflated::Damaged(_))
+        ));
+        assert!(matches!(
+            inflate_into(&[], &mut out),
+            Err(Inflated::Damaged(_))
+        ));
         // After failures the pooled decoder still decodes.
         assert_eq!(inflate_into(&z, &mut out).ok(), Some(plain.len()));
         assert_eq!(out, plain);

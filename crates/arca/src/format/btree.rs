@@ -932,7 +932,10 @@ mod tests {
         assert!(per < 36.5, "{per} bytes per entry");
         let got = all(&mut st, root);
         assert_eq!(got.len(), n as usize);
-        assert!(got.iter().enumerate().all(|(i, (k, _))| k == &(i as u64).to_be_bytes()));
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, (k, _))| k == &(i as u64).to_be_bytes()));
         // Removals, of whole appended runs too (internal nodes left with
         // one child), then appends again.
         for i in (0..n).step_by(3) {
@@ -1009,7 +1012,10 @@ mod tests {
             // `pages` walks the whole tree with every structural check.
             tree_bytes(&mut st, root);
         }
-        assert_eq!(all(&mut st, root), model.clone().into_iter().collect::<Vec<_>>());
+        assert_eq!(
+            all(&mut st, root),
+            model.clone().into_iter().collect::<Vec<_>>()
+        );
         for (k, v) in &model {
             assert_eq!(get(&mut st, root, k).unwrap().as_ref(), Some(v));
         }
