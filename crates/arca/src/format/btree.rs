@@ -146,7 +146,7 @@ impl Node {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.key(mid).cmp(key) {
+            match key_cmp(self.key(mid), key) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Ok(mid),
@@ -356,6 +356,19 @@ impl Node {
     }
 }
 
+/// Bytewise order of two keys, their first eight bytes compared as one
+/// number: lookups compare a key with every entry of a leaf they pass,
+/// and a chunk index's keys (big-endian coordinates) mostly differ there.
+fn key_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    a.cmp(b)
+}
+
 fn check_entry(key: &[u8], val: &[u8]) -> Result<()> {
     if key.is_empty() || key.len() > MAX_KEY {
         return Err(Error::invalid(format!(
@@ -404,7 +417,7 @@ pub(crate) fn get_with<R>(
                 let vl = r.u16()? as usize;
                 let k = r.bytes(kl)?;
                 let v = r.bytes(vl)?;
-                match k.cmp(key) {
+                match key_cmp(k, key) {
                     std::cmp::Ordering::Less => {}
                     std::cmp::Ordering::Equal => return Ok(Some(f(v))),
                     std::cmp::Ordering::Greater => return Ok(None),
@@ -418,7 +431,7 @@ pub(crate) fn get_with<R>(
             let kl = r.u16()? as usize;
             let k = r.bytes(kl)?;
             let c = r.u64()?;
-            if k > key {
+            if key_cmp(k, key).is_gt() {
                 break;
             }
             child = c;
@@ -1055,6 +1068,26 @@ mod tests {
             node.rewrite(&mut st, root).unwrap();
             let e = scan(&mut st, root, b"", &mut |_, _| Ok(true)).unwrap_err();
             assert!(e.to_string().contains("reached twice"), "{e}");
+        }
+    }
+
+    #[test]
+    fn keys_order_bytewise() {
+        let keys: [&[u8]; 9] = [
+            b"a",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgi",
+            b"b",
+            &[0xff; 8],
+            &[0xff; 9],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0],
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(key_cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
         }
     }
 
