@@ -3,8 +3,6 @@
 //! Codecs come from maintained crates (flate2, zstd, lz4); this module
 //! only orders them and records what each chunk went through.
 
-use std::io::Read;
-
 use crate::error::{Error, Result};
 use crate::pool::lists::{CHUNKS, FILTER};
 use crate::pool::PooledBuf;
@@ -19,7 +17,10 @@ mod nbit;
 mod scaleoffset;
 mod szip;
 
-use codecs::{deflated, lz4_decode, shuffled, unshuffle_into, zstd_compressed, zstd_decompress};
+use codecs::{
+    deflated, inflate_into, lz4_decode, shuffled, unshuffle_into, zstd_compressed, zstd_decompress,
+    Inflated,
+};
 
 pub use crate::format::filter_pipeline::Filter;
 pub(crate) use crate::format::filter_pipeline::MASK_UNFILTERED;
@@ -291,19 +292,13 @@ fn decode_stage(f: &Filter, elem: usize, input: &[u8], addr: u64, out: &mut [u8]
             }
             expect
         }
-        Filter::Deflate(_) => {
-            let mut d = flate2::read::ZlibDecoder::new(input);
-            d.read_exact(out)
-                .map_err(|e| bad(format!("deflate: {e}")))?;
-            let mut extra = [0u8; 1];
-            if d.read(&mut extra)
-                .map_err(|e| bad(format!("deflate: {e}")))?
-                != 0
-            {
-                return Err(bad(format!("deflate: decodes past {expect} bytes")));
+        Filter::Deflate(_) => match inflate_into(input, out) {
+            Ok(n) => n,
+            Err(Inflated::TooLong) => {
+                return Err(bad(format!("deflate: decodes past {expect} bytes")))
             }
-            expect
-        }
+            Err(Inflated::Damaged(e)) => return Err(bad(format!("deflate: {e}"))),
+        },
         Filter::Zstd(_) => zstd_decompress(input, out).map_err(|e| bad(format!("zstd: {e}")))?,
         Filter::Lz4 => lz4_decode(input, out).map_err(bad)?,
         Filter::Hdf5(_) => unreachable_hdf5()?,

@@ -55,10 +55,8 @@ fn warm_rewrites_allocate_almost_nothing_with_pools() {
     // Each rewrite decodes the header, fills, shuffles and compresses four
     // chunks and updates the chunk index: dozens of allocations unpooled.
     assert!(off >= 20 * WRITES, "pools off: {off} calls");
-    // Pooled, a rewrite of four chunks makes one or two calls (29 for 20
-    // measured): far below the unpooled count, bounded here at two.
-    assert!(
-        on <= 2 * WRITES,
-        "pools on: {on} calls for {WRITES} rewrites"
-    );
+    // Pooled, a rewrite of four chunks makes at most one call (the
+    // free-space map taking a node as it fills again: 9 for 20 measured),
+    // far below the unpooled count.
+    assert!(on <= WRITES, "pools on: {on} calls for {WRITES} rewrites");
 }

@@ -211,6 +211,48 @@ fn a_reader_opened_mid_transaction_sees_the_last_commit() {
     assert_eq!(back, vec![3i32; 10_000]);
 }
 
+/// A reader that opens with no writer about holds the history from its
+/// start (made empty if there is none), so a writer that comes later, and
+/// overwrites what the reader's snapshot shows, is seen through it.
+#[test]
+fn a_writer_that_comes_after_the_reader_is_seen_through_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.arca");
+    let hist = path.with_file_name("late.arca-history");
+    let w = File::create(&path).unwrap();
+    let ds = w
+        .root()
+        .create_dataset("c", &DatasetOptions::new(Datatype::float(8), &[8192]))
+        .unwrap();
+    ds.write_all(&vals(8192, 1)).unwrap();
+    w.close().unwrap();
+    assert!(!hist.exists(), "nobody left to need a history");
+
+    let r = File::open(&path).unwrap();
+    assert!(hist.exists(), "the reader holds the history from its start");
+    let rd = r.root().dataset("c").unwrap();
+    let half = Selection::from_ranges(&[(0, 4096, 1)]).unwrap();
+    assert_eq!(rd.read::<f64>(&half).unwrap(), vals(4096, 1));
+
+    let w = File::open_rw(&path).unwrap();
+    let wd = w.root().dataset("c").unwrap();
+    for step in 0..3 {
+        wd.write_all(&vals(8192, 50 + step)).unwrap();
+        w.flush().unwrap();
+        // Contiguous data is read from the file each time: the bytes the
+        // writer replaced come from the history.
+        assert_eq!(rd.read_all::<f64>().unwrap(), vals(8192, 1));
+    }
+    assert!(r.refresh().unwrap());
+    let rd = r.root().dataset("c").unwrap();
+    assert_eq!(rd.read_all::<f64>().unwrap(), vals(8192, 52));
+    r.check().unwrap();
+    w.close().unwrap();
+    r.close().unwrap();
+    assert!(!hist.exists());
+    assert!(!path.with_file_name("late.arca-readers").exists());
+}
+
 #[test]
 fn a_damaged_history_is_an_error_not_a_wrong_snapshot() {
     let dir = tempfile::tempdir().unwrap();

@@ -384,6 +384,48 @@ pub(crate) fn zstd_decompress(input: &[u8], out: &mut [u8]) -> std::io::Result<u
     d.decompress_to_buffer(input, out)
 }
 
+/// A zlib decoder kept between chunks: a fresh one allocates and clears
+/// tens of KiB of state, which costs a small chunk more than its decode.
+#[derive(Default)]
+struct Inflater(Option<flate2::Decompress>);
+
+impl Recycle for Inflater {
+    fn recycle(&mut self) {}
+}
+
+static INFLATERS: ObjectList<Inflater> = ObjectList::new("zlib decompression contexts");
+
+/// What [`inflate_into`] found wrong.
+pub(crate) enum Inflated {
+    /// Not a whole zlib stream.
+    Damaged(String),
+    /// The stream goes on past `out`.
+    TooLong,
+}
+
+/// Decode the zlib stream `input` into `out` in one call, with a pooled
+/// decoder; the bytes written (the stream's end; bytes after it are
+/// ignored, as a streaming reader ignores them).
+pub(crate) fn inflate_into(input: &[u8], out: &mut [u8]) -> std::result::Result<usize, Inflated> {
+    let mut ctx = INFLATERS.take();
+    let d = match &mut ctx.0 {
+        Some(d) => {
+            d.reset(true);
+            d
+        }
+        slot => slot.insert(flate2::Decompress::new(true)),
+    };
+    let status = d
+        .decompress(input, out, flate2::FlushDecompress::Finish)
+        .map_err(|e| Inflated::Damaged(e.to_string()))?;
+    let n = d.total_out() as usize;
+    match status {
+        flate2::Status::StreamEnd => Ok(n),
+        _ if n == out.len() => Err(Inflated::TooLong),
+        _ => Err(Inflated::Damaged("the stream ends early".into())),
+    }
+}
+
 /// Decode one size-prefixed lz4 block into `out`, whose length is the
 /// decoded size the chunk must have; returns the bytes written. Bounded by
 /// `out`: a damaged block cannot write past it.
@@ -402,6 +444,43 @@ pub(crate) fn lz4_decode(input: &[u8], out: &mut [u8]) -> std::result::Result<us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inflate_into_takes_whole_streams_of_the_size_only() {
+        let plain: Vec<u8> = (0..5000u32).flat_map(|i| (i / 9).to_le_bytes()).collect();
+        let z = deflated(&plain, 6).unwrap();
+        // Twice, so the second decode runs on a reused decoder.
+        for _ in 0..2 {
+            let mut out = vec![0u8; plain.len()];
+            assert_eq!(inflate_into(&z, &mut out).ok(), Some(plain.len()));
+            assert_eq!(out, plain);
+        }
+        let mut short = vec![0u8; plain.len() - 1];
+        assert!(matches!(
+            inflate_into(&z, &mut short),
+            Err(Inflated::TooLong)
+        ));
+        let mut long = vec![0u8; plain.len() + 1];
+        assert_eq!(inflate_into(&z, &mut long).ok(), Some(plain.len()));
+        let mut out = vec![0u8; plain.len()];
+        assert!(matches!(
+            inflate_into(&z[..z.len() / 2], &mut out),
+            Err(Inflated::Damaged(_))
+        ));
+        let mut bad = z.to_vec();
+        bad[0] ^= 0xff;
+        assert!(matches!(
+            inflate_into(&bad, &mut out),
+            Err(Inflated::Damaged(_))
+        ));
+        assert!(matches!(
+            inflate_into(&[], &mut out),
+            Err(Inflated::Damaged(_))
+        ));
+        // After failures the pooled decoder still decodes.
+        assert_eq!(inflate_into(&z, &mut out).ok(), Some(plain.len()));
+        assert_eq!(out, plain);
+    }
 
     #[test]
     fn shuffle_matches_a_plain_transpose() {

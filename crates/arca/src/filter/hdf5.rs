@@ -9,9 +9,9 @@
 //! that fails (does not shrink the data) skipped and its bit set in the
 //! chunk's mask; backward in reverse, skipping the stages the mask names.
 
-use std::io::Read;
-
-use super::codecs::{deflated, shuffled, unshuffled, zstd_compressed, zstd_decompress};
+use super::codecs::{
+    deflated, inflate_into, shuffled, unshuffled, zstd_compressed, zstd_decompress, Inflated,
+};
 use super::{bitshuffle, blosc, blosc2, nbit, scaleoffset, szip};
 use crate::error::{Error, Result};
 use crate::format::filter_pipeline::{Filter, Hdf5Filter};
@@ -226,11 +226,11 @@ fn stage_error(h: &Hdf5Filter, e: String) -> Error {
 }
 
 fn inflate(input: &[u8], limit: usize) -> std::result::Result<PooledBuf, String> {
-    let mut out = FILTER.take_empty(limit.min(input.len().saturating_mul(4)));
-    let mut d = flate2::read::ZlibDecoder::new(input).take(limit as u64 + 1);
-    d.read_to_end(&mut out).map_err(|e| e.to_string())?;
-    if out.len() > limit {
-        return Err(format!("decodes past {limit} bytes"));
+    let mut out = FILTER.take_zeroed(limit);
+    match inflate_into(input, &mut out) {
+        Ok(n) => out.truncate(n),
+        Err(Inflated::TooLong) => return Err(format!("decodes past {limit} bytes")),
+        Err(Inflated::Damaged(e)) => return Err(e),
     }
     Ok(out)
 }

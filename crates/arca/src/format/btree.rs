@@ -26,6 +26,13 @@
 //!   child; the root is a leaf or has at least two children.
 //! - B4: no node is empty except a root leaf, and an empty tree has root 0.
 //!
+//! A node that overflows splits in two halves by bytes, except on an
+//! append (a key past every key of the tree): then the node keeps what it
+//! held, full, and the new key starts a right sibling (for an internal
+//! node: the new separator moves up and its child alone starts the
+//! sibling, which thus has one child and no key). An appended tree is so
+//! filled to its pages, not half of them.
+//!
 //! Deletion removes emptied nodes but does not rebalance half-empty ones,
 //! so depth stays bounded by the largest size the tree has had.
 
@@ -139,7 +146,7 @@ impl Node {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
-            match self.key(mid).cmp(key) {
+            match key_cmp(self.key(mid), key) {
                 std::cmp::Ordering::Less => lo = mid + 1,
                 std::cmp::Ordering::Greater => hi = mid,
                 std::cmp::Ordering::Equal => return Ok(mid),
@@ -288,6 +295,25 @@ impl Node {
         }
     }
 
+    /// Split off the last entry (a leaf's) or the last child (an internal
+    /// node's, whose last key moves up) as a new right node; returns
+    /// (separator, right). What stays is what the node held before its
+    /// last entry was added, so it fits the page it had.
+    fn split_last(&mut self) -> (Vec<u8>, Pooled<Node>) {
+        let at = self.len() - 1;
+        let sep = self.key(at).to_vec();
+        let mut right = Node::new(self.leaf);
+        if self.leaf {
+            let e = right.entry(self.key(at), self.val(at));
+            right.entries.push(e);
+        } else if let Some(&c) = self.children.last() {
+            right.children.push(c);
+            self.children.pop();
+        }
+        self.entries.truncate(at);
+        (sep, right)
+    }
+
     /// Split an over-full node in two by bytes; returns (separator, right).
     fn split(&mut self) -> (Vec<u8>, Pooled<Node>) {
         let total = self.encoded_len();
@@ -328,6 +354,19 @@ impl Node {
             (sep, right)
         }
     }
+}
+
+/// Bytewise order of two keys, their first eight bytes compared as one
+/// number: lookups compare a key with every entry of a leaf they pass,
+/// and a chunk index's keys (big-endian coordinates) mostly differ there.
+fn key_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    a.cmp(b)
 }
 
 fn check_entry(key: &[u8], val: &[u8]) -> Result<()> {
@@ -378,7 +417,7 @@ pub(crate) fn get_with<R>(
                 let vl = r.u16()? as usize;
                 let k = r.bytes(kl)?;
                 let v = r.bytes(vl)?;
-                match k.cmp(key) {
+                match key_cmp(k, key) {
                     std::cmp::Ordering::Less => {}
                     std::cmp::Ordering::Equal => return Ok(Some(f(v))),
                     std::cmp::Ordering::Greater => return Ok(None),
@@ -392,7 +431,7 @@ pub(crate) fn get_with<R>(
             let kl = r.u16()? as usize;
             let k = r.bytes(kl)?;
             let c = r.u64()?;
-            if k > key {
+            if key_cmp(k, key).is_gt() {
                 break;
             }
             child = c;
@@ -467,7 +506,7 @@ pub(crate) fn insert(
         return Ok((node.write_new(st, 0)?, Inserted::New));
     }
     let op = Op { key, val, replace };
-    let (outcome, split, root) = insert_rec(st, root, &op, 0)?;
+    let (outcome, split, root) = insert_rec(st, root, &op, 0, true)?;
     match split {
         None => Ok((root, outcome)),
         Some((sep, right)) => {
@@ -489,8 +528,16 @@ struct Op<'a> {
 type Split = Option<(Vec<u8>, u64)>;
 
 /// Returns the outcome, a split to record in the parent, and where this
-/// node now lives (it may have moved to a larger page).
-fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inserted, Split, u64)> {
+/// node now lives (it may have moved to a larger page). `rightmost`: every
+/// node above took its last child, so a key added after this node's last
+/// is past every key of the tree (an append).
+fn insert_rec(
+    st: &mut Store,
+    addr: u64,
+    op: &Op,
+    depth: usize,
+    rightmost: bool,
+) -> Result<(Inserted, Split, u64)> {
     if depth >= MAX_DEPTH {
         return Err(Error::corrupt(
             "B-tree internal page",
@@ -500,6 +547,8 @@ fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inser
     }
     let mut node = Node::load(st, addr)?;
     let outcome;
+    // Whether the entry added here went after every other in the tree.
+    let mut appended = false;
     if node.leaf {
         match node.search(op.key) {
             Ok(i) => {
@@ -514,18 +563,21 @@ fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inser
                 outcome = Inserted::Replaced;
             }
             Err(i) => {
+                appended = rightmost && i == node.len();
                 node.insert_entry(i, op.key, op.val);
                 outcome = Inserted::New;
             }
         }
     } else {
         let i = node.child_index(op.key);
-        let (o, split, moved) = insert_rec(st, node.children[i], op, depth + 1)?;
+        let last = i + 1 == node.children.len();
+        let (o, split, moved) = insert_rec(st, node.children[i], op, depth + 1, rightmost && last)?;
         if split.is_none() && moved == node.children[i] {
             return Ok((o, None, addr));
         }
         node.children[i] = moved;
         if let Some((sep, right)) = split {
+            appended = rightmost && last;
             node.insert_entry(i, &sep, b"");
             node.children.insert(i + 1, right);
         }
@@ -534,6 +586,22 @@ fn insert_rec(st: &mut Store, addr: u64, op: &Op, depth: usize) -> Result<(Inser
     if node.encoded_len() <= PAGE_PAYLOAD {
         let at = node.rewrite(st, addr)?;
         return Ok((outcome, None, at));
+    }
+    if appended {
+        // An append: the node keeps all it held, full, and the new entry
+        // starts a right sibling on a whole page, where the appends that
+        // follow go. Splitting in half would leave every node of an
+        // appended tree half empty.
+        let (sep, right) = node.split_last();
+        // A leaf is left as it is on disk; an internal node may have had
+        // its last child move.
+        let at = if node.leaf {
+            addr
+        } else {
+            node.rewrite(st, addr)?
+        };
+        let right_addr = right.write_new(st, PAGE_SIZE)?;
+        return Ok((outcome, Some((sep, right_addr)), at));
     }
     let (sep, right) = node.split();
     let at = node.rewrite(st, addr)?;
@@ -628,20 +696,40 @@ pub(crate) fn scan(st: &mut Store, root: u64, from: &[u8], visit: &mut Visitor) 
     Ok(())
 }
 
+/// Nodes a walk remembers in place before it needs a hash set: a scan
+/// that stops after a few entries (a look for the first key at or after
+/// one) allocates nothing.
+const FEW: usize = 8;
+
 /// What a whole-tree walk has seen.
 #[derive(Default)]
 struct Walk {
-    seen: std::collections::HashSet<u64>,
+    few: [u64; FEW],
+    nfew: usize,
+    more: std::collections::HashSet<u64>,
     leaf_depth: Option<usize>,
 }
 
 impl Walk {
+    /// Remember `addr`; false if it was seen before.
+    fn first_visit(&mut self, addr: u64) -> bool {
+        if self.few[..self.nfew].contains(&addr) {
+            return false;
+        }
+        if self.nfew < FEW {
+            self.few[self.nfew] = addr;
+            self.nfew += 1;
+            return true;
+        }
+        self.more.insert(addr)
+    }
+
     fn enter(&mut self, addr: u64, depth: usize, leaf: bool) -> Result<()> {
         let what = "B-tree internal page";
         if depth >= MAX_DEPTH {
             return Err(Error::corrupt(what, addr, "tree too deep"));
         }
-        if !self.seen.insert(addr) {
+        if !self.first_visit(addr) {
             return Err(Error::corrupt(
                 what,
                 addr,
@@ -785,6 +873,7 @@ mod tests {
     use crate::pager::MIN_PAGE;
     use crate::pager::{Pager, PAGE_SIZE};
     use crate::space::{FileSpace, FreeListKind};
+    use proptest::prelude::*;
     use std::collections::BTreeMap;
 
     fn store() -> Store {
@@ -866,6 +955,176 @@ mod tests {
         })
         .unwrap();
         assert_eq!(seen, (1500..1510).collect::<Vec<_>>());
+    }
+
+    /// Every page of the tree, checked as a whole-tree walk checks it.
+    fn tree_bytes(st: &mut Store, root: u64) -> u64 {
+        let mut pages = vec![];
+        super::pages(st, root, &mut pages).unwrap();
+        pages.iter().map(|&(_, n)| n).sum()
+    }
+
+    #[test]
+    fn appended_trees_fill_their_pages() {
+        // Chunk-index shaped entries: an 8-byte key, a 24-byte value, 36
+        // bytes encoded. Appended, the leaves are full (113 to a page),
+        // and so are the internal nodes above them.
+        let mut st = store();
+        let mut root = 0;
+        let n = 60_000u64;
+        for i in 0..n {
+            root = insert(&mut st, root, &i.to_be_bytes(), &[7; 24], true)
+                .unwrap()
+                .0;
+        }
+        let per = tree_bytes(&mut st, root) as f64 / n as f64;
+        assert!(per < 36.5, "{per} bytes per entry");
+        let got = all(&mut st, root);
+        assert_eq!(got.len(), n as usize);
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, (k, _))| k == &(i as u64).to_be_bytes()));
+        // Removals, of whole appended runs too (internal nodes left with
+        // one child), then appends again.
+        for i in (0..n).step_by(3) {
+            root = remove(&mut st, root, &i.to_be_bytes()).unwrap().0;
+        }
+        for i in (n - 5000..n).rev() {
+            root = remove(&mut st, root, &i.to_be_bytes()).unwrap().0;
+        }
+        let left: Vec<u64> = (0..n - 5000).filter(|i| i % 3 != 0).collect();
+        let got = all(&mut st, root);
+        assert_eq!(got.len(), left.len());
+        for i in n - 5000..n {
+            root = insert(&mut st, root, &i.to_be_bytes(), b"again", false)
+                .unwrap()
+                .0;
+        }
+        assert_eq!(all(&mut st, root).len(), left.len() + 5000);
+        tree_bytes(&mut st, root);
+    }
+
+    /// One step of a random workload: insert or replace a key anywhere,
+    /// remove one, or append a run of keys past the largest.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Put(u32, usize),
+        Remove(u32),
+        Append(u16, usize),
+    }
+
+    fn steps() -> impl Strategy<Value = Vec<Step>> {
+        let len = prop_oneof![4 => 0usize..40, 1 => 40usize..=MAX_VALUE];
+        prop::collection::vec(
+            prop_oneof![
+                3 => (0u32..4000, len.clone()).prop_map(|(k, l)| Step::Put(k, l)),
+                2 => (0u32..4000).prop_map(Step::Remove),
+                2 => (1u16..400, len).prop_map(|(n, l)| Step::Append(n, l)),
+            ],
+            1..60,
+        )
+    }
+
+    fn run(steps: &[Step]) {
+        let mut st = store();
+        let mut model: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        let mut root = 0;
+        let val = |k: u32, l: usize| vec![k as u8; l];
+        for s in steps {
+            match *s {
+                Step::Put(k, l) => {
+                    let key = k.to_be_bytes().to_vec();
+                    root = insert(&mut st, root, &key, &val(k, l), true).unwrap().0;
+                    model.insert(key, val(k, l));
+                }
+                Step::Remove(k) => {
+                    let key = k.to_be_bytes().to_vec();
+                    let (r, old) = remove(&mut st, root, &key).unwrap();
+                    root = r;
+                    assert_eq!(old, model.remove(&key));
+                }
+                Step::Append(n, l) => {
+                    let from = model
+                        .keys()
+                        .next_back()
+                        .map_or(0, |k| u32::from_be_bytes(k[..].try_into().unwrap()) + 1);
+                    for k in from..from + n as u32 {
+                        let key = k.to_be_bytes().to_vec();
+                        let v = val(k, l + (k as usize % 3));
+                        let v = &v[..v.len().min(MAX_VALUE)];
+                        root = insert(&mut st, root, &key, v, false).unwrap().0;
+                        model.insert(key, v.to_vec());
+                    }
+                }
+            }
+            // `pages` walks the whole tree with every structural check.
+            tree_bytes(&mut st, root);
+        }
+        assert_eq!(
+            all(&mut st, root),
+            model.clone().into_iter().collect::<Vec<_>>()
+        );
+        for (k, v) in &model {
+            assert_eq!(get(&mut st, root, k).unwrap().as_ref(), Some(v));
+        }
+        assert_eq!(get(&mut st, root, &u32::MAX.to_be_bytes()).unwrap(), None);
+        for k in model.keys() {
+            root = remove(&mut st, root, k).unwrap().0;
+        }
+        assert_eq!(root, 0, "emptied tree has root 0");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0xb7ee_5eed),
+            ..ProptestConfig::with_cases(48)
+        })]
+        #[test]
+        fn inserts_removes_and_appends_match_a_model(steps in steps()) {
+            run(&steps);
+        }
+    }
+
+    #[test]
+    fn a_node_reached_twice_is_damage() {
+        // A root over 17 leaves; then one child pointer made to repeat an
+        // earlier one, among the first nodes a walk meets and past them.
+        for (dup, of) in [(1, 0), (16, 12)] {
+            let mut st = store();
+            let mut root = 0;
+            for i in 0..2000u64 {
+                root = insert(&mut st, root, &i.to_be_bytes(), &[1; 24], true)
+                    .unwrap()
+                    .0;
+            }
+            let mut node = Node::load(&mut st, root).unwrap();
+            assert!(!node.leaf && node.children.len() > dup);
+            node.children[dup] = node.children[of];
+            node.rewrite(&mut st, root).unwrap();
+            let e = scan(&mut st, root, b"", &mut |_, _| Ok(true)).unwrap_err();
+            assert!(e.to_string().contains("reached twice"), "{e}");
+        }
+    }
+
+    #[test]
+    fn keys_order_bytewise() {
+        let keys: [&[u8]; 9] = [
+            b"a",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgi",
+            b"b",
+            &[0xff; 8],
+            &[0xff; 9],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0],
+        ];
+        for a in keys {
+            for b in keys {
+                assert_eq!(key_cmp(a, b), a.cmp(b), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 use std::collections::VecDeque;
 use std::fs;
+use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -52,12 +53,20 @@ pub(crate) fn parse_head(h: &[u8]) -> Option<(u64, u64, u64, u32, u32)> {
     Some((u(0)?, u(8)?, u(16)?, w(24)?, w(28)?))
 }
 
+/// The length of the history `f`. Asked at every read of a snapshot, so
+/// by the cheapest call that tells it (a seek to the end: readers use
+/// positioned reads only, so the file position is nobody's).
+pub(crate) fn length(f: &fs::File) -> std::io::Result<u64> {
+    let mut f = f;
+    f.seek(SeekFrom::End(0))
+}
+
 /// The history's (epoch, live_from), or None while it is being created.
 pub(crate) fn read_header(hist: &fs::File) -> Result<Option<(u64, u64)>> {
     for _ in 0..10_000 {
         // The length first: a file shorter than its header is being
         // created (its header is written whole, then it grows).
-        let len = hist.metadata().map(|m| m.len()).unwrap_or(0);
+        let len = length(hist).unwrap_or(0);
         if len < FIRST {
             return Ok(None);
         }
@@ -94,10 +103,7 @@ pub(crate) fn scan(
     mut f: impl FnMut(u64, u64, u64, u32),
 ) -> Result<u64> {
     let rh = REC_HEAD as u64;
-    let len = hist
-        .metadata()
-        .map_err(|e| Error::io("reading the history's size", e))?
-        .len();
+    let len = length(hist).map_err(|e| Error::io("reading the history's size", e))?;
     let mut pos = from;
     let mut buf = vec![0u8; (1 << 20).min(len.saturating_sub(from)) as usize];
     while pos + rh <= len {

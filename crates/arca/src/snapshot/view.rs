@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::FileExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::history::{self, FIRST, REC_HEAD};
@@ -51,14 +51,38 @@ fn io(what: String, e: std::io::Error) -> Error {
     Error::io(what, e)
 }
 
+/// The history at `path`, created empty if there is none yet; None if it
+/// can be neither opened nor created (a directory this process may not
+/// write to): the view then looks for it at every read instead.
+///
+/// Held from the start, the history costs a read one length check while
+/// no writer has used it, rather than a failed open per read. Correct
+/// because the file at the path stays this one while the reader's slot is
+/// claimed: the history is removed only by the last process to close, when
+/// no slot is held, and a writer opens the file it finds there (an empty
+/// one is a history being created: it writes the header, readers wait for
+/// its length to cover it), before it overwrites anything a snapshot shows.
+fn open_history(path: &Path) -> Option<fs::File> {
+    let rw = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path);
+    rw.or_else(|_| fs::File::open(path)).ok()
+}
+
 impl SnapshotView {
+    /// The view of the data file `main` with its history at `hist_path`;
+    /// made after the reader's slot is claimed (see [`open_history`]).
     pub(crate) fn new(main: fs::File, hist_path: PathBuf) -> Self {
+        let hist = open_history(&hist_path).map(Arc::new);
         SnapshotView {
             source: Arc::new(ViewSource {
                 main: Arc::new(main),
                 hist_path,
                 state: Mutex::new(State {
-                    hist: None,
+                    hist,
                     snap: 0,
                     epoch: None,
                     scanned: FIRST,
