@@ -56,8 +56,8 @@ def main(argv=None):
 PROGRESS_MARK = "\x1earca-progress "
 
 
-class _Lines:
-    """Progress as marked lines on stderr, at most one per percent."""
+class _Progress:
+    """Progress on stderr, shown at most once per percent."""
 
     def __init__(self):
         self.last = -1
@@ -66,25 +66,25 @@ class _Lines:
         pct = int(100 * done / max(total, 1))
         if pct != self.last:
             self.last = pct
-            sys.stderr.write(f"{PROGRESS_MARK}{done} {total}\n")
+            sys.stderr.write(self.line(pct, done, total))
             sys.stderr.flush()
 
     def close(self):
         pass
 
 
-class _Bar:
-    """A one-line progress display on stderr."""
+class _Lines(_Progress):
+    """Marked lines, for the ``arca`` command to draw its bar from."""
 
-    def __init__(self):
-        self.last = -1
+    def line(self, pct, done, total):
+        return f"{PROGRESS_MARK}{done} {total}\n"
 
-    def __call__(self, done, total):
-        pct = int(100 * done / max(total, 1))
-        if pct != self.last:
-            self.last = pct
-            sys.stderr.write(f"\r{pct:3d}% ({done >> 20} of {total >> 20} MiB)")
-            sys.stderr.flush()
+
+class _Bar(_Progress):
+    """A one-line display, rewritten in place."""
+
+    def line(self, pct, done, total):
+        return f"\r{pct:3d}% ({done >> 20} of {total >> 20} MiB)"
 
     def close(self):
         if self.last >= 0:
