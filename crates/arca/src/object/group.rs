@@ -6,7 +6,7 @@ use super::attrs::Attributes;
 use super::dataset::options::{build_meta, DatasetOptions};
 use super::dataset::Dataset;
 use super::handle::{lock, FileHandle};
-use super::links::{self, GroupOptions, Link};
+use super::links::{self, GroupOptions, Link, Met};
 use super::lookup::{
     external_file, get_link, kind_word, resolve, resolve_hops, Found, MAX_SOFT_LINK_HOPS,
 };
@@ -836,7 +836,7 @@ impl Group {
     /// # Errors
     /// Errors from `f` or from damage met on the way.
     pub fn visit(&self, f: &mut dyn FnMut(&str, ObjectKind) -> Result<()>) -> Result<()> {
-        self.walk(&mut |p, l, first| match l {
+        self.walk_with(&mut |p, l, first| match l {
             Target::Hard { kind, .. } if first => f(p, *kind),
             _ => Ok(()),
         })
@@ -849,27 +849,28 @@ impl Group {
     /// # Errors
     /// Errors from `f` or from damage met on the way.
     pub fn visit_links(&self, f: &mut dyn FnMut(&str, &Link) -> Result<()>) -> Result<()> {
-        self.walk(&mut |p, l, _| f(p, &Link::from_target(l)))
+        self.walk_with(&mut |p, l, _| f(p, &Link::from_target(l)))
     }
 
     /// The walk under `visit` and `visit_links`: `f(path, target, first
     /// time this object is met)`.
-    fn walk(&self, f: &mut dyn FnMut(&str, &Target, bool) -> Result<()>) -> Result<()> {
-        type Level = (Vec<(String, link_fmt::Link)>, usize, String);
-        let first = {
+    fn walk_with(&self, f: &mut dyn FnMut(&str, &Target, bool) -> Result<()>) -> Result<()> {
+        // (group address, its links not yet taken, the group's path)
+        type Level = (u64, std::vec::IntoIter<(String, link_fmt::Link)>, String);
+        let (first, mut met) = {
             let mut g = lock(&self.file)?;
-            links_of(&mut g.st, self.addr)?
+            (
+                links_of(&mut g.st, self.addr)?,
+                Met::new(&mut g, self.addr)?,
+            )
         };
-        let mut stack: Vec<Level> = vec![(first, 0, String::new())];
-        let mut seen = std::collections::HashMap::<u64, u64>::new();
-        seen.insert(self.addr, 1);
+        let mut stack: Vec<Level> = vec![(self.addr, first.into_iter(), String::new())];
         // Pre-order, depth first, members in the group's order.
-        while let Some((members, next, prefix)) = stack.last_mut() {
-            let Some((name, l)) = members.get(*next).cloned() else {
+        while let Some((_, members, prefix)) = stack.last_mut() {
+            let Some((name, l)) = members.next() else {
                 stack.pop();
                 continue;
             };
-            *next += 1;
             let p = if prefix.is_empty() {
                 name
             } else {
@@ -879,33 +880,17 @@ impl Group {
                 f(&p, &l.target, false)?;
                 continue;
             };
-            let met = seen.entry(addr).or_insert(0);
-            *met += 1;
-            let first_time = *met == 1;
-            let times = *met;
+            let first_time = met.arrive(addr)?;
             f(&p, &l.target, first_time)?;
-            if !first_time {
-                // Met again: fine for an object with that many names; more
-                // arrivals than names means links that loop.
-                let mut g = lock(&self.file)?;
-                let n = links::count(&mut g, addr)?;
-                if times > n {
-                    return Err(Error::corrupt(
-                        "group link",
-                        addr,
-                        format!(
-                            "object reached {times} times but it has {n} links: links form a cycle"
-                        ),
-                    ));
+            if first_time && kind == ObjectKind::Group {
+                if stack.iter().any(|lv| lv.0 == addr) {
+                    return Err(loops_back(addr));
                 }
-                continue;
-            }
-            if kind == ObjectKind::Group {
                 let ms = {
                     let mut g = lock(&self.file)?;
                     links_of(&mut g.st, addr)?
                 };
-                stack.push((ms, 0, p));
+                stack.push((addr, ms.into_iter(), p));
             }
         }
         Ok(())
@@ -971,6 +956,16 @@ fn reaches(st: &mut Store, from: u64, target: u64) -> Result<bool> {
         }
     }
     Ok(false)
+}
+
+/// A group reached again from inside itself through links that count one
+/// name for it: the links loop.
+pub(crate) fn loops_back(addr: u64) -> Error {
+    Error::corrupt(
+        "group link",
+        addr,
+        "a group is reached from inside itself: links form a cycle",
+    )
 }
 
 fn rename_exists(e: Error, path: &str) -> Error {
