@@ -295,24 +295,25 @@ def fmt_mib(x):
 
 
 def print_report(summary, ratios, aims, rows, counts, meta):
+    libs = meta["libs"]
     print(f"\n{meta['repeat']} repeat(s), medians; walk/open cache: {meta['cache']}; "
           f"{meta['cpus']} CPUs, load average {meta['load_start'][0]:.2f} -> "
           f"{meta['load_end'][0]:.2f}")
     print(f"arca {meta['versions']['arca']}; h5py {meta['versions']['h5py']}")
     base = {lib: [s["rss_base_mib"] for k, s in summary.items() if k.endswith(lib)]
-            for lib in LIBS}
+            for lib in libs}
     print("peak RSS counts interpreter, numpy, library (write, walk: each phase's own "
           "peak); MiB after warm-up: "
           + ", ".join(f"{lib} {median(v):.1f}" for lib, v in base.items() if v))
     for row in rows:
-        lay = [f"{lib} {summary[k]['layout']}" for lib in LIBS
+        lay = [f"{lib} {summary[k]['layout']}" for lib in libs
                if (k := key(row, counts[0], lib)) in summary and summary[k]["layout"]]
         print(f"\n== {row} == ({ROWS[row]}, {PER_GROUP} per group"
               + (f"; layout: {', '.join(lay)})" if lay else ")"))
         print(f"{'N':>9s} {'lib':5s} {'B/obj':>7s} {'write s':>8s} {'obj/s':>9s} "
               f"{'walk s':>8s} {'obj/s':>9s} {'peak MiB':>9s} {'write':>6s} {'walk':>6s}")
         for n in counts:
-            for lib in LIBS:
+            for lib in libs:
                 s = summary.get(key(row, n, lib))
                 if s is None:
                     print(f"{n:9,d} {lib:5s} {'FAILED':>7s}")
@@ -325,11 +326,11 @@ def print_report(summary, ratios, aims, rows, counts, meta):
             if r := ratios.get(f"{row}/{n}"):
                 print(f"{'':15s} arca/h5py bytes {r['bytes']:.2f}; h5py/arca write "
                       f"{r['write']:.2f}x, walk {r['walk']:.2f}x")
-        opens = [f"{lib} {summary[k]['open_ms']:.2f} ms" for lib in LIBS
+        opens = [f"{lib} {summary[k]['open_ms']:.2f} ms" for lib in libs
                  if (k := key(row, counts[-1], lib)) in summary]
         if opens:
             print(f"  open+close at N={counts[-1]:,d}: " + ", ".join(opens))
-        edits = [f"{lib} {summary[k]['edit_ms']:.2f} ms" for lib in LIBS
+        edits = [f"{lib} {summary[k]['edit_ms']:.2f} ms" for lib in libs
                  if (k := key(row, counts[-1], lib)) in summary and summary[k]["edit_ms"]]
         if edits:
             print(f"  r+ open, first write, close at N={counts[-1]:,d}: " + ", ".join(edits))
