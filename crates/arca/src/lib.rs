@@ -74,7 +74,7 @@ pub use object::{
     VlenInfo, VlenOptions, Walk, WalkOrder, WalkStep, WrittenChunk, COMPACT_AUTO_BYTES,
     DEFAULT_VLEN_CHUNK, MAX_SOFT_LINK_HOPS,
 };
-pub use pager::PAGE_SIZE;
+pub use pager::{CacheStats, PAGE_SIZE};
 pub use pool::{
     gc, pool_limits, pool_stats, pooling_enabled, set_pool_limits, set_pooling, PoolKind,
     PoolLimits, PoolStats,
