@@ -146,9 +146,9 @@ fn links_changed_during_the_walk_are_followed() {
             data(&f, &format!("{g}/{d}"));
         }
     }
-    let mut w = r.walk(WalkOrder::Name).unwrap();
+    let w = r.walk(WalkOrder::Name).unwrap();
     let mut seen = vec![];
-    while let Some(s) = w.next() {
+    for s in w {
         let p = s.unwrap().path;
         match p.as_str() {
             // A member ahead goes; the group the walk is inside goes; a
