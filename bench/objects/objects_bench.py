@@ -24,6 +24,9 @@ libraries get the same names and values and default file settings
   ``close()`` (which commits and syncs), on the same file, as many tries;
   what an r+ session costs before its first write lands (arca checks there
   that the space it hands out is free);
+* CPU time of the write (to ``close()`` returning) and of the walk, in the
+  JSON (``write_cpu_s``, ``walk_cpu_s``): steadier than wall time on a busy
+  machine;
 * peak RSS: ``ru_maxrss`` of the child process that did the work; in the
   JSON also per phase (``write_peak_rss_mib``: creating the file to close;
   ``walk_peak_rss_mib``: the walk, its peak counted from the RSS it began
@@ -182,9 +185,10 @@ def child(job):
     rss_base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     resettable = reset_peak()
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ngroups = write_file(lib, path, row, n)
     t_close = time.perf_counter() - t0
+    c_write = time.process_time() - c0
     write_peak = phase_peak_mib() if resettable else None
     on_fd(path, os.fsync)
     on_fd(os.path.dirname(path), os.fsync)
@@ -195,9 +199,10 @@ def child(job):
 
     evict(path, cache)
     resettable = resettable and reset_peak()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     seen = walk_file(lib, path)
     t_walk = time.perf_counter() - t0
+    c_walk = time.process_time() - c0
     walk_peak = phase_peak_mib() if resettable else None
 
     opens = []
@@ -218,6 +223,7 @@ def child(job):
 
     want = [n + ngroups, 0 if row == "group" else n, n * len(attrs_for(row, 0))]
     return {"write_s": t_write, "close_s": t_close, "walk_s": t_walk, "open_s": opens,
+            "write_cpu_s": c_write, "walk_cpu_s": c_walk,
             "edit_s": edits,
             "file_bytes": size, "other_files": sorted(extra),
             "seen": seen, "verified": seen == want, "layout": layout,

@@ -24,7 +24,7 @@
 //!   committed datatype.
 //! - `group`: groups and links; it opens the files external links lead
 //!   to through `open`. `walk`: `Group::walk`, the links below a group
-//!   one at a time.
+//!   one at a time, and `visit`/`visit_links` over it.
 //! - `stored_chunks` (chunks as stored), `reserved` (room for chunks other
 //!   processes write), `vlen/records`, `rows` (compounds with
 //!   variable-length members), `vlen/ragged`, `vlen/info`, `vlen/direct`,

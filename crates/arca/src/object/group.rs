@@ -6,7 +6,7 @@ use super::attrs::Attributes;
 use super::dataset::options::{build_meta, DatasetOptions};
 use super::dataset::Dataset;
 use super::handle::{lock, FileHandle};
-use super::links::{self, GroupOptions, Link, Met};
+use super::links::{self, GroupOptions, Link};
 use super::lookup::{
     external_file, get_link, kind_word, resolve, resolve_hops, Found, MAX_SOFT_LINK_HOPS,
 };
@@ -828,73 +828,6 @@ impl Group {
     pub fn is_empty(&self) -> Result<bool> {
         Ok(self.len()? == 0)
     }
-
-    /// Call `f(relative path, kind)` for every object below this group,
-    /// depth first in each group's order, following hard links only and
-    /// visiting each object once (by the first name met), as h5py does.
-    ///
-    /// # Errors
-    /// Errors from `f` or from damage met on the way.
-    pub fn visit(&self, f: &mut dyn FnMut(&str, ObjectKind) -> Result<()>) -> Result<()> {
-        self.walk_with(&mut |p, l, first| match l {
-            Target::Hard { kind, .. } if first => f(p, *kind),
-            _ => Ok(()),
-        })
-    }
-
-    /// Call `f(relative path, link)` for every link below this group, soft
-    /// and external ones included, depth first; the members of a group
-    /// with several names are listed under the first name met.
-    ///
-    /// # Errors
-    /// Errors from `f` or from damage met on the way.
-    pub fn visit_links(&self, f: &mut dyn FnMut(&str, &Link) -> Result<()>) -> Result<()> {
-        self.walk_with(&mut |p, l, _| f(p, &Link::from_target(l)))
-    }
-
-    /// The walk under `visit` and `visit_links`: `f(path, target, first
-    /// time this object is met)`.
-    fn walk_with(&self, f: &mut dyn FnMut(&str, &Target, bool) -> Result<()>) -> Result<()> {
-        // (group address, its links not yet taken, the group's path)
-        type Level = (u64, std::vec::IntoIter<(String, link_fmt::Link)>, String);
-        let (first, mut met) = {
-            let mut g = lock(&self.file)?;
-            (
-                links_of(&mut g.st, self.addr)?,
-                Met::new(&mut g, self.addr)?,
-            )
-        };
-        let mut stack: Vec<Level> = vec![(self.addr, first.into_iter(), String::new())];
-        // Pre-order, depth first, members in the group's order.
-        while let Some((_, members, prefix)) = stack.last_mut() {
-            let Some((name, l)) = members.next() else {
-                stack.pop();
-                continue;
-            };
-            let p = if prefix.is_empty() {
-                name
-            } else {
-                format!("{prefix}/{name}")
-            };
-            let Target::Hard { kind, addr } = l.target else {
-                f(&p, &l.target, false)?;
-                continue;
-            };
-            let first_time = met.arrive(addr)?;
-            f(&p, &l.target, first_time)?;
-            if first_time && kind == ObjectKind::Group {
-                if stack.iter().any(|lv| lv.0 == addr) {
-                    return Err(loops_back(addr));
-                }
-                let ms = {
-                    let mut g = lock(&self.file)?;
-                    links_of(&mut g.st, addr)?
-                };
-                stack.push((addr, ms.into_iter(), p));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The first path a walk from the root meets to the object at `id`, if a
@@ -956,16 +889,6 @@ fn reaches(st: &mut Store, from: u64, target: u64) -> Result<bool> {
         }
     }
     Ok(false)
-}
-
-/// A group reached again from inside itself through links that count one
-/// name for it: the links loop.
-pub(crate) fn loops_back(addr: u64) -> Error {
-    Error::corrupt(
-        "group link",
-        addr,
-        "a group is reached from inside itself: links form a cycle",
-    )
 }
 
 fn rename_exists(e: Error, path: &str) -> Error {

@@ -1,13 +1,13 @@
-//! A walk over everything below a group, one link at a time: what
-//! `Group::visit` does, as an iterator that holds only the groups it is
-//! inside (their links), never a list of every path.
+//! A walk over everything below a group, one link at a time, as an
+//! iterator that holds only the groups it is inside (their links), never
+//! a list of every path; `Group::visit` and `visit_links` go through it.
 
-use super::group::{links_of, loops_back, Group};
+use super::group::{links_of, Group};
 use super::handle::{lock, FileHandle};
 use super::links::{Link, Met};
 use super::lookup::get_link;
 use super::session::Session;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::format::link::{self as link_fmt, Target};
 use crate::format::object_header::ObjectKind;
 
@@ -66,6 +66,51 @@ struct Level {
 }
 
 impl Group {
+    /// Call `f(relative path, kind)` for every object below this group,
+    /// depth first in each group's order, following hard links only and
+    /// visiting each object once (by the first name met), as h5py does;
+    /// [`Group::walk`] one step at a time.
+    ///
+    /// ```
+    /// use arca::File;
+    /// let f = File::in_memory().unwrap();
+    /// f.root().create_group("a/b").unwrap();
+    /// let mut seen = vec![];
+    /// f.root().visit(&mut |p, _| { seen.push(p.to_string()); Ok(()) }).unwrap();
+    /// assert_eq!(seen, ["a", "a/b"]);
+    /// ```
+    ///
+    /// # Errors
+    /// Errors from `f` or from damage met on the way.
+    pub fn visit(&self, f: &mut dyn FnMut(&str, ObjectKind) -> Result<()>) -> Result<()> {
+        for step in self.walk(WalkOrder::Group)? {
+            if let WalkStep {
+                path,
+                link: Link::Hard(kind),
+                first: true,
+            } = step?
+            {
+                f(&path, kind)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Call `f(relative path, link)` for every link below this group, soft
+    /// and external ones included, depth first in each group's order; the
+    /// members of a group with several names are listed under the first
+    /// name met.
+    ///
+    /// # Errors
+    /// Errors from `f` or from damage met on the way.
+    pub fn visit_links(&self, f: &mut dyn FnMut(&str, &Link) -> Result<()>) -> Result<()> {
+        for step in self.walk(WalkOrder::Group)? {
+            let step = step?;
+            f(&step.path, &step.link)?;
+        }
+        Ok(())
+    }
+
     /// Walk every link below this group, depth first, each group's
     /// members in `order`, one [`WalkStep`] at a time.
     ///
@@ -116,6 +161,16 @@ fn members_in(
         }
     }
     Ok(ms)
+}
+
+/// A group reached again from inside itself through links that count one
+/// name for it: the links loop.
+fn loops_back(addr: u64) -> Error {
+    Error::corrupt(
+        "group link",
+        addr,
+        "a group is reached from inside itself: links form a cycle",
+    )
 }
 
 impl Walk {
