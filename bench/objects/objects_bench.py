@@ -24,7 +24,13 @@ libraries get the same names and values and default file settings
   ``close()`` (which commits and syncs), on the same file, as many tries;
   what an r+ session costs before its first write lands (arca checks there
   that the space it hands out is free);
-* peak RSS: ``ru_maxrss`` of the child process that did the work;
+* CPU time of the write (to ``close()`` returning) and of the walk, in the
+  JSON (``write_cpu_s``, ``walk_cpu_s``): steadier than wall time on a busy
+  machine;
+* peak RSS: ``ru_maxrss`` of the child process that did the work; in the
+  JSON also per phase (``write_peak_rss_mib``: creating the file to close;
+  ``walk_peak_rss_mib``: the walk, its peak counted from the RSS it began
+  with), where Linux lets the peak be reset (``/proc/self/clear_refs``);
 * layout: how the first dataset is stored (compact, contiguous, chunked).
 
 Each (repeat, row, N, library) runs in a fresh child process (this script
@@ -141,6 +147,28 @@ def on_fd(path, fn):
         os.close(fd)
 
 
+def phase_peak_mib():
+    """The peak RSS since the last ``reset_peak`` (VmHWM), or None off Linux."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak():
+    """Start a new phase's peak: the peak RSS drops to the present RSS."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def evict(path, cache):
     if cache != "none":
         on_fd(path, lambda fd: os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED))
@@ -155,10 +183,13 @@ def child(job):
     os.remove(path + ".warm")
     gc.collect()
     rss_base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    resettable = reset_peak()
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ngroups = write_file(lib, path, row, n)
     t_close = time.perf_counter() - t0
+    c_write = time.process_time() - c0
+    write_peak = phase_peak_mib() if resettable else None
     on_fd(path, os.fsync)
     on_fd(os.path.dirname(path), os.fsync)
     t_write = time.perf_counter() - t0
@@ -167,9 +198,12 @@ def child(job):
     gc.collect()
 
     evict(path, cache)
-    t0 = time.perf_counter()
+    resettable = resettable and reset_peak()
+    t0, c0 = time.perf_counter(), time.process_time()
     seen = walk_file(lib, path)
     t_walk = time.perf_counter() - t0
+    c_walk = time.process_time() - c0
+    walk_peak = phase_peak_mib() if resettable else None
 
     opens = []
     for _ in range(job["opens"]):
@@ -189,10 +223,12 @@ def child(job):
 
     want = [n + ngroups, 0 if row == "group" else n, n * len(attrs_for(row, 0))]
     return {"write_s": t_write, "close_s": t_close, "walk_s": t_walk, "open_s": opens,
+            "write_cpu_s": c_write, "walk_cpu_s": c_walk,
             "edit_s": edits,
             "file_bytes": size, "other_files": sorted(extra),
             "seen": seen, "verified": seen == want, "layout": layout,
             "rss_base_mib": rss_base / 1024,
+            "write_peak_rss_mib": write_peak, "walk_peak_rss_mib": walk_peak,
             "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -223,6 +259,8 @@ def summarise(samples):
             continue
         m = {x: median([s[x] for s in ss]) for x in
              ("write_s", "close_s", "walk_s", "file_bytes", "peak_rss_mib", "rss_base_mib")}
+        for x in ("write_peak_rss_mib", "walk_peak_rss_mib"):
+            m[x] = median([s[x] for s in ss if s.get(x) is not None])
         n, opens = ss[0]["n"], [t for s in ss for t in s["open_s"]]
         edits = [t for s in ss for t in s.get("edit_s", [])]
         out[k] = {"n": n, "bytes_per_object": m.pop("file_bytes") / n, **m,
@@ -258,39 +296,47 @@ def ratios_and_aims(summary, rows, counts):
     return ratios, aims
 
 
+def fmt_mib(x):
+    return f"{'n/a':>6s}" if x is None else f"{x:6.1f}"
+
+
 def print_report(summary, ratios, aims, rows, counts, meta):
+    libs = meta["libs"]
     print(f"\n{meta['repeat']} repeat(s), medians; walk/open cache: {meta['cache']}; "
           f"{meta['cpus']} CPUs, load average {meta['load_start'][0]:.2f} -> "
           f"{meta['load_end'][0]:.2f}")
     print(f"arca {meta['versions']['arca']}; h5py {meta['versions']['h5py']}")
     base = {lib: [s["rss_base_mib"] for k, s in summary.items() if k.endswith(lib)]
-            for lib in LIBS}
-    print("peak RSS counts interpreter, numpy, library; MiB after warm-up: "
+            for lib in libs}
+    print("peak RSS counts interpreter, numpy, library (write, walk: each phase's own "
+          "peak); MiB after warm-up: "
           + ", ".join(f"{lib} {median(v):.1f}" for lib, v in base.items() if v))
     for row in rows:
-        lay = [f"{lib} {summary[k]['layout']}" for lib in LIBS
+        lay = [f"{lib} {summary[k]['layout']}" for lib in libs
                if (k := key(row, counts[0], lib)) in summary and summary[k]["layout"]]
         print(f"\n== {row} == ({ROWS[row]}, {PER_GROUP} per group"
               + (f"; layout: {', '.join(lay)})" if lay else ")"))
         print(f"{'N':>9s} {'lib':5s} {'B/obj':>7s} {'write s':>8s} {'obj/s':>9s} "
-              f"{'walk s':>8s} {'obj/s':>9s} {'peak MiB':>9s}")
+              f"{'walk s':>8s} {'obj/s':>9s} {'peak MiB':>9s} {'write':>6s} {'walk':>6s}")
         for n in counts:
-            for lib in LIBS:
+            for lib in libs:
                 s = summary.get(key(row, n, lib))
                 if s is None:
                     print(f"{n:9,d} {lib:5s} {'FAILED':>7s}")
                     continue
                 print(f"{n:9,d} {lib:5s} {s['bytes_per_object']:7.1f} {s['write_s']:8.3f} "
                       f"{s['write_obj_s']:9.0f} {s['walk_s']:8.3f} {s['walk_obj_s']:9.0f} "
-                      f"{s['peak_rss_mib']:9.1f}" + ("" if s["verified"] else "  COUNT MISMATCH"))
+                      f"{s['peak_rss_mib']:9.1f} {fmt_mib(s['write_peak_rss_mib'])} "
+                      f"{fmt_mib(s['walk_peak_rss_mib'])}"
+                      + ("" if s["verified"] else "  COUNT MISMATCH"))
             if r := ratios.get(f"{row}/{n}"):
                 print(f"{'':15s} arca/h5py bytes {r['bytes']:.2f}; h5py/arca write "
                       f"{r['write']:.2f}x, walk {r['walk']:.2f}x")
-        opens = [f"{lib} {summary[k]['open_ms']:.2f} ms" for lib in LIBS
+        opens = [f"{lib} {summary[k]['open_ms']:.2f} ms" for lib in libs
                  if (k := key(row, counts[-1], lib)) in summary]
         if opens:
             print(f"  open+close at N={counts[-1]:,d}: " + ", ".join(opens))
-        edits = [f"{lib} {summary[k]['edit_ms']:.2f} ms" for lib in LIBS
+        edits = [f"{lib} {summary[k]['edit_ms']:.2f} ms" for lib in libs
                  if (k := key(row, counts[-1], lib)) in summary and summary[k]["edit_ms"]]
         if edits:
             print(f"  r+ open, first write, close at N={counts[-1]:,d}: " + ", ".join(edits))
@@ -310,6 +356,9 @@ def parse_args(argv=None):
                     help="fresh-process runs per point; medians (default 3; --quick: 1)")
     ap.add_argument("--opens", type=int, default=5,
                     help="open+close and r+ edit tries per run (default 5)")
+    ap.add_argument("--libs", default=",".join(LIBS),
+                    help="libraries to run, comma separated (default arca,h5py; one alone "
+                         "for comparing two builds of it, run after one another)")
     ap.add_argument("--quick", action="store_true",
                     help="10^3 and 10^4 objects, 1 repeat: about half a minute")
     ap.add_argument("--cache", choices=("fadvise", "none"), default="fadvise",
@@ -330,6 +379,9 @@ def parse_args(argv=None):
     for x in args.rows:
         if x not in ROWS:
             ap.error(f"unknown row {x!r}; choose from {', '.join(ROWS)}")
+    args.libs = tuple(x for x in LIBS if x in args.libs.split(","))
+    if not args.libs:
+        ap.error(f"--libs: choose from {', '.join(LIBS)}")
     if args.repeat < 1 or args.opens < 1 or not args.counts or min(args.counts) < 1:
         ap.error("--repeat, --opens and every count must be at least 1")
     return args
@@ -348,18 +400,18 @@ def main(argv=None):
     workdir = tempfile.mkdtemp(prefix="arca-objects-bench-", dir=os.path.abspath(parent))
     meta = {"command": " ".join([os.path.basename(sys.executable)] + sys.argv),
             "counts": args.counts, "rows": args.rows, "repeat": args.repeat,
-            "opens": args.opens, "per_group": PER_GROUP, "cache": args.cache, "dir": workdir,
+            "opens": args.opens, "libs": list(args.libs), "per_group": PER_GROUP, "cache": args.cache, "dir": workdir,
             "cpus": os.cpu_count(), "python": platform.python_version(),
             "platform": platform.platform(), "load_start": os.getloadavg(),
             "memory_gib": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30,
             "versions": {"arca": arca.__version__, "numpy": np.__version__,
                          "h5py": f"{h5py.__version__} (HDF5 {h5py.version.hdf5_version})"}}
-    samples = {key(r, n, lib): [] for r in args.rows for n in args.counts for lib in LIBS}
+    samples = {key(r, n, lib): [] for r in args.rows for n in args.counts for lib in args.libs}
     failures = []
     t_start = time.perf_counter()
     try:
         for rep in range(args.repeat):
-            order = LIBS if rep % 2 == 0 else LIBS[::-1]
+            order = args.libs if rep % 2 == 0 else args.libs[::-1]
             for row, n, lib in itertools.product(args.rows, args.counts, order):
                 print(f"[{rep + 1}/{args.repeat}] {row:8s} {n:>9,d} {lib:5s}", end=" ", flush=True)
                 job = {"lib": lib, "row": row, "n": n, "cache": args.cache,
@@ -373,8 +425,10 @@ def main(argv=None):
                     continue
                 s["n"] = n
                 samples[key(row, n, lib)].append(s)
+                phases = ("" if s["write_peak_rss_mib"] is None else
+                          f" (write {s['write_peak_rss_mib']:.1f}, walk {s['walk_peak_rss_mib']:.1f})")
                 print(f"{s['file_bytes'] / n:7.1f} B/obj  write {s['write_s']:7.3f} s  "
-                      f"walk {s['walk_s']:7.3f} s  peak {s['peak_rss_mib']:6.1f} MiB"
+                      f"walk {s['walk_s']:7.3f} s  peak {s['peak_rss_mib']:6.1f} MiB" + phases
                       + ("" if s["verified"] else f"  COUNT MISMATCH {s['seen']}")
                       + (f"  other files: {s['other_files']}" if s["other_files"] else ""),
                       flush=True)

@@ -3,8 +3,10 @@
 
 use arca::{
     DatasetOptions, Datatype, ExternalSegment, Filter, Hdf5Filter, ObjectKind, StorageLayout,
+    WalkOrder,
 };
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use crate::attrs::PyAttributes;
 use crate::dataset::PyDataset;
@@ -17,6 +19,62 @@ fn kind_name(k: ObjectKind) -> &'static str {
         ObjectKind::Group => "group",
         ObjectKind::Dataset => "dataset",
         ObjectKind::Datatype => "datatype",
+    }
+}
+
+/// Steps a `Walker` hands out at a time: few enough to keep a batch
+/// small, enough that the per-call cost vanishes.
+const WALK_BATCH: usize = 1024;
+
+/// A walk below a group, depth first, members in name order, handed out
+/// in batches (lists): `[(path, kind)]` of each object met first under
+/// that path, or `[(path, link)]` of every link (see `Group.link`). It
+/// holds only the groups it is inside, never every path.
+///
+/// ```python
+/// for batch in f.root().walk(False):
+///     for path, kind in batch:
+///         print(path, kind)
+/// ```
+#[pyclass(module = "arca._native", name = "Walker")]
+pub(crate) struct PyWalker {
+    walk: arca::Walk,
+    links: bool,
+}
+
+#[pymethods]
+impl PyWalker {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let links = self.links;
+        let walk = &mut self.walk;
+        let steps = cvt(py.detach(|| {
+            let mut out = Vec::with_capacity(WALK_BATCH);
+            for s in walk.by_ref() {
+                let s = s?;
+                if links || (s.first && matches!(s.link, arca::Link::Hard(_))) {
+                    out.push(s);
+                    if out.len() == WALK_BATCH {
+                        break;
+                    }
+                }
+            }
+            Ok(out)
+        }))?;
+        if steps.is_empty() {
+            return Ok(None);
+        }
+        let list = PyList::empty(py);
+        for s in steps {
+            match (links, &s.link) {
+                (false, arca::Link::Hard(k)) => list.append((s.path, kind_name(*k)))?,
+                _ => list.append((s.path, link_to_py(py, &s.link)?))?,
+            }
+        }
+        Ok(Some(list))
     }
 }
 
@@ -238,21 +296,6 @@ impl PyGroup {
         link_to_py(py, &l)
     }
 
-    /// `[(path, link)]` of every link below, depth first (see `link`).
-    fn visit_links(&self, py: Python<'_>) -> PyResult<Vec<(String, Py<PyAny>)>> {
-        let all = cvt(py.detach(|| {
-            let mut out = vec![];
-            self.g.visit_links(&mut |p, l| {
-                out.push((p.to_string(), l.clone()));
-                Ok(())
-            })?;
-            Ok(out)
-        }))?;
-        all.into_iter()
-            .map(|(p, l)| Ok((p, link_to_py(py, &l)?)))
-            .collect()
-    }
-
     /// Open or create the group at `path`.
     fn require_group(&self, py: Python<'_>, path: &str) -> PyResult<PyGroup> {
         Ok(PyGroup {
@@ -441,15 +484,10 @@ impl PyGroup {
         cvt(py.detach(|| self.g.len()))
     }
 
-    /// `[(relative path, kind)]` of every object below, depth first in name order.
-    fn visit(&self, py: Python<'_>) -> PyResult<Vec<(String, &'static str)>> {
-        cvt(py.detach(|| {
-            let mut out = vec![];
-            self.g.visit(&mut |p, k| {
-                out.push((p.to_string(), kind_name(k)));
-                Ok(())
-            })?;
-            Ok(out)
-        }))
+    /// A walk below this group in name order (see `Walker`): objects
+    /// (`links=False`), or every link (`links=True`).
+    fn walk(&self, py: Python<'_>, links: bool) -> PyResult<PyWalker> {
+        let walk = cvt(py.detach(|| self.g.walk(WalkOrder::Name)))?;
+        Ok(PyWalker { walk, links })
     }
 }

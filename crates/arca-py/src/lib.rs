@@ -117,6 +117,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PyFile>()?;
     m.add_class::<PyGroup>()?;
+    m.add_class::<group::PyWalker>()?;
     m.add_class::<PyDataset>()?;
     m.add_class::<PyAttributes>()?;
     m.add_class::<PyNamedType>()?;

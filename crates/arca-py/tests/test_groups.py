@@ -151,6 +151,44 @@ def test_visit_order_matches_h5py(pair):
     assert fa == ha
 
 
+def test_visit_order_matches_h5py_with_tracked_order_and_second_names(pair):
+    f, h = pair
+    for g in (f, h):
+        log = g.create_group("log", track_order=True)
+        for name in ["z", "a", "m"]:
+            log.create_group(name)
+        g.create_dataset("log/a/x", data=[1])
+        g.create_group("b/c")
+        g.create_dataset("b-c", data=[2])
+        g["a2"] = g["log/a/x"]          # a second name, met first by name
+        g["log/m/up"] = g["log"]        # a loop through a second name
+    f["soft"], h["soft"] = arca.SoftLink("/log"), h5py.SoftLink("/log")
+    for fn in ("visit", "visit_links"):
+        fa, ha = [], []
+        getattr(f, fn)(fa.append)
+        getattr(h, fn)(ha.append)
+        assert fa == ha, fn
+    assert tree(f) == tree(h)
+
+
+def test_visit_streams_the_walk(f):
+    # The walk is read as the visit goes, not listed first: a group removed
+    # by the callback long before the walk reaches it is not visited.
+    n = 3000
+    for i in range(n):
+        f.create_group(f"g{i:04d}")
+    seen = []
+
+    def cb(name):
+        if name == "g0000":
+            del f[f"g{n - 1:04d}"]
+        seen.append(name)
+
+    assert f.visit(cb) is None
+    assert len(seen) == n - 1 and seen[-1] == f"g{n - 2:04d}"
+    assert seen == sorted(seen)
+
+
 def test_require_group(f):
     g = f.require_group("a/b")
     assert f.require_group("a/b") == g

@@ -71,10 +71,10 @@ pub use object::{journal_is_hot, journal_path, repack, repack_with, Progress, Re
 pub use object::{
     AttrValue, Attributes, Dataset, DatasetOptions, Element, Extent, File, Group, GroupOptions,
     Link, Mode, NamedType, Object, OpenOptions, Stat, StorageLayout, StoredChunk, VlenExtent,
-    VlenInfo, VlenOptions, WrittenChunk, COMPACT_AUTO_BYTES, DEFAULT_VLEN_CHUNK,
-    MAX_SOFT_LINK_HOPS,
+    VlenInfo, VlenOptions, Walk, WalkOrder, WalkStep, WrittenChunk, COMPACT_AUTO_BYTES,
+    DEFAULT_VLEN_CHUNK, MAX_SOFT_LINK_HOPS,
 };
-pub use pager::PAGE_SIZE;
+pub use pager::{CacheStats, PAGE_SIZE};
 pub use pool::{
     gc, pool_limits, pool_stats, pooling_enabled, set_pool_limits, set_pooling, PoolKind,
     PoolLimits, PoolStats,

@@ -23,7 +23,8 @@
 //!   blocks, one job each. `named_type`: the `NamedType` handle of a
 //!   committed datatype.
 //! - `group`: groups and links; it opens the files external links lead
-//!   to through `open`.
+//!   to through `open`. `walk`: `Group::walk`, the links below a group
+//!   one at a time, and `visit`/`visit_links` over it.
 //! - `stored_chunks` (chunks as stored), `reserved` (room for chunks other
 //!   processes write), `vlen/records`, `rows` (compounds with
 //!   variable-length members), `vlen/ragged`, `vlen/info`, `vlen/direct`,
@@ -53,6 +54,7 @@ mod times;
 mod unnamed;
 mod virtual_read;
 mod vlen;
+mod walk;
 
 pub use crate::vlen::vector::VlenExtent;
 pub use attrs::{AttrValue, Attributes};
@@ -71,3 +73,4 @@ pub use stat::{Extent, Stat};
 pub use stored_chunks::StoredChunk;
 pub use vlen::info::VlenInfo;
 pub use vlen::options::{VlenOptions, DEFAULT_VLEN_CHUNK};
+pub use walk::{Walk, WalkOrder, WalkStep};

@@ -42,6 +42,42 @@ fn page_mut(page: &mut Page) -> &mut Vec<u8> {
     Arc::make_mut(page)
 }
 
+/// What a file's page cache holds: its metadata pages, those written
+/// since they were last stored (dirty), and its bound. From
+/// [`crate::File::cache_stats`].
+///
+/// The cache never holds more than `capacity` pages (P2): when every page
+/// is dirty, a long transaction writes them back early (their originals
+/// journaled first, see docs/JOURNAL.md) and goes on, so the memory a
+/// session holds for metadata does not grow with the number of objects
+/// it writes.
+///
+/// ```
+/// use arca::{io::MemoryDriver, File};
+/// let f = File::options()
+///     .page_cache_pages(64)
+///     .open_driver(Box::new(MemoryDriver::new()), true, true)
+///     .unwrap();
+/// for i in 0..500 {
+///     f.root().create_group(&format!("g{i}")).unwrap();
+/// }
+/// let s = f.cache_stats();
+/// assert!(s.pages <= s.capacity && s.dirty_pages <= s.pages);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Pages held.
+    pub pages: usize,
+    /// Pages held that storage has not got yet.
+    pub dirty_pages: usize,
+    /// Bytes of the pages held.
+    pub bytes: u64,
+    /// Bytes of the dirty pages.
+    pub dirty_bytes: u64,
+    /// The most pages held after any call returns (`page_cache_pages`).
+    pub capacity: usize,
+}
+
 struct Entry {
     page: Page,
     dirty: bool,
@@ -99,6 +135,23 @@ impl Pager {
 
     pub(crate) fn journal(&mut self) -> &mut Journaled {
         &mut self.driver
+    }
+
+    /// What the cache holds now.
+    pub(crate) fn stats(&self) -> CacheStats {
+        let mut s = CacheStats {
+            capacity: self.capacity,
+            ..CacheStats::default()
+        };
+        for e in self.cache.values() {
+            s.pages += 1;
+            s.bytes += e.page.len() as u64;
+            if e.dirty {
+                s.dirty_pages += 1;
+                s.dirty_bytes += e.page.len() as u64;
+            }
+        }
+        s
     }
 
     /// Whether any page awaits writing.

@@ -426,11 +426,22 @@ enum Commit {
     Flush,
 }
 
+thread_local! {
+    /// Metadata pages the sessions under test may cache (0: the default).
+    /// A small cache fills with dirty pages inside a transaction, which
+    /// then writes them back before its commit: write points to crash at.
+    static CACHE_PAGES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Open `image` on `disk`, with the sidecar journal on the same disk;
 /// also returns the data file for writes beside the `File`.
 fn open_on(disk: &FaultDisk, image: &[u8]) -> arca::Result<(File, RawFile)> {
     let raw = RawFile::new(disk.driver_with(image.to_vec()));
-    let f = File::options().open_drivers(
+    let mut options = File::options();
+    if CACHE_PAGES.get() > 0 {
+        options.page_cache_pages(CACHE_PAGES.get());
+    }
+    let f = options.open_drivers(
         Box::new(raw.clone()),
         Some(Box::new(disk.driver())),
         false,
@@ -565,6 +576,27 @@ fn crash_at_every_write_of_a_data_session() {
 
 #[test]
 fn crash_at_every_write_of_a_small_objects_session() {
+    crash_everywhere(small_objects_session, Commit::Lazy);
+    crash_everywhere(small_objects_session, Commit::Flush);
+}
+
+#[test]
+fn crash_at_every_write_of_a_small_objects_session_with_a_small_page_cache() {
+    let writes = |pages| {
+        CACHE_PAGES.set(pages);
+        let disk = FaultDisk::new(None, 0);
+        assert_eq!(
+            run(&disk, &base(), small_objects_session, Commit::Lazy),
+            (TRANSACTIONS, true)
+        );
+        disk.ops()
+    };
+    let (default, small) = (writes(0), writes(16));
+    assert!(
+        small > default,
+        "16 pages: {small} writes and syncs, the default cache {default}: no early write-back"
+    );
+    CACHE_PAGES.set(16);
     crash_everywhere(small_objects_session, Commit::Lazy);
     crash_everywhere(small_objects_session, Commit::Flush);
 }

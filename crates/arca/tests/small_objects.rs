@@ -317,3 +317,109 @@ fn format_version_1_files_still_open() {
     assert_eq!(f.root().group("many").unwrap().len().unwrap(), 29);
     f.check().unwrap();
 }
+
+/// Write `n` small datasets (4 floats, one attribute, 100 to a group) in
+/// one transaction, looking at the page cache after each: the most pages
+/// and dirty bytes it held, and how often pages were written back before
+/// the commit.
+fn write_in_one_transaction(f: &File, n: usize) -> (arca::CacheStats, usize) {
+    let mut most = arca::CacheStats::default();
+    let mut write_backs = 0;
+    f.transaction(|f| {
+        let mut last_dirty = 0;
+        for i in 0..n {
+            let d = f.root().create_dataset(
+                &format!("g{:03}/d{:02}", i / 100, i % 100),
+                &DatasetOptions::new(Datatype::float(8), &[4]),
+            )?;
+            d.write_all(&[i as f64; 4])?;
+            d.attrs().set("event", &AttrValue::scalar(i as i64))?;
+            let s = f.cache_stats();
+            most.pages = most.pages.max(s.pages);
+            most.dirty_pages = most.dirty_pages.max(s.dirty_pages);
+            most.dirty_bytes = most.dirty_bytes.max(s.dirty_bytes);
+            most.bytes = most.bytes.max(s.bytes);
+            most.capacity = s.capacity;
+            write_backs += (s.dirty_pages < last_dirty) as usize;
+            last_dirty = s.dirty_pages;
+        }
+        Ok(())
+    })
+    .unwrap();
+    (most, write_backs)
+}
+
+#[test]
+fn a_long_transaction_holds_no_more_pages_than_the_cache_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let pages = 64;
+    let mut seen = vec![];
+    for n in [400, 4000] {
+        let path = dir.path().join(format!("{n}.arca"));
+        let f = File::options()
+            .mode(Mode::Create)
+            .page_cache_pages(pages)
+            .open(&path)
+            .unwrap();
+        let (most, write_backs) = write_in_one_transaction(&f, n);
+        assert_eq!(most.capacity, pages);
+        assert!(most.pages <= pages, "{n} objects: {most:?}");
+        assert!(most.dirty_bytes <= (pages * arca::PAGE_SIZE) as u64);
+        // The cache filled with dirty pages and wrote them back inside
+        // the transaction: the bound was met, not merely never reached.
+        assert!(most.dirty_pages > pages / 2, "{n} objects: {most:?}");
+        assert!(write_backs > 0, "{n} objects: no early write-back");
+        seen.push((n, most));
+        f.close().unwrap();
+        let f = File::open(&path).unwrap();
+        f.check().unwrap();
+        let mut objects = 0;
+        f.root()
+            .visit(&mut |_, _| {
+                objects += 1;
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(objects, n + n.div_ceil(100));
+        let last = f
+            .root()
+            .dataset(&format!("g{:03}/d{:02}", (n - 1) / 100, (n - 1) % 100));
+        assert_eq!(
+            last.unwrap().read_all::<f64>().unwrap(),
+            vec![(n - 1) as f64; 4]
+        );
+    }
+    // Ten times the objects, the same bound.
+    assert!(seen[1].1.pages <= seen[0].1.capacity);
+}
+
+#[test]
+fn pages_written_back_early_roll_back_with_their_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.arca");
+    let f = File::options()
+        .mode(Mode::Create)
+        .page_cache_pages(32)
+        .open(&path)
+        .unwrap();
+    f.root().create_group("kept").unwrap();
+    f.flush().unwrap();
+    let before = f.stat().unwrap();
+    let undone: arca::Result<()> = f.transaction(|f| {
+        for i in 0..1500 {
+            f.root()
+                .create_group(&format!("g{:02}/h{:02}", i / 100, i % 100))?;
+        }
+        // Early write-backs happened: the cache never held them all.
+        assert!(f.cache_stats().pages <= 32);
+        Err(Error::InvalidArgument("undo".into()))
+    });
+    assert!(undone.is_err());
+    assert_eq!(f.root().member_names().unwrap(), ["kept"]);
+    assert_eq!(f.stat().unwrap().groups, before.groups);
+    f.check().unwrap();
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    assert_eq!(f.root().member_names().unwrap(), ["kept"]);
+    f.check().unwrap();
+}

@@ -196,7 +196,9 @@ class File(Group):
     ``cbuf_size``.
 
     arca's own keywords: ``page_cache_pages`` (metadata pages kept in
-    memory), ``journal=False`` (no undo journal, for scratch files a crash
+    memory, 4096 by default: at most 16 MiB; a long transaction that fills
+    it with changes writes them back early and goes on, so writing a
+    million objects between commits holds no more), ``journal=False`` (no undo journal, for scratch files a crash
     may damage), ``exact_rollback=True`` (a rolled-back transaction
     restores every byte, free space included) and ``free_list="naive"``
     (the O(n) baseline free list, for benchmarks only).

@@ -449,23 +449,37 @@ class Group(HLObject, MutableMapping):
             raise ReadOnlyValueError("Unable to move link (no write intent on file)") from e
 
     # -- walking -----------------------------------------------------------------
-    def _walk(self):
+    def _walk(self, links=False):
         # Depth first, parents before children, siblings in name order: the
-        # order h5py visits in.
-        return sorted((p for p, _ in self._id.visit()), key=lambda p: p.split("/"))
+        # order h5py visits in. Streamed in batches from the native walk,
+        # which holds only the groups it is inside: a million objects cost
+        # no list of a million paths.
+        for batch in self._id.walk(links):
+            yield from batch
 
     def visit(self, func):
         """Call ``func(name)`` for every object below, depth first in name
-        order; stop and return the first value that is not None."""
-        for path in self._walk():
+        order; stop and return the first value that is not None. An object
+        with several names is visited once, under the first met. Objects
+        are found as the walk goes: ``func`` may change the file (a member
+        removed before the walk reaches it is not visited)::
+
+            names = []
+            f.visit(names.append)       # ["a", "a/b", ...]
+        """
+        for path, _kind in self._walk():
             r = func(path)
             if r is not None:
                 return r
         return None
 
     def visititems(self, func):
-        """Like :meth:`visit`, calling ``func(name, object)``."""
-        for path in self._walk():
+        """Like :meth:`visit`, calling ``func(name, object)``::
+
+            f.visititems(lambda name, obj: print(name, obj.shape)
+                         if isinstance(obj, arca.Dataset) else None)
+        """
+        for path, _kind in self._walk():
             r = func(path, self[path])
             if r is not None:
                 return r
@@ -475,7 +489,7 @@ class Group(HLObject, MutableMapping):
         """Call ``func(name)`` for every link below, soft and external ones
         included (not followed), depth first in name order; stop and
         return the first value that is not None."""
-        for path, _ in sorted(self._id.visit_links(), key=lambda pt: pt[0].split("/")):
+        for path, _ in self._walk(links=True):
             r = func(path)
             if r is not None:
                 return r
@@ -484,7 +498,7 @@ class Group(HLObject, MutableMapping):
     def visititems_links(self, func):
         """Like :meth:`visit_links`, calling ``func(name, link)`` with a
         :class:`HardLink`, :class:`SoftLink` or :class:`ExternalLink`."""
-        for path, t in sorted(self._id.visit_links(), key=lambda pt: pt[0].split("/")):
+        for path, t in self._walk(links=True):
             r = func(path, _links.from_native(t))
             if r is not None:
                 return r

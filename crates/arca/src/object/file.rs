@@ -279,6 +279,27 @@ impl File {
         self.file.lock().map(|g| g.st.writable).unwrap_or(false)
     }
 
+    /// What the file's metadata page cache holds now, and its bound
+    /// ([`OpenOptions::page_cache_pages`](crate::OpenOptions::page_cache_pages)):
+    /// see [`CacheStats`](crate::CacheStats).
+    ///
+    /// ```
+    /// use arca::File;
+    /// let f = File::in_memory().unwrap();
+    /// f.root().create_group("g").unwrap();
+    /// let s = f.cache_stats();
+    /// assert!(s.dirty_pages >= 1 && s.pages <= s.capacity);
+    /// f.flush().unwrap();
+    /// assert_eq!(f.cache_stats().dirty_pages, 0);
+    /// ```
+    pub fn cache_stats(&self) -> crate::pager::CacheStats {
+        let g = match self.file.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        g.st.pager.stats()
+    }
+
     /// What reads of this file have fetched from storage since it was
     /// opened: chunks (a chunk served from the cache is not counted again)
     /// and bytes of chunks and contiguous data. [`crate::io_stats`] gives

@@ -143,3 +143,64 @@ pub(crate) fn all_counts(g: &mut Session) -> Result<Vec<(u64, u64)>> {
 pub(crate) fn check_path(p: &str, what: &str) -> Result<()> {
     link::check_path(p, what).map_err(Error::invalid)
 }
+
+/// The objects a walk has met, kept only for those it can meet more than
+/// once: objects with a recorded link count (other than 1). An object
+/// with one name is met once, so a walk over a million of them keeps
+/// nothing per object; a link that loops back to a group with one
+/// recorded name is caught by the walk checking the groups it is inside.
+pub(crate) struct Met {
+    /// `(address, links)` of every counted object, in address order.
+    counts: Vec<(u64, u64)>,
+    /// Arrivals so far at counted objects, through their names.
+    times: std::collections::HashMap<u64, u64>,
+    /// The group the walk began at: met before any of its names.
+    start: u64,
+    /// Whether arrivals beyond an object's count are damage; off once
+    /// links changed during the walk (a name met, then removed).
+    strict: bool,
+}
+
+impl Met {
+    /// Nothing met yet but `start`, the group the walk begins at.
+    pub(crate) fn new(g: &mut Session, start: u64) -> Result<Self> {
+        Ok(Met {
+            counts: all_counts(g)?,
+            times: std::collections::HashMap::new(),
+            start,
+            strict: true,
+        })
+    }
+
+    /// Links changed: read the counts again, keep what was met.
+    pub(crate) fn links_changed(&mut self, g: &mut Session) -> Result<()> {
+        self.counts = all_counts(g)?;
+        self.strict = false;
+        Ok(())
+    }
+
+    /// Record an arrival at the object at `addr` through a hard link:
+    /// whether the object is met for the first time. Always true for an
+    /// object with one name: a second arrival at one is a loop, which
+    /// the walk finds among the groups it is inside.
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when more links than the object's count arrived
+    /// at it (links that loop).
+    pub(crate) fn arrive(&mut self, addr: u64) -> Result<bool> {
+        let Ok(i) = self.counts.binary_search_by_key(&addr, |c| c.0) else {
+            return Ok(true);
+        };
+        let n = self.counts[i].1;
+        let times = self.times.entry(addr).or_insert(0);
+        *times += 1;
+        if self.strict && *times > n {
+            return Err(Error::corrupt(
+                "group link",
+                addr,
+                format!("object reached {times} times but it has {n} links: links form a cycle"),
+            ));
+        }
+        Ok(*times == 1 && addr != self.start)
+    }
+}

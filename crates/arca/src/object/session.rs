@@ -95,6 +95,10 @@ pub(crate) struct Session {
     /// A path for each object id, built when a reference is first followed
     /// and dropped by any change to links.
     names: Option<HashMap<u64, String>>,
+    /// Counts changes to links (and rollbacks, and a reader's move to a
+    /// newer commit), so that a walk in progress knows to check the
+    /// groups it is inside before going on.
+    links_epoch: u64,
     /// A snapshot reader's slot and view (read-only opens beside a writer).
     reader: Option<crate::snapshot::Reader>,
     /// Space reserved for chunks other processes write, not sealed yet.
@@ -156,6 +160,7 @@ impl Session {
             path: None,
             externals: HashMap::new(),
             names: None,
+            links_epoch: 0,
             reader: None,
             reserved: Vec::new(),
             space_proven: false,
@@ -485,7 +490,7 @@ impl Session {
         let snap = reader.snap;
         self.caches.clear();
         self.st.pager.discard();
-        self.names = None;
+        self.forget_names();
         self.st.pager.journal().resync_len()?;
         self.reload()?;
         self.check_snapshot(snap)?;
@@ -528,6 +533,7 @@ impl Session {
 
     /// Undo everything since the last commit and reload the committed state.
     pub(crate) fn rollback(&mut self) -> Result<()> {
+        self.forget_names();
         self.caches.clear();
         self.reserved.clear();
         self.st.pager.discard();
@@ -775,6 +781,12 @@ impl Session {
     /// Links changed: the paths of object ids are built again when needed.
     pub(crate) fn forget_names(&mut self) {
         self.names = None;
+        self.links_epoch += 1;
+    }
+
+    /// A number that changes whenever links may have changed.
+    pub(crate) fn links_epoch(&self) -> u64 {
+        self.links_epoch
     }
 
     /// Whether space was reserved for chunks and not sealed (a commit must
