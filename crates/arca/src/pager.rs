@@ -92,6 +92,8 @@ pub(crate) struct Pager {
     /// Bytes that exist on the driver or will after the next flush; reads
     /// beyond this are damage, not I/O errors.
     limit: u64,
+    /// Whether the driver's reads are round trips worth batching.
+    batches: bool,
 }
 
 /// A printable name for a page family.
@@ -102,12 +104,15 @@ pub(crate) fn tag_name(family: &Family) -> &'static str {
 impl Pager {
     pub(crate) fn new(driver: Journaled, capacity: usize) -> Result<Self> {
         let limit = driver.len()?;
+        // Asked once: the driver does not change, and reads ask often.
+        let batches = driver.unlocked_reads().is_some_and(|(io, _)| io.batches());
         Ok(Self {
             driver,
             cache: HashMap::new(),
             capacity: capacity.max(16),
             tick: 0,
             limit,
+            batches,
         })
     }
 
@@ -128,9 +133,7 @@ impl Pager {
     /// Whether the driver's reads are round trips worth batching (object
     /// storage).
     pub(crate) fn batches(&self) -> bool {
-        self.driver
-            .unlocked_reads()
-            .is_some_and(|(io, _)| io.batches())
+        self.batches
     }
 
     pub(crate) fn journal(&mut self) -> &mut Journaled {
@@ -263,12 +266,12 @@ impl Pager {
     /// pages already cached, nothing. A page that does not verify is left
     /// out, for its own read to report.
     pub(crate) fn prefetch(&mut self, addrs: &[u64]) -> Result<()> {
+        if !self.batches {
+            return Ok(());
+        }
         let Some((io, _)) = self.driver.unlocked_reads() else {
             return Ok(());
         };
-        if !io.batches() {
-            return Ok(());
-        }
         // Never more than the cache keeps, or the batch evicts itself.
         let mut want: Vec<u64> = addrs
             .iter()

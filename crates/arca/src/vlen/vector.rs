@@ -537,13 +537,21 @@ impl FreeRanges {
             vm.free_len = 0;
         }
         // Held ranges may touch (or, in a damaged file, overlap) the
-        // ones given since: stored merged, as the list must be.
-        let mut all = FreeRanges::default();
-        for (o, l) in self.ranges().chain(self.held.iter().copied()) {
-            all.give(o, l);
-        }
-        if !all.by_off.is_empty() {
-            let b = encode_free_ranges(all.by_off.iter().map(|(&o, &l)| (o, l)));
+        // ones given since: stored merged, as the list must be. Without
+        // held ranges the list is stored as it is, with no rebuild.
+        let merged;
+        let list = if self.held.is_empty() {
+            self
+        } else {
+            let mut all = FreeRanges::default();
+            for (o, l) in self.ranges().chain(self.held.iter().copied()) {
+                all.give(o, l);
+            }
+            merged = all;
+            &merged
+        };
+        if !list.by_off.is_empty() {
+            let b = encode_free_ranges(list.ranges());
             vm.free_addr = st.write_blob(&b)?;
             vm.free_len = b.len() as u64;
         }

@@ -117,7 +117,8 @@ pub(super) fn write_ragged_locked(
                 // live element's bytes. Proven once they are worth it (an
                 // eighth of the vector: the proof reads every record),
                 // held until then.
-                if free.total() > 0 && free.total() >= vm.len / 8 {
+                let named = free.total();
+                if named > 0 && named >= vm.len / 8 {
                     prove_free_ranges(g, addr)?;
                     g.mark_vector_proven(addr);
                 } else {
