@@ -2,12 +2,15 @@
 // opens the page the server prints and checks what a person would see:
 // the tree lists the file's groups, a 1-D dataset draws a line plot, a 2-D
 // one a heatmap (a canvas that is not blank), slicing a 3-D dataset's first
-// axis changes the picture, and the console stays free of errors.
+// axis changes the picture, a 10 GiB dataset's view reads only the chunks
+// of the slices shown (the server's /api/io counts), and the console stays
+// free of errors.
 //
 //   node browser-test.mjs ARCA_BIN FILE.arca ASSETS_DIR SCREENSHOT_DIR
 //
-// FILE.arca must hold /data/line (1-D), /data/image (2-D) and /data/stack
-// (3-D), as `make view-browser-test` writes it.
+// FILE.arca must hold /data/line (1-D), /data/image (2-D), /data/stack
+// (3-D) and /data/big (2560 x 1024 x 1024 float32, chunks 1 x 256 x 256),
+// as `make view-browser-test` writes it.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -83,6 +86,16 @@ async function colours(page, locator) {
   }, png);
 }
 
+/** What the server has read from the file so far (arca's `/api/io`). */
+async function io() {
+  const u = new URL(url);
+  u.pathname = '/api/io';
+  u.search = `?token=${u.searchParams.get('token')}`;
+  const r = await fetch(u);
+  if (!r.ok) throw new Error(`/api/io answered ${r.status}`);
+  return r.json();
+}
+
 /** The visualization's canvas once drawn (h5web draws plots with WebGL). */
 async function plot(page) {
   const canvas = page.locator('canvas').first();
@@ -143,6 +156,39 @@ try {
   }
   check(changed, '3-D dataset: slicing the first axis changes the picture');
   await page.screenshot({ path: path.join(shots, 'stack.png') });
+
+  // 10 GiB: the picture of slice 0, then of slice 1, each 16 chunks of
+  // 256 KiB; everything else stays on disk.
+  const bigData = () => page.waitForResponse((r) => {
+    const u = new URL(r.url());
+    return u.pathname === '/api/data' && u.searchParams.get('path') === '/data/big';
+  });
+  const start = await io();
+  const shown0 = bigData();
+  await page.getByRole('treeitem', { name: 'big' }).click();
+  await shown0;
+  await page.getByRole('tab', { name: 'Heatmap', selected: true }).waitFor();
+  const bigCanvas = await plot(page);
+  const first = await io();
+  const read0 = first.chunks_read - start.chunks_read;
+  check(read0 === 16, `10 GiB dataset: showing slice 0 read its 16 chunks (${read0} chunks, ${first.bytes_read - start.bytes_read} bytes)`);
+  const bigBefore = await bigCanvas.screenshot();
+  const bigSlider = page.getByRole('slider').last();
+  await bigSlider.focus();
+  const shown1 = bigData();
+  await page.keyboard.press('ArrowUp');
+  await shown1;
+  await page.waitForFunction((s) => s.getAttribute('aria-valuenow') === '1', await bigSlider.elementHandle());
+  let bigChanged = false;
+  for (let i = 0; i < 100 && !bigChanged; i += 1) {
+    await page.waitForTimeout(100);
+    bigChanged = !(await bigCanvas.screenshot()).equals(bigBefore);
+  }
+  check(bigChanged, '10 GiB dataset: slice 1 is drawn');
+  const second = await io();
+  const read1 = second.chunks_read - start.chunks_read;
+  check(read1 === 32, `10 GiB dataset: slices 0 and 1 read 32 chunks in all (${read1}, ${second.bytes_read - start.bytes_read} bytes of a 10 GiB dataset)`);
+  await page.screenshot({ path: path.join(shots, 'big.png') });
 
   check(errors.length === 0, `no console errors${errors.length ? `: ${errors.join(' | ')}` : ''}`);
 } catch (e) {

@@ -77,6 +77,22 @@ fn slice_reads_only_its_chunks() {
         "{chunks} chunks read for a slice inside one chunk"
     );
     assert!(after.bytes_read - before.bytes_read <= 128 * 128 * 4 + 4096);
+    // The server's own counts of its file, at /api/io: the same chunk, and
+    // a second slice in another chunk adds one.
+    let (status, body) = get(&server, &format!("/api/io?token={t}"), None);
+    assert_eq!(status, 200);
+    let io = json(&body);
+    assert_eq!(io["chunks_read"], serde_json::json!(chunks));
+    assert_eq!(io["requests"], serde_json::json!(0));
+    let (status, _) = get(
+        &server,
+        &format!("/api/data/?token={t}&path=/img&selection=1000,1000:1010"),
+        None,
+    );
+    assert_eq!(status, 200);
+    let io = json(&get(&server, &format!("/api/io?token={t}"), None).1);
+    assert_eq!(io["chunks_read"], serde_json::json!(chunks + 1));
+    assert_eq!(get(&server, "/api/io", None).0, 403);
 }
 
 #[test]

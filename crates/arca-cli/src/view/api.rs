@@ -3,7 +3,7 @@
 //! `/api/paths` and `/api/stats`, each taking `path` and answering JSON, or
 //! for data `bin`/`npy` bytes, or `{"message": ...}` with h5grove's status.
 
-use arca::{AttrValue, Group};
+use arca::{AttrValue, File, Group};
 use serde_json::{json, Value};
 
 use super::array::{self, Array};
@@ -108,19 +108,24 @@ fn decode(s: &str) -> String {
 
 /// The file a server answers for.
 pub struct Api {
+    file: File,
     root: Group,
     file_name: String,
 }
 
 impl Api {
-    /// Answer for the file whose root group is `root`; `file_name` names
-    /// it in messages.
-    pub fn new(root: Group, file_name: String) -> Api {
-        Api { root, file_name }
+    /// Answer for `file`; `file_name` names it in messages.
+    pub fn new(file: File, file_name: String) -> Api {
+        Api {
+            root: file.root(),
+            file,
+            file_name,
+        }
     }
 
-    /// Answer `endpoint` (`meta`, `attr`, `data`, `paths`, `stats`, or ``
-    /// for the status check) with the query `q`.
+    /// Answer `endpoint` (`meta`, `attr`, `data`, `paths`, `stats`, `io`
+    /// (arca's own: the file's [`arca::File::io_stats`]), or `` for the
+    /// status check) with the query `q`.
     pub fn handle(&self, endpoint: &str, q: &Query) -> Reply {
         match self.dispatch(endpoint, q) {
             Ok(r) => r,
@@ -189,6 +194,22 @@ impl Api {
             "stats" => {
                 let a = self.read(q)?;
                 Ok(Reply::json(200, &stats::stats(&a)?))
+            }
+            // arca's own, outside h5grove's protocol: what the server has
+            // read from storage, so a user (or a test) can see that a view
+            // of a huge dataset reads only the chunks it shows.
+            "io" => {
+                let s = self.file.io_stats();
+                Ok(Reply::json(
+                    200,
+                    &json!({
+                        "chunks_read": s.chunks_read,
+                        "bytes_read": s.bytes_read,
+                        "requests": s.requests,
+                        "bytes_fetched": s.bytes_fetched,
+                        "round_trips": s.round_trips,
+                    }),
+                ))
             }
             other => Err(ApiError::not_found(format!("no endpoint /api/{other}"))),
         }

@@ -154,7 +154,7 @@ impl Server {
         );
         let shared = Arc::new(Shared {
             http,
-            api: Api::new(f.root(), name),
+            api: Api::new(f, name),
             cookie: format!("arca_view_{port}"),
             token: token.clone(),
             hosts,
