@@ -424,6 +424,41 @@ def write_netcdf(path):
         sub.setncattr("flag", np.int8(1))
 
 
+def write_fills(path):
+    """A fill value of every type h5py can give one, on datasets left
+    unwritten (so reads see it) and on written ones."""
+    en = h5py.enum_dtype({"A": 1, "B": 5}, basetype="i1")
+    pair = np.dtype([("x", "<f4"), ("s", "S3"), ("y", ">i2")])
+    cases = {"i1": ("i1", -3), "u2be": (">u2", 7), "i4be": (">i4", -9), "f2": ("<f2", 0.5),
+             "f4": ("<f4", 1.5), "f8be_nan": (">f8", np.nan), "c8": ("<c8", 1 + 2j),
+             "c16be": (">c16", -1j), "bool": ("?", True), "enum": (en, 5),
+             "compound": (pair, np.array((2.5, b"ab", -1), pair)),
+             "opaque": ("V4", np.void(b"abcd")),
+             "s_ascii": ("S3", b"ab"), "s_full": ("S2", b"xy"),
+             "s_utf8": (h5py.string_dtype("utf-8", 6), "é".encode()),
+             "vstr": (h5py.string_dtype(), "zz"), "vstr_ascii": (h5py.string_dtype("ascii"), b"q"),
+             "vstr_empty": (h5py.string_dtype(), "")}
+    with h5py.File(path, "w") as f:
+        for name, (dt, fv) in cases.items():
+            f.create_dataset(f"unwritten/{name}", shape=(3,), dtype=dt, fillvalue=fv, chunks=(3,))
+            if name.startswith("vstr"):
+                # HDF5 reads the unwritten chunk of a partly written
+                # variable-length dataset with a fill value only from a
+                # file open for writing.
+                continue
+            d = f.create_dataset(f"half/{name}", shape=(4,), dtype=dt, fillvalue=fv, chunks=(2,),
+                                 maxshape=(None,))
+            d[:2] = np.array([fv, fv], dtype=d.dtype) if d.dtype.kind != "O" else [fv, fv]
+        _string(f, "nullterm", [b"abc"], 4, h5t.STR_NULLTERM)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((2,))
+        dcpl.set_fill_value(np.array("pad", dtype=h5py.string_dtype("ascii")))
+        tid = h5t.C_S1.copy()
+        tid.set_size(5)
+        tid.set_strpad(h5t.STR_SPACEPAD)
+        h5py.h5d.create(f.id, b"spacepad", tid, h5py.h5s.create_simple((3,)), dcpl=dcpl)
+
+
 CORPUS = {
     "types.h5": write_types,
     "structure.h5": write_structure,
@@ -436,6 +471,7 @@ CORPUS = {
     "external.h5": write_external,
     "data.nc": write_netcdf,
     "bits.h5": write_bits,
+    "fills.h5": write_fills,
     "pytables_le.h5": lambda p: write_pytables(p, "little"),
     "pytables_be.h5": lambda p: write_pytables(p, "big"),
 }
@@ -631,11 +667,15 @@ def snapshot(path):
                 else:
                     val = vdesc(f, obj[()])
                 fill = None
-                if dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED \
-                        and tid.get_class() != h5t.TIME and obj.dtype.kind != "O":
+                user_fill = dcpl.fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED
+                if user_fill and tid.get_class() != h5t.TIME and obj.dtype.kind != "O":
                     fb = np.zeros((), obj.dtype)
                     dcpl.get_fill_value(fb)
                     fill = fb.tobytes()
+                elif user_fill and tid.get_class() == h5t.STRING and tid.is_variable_str():
+                    fb = np.zeros((1,), obj.dtype)
+                    dcpl.get_fill_value(fb)
+                    fill = ("vlen string", fb[0])
                 virtual = None
                 if dcpl.get_layout() == h5py.h5d.VIRTUAL:
                     virtual = [(dcpl.get_virtual_filename(j), dcpl.get_virtual_dsetname(j),

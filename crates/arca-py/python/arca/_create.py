@@ -719,8 +719,8 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
 
 def _vlen_fill_items(fillvalue, base):
     """A variable-length fill value as the items the core keeps (native
-    order; UTF-8 for strings, ASCII for byte strings), or None for the
-    empty element (what unwritten elements show without one)."""
+    order; UTF-8 for strings, ASCII for byte strings; the empty string
+    too: HDF5 tells a fill of "" from none)."""
     if base is str or base is bytes:
         if isinstance(fillvalue, np.ndarray) and fillvalue.ndim == 0:
             fillvalue = fillvalue[()]
@@ -733,7 +733,7 @@ def _vlen_fill_items(fillvalue, base):
     else:
         # As h5py (HDF5 has no conversion for it); arca's core takes one.
         raise ValueError("variable-length sequences take no fill value")
-    return items or None
+    return items
 
 
 def _is_empty_row(value):

@@ -27,6 +27,31 @@ def _read_padded(ads, start, count):
     return as_elements(ads._id.read(list(start), list(count), [1] * len(count)), mdt, count)
 
 
+def _set_fill(h5py, dcpl, ads, dt, vlen, report, path):
+    """Give ``dcpl`` the fill value of the arca dataset ``ads``. A string
+    goes through a variable-length string, as h5py's own ``fillvalue=``
+    does: h5py's low-level ``set_fill_value`` of a fixed-length string
+    array hands HDF5 the wrong bytes. A fixed-length string with a NUL
+    before its end cannot pass that way and is reported."""
+    if vlen:
+        info = h5py.check_string_dtype(dt)
+        if info is not None and info.length is None:
+            dcpl.set_fill_value(np.array(ads.fillvalue, dtype=h5py.string_dtype(info.encoding)))
+        return
+    fill = np.asarray(ads.fillvalue).astype(dt).reshape(())
+    if dt.kind != "S":
+        dcpl.set_fill_value(fill)
+        return
+    raw = bytes(fill.item())
+    if b"\0" in raw.rstrip(b"\0"):
+        report.add(path, "fill value: a string with a NUL inside cannot be given to HDF5 "
+                         "through h5py; the dataset has none")
+        return
+    info = h5py.check_string_dtype(dt)
+    enc = info.encoding if info is not None else "ascii"
+    dcpl.set_fill_value(np.array(raw.rstrip(b"\0"), dtype=h5py.string_dtype(enc)))
+
+
 class _Exporter:
     def __init__(self, h5py, src, dst, progress):
         self.h5py, self.src, self.dst, self.progress = h5py, src, dst, progress
@@ -213,9 +238,8 @@ class _Exporter:
         elif layout == "compact":
             dcpl.set_layout(h5py.h5d.COMPACT)
         vlen = dt.kind == "O" or needs_values(dt)
-        if not vlen and not holds_refs(dt) and ads._id.has_fill_value():
-            fill = np.asarray(ads.fillvalue).astype(dt).reshape(())
-            dcpl.set_fill_value(fill)
+        if not holds_refs(dt) and ads._id.has_fill_value():
+            _set_fill(h5py, dcpl, ads, dt, vlen, self.report, ads.name)
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or ads.shape))
         space = h5py.h5s.create_simple(tuple(ads.shape), maxshape)
         tid = self.type_id(ads)
@@ -284,7 +308,7 @@ class _Exporter:
         for file, offset, size in ads.external:
             dcpl.set_external(os.fsencode(file), offset, size)
         if ads._id.has_fill_value():
-            dcpl.set_fill_value(np.asarray(ads.fillvalue).astype(ads.dtype).reshape(()))
+            _set_fill(h5py, dcpl, ads, ads.dtype, False, self.report, ads.name)
         shape = tuple(ads.shape)
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or shape))
         space = h5py.h5s.create_simple(shape, maxshape)
@@ -301,7 +325,7 @@ class _Exporter:
             dcpl.set_virtual(region_to_h5(h5py, v), file.encode(), dset.encode(),
                              region_to_h5(h5py, s))
         if ads._id.has_fill_value():
-            dcpl.set_fill_value(np.asarray(ads.fillvalue).astype(ads.dtype).reshape(()))
+            _set_fill(h5py, dcpl, ads, ads.dtype, False, self.report, ads.name)
         shape = tuple(maps[0][2][0]) if maps else tuple(ads.shape)
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or shape))
         space = h5py.h5s.create_simple(shape, maxshape)

@@ -290,8 +290,10 @@ class _Importer:
             if fill is not None:
                 kw["fillvalue"] = fill
         if vlen:
-            for k in ("fillvalue",):
-                kw.pop(k, None)
+            kw.pop("fillvalue", None)
+            fill = _vlen_string_fill(h5py, dcpl, hdt)
+            if fill is not None:
+                kw["fillvalue"] = fill
         if kw.get("layout") == "compact" and vlen:
             kw["layout"] = "contiguous"
             self.note(path, "compact variable-length dataset stored contiguous")
@@ -512,6 +514,23 @@ def fill_value(h5py, dcpl, hdt):
     except (TypeError, ValueError, RuntimeError):
         return None
     return fill
+
+
+def _vlen_string_fill(h5py, dcpl, hdt):
+    """The fill value of a variable-length string dataset (the one kind of
+    variable-length fill value h5py reads), or None where it has none."""
+    info = h5py.check_string_dtype(hdt)
+    if info is None or info.length is not None:
+        return None
+    if dcpl.fill_value_defined() != h5py.h5d.FILL_VALUE_USER_DEFINED:
+        return None
+    fill = np.zeros((1,), dtype=hdt)
+    try:
+        dcpl.get_fill_value(fill)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    value = fill[0]
+    return None if value is None else value
 
 
 def _full_width(h5py, tid):
