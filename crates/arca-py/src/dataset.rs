@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use arca::{Datatype, Filter, Selection, StorageLayout};
+use arca::{Datatype, FillTime, Filter, Selection, StorageLayout};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadwriteArray1};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -231,6 +231,15 @@ impl PyDataset {
     /// Whether a fill value was given at creation.
     fn has_fill_value(&self, py: Python<'_>) -> PyResult<bool> {
         cvt(py.detach(|| self.d.has_fill_value()))
+    }
+
+    /// HDF5's fill time: `"ifset"`, `"alloc"` or `"never"`.
+    fn fill_time(&self, py: Python<'_>) -> PyResult<&'static str> {
+        Ok(match cvt(py.detach(|| self.d.fill_time()))? {
+            FillTime::IfSet => "ifset",
+            FillTime::Alloc => "alloc",
+            FillTime::Never => "never",
+        })
     }
 
     /// Bytes of file space holding elements.

@@ -2,8 +2,8 @@
 //! and datasets.
 
 use arca::{
-    DatasetOptions, Datatype, ExternalSegment, Filter, Hdf5Filter, ObjectKind, StorageLayout,
-    WalkOrder,
+    DatasetOptions, Datatype, ExternalSegment, FillTime, Filter, Hdf5Filter, ObjectKind,
+    StorageLayout, WalkOrder,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -309,8 +309,9 @@ impl PyGroup {
     /// element in native byte order; `committed` the committed datatype
     /// the dataset is made with; `external` the segments `(file name,
     /// offset, size)` of external raw storage (size `2**64 - 1`: unlimited);
-    /// `track_times` records when it was made and changed.
-    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false, committed = None, external = None, track_times = false))]
+    /// `track_times` records when it was made and changed; `fill_time`
+    /// (`"ifset"`, `"alloc"`, `"never"`) is HDF5's.
+    #[pyo3(signature = (path, dtype, shape, maxshape = None, chunks = None, filters = vec![], fill = None, layout = None, hdf5_filters = vec![], track_order = false, committed = None, external = None, track_times = false, fill_time = None))]
     #[allow(clippy::too_many_arguments)]
     fn create_dataset(
         &self,
@@ -328,11 +329,23 @@ impl PyGroup {
         committed: Option<&PyNamedType>,
         external: Option<Vec<(String, u64, u64)>>,
         track_times: bool,
+        fill_time: Option<&str>,
     ) -> PyResult<PyDataset> {
         let dt = cvt(Datatype::parse(dtype))?;
+        let when = match fill_time {
+            None | Some("ifset") => FillTime::IfSet,
+            Some("alloc") => FillTime::Alloc,
+            Some("never") => FillTime::Never,
+            Some(other) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "fill_time must be 'alloc', 'never' or 'ifset', not {other:?}"
+                )))
+            }
+        };
         let mut o = DatasetOptions::new(dt, &shape)
             .track_order(track_order)
-            .track_times(track_times);
+            .track_times(track_times)
+            .fill_time(when);
         if let Some(segs) = external {
             let segs: Vec<ExternalSegment> = segs
                 .into_iter()

@@ -129,6 +129,34 @@ def test_fill_values(pair, dtype, fill):
         assert_same(d[...], hd[...])
 
 
+@pytest.mark.parametrize("layout", ["chunked", "contiguous", "compact"])
+def test_fill_time_as_hdf5_reports_it(pair, layout):
+    """HDF5's fill time is kept and reported as h5py's property list does;
+    with "never" the fill value is recorded and unwritten elements read as
+    zeros (HDF5 leaves them as whatever the reader's buffer held)."""
+    f, h = pair
+    for when in ("ifset", "alloc", "never"):
+        kw = dict(shape=(6,), dtype="f4", fillvalue=4.0, fill_time=when)
+        kw.update(chunks=(4,)) if layout == "chunked" else kw.update(layout=layout)
+        d = f.create_dataset(f"{when}_{layout}", **{k: v for k, v in kw.items()})
+        hd = h.create_dataset(f"{when}_{layout}", **{k: v for k, v in kw.items() if k != "layout"})
+        plist, hplist = d.id.get_create_plist(), hd.id.get_create_plist()
+        assert plist.get_fill_time() == hplist.get_fill_time()
+        assert plist.fill_value_defined() == hplist.fill_value_defined()
+        assert d.fillvalue == hd.fillvalue == 4.0
+        d[:2] = [1, 2]
+        want = [1, 2] + [0 if when == "never" else 4] * 4
+        np.testing.assert_array_equal(d[...], want)
+    name = f.filename
+    f.close()
+    with arca.File(name) as g:
+        d = g[f"never_{layout}"]
+        assert d.id.get_create_plist().get_fill_time() == h5py.h5d.FILL_TIME_NEVER
+        assert d.fillvalue == 4.0
+        np.testing.assert_array_equal(d[...], [1, 2, 0, 0, 0, 0])
+        assert g[f"alloc_{layout}"].id.get_create_plist().get_fill_time() == h5py.h5d.FILL_TIME_ALLOC
+
+
 def test_fill_value_must_be_one_element(f):
     with pytest.raises(ValueError):
         f.create_dataset("x", shape=(3,), dtype="i4", fillvalue=[1, 2])

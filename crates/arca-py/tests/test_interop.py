@@ -457,6 +457,20 @@ def write_fills(path):
         tid.set_size(5)
         tid.set_strpad(h5t.STR_SPACEPAD)
         h5py.h5d.create(f.id, b"spacepad", tid, h5py.h5s.create_simple((3,)), dcpl=dcpl)
+        # HDF5's fill times (netCDF-4 writes "never" for variables in no-fill mode).
+        for when, name in ((h5py.h5d.FILL_TIME_NEVER, "never"), (h5py.h5d.FILL_TIME_ALLOC, "alloc")):
+            for layout in ("chunked", "contiguous"):
+                dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+                if layout == "chunked":
+                    dcpl.set_chunk((4,))
+                dcpl.set_fill_time(when)
+                dcpl.set_fill_value(np.array(-1, "<i4"))
+                d = h5py.Dataset(h5py.h5d.create(f.id, f"time_{name}_{layout}".encode(),
+                                                 h5t.STD_I32LE, h5py.h5s.create_simple((8,)),
+                                                 dcpl=dcpl))
+                # Every element written: with "never" HDF5 leaves unwritten
+                # ones as whatever the reader's buffer held.
+                d[...] = np.arange(8, dtype="<i4")
 
 
 CORPUS = {
@@ -688,7 +702,7 @@ def snapshot(path):
                           obj.chunks,
                           dcpl.get_layout(),
                           filters_of(dcpl),
-                          fill, attrs(obj), val)
+                          fill, dcpl.get_fill_time(), attrs(obj), val)
 
         walk(f["/"], "")
     return out

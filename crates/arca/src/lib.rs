@@ -61,7 +61,7 @@ pub use format::datatype::{
 };
 pub use format::external_list::ExternalSegment;
 pub use format::filter_pipeline::{Filter, Hdf5Filter};
-pub use format::object_header::{ObjectKind, Times};
+pub use format::object_header::{FillTime, ObjectKind, Times};
 pub use format::region::{Region, RegionRef, RegionSelection, SlabDim, UNLIMITED};
 pub use format::shape::MAX_RANK;
 pub use format::superblock::VERSION as FORMAT_VERSION;

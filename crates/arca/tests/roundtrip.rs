@@ -1,7 +1,7 @@
 //! Random shapes, types, chunkings, filters and selections, checked against
 //! an in-memory reference array, before and after reopening the file.
 
-use arca::{ByteOrder, DatasetOptions, Datatype, File, Filter, Selection};
+use arca::{ByteOrder, DatasetOptions, Datatype, File, FillTime, Filter, Selection};
 use proptest::prelude::*;
 
 mod common;
@@ -182,6 +182,53 @@ fn resize_shows_fill_after_shrink_and_grow() {
     }
     assert!(ds.resize(&[8, 7]).is_err());
     assert!(ds.resize(&[8]).is_err());
+}
+
+/// HDF5's fill time: kept across a reopen and a repack; with `Never` the
+/// fill value is only recorded and unwritten elements read as zeros, in
+/// every layout.
+#[test]
+fn fill_time_is_kept_and_never_reads_zeros() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, copy) = (dir.path().join("t.arca"), dir.path().join("c.arca"));
+    let seven = 7i32.to_ne_bytes();
+    {
+        let f = File::create(&path).unwrap();
+        let base = || DatasetOptions::new(Datatype::int(4), &[6]).fill_value(&seven);
+        let root = f.root();
+        root.create_dataset("chunked", &base().chunks(&[4]).fill_time(FillTime::Never))
+            .unwrap()
+            .write(
+                &Selection::new(vec![0], vec![2], vec![1]).unwrap(),
+                &[1i32, 2],
+            )
+            .unwrap();
+        root.create_dataset("contiguous", &base().fill_time(FillTime::Never))
+            .unwrap();
+        root.create_dataset("alloc", &base().chunks(&[4]).fill_time(FillTime::Alloc))
+            .unwrap();
+        root.create_dataset("ifset", &base().chunks(&[4])).unwrap();
+        f.close().unwrap();
+    }
+    arca::repack(&path, &copy, &mut |_, _| {}).unwrap();
+    for p in [&path, &copy] {
+        let f = File::open(p).unwrap();
+        let get = |n: &str| f.root().dataset(n).unwrap();
+        let read = |n: &str| get(n).read_all::<i32>().unwrap();
+        assert_eq!(get("chunked").fill_time().unwrap(), FillTime::Never);
+        assert_eq!(get("chunked").fill_value().unwrap(), seven);
+        assert_eq!(read("chunked"), [1, 2, 0, 0, 0, 0]);
+        assert_eq!(
+            get("contiguous").fill_time().unwrap(),
+            FillTime::Never,
+            "{p:?}"
+        );
+        assert_eq!(read("contiguous"), [0; 6], "{p:?}");
+        assert_eq!(get("alloc").fill_time().unwrap(), FillTime::Alloc);
+        assert_eq!(read("alloc"), [7; 6]);
+        assert_eq!(get("ifset").fill_time().unwrap(), FillTime::IfSet);
+        assert_eq!(read("ifset"), [7; 6]);
+    }
 }
 
 #[test]

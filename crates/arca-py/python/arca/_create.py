@@ -483,7 +483,8 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
     hdf5_filters, own = _pipeline(compression, compression_opts, shuffle, fletcher32, dtype,
                                   hdf5_filters, allow_unknown_filter, scaleoffset)
     fill = None
-    if fillvalue is not None and fill_time != "never":
+    if fillvalue is not None:
+        # Kept with "never" too, as HDF5 keeps it; reads then show zeros.
         fill = _fill_bytes(fillvalue, native(dtype))
     dsid = group._id.create_dataset(
         name,
@@ -499,6 +500,7 @@ def _create_fixed(group, name, shape, dtype, data, chunks, maxshape, compression
         committed,
         list(external) or None,
         track_times,
+        fill_time,
     )
     ds = _with_prefix(Dataset(group._file, dsid), efile_prefix)
     if data is not None and data.size:

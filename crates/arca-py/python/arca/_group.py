@@ -284,10 +284,12 @@ class Group(HLObject, MutableMapping):
           with their chunks kept as stored).
         * ``fillvalue`` is shown where nothing was written (string types
           too, variable-length ones included; sequences take none, as in
-          h5py). ``fill_time``:
-          ``"ifset"`` (default) and ``"alloc"`` show it there (arca writes no
-          fill bytes either way); ``"never"`` stores no fill value, so
-          unwritten elements read as zero bytes and ``fillvalue`` as 0.
+          h5py). ``fill_time`` (HDF5's, kept in the file and given back
+          by ``ds.id.get_create_plist().get_fill_time()``): ``"ifset"``
+          (default) and ``"alloc"`` show the fill value there (arca writes
+          no fill bytes either way); with ``"never"`` unwritten elements
+          read as zero bytes and ``fillvalue`` still gives the value (a
+          variable-length dataset keeps none).
         * ``track_order=True`` lists the dataset's attributes in creation
           order. ``track_times=True`` records when the dataset was made
           and its header last changed (``arca.h5g.get_objinfo(ds).mtime``;

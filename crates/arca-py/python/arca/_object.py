@@ -224,10 +224,13 @@ class ObjectID:
                       None if named is None else ObjectID(self._file, named))
 
     def get_create_plist(self):
-        """A group's creation settings as h5py's property list shows the
-        ones code asks about: :class:`GroupCreatePlist`."""
+        """An object's creation settings as h5py's property list shows the
+        ones code asks about: :class:`GroupCreatePlist` for a group,
+        :class:`DatasetCreatePlist` for a dataset."""
+        if isinstance(self._id, _native.Dataset):
+            return DatasetCreatePlist(self._id)
         if not isinstance(self._id, _native.Group):
-            raise TypeError("only a group's id has these creation settings")
+            raise TypeError("only a group's or a dataset's id has creation settings")
         return GroupCreatePlist(self._id.track_order(), self._id.attrs().track_order())
 
     def __repr__(self):
@@ -290,6 +293,45 @@ class GroupCreatePlist:
     def get_attr_creation_order(self):
         """The flags of the group's attributes."""
         return self._attrs
+
+
+class DatasetCreatePlist:
+    """A dataset's creation settings as h5py's dataset creation property
+    list reports them, with HDF5's constants (``h5py.h5d``)::
+
+        ds = f.create_dataset("x", (10,), "f4", fillvalue=4.0, fill_time="never")
+        ds.id.get_create_plist().get_fill_time()   # 1, h5d.FILL_TIME_NEVER
+    """
+
+    # HDF5's H5D_FILL_TIME_* and H5D_FILL_VALUE_* and H5D_layout_t values.
+    _FILL_TIMES = {"alloc": 0, "never": 1, "ifset": 2}
+    _LAYOUTS = {"compact": 0, "contiguous": 1, "chunked": 2, "virtual": 3, "external": 1}
+    _FILL_DEFAULT, _FILL_USER_DEFINED = 1, 2
+
+    def __init__(self, dsid):
+        self._id = dsid
+
+    def get_fill_time(self):
+        """When HDF5 writes the fill value: ``FILL_TIME_ALLOC`` (0),
+        ``FILL_TIME_NEVER`` (1) or ``FILL_TIME_IFSET`` (2)."""
+        return self._FILL_TIMES[self._id.fill_time()]
+
+    def fill_value_defined(self):
+        """``FILL_VALUE_USER_DEFINED`` (2) when one was given, else
+        ``FILL_VALUE_DEFAULT`` (1)."""
+        return self._FILL_USER_DEFINED if self._id.has_fill_value() else self._FILL_DEFAULT
+
+    def get_layout(self):
+        """``COMPACT`` (0), ``CONTIGUOUS`` (1, external storage too),
+        ``CHUNKED`` (2) or ``VIRTUAL`` (3)."""
+        return self._LAYOUTS[self._id.layout()]
+
+    def get_chunk(self):
+        """The chunk shape of a chunked dataset, a tuple."""
+        chunks = self._id.chunks()
+        if chunks is None:
+            raise ValueError("the dataset is not chunked")
+        return tuple(chunks)
 
 
 # Files opened by unpickling, one per (path, options) in each process; an

@@ -46,6 +46,10 @@
 //!             made with times tracked, HDF5's track_times; modified is
 //!             renewed whenever the header is rewritten); readers without
 //!             it carry it along
+//! 13 fill time u8: 1 fill at allocation, 2 never (HDF5's H5D_FILL_TIME_ALLOC
+//!             and _NEVER; absent: "if set", the default). Never: unwritten
+//!             elements read as zeros, the fill value (message 7) is only
+//!             recorded; readers without it carry it along
 //! ```
 //! Flag bit 0 marks a message a reader must understand; unknown messages
 //! without it are carried along untouched, so later versions can add
@@ -83,9 +87,10 @@ const MSG_VECTOR: u16 = 8;
 const MSG_ORDER: u16 = 9;
 const MSG_ATTR_ORDER: u16 = 10;
 const MSG_COMMITTED: u16 = 11;
-/// Highest message type this version knows.
 const MSG_TIMES: u16 = 12;
-const MSG_LAST: u16 = MSG_TIMES;
+const MSG_FILL_TIME: u16 = 13;
+/// Highest message type this version knows.
+const MSG_LAST: u16 = MSG_FILL_TIME;
 
 /// What kind of object a header describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -153,6 +158,21 @@ pub(crate) enum Layout {
     },
 }
 
+/// When HDF5 writes a dataset's fill value into newly allocated storage
+/// (its `H5Pset_fill_time`). arca never writes fill values into storage;
+/// it keeps the choice so files come back to HDF5 as they were, and with
+/// [`FillTime::Never`] unwritten elements read as zeros, as in HDF5.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum FillTime {
+    /// When a fill value was given (HDF5's default).
+    #[default]
+    IfSet,
+    /// Always, at allocation.
+    Alloc,
+    /// Never: unwritten elements are not the fill value (zeros here).
+    Never,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Fill {
     Inline(Vec<u8>),
@@ -170,6 +190,8 @@ pub(crate) struct DatasetMeta {
     pub(crate) layout: Layout,
     pub(crate) filters: PooledVec<Filter>,
     pub(crate) fill: Option<Fill>,
+    /// When HDF5 would write the fill value (message 13).
+    pub(crate) fill_time: FillTime,
     /// The byte vector, for variable-length types.
     pub(crate) vlen: Option<VecMeta>,
     /// A null dataspace: a type and no elements (stored compact, empty).
@@ -412,6 +434,16 @@ impl Header {
                 }
                 msgs.push((MSG_FILL, MUST_UNDERSTAND, w.buf));
             }
+            let time = match d.fill_time {
+                FillTime::IfSet => None,
+                FillTime::Alloc => Some(1),
+                FillTime::Never => Some(2),
+            };
+            if let Some(code) = time {
+                let mut w = Writer::new();
+                w.u8(code);
+                msgs.push((MSG_FILL_TIME, 0, w.buf));
+            }
             if let Some(v) = &d.vlen {
                 msgs.push((MSG_VECTOR, MUST_UNDERSTAND, v.encode()));
             }
@@ -462,6 +494,7 @@ impl Header {
         let mut layout = None;
         let mut filters = PIPELINES.take(0);
         let mut fill = None;
+        let mut fill_time = FillTime::IfSet;
         let mut vlen_body = None;
         let mut null = false;
         let mut seen = 0u32;
@@ -562,6 +595,13 @@ impl Header {
                         w => return Err(m.corrupt(format!("fill storage {w}"))),
                     })
                 }
+                MSG_FILL_TIME => {
+                    fill_time = match m.u8()? {
+                        1 => FillTime::Alloc,
+                        2 => FillTime::Never,
+                        c => return Err(m.corrupt(format!("fill time {c}"))),
+                    }
+                }
                 MSG_VECTOR => {
                     vlen_body = Some(body);
                     m.bytes(m.remaining())?;
@@ -624,6 +664,7 @@ impl Header {
                 layout,
                 filters,
                 fill,
+                fill_time,
                 vlen: None,
                 null,
             };
@@ -770,6 +811,15 @@ impl DatasetMeta {
         Ok(())
     }
 
+    /// What unwritten elements read as (file byte order): the fill value,
+    /// or zeros where there is none or it is never written.
+    pub(crate) fn read_fill_bytes(&self, st: &Store) -> Result<PooledBuf> {
+        if self.fill_time == FillTime::Never {
+            return Ok(FILL.take_zeroed(self.dtype.size()));
+        }
+        self.fill_bytes(st)
+    }
+
     /// The fill value bytes (file byte order), or zeros.
     pub(crate) fn fill_bytes(&self, st: &Store) -> Result<PooledBuf> {
         let size = self.dtype.size();
@@ -818,6 +868,7 @@ mod tests {
             },
             filters: PIPELINES.take_copy(&[Filter::Shuffle, Filter::Zstd(3)]),
             fill: Some(Fill::Inline(vec![0, 0, 128, 63])),
+            fill_time: FillTime::Never,
             vlen: None,
             null: false,
         });

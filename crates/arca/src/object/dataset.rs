@@ -267,6 +267,23 @@ impl Dataset {
         Ok(load_meta(&mut g.st, self.addr)?.fill.is_some())
     }
 
+    /// When HDF5 would write the fill value into new storage (see
+    /// [`DatasetOptions::fill_time`](crate::DatasetOptions::fill_time)).
+    ///
+    /// ```
+    /// use arca::{Datatype, DatasetOptions, File, FillTime};
+    /// let f = File::in_memory().unwrap();
+    /// let d = f.root().create_dataset("a", &DatasetOptions::new(Datatype::uint(1), &[4])).unwrap();
+    /// assert_eq!(d.fill_time().unwrap(), FillTime::IfSet);
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`Dataset::shape`].
+    pub fn fill_time(&self) -> Result<crate::FillTime> {
+        let mut g = lock(&self.file)?;
+        Ok(load_meta(&mut g.st, self.addr)?.fill_time)
+    }
+
     /// Bytes of file space holding this dataset's elements.
     ///
     /// # Errors
@@ -361,7 +378,7 @@ impl Dataset {
             // Assembled from sources, with this file's lock let go: a
             // source may be in this file.
             let maps = virtual_read::mappings(&mut g.st, &m)?.unwrap_or_default();
-            let mut fill = m.fill_bytes(&g.st)?.to_vec();
+            let mut fill = m.read_fill_bytes(&g.st)?.to_vec();
             if m.dtype.needs_swap() {
                 m.dtype.swap(&mut fill);
             }
@@ -403,7 +420,7 @@ impl Dataset {
         sel.check(&m.dims)?;
         let elem = m.dtype.size();
         check_len("buffer", out.len(), sel, elem)?;
-        let fill = m.fill_bytes(&g.st)?;
+        let fill = m.read_fill_bytes(&g.st)?;
         let Layout::Chunked { chunk, index } = &m.layout else {
             return Err(Error::invalid("dataset is not chunked"));
         };

@@ -395,7 +395,7 @@ fn copy_dataset(
             o = o.fill_value(&d.fill_value()?);
         }
         o = with_committed(o.track_times(d.times()?.is_some()), committed);
-        return to.create_dataset(name, &o);
+        return to.create_dataset(name, &o.fill_time(d.fill_time()?));
     }
     let segs = d.external_segments()?;
     if !segs.is_empty() {
@@ -409,7 +409,7 @@ fn copy_dataset(
             o = o.fill_value(&d.fill_value()?);
         }
         o = with_committed(o.track_times(d.times()?.is_some()), committed);
-        return to.create_dataset(name, &o);
+        return to.create_dataset(name, &o.fill_time(d.fill_time()?));
     }
     let shape = d.shape()?;
     let fill = d.fill_value()?;
@@ -417,6 +417,7 @@ fn copy_dataset(
     let mut o = DatasetOptions::new(dtype.clone(), &shape)
         .track_order(d.attrs().track_order()?)
         .fill_value(&fill)
+        .fill_time(d.fill_time()?)
         .layout(d.layout()?);
     let chunks = d.chunks()?;
     if let Some(c) = &chunks {

@@ -201,7 +201,7 @@ pub(crate) fn with_chunked<T>(
         .dataset
         .as_mut()
         .ok_or_else(|| Error::invalid("not a dataset"))?;
-    let fill = meta.fill_bytes(st)?;
+    let fill = meta.read_fill_bytes(st)?;
     let Layout::Chunked { chunk, index } = &mut meta.layout else {
         return Err(Error::invalid("dataset is not chunked"));
     };
@@ -254,7 +254,7 @@ pub(crate) fn read_with_meta(
     check_len("buffer", out.len(), sel, elem)?;
     match m.layout {
         Layout::Contiguous { addr: 0, .. } => {
-            let fill = m.fill_bytes(st)?;
+            let fill = m.read_fill_bytes(st)?;
             for e in out.chunks_exact_mut(elem) {
                 e.copy_from_slice(&fill);
             }
@@ -417,7 +417,7 @@ pub(crate) fn write_bytes(
         }
         Layout::Contiguous { addr, size } => {
             let ext = if addr == 0 {
-                let fill = m.fill_bytes(st)?;
+                let fill = m.read_fill_bytes(st)?;
                 let a = allocate_contiguous(st, size, &fill, sel.is_all(&m.dims))?;
                 m.layout = Layout::Contiguous { addr: a, size };
                 (a, size)
@@ -464,7 +464,7 @@ pub(crate) fn contiguous_extent(st: &mut Store, addr: u64) -> Result<Option<(u64
         | Layout::Virtual { .. }
         | Layout::External { .. } => Ok(None),
         Layout::Contiguous { addr: 0, size } => {
-            let fill = m.fill_bytes(st)?;
+            let fill = m.read_fill_bytes(st)?;
             let a = allocate_contiguous(st, size, &fill, false)?;
             m.layout = Layout::Contiguous { addr: a, size };
             h.save(st, addr)?;

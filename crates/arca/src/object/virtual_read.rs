@@ -275,7 +275,7 @@ impl SourceReader<'_> {
         let m = load_meta(&mut g.st, src.addr)?;
         if matches!(m.layout, Layout::Virtual { .. }) {
             let maps = mappings(&mut g.st, &m)?.unwrap_or_default();
-            let mut fill = m.fill_bytes(&g.st)?.to_vec();
+            let mut fill = m.read_fill_bytes(&g.st)?.to_vec();
             if m.dtype.needs_swap() {
                 m.dtype.swap(&mut fill);
             }

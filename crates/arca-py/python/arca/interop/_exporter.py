@@ -27,6 +27,10 @@ def _read_padded(ads, start, count):
     return as_elements(ads._id.read(list(start), list(count), [1] * len(count)), mdt, count)
 
 
+# arca's fill times as HDF5's H5D_FILL_TIME_ALLOC, _NEVER and _IFSET.
+_FILL_TIMES = {"alloc": 0, "never": 1, "ifset": 2}
+
+
 def _set_fill(h5py, dcpl, ads, dt, vlen, report, path):
     """Give ``dcpl`` the fill value of the arca dataset ``ads``. A string
     goes through a variable-length string, as h5py's own ``fillvalue=``
@@ -238,6 +242,7 @@ class _Exporter:
         elif layout == "compact":
             dcpl.set_layout(h5py.h5d.COMPACT)
         vlen = dt.kind == "O" or needs_values(dt)
+        dcpl.set_fill_time(_FILL_TIMES[ads._id.fill_time()])
         if not holds_refs(dt) and ads._id.has_fill_value():
             _set_fill(h5py, dcpl, ads, dt, vlen, self.report, ads.name)
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in (ads.maxshape or ads.shape))

@@ -294,6 +294,8 @@ class _Importer:
             fill = _vlen_string_fill(h5py, dcpl, hdt)
             if fill is not None:
                 kw["fillvalue"] = fill
+        else:
+            kw["fill_time"] = _FILL_TIMES[dcpl.get_fill_time()]
         if kw.get("layout") == "compact" and vlen:
             kw["layout"] = "contiguous"
             self.note(path, "compact variable-length dataset stored contiguous")
@@ -514,6 +516,10 @@ def fill_value(h5py, dcpl, hdt):
     except (TypeError, ValueError, RuntimeError):
         return None
     return fill
+
+
+# HDF5's H5D_FILL_TIME_ALLOC, _NEVER and _IFSET, by arca's names.
+_FILL_TIMES = {0: "alloc", 1: "never", 2: "ifset"}
 
 
 def _vlen_string_fill(h5py, dcpl, hdt):

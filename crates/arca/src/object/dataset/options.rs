@@ -8,7 +8,7 @@ use crate::format::chunk_index::MAX_CHUNK_BYTES;
 use crate::format::datatype::Datatype;
 use crate::format::external_list::{self, ExternalSegment};
 use crate::format::filter_pipeline::PIPELINES;
-use crate::format::object_header::{DatasetMeta, Layout};
+use crate::format::object_header::{DatasetMeta, FillTime, Layout};
 use crate::format::shape::MAX_RANK;
 use crate::format::virtual_map::{self, VirtualMapping};
 use crate::object::named_type::NamedType;
@@ -78,6 +78,7 @@ pub struct DatasetOptions {
     chunks: Option<Vec<u64>>,
     filters: Vec<Filter>,
     fill: Option<Vec<u8>>,
+    fill_time: FillTime,
     early: bool,
     layout: Option<StorageLayout>,
     vlen: VlenOptions,
@@ -111,6 +112,7 @@ impl DatasetOptions {
             chunks: None,
             filters: vec![],
             fill: None,
+            fill_time: FillTime::IfSet,
             early: false,
             layout: None,
             vlen: VlenOptions::default(),
@@ -309,6 +311,24 @@ impl DatasetOptions {
         self.fill = Some(fill.to_vec());
         self
     }
+    /// When HDF5 would write the fill value into new storage (kept for
+    /// files going back to HDF5; arca never writes it). With
+    /// [`FillTime::Never`] unwritten elements read as zeros, the fill value
+    /// only recorded.
+    ///
+    /// ```
+    /// use arca::{DatasetOptions, Datatype, File, FillTime};
+    /// let f = File::in_memory().unwrap();
+    /// let o = DatasetOptions::new(Datatype::int(4), &[4]).chunks(&[2])
+    ///     .fill_value(&7i32.to_ne_bytes()).fill_time(FillTime::Never);
+    /// let d = f.root().create_dataset("x", &o).unwrap();
+    /// assert_eq!(d.fill_time().unwrap(), FillTime::Never);
+    /// assert_eq!(d.fill_value().unwrap(), 7i32.to_ne_bytes());
+    /// ```
+    pub fn fill_time(mut self, when: FillTime) -> Self {
+        self.fill_time = when;
+        self
+    }
 }
 
 /// Refuse a shape whose bytes do not fit a u64 (a file could not hold it,
@@ -369,6 +389,7 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
             layout: Layout::Compact(vec![]),
             filters: PIPELINES.take(0),
             fill: None,
+            fill_time: o.fill_time,
             vlen: None,
             null: true,
         });
@@ -465,10 +486,13 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
             .ok()
             .filter(|&b| b < crate::pager::PAGE_SIZE)
             .ok_or_else(|| Error::invalid("a compact dataset holds less than 4 KiB"))?;
-        // Unwritten elements read as the fill value, as in other layouts.
+        // Unwritten elements read as the fill value, as in other layouts
+        // (zeros when it is never written).
         Layout::Compact(match &fill {
-            Some(f) => f.iter().copied().cycle().take(n).collect(),
-            None => vec![0; n],
+            Some(f) if o.fill_time != FillTime::Never => {
+                f.iter().copied().cycle().take(n).collect()
+            }
+            _ => vec![0; n],
         })
     } else if chunked {
         let chunk = match &o.chunks {
@@ -512,12 +536,13 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
         layout,
         filters: PIPELINES.take_copy(&o.filters),
         fill,
+        fill_time: o.fill_time,
         vlen,
         null: false,
     };
     if let Layout::Contiguous { size, .. } = meta.layout {
         if o.early && size > 0 {
-            let fill = meta.fill_bytes(st)?;
+            let fill = meta.read_fill_bytes(st)?;
             let addr = allocate_contiguous(st, size, &fill, false)?;
             meta.layout = Layout::Contiguous { addr, size };
         }
@@ -573,6 +598,7 @@ fn build_virtual(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result<
         layout,
         filters: PIPELINES.take(0),
         fill: DatasetMeta::make_fill(st, fill)?,
+        fill_time: o.fill_time,
         vlen: None,
         null: false,
     })
@@ -609,6 +635,7 @@ fn build_external(st: &mut Store, o: &DatasetOptions, maxdims: &[u64]) -> Result
         },
         filters: PIPELINES.take(0),
         fill: DatasetMeta::make_fill(st, fill)?,
+        fill_time: o.fill_time,
         vlen: None,
         null: false,
     })
