@@ -422,6 +422,34 @@ def write_netcdf(path):
         h[:2] = [100, 200]
         sub = g.createGroup("deeper")
         sub.setncattr("flag", np.int8(1))
+        # No fill: netCDF-4 makes HDF5's fill time "never".
+        nf = d.createVariable("nofill", "i4", ("x",), fill_value=False)
+        nf[:] = np.arange(6)
+
+
+def write_h5netcdf(path):
+    """What h5netcdf (the h5py-based netCDF-4 writer xarray uses) writes:
+    dimensions as scales, unlimited ones, groups, string and numeric
+    attributes, compressed variables with fill values."""
+    import h5netcdf
+
+    with h5netcdf.File(path, "w") as f:
+        f.dimensions = {"t": None, "y": 4}
+        f.attrs["Conventions"] = "CF-1.8"
+        t = f.create_variable("t", ("t",), "f8")
+        f.resize_dimension("t", 5)
+        t[:] = np.arange(5.0)
+        t.attrs["units"] = "s"
+        v = f.create_variable("v", ("t", "y"), "f4", compression="gzip", fillvalue=np.float32(-1),
+                              chunks=(2, 4))
+        v[:3] = np.arange(12, dtype="f4").reshape(3, 4)
+        v.attrs["long_name"] = "values"
+        g = f.create_group("inner")
+        g.dimensions = {"k": 2}
+        w = g.create_variable("w", ("k", "y"), "i2")
+        w[...] = np.arange(8, dtype="i2").reshape(2, 4)
+        s = g.create_variable("s", ("k",), dtype=h5py.string_dtype())
+        s[:] = np.array(["one", "two"], dtype=object)
 
 
 def write_fills(path):
@@ -484,6 +512,7 @@ CORPUS = {
     "virtual.h5": write_virtual,
     "external.h5": write_external,
     "data.nc": write_netcdf,
+    "h5netcdf.nc": write_h5netcdf,
     "bits.h5": write_bits,
     "fills.h5": write_fills,
     "pytables_le.h5": lambda p: write_pytables(p, "little"),

@@ -177,6 +177,11 @@ class _Exporter:
 
     def copy_attrs(self, aobj, hobj):
         h5py = self.h5py
+        # Attributes holding references wait until every object exists; the
+        # ones after such an attribute wait with it, so that an object
+        # listing its attributes in creation order lists them as it did
+        # (DIMENSION_LIST often comes first).
+        deferred = False
         for name in aobj.attrs:
             value = aobj.attrs[name]
             dt = value.dtype if isinstance(value, Empty) else aobj.attrs._dtype(name)
@@ -186,17 +191,22 @@ class _Exporter:
                 _, shape, data = aobj.attrs._id.get(name)
                 value = np.frombuffer(data, dtype=native(dt)).reshape(shape)
             if isinstance(value, Empty):
-                tid = to_h5(h5py, value.dtype)
-                h5py.h5a.create(hobj.id, name.encode(), tid, h5py.h5s.create(h5py.h5s.NULL))
-                continue
-            if holds_refs(dt):
-                def fix(hobj=hobj, name=name, value=value, dt=dt):
+                def write(hobj=hobj, name=name, value=value):
+                    tid = to_h5(h5py, value.dtype)
+                    h5py.h5a.create(hobj.id, name.encode(), tid, h5py.h5s.create(h5py.h5s.NULL))
+            elif holds_refs(dt):
+                deferred = True
+
+                def write(hobj=hobj, name=name, value=value, dt=dt):
                     v, hdt = self.map_refs(value, dt)
                     _h5_attr(h5py, hobj, name, v, hdt)
-
-                self.later.append(fix)
-                continue
-            _h5_attr(h5py, hobj, name, value, dt)
+            else:
+                def write(hobj=hobj, name=name, value=value, dt=dt):
+                    _h5_attr(h5py, hobj, name, value, dt)
+            if deferred:
+                self.later.append(write)
+            else:
+                write()
 
     def copy_dataset(self, ads, hg, name):
         h5py = self.h5py

@@ -179,6 +179,9 @@ class _Importer:
         order = h5py.h5.INDEX_CRT_ORDER if self.tracked(hobj, attrs=True) else h5py.h5.INDEX_NAME
         h5py.h5a.iterate(hobj.id, lambda n: names.append(n.decode("utf-8", "surrogateescape")),
                          index_type=order)
+        # Attributes holding references wait until every object exists; the
+        # ones after such an attribute wait with it, so creation order holds.
+        deferred = False
         for name in names:
             where = f"{hobj.name} @{name}"
             aid = h5py.h5a.open(hobj.id, name.encode("utf-8", "surrogateescape"))
@@ -191,20 +194,26 @@ class _Importer:
             if aid.get_type().committed():
                 self.note(where, "attribute of a committed datatype: it holds the type itself")
             if aid.get_space().get_simple_extent_type() == h5py.h5s.NULL:
-                aobj.attrs.create(name, Empty(dt))
-                continue
-            if needs_file_type(dt) and not holds_refs(hdt):
-                value = np.zeros(aid.shape, dtype=dt)
-                aid.read(value, mtype=aid.get_type())
+                def write(aobj=aobj, name=name, dt=dt):
+                    aobj.attrs.create(name, Empty(dt))
             else:
-                value = vlen_items_as_read(hobj.attrs[name], hdt)
-            if holds_refs(dt) or holds_refs(hdt):
-                def fix(aobj=aobj, name=name, value=value, hdt=hdt, dt=dt):
-                    aobj.attrs.create(name, self.map_refs(value, hdt, dt), dtype=dt)
+                if needs_file_type(dt) and not holds_refs(hdt):
+                    value = np.zeros(aid.shape, dtype=dt)
+                    aid.read(value, mtype=aid.get_type())
+                else:
+                    value = vlen_items_as_read(hobj.attrs[name], hdt)
+                if holds_refs(dt) or holds_refs(hdt):
+                    deferred = True
 
-                self.later.append(fix)
-                continue
-            aobj.attrs.create(name, value, dtype=dt)
+                    def write(aobj=aobj, name=name, value=value, hdt=hdt, dt=dt):
+                        aobj.attrs.create(name, self.map_refs(value, hdt, dt), dtype=dt)
+                else:
+                    def write(aobj=aobj, name=name, value=value, dt=dt):
+                        aobj.attrs.create(name, value, dtype=dt)
+            if deferred:
+                self.later.append(write)
+            else:
+                write()
 
     def skip(self, path, why):
         self.note(path, f"not imported: {why}")
