@@ -274,3 +274,28 @@ def test_types_the_fast_path_leaves_to_the_general_one(tmp_path):
         r = f.create_dataset("r", shape=(2,), dtype=arca.ref_dtype)
         r[0] = f["s"].ref
         assert f[r[0]] == f["s"] and not r._fast
+
+
+def test_tiny_chunks_written_whole_and_appended_read_as_numpy(tmp_path):
+    """64-byte chunks: a dataset written whole from one array, then grown
+    and appended to in writes of several chunks and one chunk; random
+    points (each index leaf and chunk met first on a file just opened),
+    short slices across chunk edges and the whole array equal numpy."""
+    rng = np.random.default_rng(SEED)
+    a = rng.standard_normal(8 * 20000)
+    p = tmp_path / "tiny.arca"
+    with arca.File(p, "w") as f:
+        ds = f.create_dataset("x", data=a, chunks=(8,), maxshape=(None,))
+        for n in (8 * 37, 8, 5, 8 * 300):
+            new = rng.standard_normal(n)
+            ds.resize((ds.shape[0] + n,))
+            ds[-n:] = new
+            a = np.concatenate([a, new])
+    with arca.File(p, "r") as f:
+        ds = f["x"]
+        for i in rng.integers(0, a.size, 3000):
+            assert ds[int(i)] == a[i]
+        for i in rng.integers(0, a.size - 20, 300):
+            i = int(i)
+            np.testing.assert_array_equal(ds[i:i + 19], a[i:i + 19])
+        np.testing.assert_array_equal(ds[...], a)

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::filter::{self, Filter};
 use crate::format::btree::{self, Inserted};
 pub(crate) use crate::format::chunk_index::ChunkRef;
-use crate::format::chunk_index::{decode_key, key, key_into, MAX_KEY};
+use crate::format::chunk_index::{decode_key, key, key_into, ENTRY_LEN, MAX_KEY};
 use crate::io::{Counters, ReadAt};
 use crate::par::par_map;
 use crate::pool::lists::{CHUNKS, DIMS, FILTER};
@@ -148,6 +148,11 @@ impl ReadPlan {
     /// Whether anything is left to fetch.
     pub(crate) fn is_done(&self) -> bool {
         self.stored.is_empty()
+    }
+
+    /// Stored bytes left to fetch.
+    pub(crate) fn stored_bytes(&self) -> u64 {
+        self.stored.iter().map(|(_, r, _)| r.size).sum()
     }
 }
 
@@ -465,7 +470,7 @@ impl Chunked<'_> {
     pub(crate) fn entry(&self, st: &mut Store, coords: &[u64]) -> Result<Option<ChunkRef>> {
         let mut kb = [0u8; MAX_KEY];
         let (root, bytes, filters) = (self.index, self.chunk_bytes() as u64, self.filters);
-        btree::get_with(st, root, key_into(coords, &mut kb)?, |v| {
+        btree::get_fixed_with(st, root, key_into(coords, &mut kb)?, ENTRY_LEN, |v| {
             ChunkRef::decode(v, root, bytes, filters)
         })?
         .transpose()
@@ -800,10 +805,54 @@ impl Chunked<'_> {
         let len = run.bytes.len() as u64;
         st.write_data("chunk", (run.at, len), run.at, &run.bytes)?;
         run.bytes.clear();
+        if run.entries.len() > 1 && self.append_run(st, run)? {
+            run.entries.clear();
+            return Ok(());
+        }
         for (c, entry, old) in run.entries.drain(..) {
             self.record(st, &c, entry, old)?;
         }
         Ok(())
+    }
+
+    /// Index the chunks of `run` in one pass over the index's right edge
+    /// when none replaces a stored one and they come after every stored
+    /// chunk in key order (an append, a new dataset written whole): a
+    /// B-tree insert per chunk would read and rewrite the same last leaf
+    /// each time. False, with nothing changed, when they do not.
+    fn append_run(&mut self, st: &mut Store, run: &Run) -> Result<bool> {
+        if run.entries.iter().any(|(_, _, old)| old.is_some()) {
+            return Ok(false);
+        }
+        let rank = self.dims.len();
+        if rank == 0 {
+            return Ok(false);
+        }
+        let mut keys = vec![0u8; run.entries.len() * rank * 8];
+        let mut vals = vec![0u8; run.entries.len() * ENTRY_LEN];
+        for ((c, entry, _), (k, v)) in run.entries.iter().zip(
+            keys.chunks_exact_mut(rank * 8)
+                .zip(vals.chunks_exact_mut(ENTRY_LEN)),
+        ) {
+            if c.len() != rank {
+                return Ok(false);
+            }
+            for (x, slot) in c.iter().zip(k.chunks_exact_mut(8)) {
+                slot.copy_from_slice(&x.to_be_bytes());
+            }
+            v.copy_from_slice(&entry.encode());
+        }
+        let items: Vec<(&[u8], &[u8])> = keys
+            .chunks_exact(rank * 8)
+            .zip(vals.chunks_exact(ENTRY_LEN))
+            .collect();
+        match btree::append(st, self.index, &items)? {
+            Some(root) => {
+                self.index = root;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     fn store_one(&mut self, st: &mut Store, coords: &[u64], data: PooledBuf) -> Result<()> {
@@ -1053,6 +1102,23 @@ impl Chunked<'_> {
     ) -> Result<()> {
         for (coords, r, data) in decoded {
             if !cache.contains(&coords[..]) && self.entry(st, &coords)? == Some(r) {
+                self.cache_insert(st, cache, &coords, data, false)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Cache chunks decoded by [`Chunked::fetch_planned`] while the
+    /// session stayed held from [`Chunked::plan_read`] on: their index
+    /// entries are still the ones planned, so none is looked up again.
+    pub(crate) fn cache_fetched(
+        &mut self,
+        st: &mut Store,
+        cache: &mut Cache,
+        decoded: Vec<Decoded>,
+    ) -> Result<()> {
+        for (coords, _, data) in decoded {
+            if !cache.contains(&coords[..]) {
                 self.cache_insert(st, cache, &coords, data, false)?;
             }
         }

@@ -86,7 +86,9 @@ struct Entry {
 
 pub(crate) struct Pager {
     driver: Journaled,
-    cache: HashMap<u64, Entry>,
+    /// By address, with a fast seeded hash: every metadata access looks
+    /// a page up here, and SipHash was a visible part of a small read.
+    cache: HashMap<u64, Entry, foldhash::fast::RandomState>,
     capacity: usize,
     tick: u64,
     /// Bytes that exist on the driver or will after the next flush; reads
@@ -108,7 +110,7 @@ impl Pager {
         let batches = driver.unlocked_reads().is_some_and(|(io, _)| io.batches());
         Ok(Self {
             driver,
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             capacity: capacity.max(16),
             tick: 0,
             limit,

@@ -4,9 +4,69 @@
 //! sit in a slab threaded on a doubly linked list in order of use, and a
 //! hash map finds a chunk's slot by its coordinates.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 use crate::pool::PooledBuf;
+
+/// Hashes chunk coordinates: a fast hash with a per-process seed. The
+/// default SipHash was a tenth of a read that misses the cache.
+type Hashing = foldhash::fast::RandomState;
+
+/// Dimensions whose coordinates a key holds inline.
+const INLINE: usize = 4;
+
+/// A chunk's coordinates as a cache key: inline up to [`INLINE`]
+/// dimensions, so caching a chunk allocates nothing for its key.
+#[derive(Clone, Debug)]
+pub(crate) enum Key {
+    Inline(u8, [u64; INLINE]),
+    Heap(Box<[u64]>),
+}
+
+impl Key {
+    fn new(coords: &[u64]) -> Key {
+        if coords.len() <= INLINE {
+            let mut a = [0; INLINE];
+            a[..coords.len()].copy_from_slice(coords);
+            Key::Inline(coords.len() as u8, a)
+        } else {
+            Key::Heap(coords.into())
+        }
+    }
+}
+
+impl std::ops::Deref for Key {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        match self {
+            Key::Inline(n, a) => &a[..*n as usize],
+            Key::Heap(b) => b,
+        }
+    }
+}
+
+impl Borrow<[u64]> for Key {
+    fn borrow(&self) -> &[u64] {
+        self
+    }
+}
+
+// Hashed and compared as the slice it holds, as `Borrow` requires.
+impl Hash for Key {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Key {}
 
 /// No slot: the end of the list.
 const NIL: usize = usize::MAX;
@@ -21,7 +81,7 @@ pub(crate) struct Cached {
 }
 
 struct Slot {
-    key: Vec<u64>,
+    key: Key,
     val: Option<Cached>,
     /// Towards the most recently used.
     prev: usize,
@@ -31,7 +91,7 @@ struct Slot {
 
 /// Decoded chunks of one dataset, least recently used evicted first.
 pub(crate) struct Cache {
-    index: HashMap<Vec<u64>, usize>,
+    index: HashMap<Key, usize, Hashing>,
     slots: Vec<Slot>,
     free: Vec<usize>,
     /// Most recently used slot.
@@ -47,7 +107,7 @@ pub(crate) struct Cache {
 impl Cache {
     pub(crate) fn new(capacity: usize) -> Self {
         Cache {
-            index: HashMap::new(),
+            index: HashMap::default(),
             slots: Vec::new(),
             free: Vec::new(),
             head: NIL,
@@ -102,8 +162,9 @@ impl Cache {
             }
             return old;
         }
+        let key = Key::new(coords);
         let slot = Slot {
-            key: coords.to_vec(),
+            key: key.clone(),
             val: Some(c),
             prev: NIL,
             next: NIL,
@@ -118,7 +179,7 @@ impl Cache {
                 self.slots.len() - 1
             }
         };
-        self.index.insert(coords.to_vec(), i);
+        self.index.insert(key, i);
         self.push_front(i);
         None
     }
@@ -131,13 +192,13 @@ impl Cache {
 
     /// Drop the least recently used chunk and return it with its
     /// coordinates.
-    pub(crate) fn pop_lru(&mut self) -> Option<(Vec<u64>, Cached)> {
+    pub(crate) fn pop_lru(&mut self) -> Option<(Key, Cached)> {
         if self.tail == NIL {
             return None;
         }
         let i = self.tail;
         let (key, c) = self.release(i);
-        self.index.remove(&key);
+        self.index.remove(&*key);
         c.map(|c| (key, c))
     }
 
@@ -145,14 +206,14 @@ impl Cache {
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (&[u64], &mut Cached)> {
         self.slots
             .iter_mut()
-            .filter_map(|s| s.val.as_mut().map(|c| (&s.key[..], c)))
+            .filter_map(|s| s.val.as_mut().map(|c| (&*s.key, c)))
     }
 
     /// Free slot `i` (already gone from the index), uncounting its bytes.
-    fn release(&mut self, i: usize) -> (Vec<u64>, Option<Cached>) {
+    fn release(&mut self, i: usize) -> (Key, Option<Cached>) {
         self.unlink(i);
         let s = &mut self.slots[i];
-        let key = std::mem::take(&mut s.key);
+        let key = std::mem::replace(&mut s.key, Key::Inline(0, [0; INLINE]));
         let c = s.val.take();
         if let Some(c) = &c {
             self.bytes -= c.data.len();
@@ -211,16 +272,44 @@ mod tests {
         }
         assert_eq!(c.bytes, 40);
         c.touch(&[0]).unwrap();
-        assert_eq!(c.pop_lru().unwrap().0, vec![1]);
+        assert_eq!(*c.pop_lru().unwrap().0, [1]);
         assert!(c.insert(&[2], chunk(5)).is_some());
         assert_eq!(c.bytes, 25);
-        assert_eq!(c.pop_lru().unwrap().0, vec![3]);
-        assert_eq!(c.pop_lru().unwrap().0, vec![0]);
+        assert_eq!(*c.pop_lru().unwrap().0, [3]);
+        assert_eq!(*c.pop_lru().unwrap().0, [0]);
         assert!(c.remove(&[2]).is_some());
         assert!(c.pop_lru().is_none());
         assert_eq!(c.bytes, 0);
         // Freed slots are reused.
         c.insert(&[7], chunk(1));
         assert!(c.contains(&[7]) && c.peek(&[7]).is_some());
+    }
+
+    #[test]
+    fn keys_of_every_rank_find_their_chunk() {
+        // Held inline up to four dimensions, on the heap beyond; a key
+        // never matches one of another rank with the same leading values.
+        let mut c = Cache::new(1 << 20);
+        let keys: Vec<Vec<u64>> = (1..9u64)
+            .flat_map(|r| (0..3u64).map(move |v| (0..r).map(|d| d * 7 + v).collect()))
+            .collect();
+        for (i, k) in keys.iter().enumerate() {
+            c.insert(k, chunk(i + 1));
+        }
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(c.peek(k).map(|x| x.data.len()), Some(i + 1));
+        }
+        assert!(!c.contains(&[0, 7, 14, 21, 28, 35, 42, 49, 56]));
+        assert!(!c.contains(&[0, 7, 14, 21, 0]) && !c.contains(&[0, 7, 14, 0]));
+        assert!(c.contains(&[0, 7, 14, 21, 28, 35, 42, 49]) && c.contains(&[2, 9]));
+        let mut seen: Vec<Vec<u64>> = c.iter_mut().map(|(k, _)| k.to_vec()).collect();
+        seen.sort();
+        let mut want = keys.clone();
+        want.sort();
+        assert_eq!(seen, want);
+        while let Some((k, _)) = c.pop_lru() {
+            assert!(!c.contains(&k));
+        }
+        assert_eq!(c.bytes, 0);
     }
 }

@@ -12,7 +12,8 @@ use super::external_io;
 use super::handle::{lock, FileHandle};
 use super::session::Session;
 use super::storage::{
-    cached_meta, check_len, engine, load_meta, read_with_meta, with_chunked, write_bytes, CacheKey,
+    cached_meta, check_len, engine, load_meta, read_with_meta, save_chunk_index, with_chunked,
+    write_bytes, CacheKey,
 };
 use super::virtual_read;
 use crate::chunk::Chunked;
@@ -24,6 +25,12 @@ use crate::format::object_header::{DatasetMeta, Header, Layout};
 use crate::pool::lists::EXTENTS;
 use crate::selection::Selection;
 use options::{check_size, StorageLayout};
+
+/// Stored bytes of unfiltered chunks a chunked read fetches with the
+/// session held (see `Dataset::read_chunked_unlocked`): a few small
+/// chunks, which take less time to read than letting the session go and
+/// taking it back.
+const HELD_READ_BYTES: u64 = 64 << 10;
 
 /// A dataset in an open file.
 ///
@@ -424,7 +431,7 @@ impl Dataset {
         let Layout::Chunked { chunk, index } = &m.layout else {
             return Err(Error::invalid("dataset is not chunked"));
         };
-        let c = Chunked {
+        let mut c = Chunked {
             dims: &m.dims,
             chunk,
             elem,
@@ -435,9 +442,59 @@ impl Dataset {
         let key = CacheKey::Dataset(self.addr);
         let mut cache = g.caches().take(key);
         let plan = c.plan_read(&mut g.st, &mut cache, sel, out);
-        g.caches().put(key, cache);
-        let plan = plan?;
-        if !plan.is_done() {
+        let plan = match plan {
+            Ok(p) => p,
+            Err(e) => {
+                g.caches().put(key, cache);
+                return Err(e);
+            }
+        };
+        if !plan.is_done() && m.filters.is_empty() && plan.stored_bytes() <= HELD_READ_BYTES {
+            // A few small unfiltered chunks (a point, a short slice): read
+            // with the session still held, as the lookup held it. Letting
+            // it go and taking it back to cache them would cost more than
+            // the reads (a header load and another index lookup per
+            // chunk); nothing can have changed their entries meanwhile.
+            // Chunks to decode are left to the unlocked path, so threads
+            // reading one file decode in parallel.
+            let r = c
+                .fetch_planned(io, &g.st.stats, plan, sel, out)
+                .and_then(|kept| c.cache_fetched(&mut g.st, &mut cache, kept));
+            g.caches().put(key, cache);
+            r?;
+            if c.index != *index {
+                // Caching stored an evicted dirty chunk.
+                save_chunk_index(&mut g.st, self.addr, c.index)?;
+            }
+        } else {
+            g.caches().put(key, cache);
+            if plan.is_done() {
+                drop(g);
+            } else {
+                self.fetch_unlocked(g, &c, plan, sel, out, io, gate)?;
+            }
+        }
+        if m.dtype.needs_swap() {
+            m.dtype.swap(out);
+        }
+        Ok(())
+    }
+
+    /// The fetch of a planned chunked read with the session let go (under
+    /// the writers' gate), then the decoded chunks offered to the cache.
+    #[allow(clippy::too_many_arguments)]
+    fn fetch_unlocked(
+        &self,
+        g: std::sync::MutexGuard<'_, Session>,
+        c: &Chunked,
+        plan: crate::chunk::ReadPlan,
+        sel: &Selection,
+        out: &mut [u8],
+        io: &dyn crate::io::ReadAt,
+        gate: &std::sync::RwLock<()>,
+    ) -> Result<()> {
+        let key = CacheKey::Dataset(self.addr);
+        {
             let stats = g.st.stats.clone();
             let kept = {
                 let _reading = gate.read().map_err(|_| Error::Poisoned)?;
@@ -455,9 +512,6 @@ impl Dataset {
                 g.caches().put(key, cache);
                 r?;
             }
-        }
-        if m.dtype.needs_swap() {
-            m.dtype.swap(out);
         }
         Ok(())
     }

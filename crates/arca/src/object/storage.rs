@@ -222,6 +222,20 @@ pub(crate) fn with_chunked<T>(
     r
 }
 
+/// Point the chunked dataset whose header is at `addr` at the chunk index
+/// rooted at `index` (after a chunk stored outside [`with_chunked`]).
+pub(crate) fn save_chunk_index(st: &mut Store, addr: u64, index: u64) -> Result<()> {
+    let mut h = Header::load(st, addr)?;
+    let Some(Layout::Chunked { index: at, .. }) = h.dataset.as_mut().map(|m| &mut m.layout) else {
+        return Err(Error::invalid("dataset is not chunked"));
+    };
+    if *at != index {
+        *at = index;
+        h.save(st, addr)?;
+    }
+    Ok(())
+}
+
 /// Read `sel` of the dataset whose header is at `header` (variable-length
 /// ones as records).
 pub(crate) fn read_bytes(
