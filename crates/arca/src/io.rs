@@ -17,7 +17,7 @@ mod publish;
 mod stats;
 
 #[cfg(feature = "cloud")]
-pub use cloud::{is_url, memory_store, object_store, CloudDriver, CloudOptions};
+pub use cloud::{is_url, memory_store, object_store, upload, CloudDriver, CloudOptions};
 #[cfg(feature = "cloud")]
 pub(crate) use cloud::{Intent, Staged};
 pub use compressed::CompressedMemoryDriver;

@@ -339,19 +339,23 @@ class File(Group):
         super().__init__(self, self._native.root())
 
     def _open_url(self, url, mode, storage_options, cache, pages, rdcc_nbytes):
-        """A file on object storage, read-only: ``storage_options`` holds
-        the store's keys (credentials, endpoint, region) and arca's
-        (``head_bytes``, ``block_bytes``, ``cache_bytes``, ``max_retries``,
-        ...); see docs/CLOUD.md. It pickles by URL."""
+        """A file on object storage: ``storage_options`` holds the store's
+        keys (credentials, endpoint, region) and arca's (``head_bytes``,
+        ``block_bytes``, ``cache_bytes``, ``max_retries``, ``staging_dir``,
+        ...); see docs/CLOUD.md. Read-only, it pickles by URL; in the other
+        modes it is staged locally and published at each commit (``flush``,
+        a transaction's end) and at close, and a writer that lost a race
+        gets ``ConflictError``."""
         try:
             options = dict(storage_options or {})
         except (TypeError, ValueError):
             raise TypeError("storage_options must be a dict of str keys and values") from None
         self._filename = url
         self._native = _native.File.open_url(url, mode, options, cache, pages)
-        self._reopen_args = (url, {"rdcc_nbytes": rdcc_nbytes,
-                                   "page_cache_pages": pages,
-                                   "storage_options": options})
+        if mode == "r":
+            self._reopen_args = (url, {"rdcc_nbytes": rdcc_nbytes,
+                                       "page_cache_pages": pages,
+                                       "storage_options": options})
 
     def _open_path(self, args, userblock, best_effort):
         """The native file at ``args[0]``: with the user block asked for,

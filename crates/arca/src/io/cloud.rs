@@ -17,5 +17,6 @@ mod store;
 
 pub use driver::CloudDriver;
 pub use options::CloudOptions;
+pub use staged::upload;
 pub(crate) use staged::{Intent, Staged};
 pub use store::{is_url, memory_store, object_store};

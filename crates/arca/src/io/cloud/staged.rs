@@ -46,8 +46,9 @@ pub(crate) struct Staged {
     /// The version last seen or published; `None` while there is no
     /// object (the next PUT creates it).
     version: Option<UpdateVersion>,
-    /// The directory made for the staged file (and its journal).
-    dir: PathBuf,
+    /// The directory made for the staged file (and its journal); `None`
+    /// for a caller's file ([`upload`]).
+    dir: Option<PathBuf>,
     file: PathBuf,
     fetches: Arc<Fetches>,
 }
@@ -144,7 +145,7 @@ impl Staged {
             store,
             path,
             version: None,
-            dir,
+            dir: Some(dir),
             file,
             fetches: Arc::new(Fetches::new()),
         };
@@ -208,6 +209,7 @@ impl Staged {
             };
         }
         let head = block_on(store.head(path))?;
+        // (A HEAD, not a ranged GET: nothing of the object is needed.)
         self.fetches.round_trip(1, 0);
         match head {
             Ok(_) if intent == Intent::CreateNew => Err(Error::Conflict {
@@ -234,7 +236,9 @@ impl Staged {
 
     /// Remove the staged file and its directory (a failed open).
     pub(crate) fn discard(&self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
     }
 
     /// The error of a publish that failed with `e`.
@@ -310,11 +314,69 @@ impl Publish for Staged {
     }
 
     fn finish(self: Box<Self>) -> Result<()> {
-        std::fs::remove_dir_all(&self.dir)
-            .map_err(|e| Error::io(format!("removing {}", self.dir.display()), e))
+        match &self.dir {
+            Some(d) => std::fs::remove_dir_all(d)
+                .map_err(|e| Error::io(format!("removing {}", d.display()), e)),
+            None => Ok(()),
+        }
     }
 
     fn fetches(&self) -> Arc<Fetches> {
         self.fetches.clone()
     }
+}
+
+/// Upload the local file `local` (an arca file, closed) to `url` with one
+/// conditional PUT: as a new object (`If-None-Match: *`), or with
+/// `replace`, in place of the object there now (a HEAD learns its
+/// version, the PUT sends `If-Match` it). How `arca repack` and
+/// `arca import` write to a URL. Returns the counts of the requests.
+///
+/// ```
+/// use arca::io::{upload, CloudOptions};
+/// let dir = tempfile::tempdir().unwrap();
+/// let p = dir.path().join("a.arca");
+/// arca::File::create(&p).unwrap().close().unwrap();
+/// let o = CloudOptions::new();
+/// let s = upload(&p, "memory:///doc/upload.arca", &o, false).unwrap();
+/// assert_eq!((s.requests, s.puts), (0, 1));
+/// let e = upload(&p, "memory:///doc/upload.arca", &o, false).unwrap_err();
+/// assert!(matches!(e, arca::Error::Conflict { .. }));
+/// let s = upload(&p, "memory:///doc/upload.arca", &o, true).unwrap();
+/// assert_eq!((s.requests, s.puts), (1, 1));
+/// ```
+///
+/// # Errors
+/// [`Error::Conflict`] if the object exists (without `replace`) or changed
+/// between the HEAD and the PUT; [`Error::Unsupported`] for an `http(s)://`
+/// URL or a store without conditional PUTs; [`Error::Remote`] when a
+/// request fails; [`Error::Io`] if `local` cannot be read.
+pub fn upload(
+    local: &FsPath,
+    url: &str,
+    opts: &CloudOptions,
+    replace: bool,
+) -> Result<crate::io::IoStats> {
+    let (store, path, scheme) = super::store::open(url, opts)?;
+    if scheme == ObjectStoreScheme::Http {
+        return Err(Error::Unsupported(format!(
+            "{url}: an http(s) URL takes no upload; write to s3://, gs://, az:// or a local file"
+        )));
+    }
+    let mut s = Staged {
+        url: url.to_string(),
+        store,
+        path,
+        version: None,
+        dir: None,
+        file: local.to_path_buf(),
+        fetches: Arc::new(Fetches::new()),
+    };
+    if replace {
+        s.fetch(Intent::Replace)?;
+    }
+    s.publish()?;
+    let mut stats = crate::io::IoStats::default();
+    s.fetches.add_to(&mut stats);
+    Ok(stats)
 }
