@@ -203,10 +203,12 @@ class File(Group):
     restores every byte, free space included) and ``free_list="naive"``
     (the O(n) baseline free list, for benchmarks only).
 
-    A URL opens a file on object storage, read-only::
+    A URL opens a file on object storage::
 
         f = arca.File("s3://bucket/run.arca", "r",
                       storage_options={"aws_region": "eu-west-1"})
+        with arca.File("s3://bucket/run.arca", "a") as w:
+            w["calibrated"] = x    # published at close: one conditional PUT
 
     ``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://`` and
     ``memory://`` are understood; credentials and endpoints come from the
@@ -214,9 +216,14 @@ class File(Group):
     ``storage_options`` (the store's configuration keys, and arca's
     ``head_bytes``, ``block_bytes``, ``cache_bytes``, ``part_bytes``,
     ``max_in_flight``, ``coalesce_bytes``, ``max_retries``,
-    ``retry_timeout``). Opening costs one request;
-    ``io_stats()`` counts ``requests``, ``bytes_fetched`` and
-    ``round_trips``. Such a file pickles by URL. See docs/CLOUD.md.
+    ``retry_timeout``, ``staging_dir``). Opening read-only costs one
+    request; ``io_stats()`` counts ``requests``, ``bytes_fetched``,
+    ``round_trips``, ``puts`` and ``bytes_put``. A read-only file pickles
+    by URL. Modes ``w``, ``x``/``w-``, ``a`` and ``r+`` stage the file
+    locally (``a`` and ``r+`` fetch it whole) and publish it at each commit
+    and at close with one conditional PUT; a writer another beat to it
+    gets ``ConflictError``, its staged file kept (``http(s)://`` stays
+    read-only). See docs/CLOUD.md.
 
     Every ``flush()`` and ``close()`` commits atomically; a crash never
     leaves a half-written file. Group changes into one atomic unit with

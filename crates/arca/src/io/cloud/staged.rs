@@ -83,6 +83,14 @@ fn staging_dir(base: &FsPath, name: &str) -> Result<PathBuf> {
     }
 }
 
+/// A local file error met while fetching, carried as the store's error.
+fn local(e: std::io::Error) -> object_store::Error {
+    object_store::Error::Generic {
+        store: "local staging",
+        source: Box::new(e),
+    }
+}
+
 /// The object's file name, made safe for a local name.
 fn base_name(path: &Path) -> String {
     let name: String = path
@@ -170,26 +178,15 @@ impl Staged {
                     e_tag: r.meta.e_tag.clone(),
                     version: r.meta.version.clone(),
                 };
-                let mut out =
-                    std::fs::File::create(file).map_err(|e| object_store::Error::Generic {
-                        store: "arca",
-                        source: Box::new(e),
-                    })?;
+                let mut out = std::fs::File::create(file).map_err(local)?;
                 let mut n = 0u64;
                 let mut body = r.into_stream();
                 while let Some(b) = body.next().await {
                     let b = b?;
                     n += b.len() as u64;
-                    out.write_all(&b)
-                        .map_err(|e| object_store::Error::Generic {
-                            store: "arca",
-                            source: Box::new(e),
-                        })?;
+                    out.write_all(&b).map_err(local)?;
                 }
-                out.sync_all().map_err(|e| object_store::Error::Generic {
-                    store: "arca",
-                    source: Box::new(e),
-                })?;
+                out.sync_all().map_err(local)?;
                 Ok::<_, object_store::Error>((version, n))
             })?;
             return match got {
