@@ -656,6 +656,14 @@ fn create_new_on_an_existing_object_conflicts() {
     other.close().unwrap();
     let e = w.close().unwrap_err();
     std::fs::remove_dir_all(staged_of(&e).parent().unwrap()).unwrap();
+    // Unchanged since the open, it is replaced: a new, empty file but for
+    // what this writer added.
+    let w = write(Mode::Create, "w/both.arca").unwrap();
+    add(&w, "d", 2);
+    w.close().unwrap();
+    let r = open("w/both.arca", &CloudOptions::new()).unwrap();
+    assert_eq!(r.root().members().unwrap().len(), 1);
+    assert!(r.root().contains("d").unwrap());
 }
 
 /// The memory store, but a PUT fails (as an upload cut off by a killed
