@@ -515,6 +515,19 @@ fn a_file_created_by_url_is_published_at_each_commit_and_reads_back() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     f.close().unwrap();
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Dropped without a close, it is published and tidied as by one.
+    let f = File::options()
+        .mode(Mode::Create)
+        .open_url("memory:///w/dropped.arca", &o)
+        .unwrap();
+    add(&f, "a", 3);
+    drop(f);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert!(open("w/dropped.arca", &CloudOptions::new())
+        .unwrap()
+        .root()
+        .contains("a")
+        .unwrap());
 }
 
 #[test]

@@ -904,6 +904,13 @@ fn legal(from: State, to: State) -> bool {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.publisher.is_some() {
+            // A stand-in (a file written on object storage) closes as
+            // `close` would: published, and its staging removed. Errors
+            // cannot be reported here; the staged file stays after one.
+            let _ = self.close();
+            return;
+        }
         if matches!(self.state, State::Open { .. }) {
             // Errors cannot be reported from drop; close() reports them.
             let _ = self.commit();
