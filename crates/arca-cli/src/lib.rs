@@ -27,12 +27,13 @@ mod progress;
 mod repack;
 mod stat;
 mod target;
+mod upload;
 mod values;
 pub mod view;
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
@@ -236,9 +237,14 @@ struct ConvertArgs {
     /// The file to convert.
     #[arg(value_name = "INPUT")]
     input: PathBuf,
-    /// The file to create.
+    /// The file to create (import: also a URL, s3://, gs://, az://,
+    /// written locally and uploaded whole).
     #[arg(value_name = "OUTPUT")]
     output: PathBuf,
+    /// A storage option for a URL OUTPUT, KEY=VALUE (repeatable); see
+    /// docs/CLOUD.md.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -254,9 +260,14 @@ struct RepackArgs {
     /// The file to copy.
     #[arg(value_name = "INPUT")]
     input: PathBuf,
-    /// The compact copy to create.
+    /// The compact copy to create: a path, or a URL (s3://, gs://, az://)
+    /// written locally and uploaded whole, as a new object.
     #[arg(value_name = "OUTPUT")]
     output: PathBuf,
+    /// A storage option for a URL OUTPUT, KEY=VALUE (repeatable); see
+    /// docs/CLOUD.md.
+    #[arg(long = "storage-option", value_name = "KEY=VALUE")]
+    storage_option: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -368,17 +379,38 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
         Command::Check(a) => return check::run(&a.file, &a.storage_option, a.quiet, a.json, out),
         Command::CreateExample(a) => example::run(&a.file, a.force)?,
         Command::Edit(a) => return Ok(arca_edit::main_with(a).clamp(0, 255) as u8),
-        Command::Repack(a) => repack::run(&a.input, &a.output, a.cloud, a.quiet)?,
+        Command::Repack(a) => {
+            local_input("repack", &a.input)?;
+            if upload::is_url(&a.output) {
+                return upload::to_url(&a.output, &a.storage_option, false, |p| {
+                    repack::run(&a.input, p, a.cloud, a.quiet).map(|()| 0)
+                });
+            }
+            no_storage_options(&a.storage_option)?;
+            repack::run(&a.input, &a.output, a.cloud, a.quiet)?
+        }
         Command::Import(a) => {
-            return interop::run(
-                interop::Direction::Import,
-                &a.input,
-                &a.output,
-                a.strict,
-                a.force,
-                a.quiet,
-                python,
-            )
+            local_input("import", &a.input)?;
+            let convert = |out: &Path, force: bool| {
+                interop::run(
+                    interop::Direction::Import,
+                    &a.input,
+                    out,
+                    a.strict,
+                    force,
+                    a.quiet,
+                    python,
+                )
+            };
+            if upload::is_url(&a.output) {
+                // --force: replace the object, if it has not changed since
+                // the upload began.
+                return upload::to_url(&a.output, &a.storage_option, a.force, |p| {
+                    convert(p, false)
+                });
+            }
+            no_storage_options(&a.storage_option)?;
+            return convert(&a.output, a.force);
         }
         Command::View(a) => {
             let opts = view::Options {
@@ -391,6 +423,14 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
             view::run(&a.file, &opts, !a.no_browser, out)?;
         }
         Command::Export(a) => {
+            local_input("export", &a.input)?;
+            if upload::is_url(&a.output) {
+                return Err(CliError::Usage(format!(
+                    "arca export writes a local HDF5 file, not {}; export to a path, then upload it",
+                    a.output.display()
+                )));
+            }
+            no_storage_options(&a.storage_option)?;
             return interop::run(
                 interop::Direction::Export,
                 &a.input,
@@ -399,10 +439,31 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
                 a.force,
                 a.quiet,
                 python,
-            )
+            );
         }
     }
     Ok(0)
+}
+
+/// Refuse a URL where `command` reads a local file.
+fn local_input(command: &str, input: &Path) -> Result<(), CliError> {
+    if upload::is_url(input) {
+        return Err(CliError::Usage(format!(
+            "arca {command} reads a local file, not {}; copy it here first",
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse storage options given for a local OUTPUT.
+fn no_storage_options(storage: &[String]) -> Result<(), CliError> {
+    match storage.first() {
+        Some(o) => Err(CliError::Usage(format!(
+            "--storage-option {o}: options apply to a URL OUTPUT (s3://, gs://, az://)"
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// Run the `arca` command with `args` (the first is the program name) and

@@ -36,6 +36,17 @@ pub fn open_file(file: &Path, storage: &[String]) -> Result<File, CliError> {
         }
         return File::open(file).in_file(file);
     }
+    File::options()
+        .open_url(&name, &cloud_options(file, storage)?)
+        .in_file(file)
+}
+
+/// The options of a URL from `--storage-option KEY=VALUE` arguments.
+///
+/// # Errors
+/// [`CliError::Usage`] for an option without `=`, the library's error for
+/// a bad value.
+pub fn cloud_options(file: &Path, storage: &[String]) -> Result<arca::io::CloudOptions, CliError> {
     let mut cloud = arca::io::CloudOptions::new();
     for o in storage {
         let (k, v) = o
@@ -43,7 +54,7 @@ pub fn open_file(file: &Path, storage: &[String]) -> Result<File, CliError> {
             .ok_or_else(|| CliError::Usage(format!("--storage-option {o}: expected KEY=VALUE")))?;
         cloud = cloud.set(k.trim(), v).in_file(file)?;
     }
-    File::options().open_url(&name, &cloud).in_file(file)
+    Ok(cloud)
 }
 
 impl Target {

@@ -8,14 +8,20 @@ use crate::Atomic;
 
 /// Open `path` for writing. `no` turns the journal off; the other levels
 /// keep it and ask for byte-exact rollback, so an aborted `yes` session
-/// leaves every byte of the file as it was.
+/// leaves every byte of the file as it was. With the `cloud` feature, a URL
+/// (`s3://…`) is staged locally and each commit published with one
+/// conditional PUT (credentials and endpoint from the environment).
 pub(crate) fn open(path: &Path, atomic: Atomic) -> arca::Result<File> {
     let journal = atomic != Atomic::No;
-    File::options()
-        .mode(Mode::ReadWrite)
+    let mut o = File::options();
+    o.mode(Mode::ReadWrite)
         .journal(journal)
-        .exact_rollback(journal)
-        .open(path)
+        .exact_rollback(journal);
+    #[cfg(feature = "cloud")]
+    if let Some(url) = path.to_str().filter(|p| arca::io::is_url(p)) {
+        return o.open_url(url, &arca::io::CloudOptions::new());
+    }
+    o.open(path)
 }
 
 /// Run `f` as one transaction: committed on `Ok`, rolled back on `Err`.

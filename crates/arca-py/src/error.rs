@@ -64,6 +64,13 @@ create_exception!(
     "A request to object storage failed after its retries; the message names the URL and the byte range."
 );
 
+create_exception!(
+    _native,
+    ConflictError,
+    ArcaError,
+    "Another writer changed (or created) a file on object storage first; this writer's staged file is kept and the message names it."
+);
+
 /// An errno for an I/O error, so `OSError(errno, msg)` becomes the right subclass.
 fn errno_of(e: &std::io::Error) -> Option<i32> {
     use std::io::ErrorKind as K;
@@ -108,6 +115,7 @@ pub(crate) fn err(e: arca::Error) -> PyErr {
             ..
         } => PyOSError::new_err((2, msg)),
         arca::Error::Remote { .. } => RemoteError::new_err(msg),
+        arca::Error::Conflict { .. } => ConflictError::new_err(msg),
         _ => ArcaError::new_err(msg),
     }
 }

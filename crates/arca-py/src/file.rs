@@ -286,9 +286,11 @@ impl PyFile {
     }
 
     /// Open the file at `url` on object storage (`s3://`, `gs://`, `az://`,
-    /// `http(s)://`, `file://`, `memory://`), read-only; `storage_options`
-    /// holds the store's keys and arca's (see `arca::io::CloudOptions`).
-    /// The requests run without the GIL.
+    /// `http(s)://`, `file://`, `memory://`); `storage_options` holds the
+    /// store's keys and arca's (see `arca::io::CloudOptions`). Modes other
+    /// than `r` stage the file locally and publish it at each commit and at
+    /// close (see `arca::OpenOptions::open_url`). The requests run without
+    /// the GIL.
     #[staticmethod]
     #[pyo3(signature = (url, mode = "r", storage_options = None, chunk_cache_bytes = None, page_cache_pages = None))]
     fn open_url(
@@ -476,7 +478,8 @@ impl PyFile {
     }
 
     /// What reads of this file fetched from storage: `{"chunks_read",
-    /// "bytes_read"}`.
+    /// "bytes_read", "requests", "bytes_fetched", "round_trips", "puts",
+    /// "bytes_put"}`.
     fn io_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         io_stats_dict(py, self.get()?.io_stats())
     }

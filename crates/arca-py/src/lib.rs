@@ -48,7 +48,7 @@ use pyo3::types::PyDict;
 use attrs::PyAttributes;
 use dataset::PyDataset;
 use error::{err, ArcaError, CorruptError, LockedError, NeedsRecoveryError};
-use error::{PoisonedError, ReadOnlyError, RemoteError, UnsupportedError};
+use error::{ConflictError, PoisonedError, ReadOnlyError, RemoteError, UnsupportedError};
 use file::PyFile;
 use group::PyGroup;
 use named_type::PyNamedType;
@@ -95,6 +95,8 @@ fn io_stats_dict(py: Python<'_>, s: arca::IoStats) -> PyResult<Bound<'_, PyDict>
     d.set_item("requests", s.requests)?;
     d.set_item("bytes_fetched", s.bytes_fetched)?;
     d.set_item("round_trips", s.round_trips)?;
+    d.set_item("puts", s.puts)?;
+    d.set_item("bytes_put", s.bytes_put)?;
     Ok(d)
 }
 
@@ -130,6 +132,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("NeedsRecoveryError", py.get_type::<NeedsRecoveryError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("RemoteError", py.get_type::<RemoteError>())?;
+    m.add("ConflictError", py.get_type::<ConflictError>())?;
     m.add_function(wrap_pyfunction!(is_url, m)?)?;
     m.add("MAX_RANK", arca::MAX_RANK)?;
     m.add_function(wrap_pyfunction!(io_stats, m)?)?;

@@ -6,6 +6,8 @@ import http.server
 import json
 import os
 import pickle
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -26,23 +28,44 @@ CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
 
 
 class Tally:
-    """WSGI middleware: records every request and answers 500 for the
-    paths in ``fail``."""
+    """WSGI middleware: records every request (and the conditions of each
+    PUT), answers 500 for the paths in ``fail``, and holds a PUT to a path
+    in ``hold`` part-way through its body: it sets the first event once
+    64 KiB have arrived and waits for the second, then drops the request."""
 
     def __init__(self, app):
         self.app = app
         self.seen = []
+        self.puts = []
         self.fail = set()
+        self.hold = {}
         self.lock = threading.Lock()
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
+        method = environ["REQUEST_METHOD"]
         with self.lock:
-            self.seen.append((environ["REQUEST_METHOD"], path, environ.get("HTTP_RANGE")))
+            self.seen.append((method, path, environ.get("HTTP_RANGE")))
+            if method == "PUT":
+                self.puts.append((path, environ.get("HTTP_IF_NONE_MATCH"),
+                                  environ.get("HTTP_IF_MATCH")))
+            held = self.hold.get(path) if method == "PUT" else None
+        if held is not None:
+            reached, release = held
+            environ["wsgi.input"].read(64 << 10)
+            reached.set()
+            release.wait()
+            start_response("500 Internal Server Error", [("Content-Length", "0")])
+            return [b""]
         if path in self.fail:
             start_response("500 Internal Server Error", [("Content-Length", "0")])
             return [b""]
         return self.app(environ, start_response)
+
+    def puts_to(self, path):
+        """The (If-None-Match, If-Match) of each PUT to ``path``."""
+        with self.lock:
+            return [(n, m) for p, n, m in self.puts if p == path]
 
     def gets(self, path):
         with self.lock:
@@ -285,11 +308,10 @@ def test_typed_errors(s3, tmp_path):
     with pytest.raises(arca.CorruptError):
         with arca.File(f"s3://{BUCKET}/cut.arca", "r", storage_options=opts) as f:
             f["k"][...]
-    # Writing to a URL is refused, whatever the mode.
     put(s3, "ro.arca", data)
-    for mode in ("r+", "a", "w", "w-"):
-        with pytest.raises(arca.UnsupportedError, match="read-only"):
-            arca.File(f"s3://{BUCKET}/ro.arca", mode, storage_options=opts)
+    with arca.File(f"s3://{BUCKET}/ro.arca", "r", storage_options=opts) as f:
+        with pytest.raises(arca.ReadOnlyError):
+            f.create_group("x")
     # A server error that persists: retried, then a typed error naming the
     # URL and the range.
     tally.fail.add(f"/{BUCKET}/ro.arca")
@@ -328,6 +350,15 @@ def test_http_reads_and_errors(web, tmp_path):
         assert len(srv.seen) == 2
     finally:
         srv.fail.clear()
+
+
+def test_http_urls_open_read_only(web):
+    srv, base = web
+    for mode in ("r+", "a", "w", "w-", "x"):
+        with pytest.raises(arca.UnsupportedError, match="read-only"):
+            arca.File(f"{base}/w.arca", mode)
+    # Refused before any request.
+    assert all(p != "/w.arca" for p, _ in srv.seen)
 
 
 def test_pickled_objects_reopen_by_url(s3, tmp_path):
@@ -451,3 +482,246 @@ def test_view_serves_a_url_as_its_local_copy(s3, tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
         proc.stdout.close()
+
+
+# ---- Writing: staged locally, published by one conditional PUT per commit ----
+
+def etag_of(s3, key):
+    return s3[0].head_object(Bucket=BUCKET, Key=key)["ETag"]
+
+
+def test_s3_create_then_reopen_read(s3, tmp_path):
+    client, tally, opts = s3
+    url, path = f"s3://{BUCKET}/new.arca", f"/{BUCKET}/new.arca"
+    before = len(tally.seen)
+    want = np.arange(1000, dtype="f8")
+    with arca.File(url, "w", storage_options=opts) as f:
+        f.create_dataset("x", data=want, chunks=(100,), compression="gzip")
+        f.attrs["run"] = 31
+        # Opening asked once whether the object exists (a HEAD).
+        assert [m for m, _, _ in tally.seen[before:]] == ["HEAD"]
+        assert f.io_stats()["puts"] == 0
+        f.flush()
+        assert f.io_stats()["puts"] == 1
+        assert f.io_stats()["bytes_put"] == client.head_object(
+            Bucket=BUCKET, Key="new.arca")["ContentLength"]
+        f.create_dataset("y", data=np.ones(5, "i4"))
+    # The flush and the close: one PUT each, the first creating
+    # (If-None-Match: *), the second replacing what the first made.
+    conds = tally.puts_to(path)
+    assert len(conds) == 2 and conds[0] == ("*", None)
+    assert conds[1][0] is None and conds[1][1] is not None
+    assert conds[1][1] != etag_of(s3, "new.arca")  # the second changed it
+    with arca.File(url, "r", storage_options=opts) as f:
+        np.testing.assert_array_equal(f["x"][...], want)
+        np.testing.assert_array_equal(f["y"][...], np.ones(5, "i4"))
+        assert f.attrs["run"] == 31
+
+
+def test_s3_append_adds_a_dataset_and_a_reader_sees_the_new_object(s3, tmp_path):
+    client, tally, opts = s3
+    p = tmp_path / "a.arca"
+    want = make_file(p)
+    put(s3, "app.arca", p.read_bytes())
+    url, path = f"s3://{BUCKET}/app.arca", f"/{BUCKET}/app.arca"
+    old_etag = etag_of(s3, "app.arca")
+    gets, puts = tally.gets(path), len(tally.puts_to(path))
+    with arca.File(url, "a", storage_options=opts) as f:
+        st = f.io_stats()
+        # One GET of the whole object, nothing else.
+        assert (st["requests"], st["bytes_fetched"], st["puts"]) == (1, p.stat().st_size, 0)
+        assert tally.gets(path) == gets + 1
+        f.create_dataset("added", data=np.arange(7))
+    assert tally.puts_to(path)[puts:] == [(None, old_etag)]
+    with arca.File(url, "r", storage_options=opts) as f:
+        np.testing.assert_array_equal(f["added"][...], np.arange(7))
+        for name, a in want.items():
+            np.testing.assert_array_equal(f[name][...], a)
+    # r+ on a missing object: FileNotFoundError; a on one: created.
+    with pytest.raises(FileNotFoundError):
+        arca.File(f"s3://{BUCKET}/absent.arca", "r+", storage_options=opts)
+    with arca.File(f"s3://{BUCKET}/fresh.arca", "a", storage_options=opts) as f:
+        f["v"] = np.arange(3)
+    assert tally.puts_to(f"/{BUCKET}/fresh.arca") == [("*", None)]
+
+
+def test_s3_of_two_writers_one_wins_and_the_other_keeps_its_file(s3, tmp_path):
+    client, tally, opts = s3
+    p = tmp_path / "r.arca"
+    make_file(p)
+    base = p.read_bytes()
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    o = {**opts, "staging_dir": str(stage)}
+    for round_ in range(10):
+        key = f"race-{round_}.arca"
+        put(s3, key, base)
+        url = f"s3://{BUCKET}/{key}"
+        writers = [arca.File(url, "a", storage_options=o) for _ in range(2)]
+        for i, f in enumerate(writers):
+            f.create_dataset(f"by{i}", data=np.full(10, i))
+        go = threading.Barrier(2)
+        results = [None, None]
+
+        def commit(i):
+            go.wait()
+            try:
+                writers[i].flush()
+                results[i] = "ok"
+            except arca.ConflictError as e:
+                results[i] = e
+
+        threads = [threading.Thread(target=commit, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(type(r).__name__ for r in results) == ["ConflictError", "str"], results
+        w = results.index("ok")
+        lost = 1 - w
+        err = results[lost]
+        assert isinstance(err, arca.ArcaError) and isinstance(err, OSError)
+        staged = [s for s in stage.rglob("*.arca") if str(s) in str(err)]
+        assert len(staged) == 1, str(err)
+        with arca.File(url, "r", storage_options=opts) as f:
+            assert f"by{w}" in f and f"by{lost}" not in f
+        # The loser's close conflicts again; its file stays, readable here.
+        with pytest.raises(arca.ConflictError):
+            writers[lost].close()
+        writers[w].close()
+        with arca.File(staged[0], "r") as f:
+            np.testing.assert_array_equal(f[f"by{lost}"][...], np.full(10, lost))
+        # Only the loser's staging is left.
+        assert [d for d in stage.iterdir()] == [staged[0].parent]
+        shutil.rmtree(staged[0].parent)
+
+
+def test_s3_x_on_an_existing_key_conflicts(s3, tmp_path):
+    client, tally, opts = s3
+    put(s3, "taken.arca", b"anything")
+    for mode in ("x", "w-"):
+        with pytest.raises(arca.ConflictError, match="exists"):
+            arca.File(f"s3://{BUCKET}/taken.arca", mode, storage_options=opts)
+    # Created by another between the open and the publish.
+    f = arca.File(f"s3://{BUCKET}/late.arca", "x", storage_options=opts)
+    f["a"] = np.arange(4)
+    put(s3, "late.arca", b"first")
+    with pytest.raises(arca.ConflictError, match="created the object first") as e:
+        f.close()
+    assert client.get_object(Bucket=BUCKET, Key="late.arca")["Body"].read() == b"first"
+    kept = str(e.value).rsplit("kept at ", 1)[1]
+    with arca.File(kept, "r") as g:
+        np.testing.assert_array_equal(g["a"][...], np.arange(4))
+    shutil.rmtree(os.path.dirname(kept))
+
+
+CHILD = """
+import json, sys
+import numpy as np
+import arca
+url, opts = sys.argv[1], json.loads(sys.argv[2])
+f = arca.File(url, "a", storage_options=opts)
+f.create_dataset("big", data=np.arange(1 << 20, dtype="i8"))
+print("staged", flush=True)
+f.flush()
+print("published", flush=True)
+"""
+
+
+def test_s3_a_commit_killed_mid_upload_leaves_the_old_object(s3, tmp_path):
+    client, tally, opts = s3
+    p = tmp_path / "k.arca"
+    want = make_file(p)
+    put(s3, "kill.arca", p.read_bytes())
+    old = client.get_object(Bucket=BUCKET, Key="kill.arca")["Body"].read()
+    path = f"/{BUCKET}/kill.arca"
+    reached, release = threading.Event(), threading.Event()
+    tally.hold[path] = (reached, release)
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, f"s3://{BUCKET}/kill.arca",
+         json.dumps({**opts, "staging_dir": str(stage)})],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "staged"
+        # The PUT is under way: part of the body has arrived.
+        assert reached.wait(120)
+        child.send_signal(signal.SIGKILL)
+        assert child.wait() == -signal.SIGKILL
+    finally:
+        del tally.hold[path]
+        release.set()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.stdout.read() == ""
+    assert client.get_object(Bucket=BUCKET, Key="kill.arca")["Body"].read() == old
+    with arca.File(f"s3://{BUCKET}/kill.arca", "r", storage_options=opts) as f:
+        assert "big" not in f
+        for name, a in want.items():
+            np.testing.assert_array_equal(f[name][...], a)
+    # The child's staged file (its commit was local) is left for it.
+    staged = list(stage.rglob("kill.arca"))
+    assert len(staged) == 1
+    with arca.File(staged[0], "r") as f:
+        assert f["big"].shape == (1 << 20,)
+
+
+def _remove_kept(message):
+    """Remove the local copy an upload that lost kept (the message names it)."""
+    kept = message.strip().rsplit("kept at ", 1)[1]
+    assert os.path.exists(kept), kept
+    shutil.rmtree(os.path.dirname(kept))
+
+
+def test_cli_writes_to_urls(s3, tmp_path):
+    client, tally, opts = s3
+    p = tmp_path / "c.arca"
+    want = make_file(p)
+    so = [a for k, v in opts.items() for a in ("--storage-option", f"{k}={v}")]
+    url = f"s3://{BUCKET}/repacked.arca"
+    # repack to a URL: written locally, uploaded as a new object.
+    r = _cli("repack", "-q", "--cloud", *so, str(p), url)
+    assert r.returncode == 0, r.stderr
+    assert tally.puts_to(f"/{BUCKET}/repacked.arca") == [("*", None)]
+    with arca.File(url, "r", storage_options=opts) as f:
+        np.testing.assert_array_equal(f["k"][...], want["k"])
+    # Not over an existing object.
+    r = _cli("repack", "-q", *so, str(p), url)
+    assert r.returncode == 1 and "conflict" in r.stderr, r.stderr
+    _remove_kept(r.stderr)
+    # A URL to read from: refused, as is a web server to write to.
+    r = _cli("repack", "-q", url, str(tmp_path / "o.arca"))
+    assert r.returncode == 1 and "reads a local file" in r.stderr
+    # import to a URL: converted locally, uploaded as a new object; with
+    # --force in place of the one there (If-Match its ETag).
+    h5py = pytest.importorskip("h5py")
+    h5 = tmp_path / "in.h5"
+    with h5py.File(h5, "w") as g:
+        g["v"] = np.arange(12.0)
+    imp = f"s3://{BUCKET}/imported.arca"
+    r = _cli("import", "-q", *so, str(h5), imp)
+    assert r.returncode == 0, r.stderr
+    r = _cli("import", "-q", *so, str(h5), imp)
+    assert r.returncode == 1 and "conflict" in r.stderr, r.stderr
+    _remove_kept(r.stderr)
+    etag = etag_of(s3, "imported.arca")
+    r = _cli("import", "-q", "--force", *so, str(h5), imp)
+    assert r.returncode == 0, r.stderr
+    assert tally.puts_to(f"/{BUCKET}/imported.arca")[-1] == (None, etag)
+    with arca.File(imp, "r", storage_options=opts) as f:
+        np.testing.assert_array_equal(f["v"][...], np.arange(12.0))
+    r = _cli("export", str(p), imp)
+    assert r.returncode == 1 and "local HDF5 file" in r.stderr, r.stderr
+    # edit: the URL staged, the edit published (credentials from the environment).
+    env = {"AWS_ENDPOINT_URL": opts["aws_endpoint"], "AWS_ACCESS_KEY_ID": "testing",
+           "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1",
+           "AWS_ALLOW_HTTP": "true"}
+    code = "import sys; from arca._cli import main; main(['arca'] + sys.argv[1:])"
+    r = subprocess.run([sys.executable, "-c", code, "edit", "-c",
+                        'CREATE /g/note {{"edited"}};', url],
+                       capture_output=True, text=True, env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr
+    with arca.File(url, "r", storage_options=opts) as f:
+        assert f["g"].attrs["note"] == b"edited"  # a fixed-length string, as h5edit makes

@@ -70,6 +70,37 @@ pub enum Error {
         /// The store's own message.
         message: String,
     },
+    /// A file on object storage could not be published: another writer
+    /// changed the object since this one opened it or last published it
+    /// (its `If-Match` failed), or created it first (`If-None-Match: *`
+    /// failed). The staged local copy, if one was made, is kept at
+    /// `staged`: nothing written is lost.
+    ///
+    /// ```
+    /// let e = arca::Error::Conflict {
+    ///     url: "s3://b/a.arca".into(),
+    ///     staged: Some("/tmp/a.arca".into()),
+    ///     message: "the object was changed by another writer".into(),
+    /// };
+    /// assert!(e.to_string().contains("/tmp/a.arca"));
+    /// ```
+    #[error("{url}: conflict: {message}{}", fmt_staged(.staged))]
+    Conflict {
+        /// The object's URL.
+        url: String,
+        /// The local copy holding what this writer committed.
+        staged: Option<std::path::PathBuf>,
+        /// What the store answered.
+        message: String,
+    },
+}
+
+/// `; the staged file is kept at PATH` for an error message, or nothing.
+fn fmt_staged(p: &Option<std::path::PathBuf>) -> String {
+    match p {
+        Some(p) => format!("; this writer's file is kept at {}", p.display()),
+        None => String::new(),
+    }
 }
 
 /// Why a request to object storage failed ([`Error::Remote`]).

@@ -13,10 +13,13 @@ mod file;
 mod gate;
 mod memory;
 mod points;
+mod publish;
 mod stats;
 
 #[cfg(feature = "cloud")]
-pub use cloud::{is_url, memory_store, object_store, CloudDriver, CloudOptions};
+pub use cloud::{is_url, memory_store, object_store, upload, CloudDriver, CloudOptions};
+#[cfg(feature = "cloud")]
+pub(crate) use cloud::{Intent, Staged};
 pub use compressed::CompressedMemoryDriver;
 pub use driver::{Driver, ReadAt};
 pub use fault::{DiskError, FaultDisk, FaultDriver};
@@ -25,5 +28,6 @@ pub(crate) use gate::{Gated, UnlockedReads};
 pub use memory::MemoryDriver;
 pub use points::fault_points_passed;
 pub(crate) use points::{point as fault_point, write_point as fault_write_point};
+pub(crate) use publish::Publish;
 pub(crate) use stats::Counters;
 pub use stats::{process_stats, Fetches, IoStats};

@@ -2,6 +2,10 @@
 //! (`memory://`): request counts, data equal to local reads, typed errors.
 
 use arca::io::object_store::{path::Path as ObjPath, ObjectStore, PutPayload};
+use arca::io::object_store::{
+    GetOptions, GetResult, ListResult, MultipartUpload, ObjectMeta, PutMultipartOptions,
+    PutOptions, PutResult,
+};
 use arca::io::{memory_store, CloudOptions};
 use arca::{DatasetOptions, Datatype, Error, File, Mode, RemoteKind, Selection};
 
@@ -159,17 +163,17 @@ fn errors_are_typed() {
             .map(|_| ())
     });
     assert!(matches!(r, Err(Error::Corrupt { .. })), "{r:?}");
-    // Writing is refused, whatever the mode.
+    // A file opened read-only stays so; a web server takes no writes.
     put("t/ro.arca", bytes);
+    let f = open("t/ro.arca", &CloudOptions::new()).unwrap();
+    assert!(matches!(f.root().create_group("x"), Err(Error::ReadOnly)));
     for m in [Mode::ReadWrite, Mode::Append, Mode::Create, Mode::CreateNew] {
         let e = File::options()
             .mode(m)
-            .open_url("memory:///t/ro.arca", &CloudOptions::new())
+            .open_url("http://127.0.0.1:9/t/ro.arca", &CloudOptions::new())
             .unwrap_err();
         assert!(matches!(e, Error::Unsupported(_)), "{e}");
     }
-    let f = open("t/ro.arca", &CloudOptions::new()).unwrap();
-    assert!(matches!(f.root().create_group("x"), Err(Error::ReadOnly)));
 }
 
 #[test]
@@ -408,4 +412,373 @@ fn a_file_repacked_for_the_cloud_opens_and_reads_any_chunk_in_two_requests() {
     for i in [1500, 2999] {
         assert_eq!(one_chunk("t/cloud.arca", i), (2, 2), "chunk {i}");
     }
+}
+
+// ---- Writing: staged locally, published by conditional PUT ----
+
+/// The bytes of the object at `key` in the memory store.
+fn object(key: &str) -> Vec<u8> {
+    tokio_free_block_on(async {
+        memory_store()
+            .get(&ObjPath::from(key))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap()
+            .to_vec()
+    })
+}
+
+fn write(mode: Mode, key: &str) -> arca::Result<File> {
+    File::options()
+        .mode(mode)
+        .open_url(&format!("memory:///{key}"), &CloudOptions::new())
+}
+
+fn add(f: &File, name: &str, n: u32) {
+    f.root()
+        .create_dataset(name, &DatasetOptions::new(Datatype::uint(4), &[n as u64]))
+        .unwrap()
+        .write_all(&(0..n).collect::<Vec<u32>>())
+        .unwrap();
+}
+
+/// The staged file a conflict names.
+fn staged_of(e: &Error) -> std::path::PathBuf {
+    match e {
+        Error::Conflict {
+            staged: Some(p), ..
+        } => p.clone(),
+        e => panic!("not a conflict with a staged file: {e}"),
+    }
+}
+
+#[test]
+fn a_file_created_by_url_is_published_at_each_commit_and_reads_back() {
+    let f = write(Mode::Create, "w/new.arca").unwrap();
+    // Opening asked once whether the object exists (a HEAD).
+    let s = f.io_stats();
+    assert_eq!((s.requests, s.round_trips, s.puts), (1, 1, 0));
+    assert_eq!(f.url(), Some("memory:///w/new.arca"));
+    add(&f, "a", 100);
+    f.flush().unwrap();
+    let s = f.io_stats();
+    assert_eq!(
+        (s.puts, s.bytes_put),
+        (1, object("w/new.arca").len() as u64)
+    );
+    let r = open("w/new.arca", &CloudOptions::new()).unwrap();
+    assert_eq!(
+        r.root().dataset("a").unwrap().read_all::<u32>().unwrap(),
+        (0..100).collect::<Vec<u32>>()
+    );
+    // A transaction's end is a commit: one more PUT.
+    f.transaction(|f| {
+        add(f, "b", 10);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(f.io_stats().puts, 2);
+    // A flush with nothing new sends nothing.
+    f.flush().unwrap();
+    assert_eq!(f.io_stats().puts, 2);
+    add(&f, "c", 5);
+    f.close().unwrap();
+    let r = open("w/new.arca", &CloudOptions::new()).unwrap();
+    for (name, n) in [("a", 100), ("b", 10), ("c", 5)] {
+        assert_eq!(
+            r.root().dataset(name).unwrap().read_all::<u32>().unwrap(),
+            (0..n).collect::<Vec<u32>>()
+        );
+    }
+    // An empty new file is published at its close.
+    write(Mode::CreateNew, "w/empty.arca")
+        .unwrap()
+        .close()
+        .unwrap();
+    assert!(open("w/empty.arca", &CloudOptions::new())
+        .unwrap()
+        .root()
+        .members()
+        .unwrap()
+        .is_empty());
+    // The staged copy goes once published and closed.
+    let dir = tempfile::tempdir().unwrap();
+    let o = CloudOptions::new()
+        .set("staging_dir", dir.path().to_str().unwrap())
+        .unwrap();
+    let f = File::options()
+        .mode(Mode::Create)
+        .open_url("memory:///w/tidy.arca", &o)
+        .unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    f.close().unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    // Dropped without a close, it is published and tidied as by one.
+    let f = File::options()
+        .mode(Mode::Create)
+        .open_url("memory:///w/dropped.arca", &o)
+        .unwrap();
+    add(&f, "a", 3);
+    drop(f);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert!(open("w/dropped.arca", &CloudOptions::new())
+        .unwrap()
+        .root()
+        .contains("a")
+        .unwrap());
+}
+
+#[test]
+fn append_fetches_the_object_once_and_publishes_what_it_adds() {
+    let bytes = sample(8);
+    put("w/app.arca", bytes.clone());
+    let reader = open("w/app.arca", &CloudOptions::new()).unwrap();
+    let f = write(Mode::Append, "w/app.arca").unwrap();
+    let s = f.io_stats();
+    assert_eq!(
+        (s.requests, s.bytes_fetched, s.puts),
+        (1, bytes.len() as u64, 0)
+    );
+    add(&f, "new", 300);
+    f.flush().unwrap();
+    assert_eq!(f.io_stats().puts, 1);
+    f.close().unwrap();
+    let r = open("w/app.arca", &CloudOptions::new()).unwrap();
+    assert_eq!(
+        r.root().dataset("new").unwrap().read_all::<u32>().unwrap(),
+        (0..300).collect::<Vec<u32>>()
+    );
+    assert_eq!(
+        r.root().dataset("k").unwrap().read_all::<u32>().unwrap(),
+        (0..8 * 256).collect::<Vec<u32>>()
+    );
+    // A reader opened before sees the old object or an error, never a mixture.
+    assert!(!reader.root().contains("new").unwrap());
+    // r+ likewise; on a missing object it is an error, and a opens a new one.
+    let f = write(Mode::ReadWrite, "w/app.arca").unwrap();
+    f.root().delete("new").unwrap();
+    f.close().unwrap();
+    assert!(!open("w/app.arca", &CloudOptions::new())
+        .unwrap()
+        .root()
+        .contains("new")
+        .unwrap());
+    let e = write(Mode::ReadWrite, "w/none.arca").unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Remote {
+                kind: RemoteKind::NotFound,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let f = write(Mode::Append, "w/fresh.arca").unwrap();
+    add(&f, "x", 3);
+    f.close().unwrap();
+    assert!(open("w/fresh.arca", &CloudOptions::new())
+        .unwrap()
+        .root()
+        .contains("x")
+        .unwrap());
+}
+
+#[test]
+fn of_two_writers_exactly_one_publishes_and_the_other_keeps_its_file() {
+    let base = sample(4);
+    for round in 0..10 {
+        let key = format!("w/race-{round}.arca");
+        put(&key, base.clone());
+        let writers: Vec<File> = (0..2)
+            .map(|i| {
+                let f = write(Mode::Append, &key).unwrap();
+                add(&f, &format!("by{i}"), 50 + i);
+                f
+            })
+            .collect();
+        let go = std::sync::Barrier::new(2);
+        let results: Vec<arca::Result<()>> = std::thread::scope(|s| {
+            let hs: Vec<_> = writers
+                .iter()
+                .map(|f| {
+                    let go = &go;
+                    s.spawn(move || {
+                        go.wait();
+                        f.flush()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let won: Vec<usize> = (0..2).filter(|&i| results[i].is_ok()).collect();
+        assert_eq!(won.len(), 1, "round {round}: {results:?}");
+        let (w, l) = (won[0], 1 - won[0]);
+        let e = results[l].as_ref().unwrap_err();
+        let staged = staged_of(e);
+        assert!(e.to_string().contains(&staged.display().to_string()));
+        // The store holds the winner's file.
+        let r = open(&key, &CloudOptions::new()).unwrap();
+        assert!(r.root().contains(&format!("by{w}")).unwrap());
+        assert!(!r.root().contains(&format!("by{l}")).unwrap());
+        // The loser's close conflicts again and keeps its file, readable
+        // locally with what it wrote.
+        let mut ws = writers;
+        let loser = ws.remove(l);
+        let e = loser.close().unwrap_err();
+        assert_eq!(staged_of(&e), staged);
+        let local = File::open(&staged).unwrap();
+        assert_eq!(
+            local
+                .root()
+                .dataset(&format!("by{l}"))
+                .unwrap()
+                .read_all::<u32>()
+                .unwrap(),
+            (0..50 + l as u32).collect::<Vec<u32>>()
+        );
+        drop(local);
+        ws.pop().unwrap().close().unwrap();
+        std::fs::remove_dir_all(staged.parent().unwrap()).unwrap();
+    }
+}
+
+#[test]
+fn create_new_on_an_existing_object_conflicts() {
+    put("w/taken.arca", sample(2));
+    let e = write(Mode::CreateNew, "w/taken.arca").unwrap_err();
+    assert!(matches!(e, Error::Conflict { staged: None, .. }), "{e}");
+    // Two creators of one new object: both open, one publishes.
+    let a = write(Mode::CreateNew, "w/both.arca").unwrap();
+    let b = write(Mode::CreateNew, "w/both.arca").unwrap();
+    add(&a, "a", 1);
+    add(&b, "b", 1);
+    a.close().unwrap();
+    let e = b.close().unwrap_err();
+    let staged = staged_of(&e);
+    assert!(File::open(&staged).unwrap().root().contains("b").unwrap());
+    let r = open("w/both.arca", &CloudOptions::new()).unwrap();
+    assert!(r.root().contains("a").unwrap() && !r.root().contains("b").unwrap());
+    std::fs::remove_dir_all(staged.parent().unwrap()).unwrap();
+    // w replaces an object only if it is still the one seen at open.
+    let w = write(Mode::Create, "w/both.arca").unwrap();
+    let other = write(Mode::Append, "w/both.arca").unwrap();
+    add(&other, "c", 1);
+    other.close().unwrap();
+    let e = w.close().unwrap_err();
+    std::fs::remove_dir_all(staged_of(&e).parent().unwrap()).unwrap();
+    // Unchanged since the open, it is replaced: a new, empty file but for
+    // what this writer added.
+    let w = write(Mode::Create, "w/both.arca").unwrap();
+    add(&w, "d", 2);
+    w.close().unwrap();
+    let r = open("w/both.arca", &CloudOptions::new()).unwrap();
+    assert_eq!(r.root().members().unwrap().len(), 1);
+    assert!(r.root().contains("d").unwrap());
+}
+
+/// The memory store, but a PUT fails (as an upload cut off by a killed
+/// connection does) while `fail` is set.
+#[derive(Debug)]
+struct CutUploads {
+    fail: std::sync::atomic::AtomicBool,
+    puts: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Display for CutUploads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CutUploads")
+    }
+}
+
+type OsResult<T> = arca::io::object_store::Result<T>;
+
+#[async_trait::async_trait]
+impl ObjectStore for CutUploads {
+    async fn put_opts(&self, p: &ObjPath, data: PutPayload, o: PutOptions) -> OsResult<PutResult> {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.puts.fetch_add(1, SeqCst);
+        if self.fail.load(SeqCst) {
+            return Err(arca::io::object_store::Error::Generic {
+                store: "CutUploads",
+                source: "connection reset during the upload".into(),
+            });
+        }
+        memory_store().put_opts(p, data, o).await
+    }
+    async fn put_multipart_opts(
+        &self,
+        p: &ObjPath,
+        o: PutMultipartOptions,
+    ) -> OsResult<Box<dyn MultipartUpload>> {
+        memory_store().put_multipart_opts(p, o).await
+    }
+    async fn get_opts(&self, p: &ObjPath, o: GetOptions) -> OsResult<GetResult> {
+        memory_store().get_opts(p, o).await
+    }
+    async fn delete(&self, p: &ObjPath) -> OsResult<()> {
+        memory_store().delete(p).await
+    }
+    fn list(
+        &self,
+        p: Option<&ObjPath>,
+    ) -> futures::stream::BoxStream<'static, OsResult<ObjectMeta>> {
+        memory_store().list(p)
+    }
+    async fn list_with_delimiter(&self, p: Option<&ObjPath>) -> OsResult<ListResult> {
+        memory_store().list_with_delimiter(p).await
+    }
+    async fn copy(&self, a: &ObjPath, b: &ObjPath) -> OsResult<()> {
+        memory_store().copy(a, b).await
+    }
+    async fn copy_if_not_exists(&self, a: &ObjPath, b: &ObjPath) -> OsResult<()> {
+        memory_store().copy_if_not_exists(a, b).await
+    }
+}
+
+#[test]
+fn an_upload_cut_off_leaves_the_old_object_whole() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let old = sample(8);
+    put("w/cut.arca", old.clone());
+    let store = std::sync::Arc::new(CutUploads {
+        fail: true.into(),
+        puts: 0.into(),
+    });
+    let f = File::options()
+        .mode(Mode::Append)
+        .open_store(
+            store.clone(),
+            ObjPath::from("w/cut.arca"),
+            "memory:///w/cut.arca",
+            &CloudOptions::new(),
+        )
+        .unwrap();
+    add(&f, "lost", 1000);
+    let e = f.flush().unwrap_err();
+    assert!(
+        matches!(&e, Error::Remote { kind: RemoteKind::Failed, message, .. }
+            if message.contains("kept at")),
+        "{e}"
+    );
+    assert_eq!(store.puts.load(SeqCst), 1);
+    // The object is the old one, byte for byte, and reads as before.
+    assert_eq!(object("w/cut.arca"), old);
+    let r = open("w/cut.arca", &CloudOptions::new()).unwrap();
+    assert!(!r.root().contains("lost").unwrap());
+    assert_eq!(
+        r.root().dataset("k").unwrap().read_all::<u32>().unwrap(),
+        (0..8 * 256).collect::<Vec<u32>>()
+    );
+    // The writer goes on: its next commit publishes what was not.
+    store.fail.store(false, SeqCst);
+    f.close().unwrap();
+    assert_eq!(store.puts.load(SeqCst), 2);
+    let r = open("w/cut.arca", &CloudOptions::new()).unwrap();
+    assert_eq!(
+        r.root().dataset("lost").unwrap().read_all::<u32>().unwrap(),
+        (0..1000).collect::<Vec<u32>>()
+    );
 }

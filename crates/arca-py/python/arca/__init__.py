@@ -73,6 +73,7 @@ from ._dtypes import (
 from ._dtypes import h5py_check_dtype as check_dtype
 from ._errors import (
     ArcaError,
+    ConflictError,
     CorruptError,
     LockedError,
     NeedsRecoveryError,
@@ -101,14 +102,16 @@ set_pooling = _native.set_pooling
 def io_stats():
     """What reads of every file fetched from storage in this process, as
     ``{"chunks_read": n, "bytes_read": n, "requests": n, "bytes_fetched": n,
-    "round_trips": n}`` (``File.io_stats()`` for one file). A chunk served
-    from a chunk cache is not read again; the last three count requests to
-    object storage (see docs/CLOUD.md)."""
+    "round_trips": n, "puts": n, "bytes_put": n}`` (``File.io_stats()`` for
+    one file). A chunk served from a chunk cache is not read again; the
+    others count requests to object storage: GETs and HEADs, and the PUTs
+    that publish files written there (see docs/CLOUD.md)."""
     return _native.io_stats()
 
 __all__ = [
     "ArcaError",
     "AttributeManager",
+    "ConflictError",
     "CorruptError",
     "Dataset",
     "Datatype",

@@ -12,6 +12,10 @@ from :mod:`arca`.
 * ``RemoteError`` -- a request to object storage failed after its retries
   (the message names the URL and byte range); a missing object is
   ``FileNotFoundError`` instead, as a missing path is.
+* ``ConflictError`` -- a file written on object storage could not be
+  published: another writer changed the object since this one opened (or
+  last published) it, or created it first; this writer's staged local
+  file is kept and the message names it.
 
 A change refused because the file is read-only raises ``ReadOnlyError``;
 where h5py raises another type for the same refusal (``KeyError`` for a
@@ -22,6 +26,7 @@ written for either catches it.
 
 from ._native import (  # noqa: F401
     ArcaError,
+    ConflictError,
     CorruptError,
     LockedError,
     NeedsRecoveryError,

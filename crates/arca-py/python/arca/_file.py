@@ -203,10 +203,12 @@ class File(Group):
     restores every byte, free space included) and ``free_list="naive"``
     (the O(n) baseline free list, for benchmarks only).
 
-    A URL opens a file on object storage, read-only::
+    A URL opens a file on object storage::
 
         f = arca.File("s3://bucket/run.arca", "r",
                       storage_options={"aws_region": "eu-west-1"})
+        with arca.File("s3://bucket/run.arca", "a") as w:
+            w["calibrated"] = x    # published at close: one conditional PUT
 
     ``s3://``, ``gs://``, ``az://``, ``http(s)://``, ``file://`` and
     ``memory://`` are understood; credentials and endpoints come from the
@@ -214,9 +216,14 @@ class File(Group):
     ``storage_options`` (the store's configuration keys, and arca's
     ``head_bytes``, ``block_bytes``, ``cache_bytes``, ``part_bytes``,
     ``max_in_flight``, ``coalesce_bytes``, ``max_retries``,
-    ``retry_timeout``). Opening costs one request;
-    ``io_stats()`` counts ``requests``, ``bytes_fetched`` and
-    ``round_trips``. Such a file pickles by URL. See docs/CLOUD.md.
+    ``retry_timeout``, ``staging_dir``). Opening read-only costs one
+    request; ``io_stats()`` counts ``requests``, ``bytes_fetched``,
+    ``round_trips``, ``puts`` and ``bytes_put``. A read-only file pickles
+    by URL. Modes ``w``, ``x``/``w-``, ``a`` and ``r+`` stage the file
+    locally (``a`` and ``r+`` fetch it whole) and publish it at each commit
+    and at close with one conditional PUT; a writer another beat to it
+    gets ``ConflictError``, its staged file kept (``http(s)://`` stays
+    read-only). See docs/CLOUD.md.
 
     Every ``flush()`` and ``close()`` commits atomically; a crash never
     leaves a half-written file. Group changes into one atomic unit with
@@ -339,19 +346,23 @@ class File(Group):
         super().__init__(self, self._native.root())
 
     def _open_url(self, url, mode, storage_options, cache, pages, rdcc_nbytes):
-        """A file on object storage, read-only: ``storage_options`` holds
-        the store's keys (credentials, endpoint, region) and arca's
-        (``head_bytes``, ``block_bytes``, ``cache_bytes``, ``max_retries``,
-        ...); see docs/CLOUD.md. It pickles by URL."""
+        """A file on object storage: ``storage_options`` holds the store's
+        keys (credentials, endpoint, region) and arca's (``head_bytes``,
+        ``block_bytes``, ``cache_bytes``, ``max_retries``, ``staging_dir``,
+        ...); see docs/CLOUD.md. Read-only, it pickles by URL; in the other
+        modes it is staged locally and published at each commit (``flush``,
+        a transaction's end) and at close, and a writer that lost a race
+        gets ``ConflictError``."""
         try:
             options = dict(storage_options or {})
         except (TypeError, ValueError):
             raise TypeError("storage_options must be a dict of str keys and values") from None
         self._filename = url
         self._native = _native.File.open_url(url, mode, options, cache, pages)
-        self._reopen_args = (url, {"rdcc_nbytes": rdcc_nbytes,
-                                   "page_cache_pages": pages,
-                                   "storage_options": options})
+        if mode == "r":
+            self._reopen_args = (url, {"rdcc_nbytes": rdcc_nbytes,
+                                       "page_cache_pages": pages,
+                                       "storage_options": options})
 
     def _open_path(self, args, userblock, best_effort):
         """The native file at ``args[0]``: with the user block asked for,

@@ -1,6 +1,7 @@
 //! Files on object storage (feature `cloud`): a read-only [`CloudDriver`]
 //! over the `object_store` crate, opened by URL (`s3://`, `gs://`, `az://`,
-//! `http(s)://`, `file://`, `memory://`).
+//! `http(s)://`, `file://`, `memory://`), and files written there: staged
+//! in a local file and published by conditional PUT (`staged.rs`).
 //!
 //! Opening sends one ranged GET of the file's head (the object's size comes
 //! back in its `Content-Range`, so there is no HEAD or LIST); later reads
@@ -11,8 +12,11 @@ mod blocks;
 mod driver;
 mod options;
 mod runtime;
+mod staged;
 mod store;
 
 pub use driver::CloudDriver;
 pub use options::CloudOptions;
+pub use staged::upload;
+pub(crate) use staged::{Intent, Staged};
 pub use store::{is_url, memory_store, object_store};

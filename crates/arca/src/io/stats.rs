@@ -36,6 +36,11 @@ pub struct IoStats {
     /// Times a reader waited for the network: requests sent together
     /// count one round trip.
     pub round_trips: u64,
+    /// Conditional PUTs that published a file written on object storage
+    /// (one per publish; see docs/CLOUD.md, "Writing").
+    pub puts: u64,
+    /// Bytes those PUTs sent.
+    pub bytes_put: u64,
 }
 
 /// Live counters of a driver's requests to object storage.
@@ -44,6 +49,8 @@ pub struct Fetches {
     requests: AtomicU64,
     bytes: AtomicU64,
     round_trips: AtomicU64,
+    puts: AtomicU64,
+    bytes_put: AtomicU64,
 }
 
 /// The process's fetch counters.
@@ -56,6 +63,16 @@ impl Fetches {
             requests: AtomicU64::new(0),
             bytes: AtomicU64::new(0),
             round_trips: AtomicU64::new(0),
+            puts: AtomicU64::new(0),
+            bytes_put: AtomicU64::new(0),
+        }
+    }
+
+    /// One PUT that sent `bytes`.
+    pub fn put(&self, bytes: u64) {
+        for c in [self, &PROCESS_FETCHES] {
+            c.puts.fetch_add(1, Relaxed);
+            c.bytes_put.fetch_add(bytes, Relaxed);
         }
     }
 
@@ -80,6 +97,8 @@ impl Fetches {
         s.requests += self.requests.load(Relaxed);
         s.bytes_fetched += self.bytes.load(Relaxed);
         s.round_trips += self.round_trips.load(Relaxed);
+        s.puts += self.puts.load(Relaxed);
+        s.bytes_put += self.bytes_put.load(Relaxed);
     }
 }
 

@@ -36,33 +36,84 @@ impl OpenOptions {
     }
 
     /// Open the file at `url` on object storage (`s3://bucket/key`,
-    /// `gs://…`, `az://…`, `http(s)://…`, `file:///path`, `memory:///key`),
-    /// read-only; `cloud` holds the store's keys (credentials, endpoint,
-    /// region) and arca's read-ahead, cache and retry settings. Opening
-    /// costs one request (a ranged GET of the file's head). See
+    /// `gs://…`, `az://…`, `http(s)://…`, `file:///path`, `memory:///key`);
+    /// `cloud` holds the store's keys (credentials, endpoint, region) and
+    /// arca's read-ahead, cache, retry and staging settings. See
     /// docs/CLOUD.md.
     ///
+    /// Read-only ([`Mode::Read`]), opening costs one request (a ranged GET
+    /// of the file's head). The other modes stage the file in a local file
+    /// (fetched whole, one GET, for [`Mode::ReadWrite`] and
+    /// [`Mode::Append`]; a HEAD for [`Mode::Create`] and
+    /// [`Mode::CreateNew`]) written with the local journal, and publish it
+    /// at each commit ([`File::flush`], a transaction's end) and at close
+    /// with one conditional PUT: `If-None-Match: *` while the object does
+    /// not exist, else `If-Match` the version opened or last published. A
+    /// writer that lost a race gets [`Error::Conflict`], its staged file
+    /// kept. A `file://` URL opens the path itself.
+    ///
     /// ```
-    /// use arca::{io::CloudOptions, File, Mode};
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let p = dir.path().join("a.arca");
-    /// File::create(&p).unwrap().close().unwrap();
-    /// let url = format!("file://{}", p.display());
-    /// let f = File::options().open_url(&url, &CloudOptions::new()).unwrap();
-    /// assert_eq!((f.io_stats().requests, f.url()), (1, Some(url.as_str())));
-    /// let e = File::options().mode(Mode::ReadWrite).open_url(&url, &CloudOptions::new());
+    /// use arca::{io::CloudOptions, AttrValue, File, Mode};
+    /// let o = CloudOptions::new();
+    /// let url = "memory:///doc/open_url.arca";
+    /// let f = File::options().mode(Mode::CreateNew).open_url(url, &o).unwrap();
+    /// f.root().attrs().set("step", &AttrValue::scalar(1i64)).unwrap();
+    /// f.close().unwrap(); // published: one PUT, If-None-Match: *
+    /// let f = File::options().open_url(url, &o).unwrap();
+    /// assert_eq!((f.io_stats().requests, f.url()), (1, Some(url)));
+    /// assert!(f.root().attrs().contains("step").unwrap());
+    /// let e = File::options().mode(Mode::CreateNew).open_url(url, &o);
+    /// assert!(matches!(e, Err(arca::Error::Conflict { .. })));
+    /// let e = File::options().mode(Mode::Append).open_url("https://example.org/a.arca", &o);
     /// assert!(matches!(e, Err(arca::Error::Unsupported(_))));
     /// ```
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for any mode but [`Mode::Read`],
-    /// [`Error::InvalidArgument`] for a URL or option arca cannot use,
-    /// [`Error::Remote`] when a request fails after its retries, and as
-    /// for [`OpenOptions::open`].
+    /// [`Error::Unsupported`] for a mode but [`Mode::Read`] on an
+    /// `http(s)://` URL, [`Error::InvalidArgument`] for a URL or option
+    /// arca cannot use, [`Error::Remote`] when a request fails after its
+    /// retries, [`Error::Conflict`] when another writer got there first
+    /// (from the commit that publishes, or at open for
+    /// [`Mode::CreateNew`] on an existing object), and as for
+    /// [`OpenOptions::open`].
     #[cfg(feature = "cloud")]
     pub fn open_url(&self, url: &str, cloud: &crate::io::CloudOptions) -> Result<File> {
         Ok(File {
-            file: self.open_url_handle(url, cloud)?,
+            file: self.proved(self.open_url_handle(url, cloud)?)?,
+            path: None,
+            url: Some(url.to_string()),
+        })
+    }
+
+    /// [`OpenOptions::open_url`] for the object `key` in a store made by
+    /// the caller (its own credentials provider, a wrapped store); `url`
+    /// names the file in errors and [`File::url`].
+    ///
+    /// ```
+    /// use arca::io::{memory_store, object_store::path::Path, CloudOptions};
+    /// use arca::{File, Mode};
+    /// let key = Path::from("doc/open_store.arca");
+    /// let f = File::options().mode(Mode::Create)
+    ///     .open_store(memory_store(), key.clone(), "memory:///doc/open_store.arca",
+    ///                 &CloudOptions::new())
+    ///     .unwrap();
+    /// f.close().unwrap();
+    /// assert_eq!(File::options().open_url("memory:///doc/open_store.arca",
+    ///     &CloudOptions::new()).unwrap().generation().unwrap(), 1);
+    /// ```
+    ///
+    /// # Errors
+    /// As for [`OpenOptions::open_url`].
+    #[cfg(feature = "cloud")]
+    pub fn open_store(
+        &self,
+        store: std::sync::Arc<dyn crate::io::object_store::ObjectStore>,
+        key: crate::io::object_store::path::Path,
+        url: &str,
+        cloud: &crate::io::CloudOptions,
+    ) -> Result<File> {
+        Ok(File {
+            file: self.proved(self.open_store_handle(store, key, url, cloud)?)?,
             path: None,
             url: Some(url.to_string()),
         })
@@ -317,6 +368,9 @@ impl File {
         };
         let mut s = g.st.stats.snapshot();
         if let Some(f) = g.st.pager.driver().fetches() {
+            f.add_to(&mut s);
+        }
+        if let Some(f) = g.publisher_fetches() {
             f.add_to(&mut s);
         }
         s

@@ -386,20 +386,78 @@ impl OpenOptions {
         Ok(file)
     }
 
-    /// Open the object at `url` read-only (see [`crate::File::open_url`]).
+    /// Open the object at `url` (see [`crate::File::open_url`]).
     #[cfg(feature = "cloud")]
     pub(crate) fn open_url_handle(
         &self,
         url: &str,
         cloud: &crate::io::CloudOptions,
     ) -> Result<FileHandle> {
-        if self.mode != Mode::Read {
-            return Err(Error::Unsupported(format!(
-                "{url}: files on object storage open read-only (mode 'r') for now; write a local file and upload it"
-            )));
+        if self.mode == Mode::Read {
+            let d = crate::io::CloudDriver::open(url, cloud)?;
+            return self.open_over(Box::new(d), None, false, false);
         }
-        let d = crate::io::CloudDriver::open(url, cloud)?;
-        self.open_over(Box::new(d), None, false, false)
+        if let Some(path) = local_url(url) {
+            // The local file system needs no staging: the file is written
+            // in place, under its own lock and journal.
+            return self.open_path(&path);
+        }
+        let (staged, create) = crate::io::Staged::open(url, cloud, self.intent())?;
+        self.open_staged(staged, create)
+    }
+
+    /// Open `key` in a store made by the caller (see
+    /// [`crate::File::open_url`]); `url` names it in errors.
+    #[cfg(feature = "cloud")]
+    pub(crate) fn open_store_handle(
+        &self,
+        store: std::sync::Arc<dyn object_store::ObjectStore>,
+        key: object_store::path::Path,
+        url: &str,
+        cloud: &crate::io::CloudOptions,
+    ) -> Result<FileHandle> {
+        if self.mode == Mode::Read {
+            let d = crate::io::CloudDriver::over_store(store, key, url, cloud)?;
+            return self.open_over(Box::new(d), None, false, false);
+        }
+        let (staged, create) =
+            crate::io::Staged::over_store(store, key, url, cloud, self.intent())?;
+        self.open_staged(staged, create)
+    }
+
+    /// What a writable mode wants of an object.
+    #[cfg(feature = "cloud")]
+    fn intent(&self) -> crate::io::Intent {
+        use crate::io::Intent;
+        match self.mode {
+            Mode::ReadWrite => Intent::Change { must_exist: true },
+            Mode::Append => Intent::Change { must_exist: false },
+            Mode::Create => Intent::Replace,
+            Mode::CreateNew | Mode::Read => Intent::CreateNew,
+        }
+    }
+
+    /// The staged file opened with the local machinery (lock, journal),
+    /// its commits published through `staged`.
+    #[cfg(feature = "cloud")]
+    fn open_staged(&self, staged: crate::io::Staged, create: bool) -> Result<FileHandle> {
+        let mut o = self.clone();
+        o.mode(if create {
+            Mode::CreateNew
+        } else {
+            Mode::ReadWrite
+        });
+        let file = match o.open_path(staged.file()) {
+            Ok(f) => f,
+            Err(e) => {
+                staged.discard();
+                return Err(e);
+            }
+        };
+        file.lock()
+            .map_err(|_| Error::Poisoned)?
+            .set_publisher(Box::new(staged), create);
+        Ok(file)
     }
 
     /// The journal of a file opened over a driver alone: in memory, if
@@ -539,4 +597,15 @@ pub fn journal_path(path: &Path) -> PathBuf {
 /// [`Error::Io`] if the journal exists but cannot be read.
 pub fn journal_is_hot(path: &Path) -> Result<bool> {
     crate::journal::sidecar_is_hot(&journal_path(path))
+}
+
+/// The path of a `file://` URL, if `url` is one.
+#[cfg(feature = "cloud")]
+fn local_url(url: &str) -> Option<PathBuf> {
+    let u = url::Url::parse(url).ok()?;
+    if u.scheme() == "file" {
+        u.to_file_path().ok()
+    } else {
+        None
+    }
 }

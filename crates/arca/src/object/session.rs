@@ -114,6 +114,11 @@ pub(crate) struct Session {
     /// Datasets whose vector's free ranges this session may hand out: it
     /// made the file, or a proof cleared them (`vlen::proof`).
     vectors_proven: VectorsProven,
+    /// For a local stand-in of a file that lives elsewhere (on object
+    /// storage): what uploads each commit.
+    publisher: Option<Box<dyn crate::io::Publish>>,
+    /// Whether a committed state has not been published yet.
+    unpublished: bool,
 }
 
 /// Which vectors' free ranges a session trusts.
@@ -166,7 +171,33 @@ impl Session {
             space_proven: false,
             prover: None,
             vectors_proven: VectorsProven::None,
+            publisher: None,
+            unpublished: false,
         }
+    }
+
+    /// Publish every commit of this file through `p`, starting with the
+    /// state it has now if `unpublished` (a new file).
+    #[cfg_attr(not(feature = "cloud"), allow(dead_code))]
+    pub(crate) fn set_publisher(&mut self, p: Box<dyn crate::io::Publish>, unpublished: bool) {
+        self.publisher = Some(p);
+        self.unpublished = unpublished;
+    }
+
+    /// The counters of the publisher's requests, if the file has one.
+    pub(crate) fn publisher_fetches(&self) -> Option<Arc<crate::io::Fetches>> {
+        self.publisher.as_ref().map(|p| p.fetches())
+    }
+
+    /// Publish the committed state if it is not yet. A failure leaves the
+    /// session usable: the state is committed locally, and the next commit
+    /// or the close tries again.
+    fn publish(&mut self) -> Result<()> {
+        if let (true, Some(p)) = (self.unpublished, self.publisher.as_mut()) {
+            p.publish()?;
+            self.unpublished = false;
+        }
+        Ok(())
     }
 
     /// Let commits prove the file's free space with `prove` when it is
@@ -281,12 +312,17 @@ impl Session {
         if !self.st.writable {
             return Ok(());
         }
+        let generation = self.sb.generation;
         let r = self.commit_inner();
         if r.is_err() {
             // A failed commit may leave this view half-written; refuse further use.
             self.poison();
+            return r;
         }
-        r
+        if self.sb.generation != generation {
+            self.unpublished = true;
+        }
+        self.publish()
     }
 
     fn commit_inner(&mut self) -> Result<()> {
@@ -470,7 +506,13 @@ impl Session {
             Some(rd) => rd.close(),
             None => Ok(()),
         };
-        r.and(closed).and(reader)
+        let r = r.and(closed).and(reader);
+        // Published whole: the stand-in goes. Otherwise it stays, and the
+        // error names it.
+        match self.publisher.take() {
+            Some(p) if r.is_ok() && !self.unpublished => p.finish(),
+            _ => r,
+        }
     }
 
     /// A snapshot reader moves to the writer's newest commit; returns
@@ -862,6 +904,13 @@ fn legal(from: State, to: State) -> bool {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        if self.publisher.is_some() {
+            // A stand-in (a file written on object storage) closes as
+            // `close` would: published, and its staging removed. Errors
+            // cannot be reported here; the staged file stays after one.
+            let _ = self.close();
+            return;
+        }
         if matches!(self.state, State::Open { .. }) {
             // Errors cannot be reported from drop; close() reports them.
             let _ = self.commit();

@@ -71,7 +71,7 @@ impl std::fmt::Debug for CloudDriver {
 }
 
 /// The typed error of a failed request for `range` of `url`.
-fn remote(url: &str, range: Option<Range<u64>>, e: object_store::Error) -> Error {
+pub(super) fn remote(url: &str, range: Option<Range<u64>>, e: object_store::Error) -> Error {
     use object_store::Error as E;
     let kind = match e {
         E::NotFound { .. } => RemoteKind::NotFound,
@@ -96,7 +96,7 @@ impl CloudDriver {
     /// [`Error::Remote`] when the first request fails (a missing object is
     /// [`RemoteKind::NotFound`]).
     pub fn open(url: &str, opts: &CloudOptions) -> Result<CloudDriver> {
-        let (store, path) = super::store::open(url, opts)?;
+        let (store, path, _) = super::store::open(url, opts)?;
         Self::over_store(store, path, url, opts)
     }
 

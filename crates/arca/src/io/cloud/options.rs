@@ -1,6 +1,7 @@
 //! How a file on object storage is reached and read: the store's own
 //! configuration keys, and arca's read-ahead, cache and retry settings.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -33,8 +34,9 @@ pub const DEFAULT_COALESCE_BYTES: usize = 64 << 10;
 /// `google_service_account`, `azure_storage_account_name`, `timeout`) go
 /// to the store and override its environment variables; arca's own keys
 /// are `head_bytes`, `block_bytes`, `cache_bytes`, `part_bytes`,
-/// `max_in_flight`, `coalesce_bytes`, `max_retries` and `retry_timeout`
-/// (seconds).
+/// `max_in_flight`, `coalesce_bytes`, `max_retries`, `retry_timeout`
+/// (seconds) and `staging_dir` (where a file opened for writing is staged;
+/// default: the system's temporary directory).
 ///
 /// ```
 /// use arca::io::CloudOptions;
@@ -57,6 +59,7 @@ pub struct CloudOptions {
     coalesce_bytes: usize,
     max_retries: usize,
     retry_timeout: Duration,
+    staging_dir: Option<PathBuf>,
 }
 
 impl Default for CloudOptions {
@@ -71,6 +74,7 @@ impl Default for CloudOptions {
             coalesce_bytes: DEFAULT_COALESCE_BYTES,
             max_retries: DEFAULT_MAX_RETRIES,
             retry_timeout: Duration::from_secs(180),
+            staging_dir: None,
         }
     }
 }
@@ -127,6 +131,12 @@ impl CloudOptions {
                     })?;
                 self.retry_timeout = Duration::from_secs_f64(s);
             }
+            "staging_dir" => {
+                if value.is_empty() {
+                    return Err(Error::invalid("storage option staging_dir is empty"));
+                }
+                self.staging_dir = Some(PathBuf::from(value));
+            }
             _ => self.store.push((key.to_string(), value.to_string())),
         }
         Ok(self)
@@ -170,6 +180,12 @@ impl CloudOptions {
     /// Retries of a request after a server error or timeout.
     pub fn max_retries(&self) -> usize {
         self.max_retries
+    }
+
+    /// The directory a file opened for writing is staged in (`None`: the
+    /// system's temporary directory).
+    pub fn staging_dir(&self) -> Option<&Path> {
+        self.staging_dir.as_deref()
     }
 
     /// Time after which a request is not retried again.

@@ -31,7 +31,7 @@ fn bad_url(url: &str, why: impl std::fmt::Display) -> Error {
 
 fn bad_key(url: &str, key: &str) -> Error {
     Error::invalid(format!(
-        "{url}: unknown storage option {key:?} (see object_store's configuration keys for this store, or arca's: head_bytes, block_bytes, cache_bytes, part_bytes, max_in_flight, coalesce_bytes, max_retries, retry_timeout)"
+        "{url}: unknown storage option {key:?} (see object_store's configuration keys for this store, or arca's: head_bytes, block_bytes, cache_bytes, part_bytes, max_in_flight, coalesce_bytes, max_retries, retry_timeout, staging_dir)"
     ))
 }
 
@@ -66,8 +66,11 @@ fn built<S: ObjectStore>(url: &str, r: object_store::Result<S>) -> Result<Arc<dy
         .map_err(|e| bad_url(url, e))
 }
 
-/// The store `url` lies in and the object's path there.
-pub(super) fn open(url: &str, opts: &CloudOptions) -> Result<(Arc<dyn ObjectStore>, Path)> {
+/// The store `url` lies in, the object's path there and the kind of store.
+pub(super) fn open(
+    url: &str,
+    opts: &CloudOptions,
+) -> Result<(Arc<dyn ObjectStore>, Path, ObjectStoreScheme)> {
     let parsed = url::Url::parse(url).map_err(|e| bad_url(url, e))?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|_| {
         bad_url(
@@ -80,8 +83,14 @@ pub(super) fn open(url: &str, opts: &CloudOptions) -> Result<(Arc<dyn ObjectStor
     }
     let store = match scheme {
         ObjectStoreScheme::AmazonS3 => {
-            use object_store::aws::AmazonS3Builder as B;
-            let b = B::from_env().with_url(url).with_retry(retry(opts));
+            use object_store::aws::{AmazonS3Builder as B, AmazonS3ConfigKey};
+            let mut b = B::from_env().with_url(url).with_retry(retry(opts));
+            // Publishing a written file needs conditional PUTs (If-Match,
+            // If-None-Match), which S3 and its compatibles honour; the
+            // environment or the options may still say otherwise.
+            if std::env::var_os("AWS_CONDITIONAL_PUT").is_none() {
+                b = b.with_config(AmazonS3ConfigKey::ConditionalPut, "etag");
+            }
             built(
                 url,
                 configure(url, b, opts, |b: B, k, v| b.with_config(k, v))?.build(),
@@ -131,7 +140,7 @@ pub(super) fn open(url: &str, opts: &CloudOptions) -> Result<(Arc<dyn ObjectStor
         }
         _ => return Err(bad_url(url, "no store for this scheme")),
     };
-    Ok((store, path))
+    Ok((store, path, scheme))
 }
 
 /// Whether `name` is a URL (`scheme://…`) rather than a path: what the
