@@ -382,7 +382,7 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
         Command::Repack(a) => {
             local_input("repack", &a.input)?;
             if upload::is_url(&a.output) {
-                return upload::to_url(&a.output, &a.storage_option, false, |p| {
+                return upload::to_url(&a.output, &a.storage_option, false, a.quiet, |p| {
                     repack::run(&a.input, p, a.cloud, a.quiet).map(|()| 0)
                 });
             }
@@ -405,7 +405,7 @@ fn run(cli: Cli, python: Option<&OsString>, out: &mut dyn Write) -> Result<u8, C
             if upload::is_url(&a.output) {
                 // --force: replace the object, if it has not changed since
                 // the upload began.
-                return upload::to_url(&a.output, &a.storage_option, a.force, |p| {
+                return upload::to_url(&a.output, &a.storage_option, a.force, a.quiet, |p| {
                     convert(p, false)
                 });
             }

@@ -29,3 +29,24 @@ pub fn follow(bar: &ProgressBar) -> impl FnMut(u64, u64) + '_ {
         bar.set_position(done.min(total));
     }
 }
+
+/// A spinner for work whose progress the library cannot report, such as
+/// one PUT of a whole file: what it does, the bytes, the time so far
+/// (hidden when `quiet` or stderr is not a terminal). Finish it with
+/// [`ProgressBar::finish_and_clear`].
+pub fn spinner(what: &str, bytes: u64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    let b = ProgressBar::new_spinner();
+    let template = format!(
+        "{{spinner}} {what} {} {{elapsed}}",
+        indicatif::HumanBytes(bytes)
+    );
+    b.set_style(
+        ProgressStyle::with_template(&template)
+            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+    );
+    b.enable_steady_tick(std::time::Duration::from_millis(120));
+    b
+}

@@ -28,7 +28,8 @@ fn local_dir() -> Result<PathBuf, CliError> {
 
 /// Run `make` on a local path, and when it returns 0 upload the file it
 /// wrote to `url` (`replace`: in place of an existing object, which must
-/// not change meanwhile; else only as a new object). Returns `make`'s
+/// not change meanwhile; else only as a new object), with a spinner unless
+/// `quiet` (one PUT reports no progress of its own). Returns `make`'s
 /// status. The local copy goes, unless the upload failed: then the error
 /// names it.
 ///
@@ -39,6 +40,7 @@ pub fn to_url(
     url: &Path,
     storage: &[String],
     replace: bool,
+    quiet: bool,
     make: impl FnOnce(&Path) -> Result<u8, CliError>,
 ) -> Result<u8, CliError> {
     let cloud = cloud_options(url, storage)?;
@@ -57,7 +59,11 @@ pub fn to_url(
             return other;
         }
     }
-    arca::io::upload(&local, &url.to_string_lossy(), &cloud, replace).in_file(url)?;
+    let size = std::fs::metadata(&local).map(|m| m.len()).unwrap_or(0);
+    let spin = crate::progress::spinner(&format!("uploading to {}", url.display()), size, quiet);
+    let sent = arca::io::upload(&local, &url.to_string_lossy(), &cloud, replace);
+    spin.finish_and_clear();
+    sent.in_file(url)?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(0)
 }
