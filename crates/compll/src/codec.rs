@@ -47,6 +47,12 @@ pub(crate) struct CodecState {
     zstd_d: Option<DCtx<'static>>,
     zlib_d: Option<Decompress>,
     dict: Option<DictState>,
+    /// Contexts live only for the call that uses them (see
+    /// [`CodecState::set_lean`]).
+    lean: bool,
+    /// The most native context bytes held at once so far: what keeping
+    /// the contexts between calls costs.
+    ctx_peak: usize,
 }
 
 // One piece of each sampled block goes to the trainer: many medium samples
@@ -87,6 +93,8 @@ impl CodecState {
             zstd_d: None,
             zlib_d: None,
             dict: None,
+            lean: false,
+            ctx_peak: 0,
         };
         if let Codec::ZstdDict {
             level,
@@ -112,6 +120,38 @@ impl CodecState {
     /// Whether a separate compress-only state ([`CodecState::compressor`])
     /// can compress for this one: every codec but the dictionary one,
     /// whose training and dictionary both would have to share.
+    /// With `lean`, every context is freed at the end of the call that
+    /// created it, so between calls the state holds none: a call then
+    /// pays for allocating its context (a few microseconds against tens
+    /// for a block) and the arena holds nothing for the codec at rest.
+    /// A dictionary codec keeps its contexts (they carry the dictionary).
+    pub fn set_lean(&mut self, lean: bool) {
+        self.lean = lean && self.dict.is_none();
+        if self.lean {
+            self.release();
+        }
+    }
+
+    /// The most native context bytes this state has held at once.
+    pub fn ctx_peak(&self) -> usize {
+        self.ctx_peak
+    }
+
+    /// After a call: notes the contexts' size and, when lean, frees them.
+    fn after_use(&mut self) {
+        self.ctx_peak = self.ctx_peak.max(self.native_bytes());
+        if self.lean {
+            self.release();
+        }
+    }
+
+    fn release(&mut self) {
+        self.zstd_c = None;
+        self.zstd_d = None;
+        self.zlib_c = None;
+        self.zlib_d = None;
+    }
+
     pub fn can_split(&self) -> bool {
         self.dict.is_none()
     }
@@ -182,6 +222,7 @@ impl CodecState {
             dst.clear();
             dst.extend_from_slice(src);
         }
+        self.after_use();
         enc
     }
 
@@ -211,6 +252,7 @@ impl CodecState {
         if matches!(self.codec, Codec::Zstd { .. } | Codec::ZstdTuned { .. }) {
             dst.clear();
             if self.zstd_into(src, dst, src.len() / 3).is_ok() && dst.len() < src.len() {
+                self.after_use();
                 return Encoding::Plain;
             }
         }
@@ -341,6 +383,18 @@ impl CodecState {
     /// Decompresses `src` into `dst`, which must have exactly the
     /// uncompressed length.
     pub fn decompress(
+        &mut self,
+        enc: Encoding,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        len: usize,
+    ) -> Result<()> {
+        let r = self.decompress_with_contexts(enc, src, dst, len);
+        self.after_use();
+        r
+    }
+
+    fn decompress_with_contexts(
         &mut self,
         enc: Encoding,
         src: &[u8],

@@ -83,13 +83,40 @@ impl BlockHeap {
     /// waiting for the compressor, codec contexts and the block table (the
     /// small tables are left out; `stats` counts everything).
     fn held_besides_stored(&self) -> u64 {
+        self.held_besides_contexts()
+            + self.packer.codec.native_bytes() as u64
+            + self.worker.as_ref().map_or(0, |w| w.ctx_bytes())
+    }
+
+    /// The same without the codec contexts.
+    fn held_besides_contexts(&self) -> u64 {
         let cache = self.slots.len().max(self.capacity) * self.layout.block_size;
         let pending: usize = self.pending.iter().map(|p| p.src.len()).sum();
         (cache + pending) as u64
-            + self.packer.codec.native_bytes() as u64
-            + self.worker.as_ref().map_or(0, |w| w.ctx_bytes())
             + (self.blocks.capacity() * std::mem::size_of::<super::BlockMeta>()) as u64
             + self.room.len() as u64 * 16
+    }
+
+    /// Whether codec contexts are freed after every use rather than kept
+    /// between uses: with a memory target, while keeping them (at the
+    /// largest size they have had, on both threads) would take the arena
+    /// past what it may hold. A small arena, or one whose nodes leave no
+    /// margin, then holds no context at rest; one with room keeps them
+    /// and saves their set-up on every block.
+    pub(super) fn lean_contexts(&self) -> bool {
+        if self.budget.target <= 0.0 {
+            return false;
+        }
+        let ctx = self.packer.codec.ctx_peak() as u64
+            + self.worker.as_ref().map_or(0, |w| w.ctx_peak());
+        self.compressed_bytes + self.held_besides_contexts() + ctx > self.budget.allowed()
+    }
+
+    /// Sets the arena's own codec lean or not for the call about to be
+    /// made ([`BlockHeap::lean_contexts`]).
+    pub(super) fn tune_contexts(&mut self) {
+        let lean = self.lean_contexts();
+        self.packer.codec.set_lean(lean);
     }
 
     /// Whether the `len`-byte image about to be compressed may be stored
