@@ -1070,10 +1070,12 @@ impl BlockHeap {
                     .unpack(&self.layout, (m.enc, comp), len, normal, &mut img)?;
                 img
             };
+            let m = &self.blocks[b];
             out.push(BlockImage {
                 arena: self.id,
                 bytes,
                 large: !normal,
+                fast: m.comp.is_some() && m.enc == Encoding::Fast,
             });
         }
         Ok(out)
@@ -1091,7 +1093,7 @@ impl BlockHeap {
 
     /// Stored form of an image, as an eviction would make it, without
     /// dictionary sampling.
-    pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
+    pub fn compress_image(&mut self, img: &BlockImage, fast: bool) -> Result<CompressedImage> {
         self.own(img.arena)?;
         // The codec alone: contexts kept from one image to the next.
         self.packer.codec.set_lean(false);
@@ -1099,7 +1101,7 @@ impl BlockHeap {
         let (enc, _) = self.packer.pack(
             &self.layout,
             &img.bytes,
-            (!img.large, false, false),
+            (!img.large, false, fast),
             &mut out,
         );
         Ok(CompressedImage {
@@ -1122,6 +1124,7 @@ impl BlockHeap {
             arena: self.id,
             bytes,
             large: c.large,
+            fast: c.enc == Encoding::Fast,
         })
     }
 }

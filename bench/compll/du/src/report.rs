@@ -167,6 +167,17 @@ pub(crate) fn floor_report(runs: &[CompllRun], heap: &Figures) -> Option<FloorRe
         decompress_ms: median(floors.iter().map(|f| f.decompress_ms).collect()),
         compress_2core_ms: median(floors.iter().map(|f| f.compress_2core_ms).collect()),
         decompress_2core_ms: median(floors.iter().map(|f| f.decompress_2core_ms).collect()),
+        compress_stored_ms: median(floors.iter().map(|f| f.compress_stored_ms).collect()),
+        decompress_stored_ms: median(floors.iter().map(|f| f.decompress_stored_ms).collect()),
+        compress_stored_2core_ms: median(
+            floors.iter().map(|f| f.compress_stored_2core_ms).collect(),
+        ),
+        decompress_stored_2core_ms: median(
+            floors
+                .iter()
+                .map(|f| f.decompress_stored_2core_ms)
+                .collect(),
+        ),
         ..first
     };
     let per = f.decompress_ms / f.blocks.max(1) as f64;
@@ -206,7 +217,7 @@ pub(crate) fn print_floor(r: &FloorReport, heap: &Figures, rat: &Ratios, d: &Per
         f.blocks, f.decompress_ms, r.delete_vs_heap, heap.delete_ms, rat.delete
     );
     println!(
-        "floor on 2 cores (the same codec work split over two threads, as evenly as the blocks allow): scan {:.1} ms = {:.2}x the heap scan, delete {:.1} ms = {:.2}x the heap delete",
+        "floor on 2 cores (the same codec work split over two threads, blocks dealt longest first to the less busy one): scan {:.1} ms = {:.2}x the heap scan, delete {:.1} ms = {:.2}x the heap delete",
         f.compress_2core_ms, r.scan_2core_vs_heap, f.decompress_2core_ms, r.delete_2core_vs_heap
     );
     println!(
@@ -219,6 +230,23 @@ pub(crate) fn print_floor(r: &FloorReport, heap: &Figures, rat: &Ratios, d: &Per
         f.decompress_2core_ms / heap.delete_thread_ms.max(1e-9),
         rat.scan_thread,
         rat.delete_thread
+    );
+    let (hs, hd) = (
+        heap.scan_thread_ms.max(1e-9),
+        heap.delete_thread_ms.max(1e-9),
+    );
+    println!(
+        "floor as stored ({} of {} blocks in lz4 form, as the arena chose; against the heap's cpu time): compressing once {:.1} ms = {:.2}x on one core, {:.1} ms = {:.2}x on two; decompressing once {:.1} ms = {:.2}x on one core, {:.1} ms = {:.2}x on two",
+        f.fast_blocks,
+        f.blocks,
+        f.compress_stored_ms,
+        f.compress_stored_ms / hs,
+        f.compress_stored_2core_ms,
+        f.compress_stored_2core_ms / hs,
+        f.decompress_stored_ms,
+        f.decompress_stored_ms / hd,
+        f.decompress_stored_2core_ms,
+        f.decompress_stored_2core_ms / hd
     );
     println!(
         "floor: open reads nodes in {} distinct blocks x one decompression ({:.4} ms) = {:.2} ms = {:.2}x the heap open ({:.2} ms; compll took {:.2}x with {} decompressions)",

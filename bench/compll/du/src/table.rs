@@ -102,18 +102,27 @@ pub(crate) fn print_table(files: &[PathBuf]) -> Result<(), String> {
     println!();
     println!("Floors: the codec alone on the arena's blocks after the scan, on one core and split over two, against the heap's wall time (and its CPU time).");
     println!();
-    println!("| tree | scan floor 1 core | scan floor 2 cores | delete floor 1 core | delete floor 2 cores | compll thread CPU scan / delete |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("| tree | scan floor 1 core | scan floor 2 cores | delete floor 1 core | delete floor 2 cores | as stored (lz4 blocks): scan / delete, 2 cores | compll thread CPU scan / delete |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (n, v) in &reports {
         let f = |k: &str| num(v, &["floor", k]);
         let h = |k: &str| num(v, &["heap", k]).max(1e-9);
-        let both = |ms: f64, wall: &str, cpu: &str| format!("{:.2}× ({:.2}×)", ms / h(wall), ms / h(cpu));
+        let both =
+            |ms: f64, wall: &str, cpu: &str| format!("{:.2}× ({:.2}×)", ms / h(wall), ms / h(cpu));
         println!(
-            "| {n} | {} | {} | {} | {} | {:.2}× / {:.2}× |",
+            "| {n} | {} | {} | {} | {} | ({} of {}) {} / {} | {:.2}× / {:.2}× |",
             both(f("compress_ms"), "scan_ms", "scan_thread_ms"),
             both(f("compress_2core_ms"), "scan_ms", "scan_thread_ms"),
             both(f("decompress_ms"), "delete_ms", "delete_thread_ms"),
             both(f("decompress_2core_ms"), "delete_ms", "delete_thread_ms"),
+            f("fast_blocks"),
+            f("blocks"),
+            both(f("compress_stored_2core_ms"), "scan_ms", "scan_thread_ms"),
+            both(
+                f("decompress_stored_2core_ms"),
+                "delete_ms",
+                "delete_thread_ms"
+            ),
             num(v, &["ratios", "scan_thread"]),
             num(v, &["ratios", "delete_thread"]),
         );

@@ -107,8 +107,8 @@ impl BlockHeap {
         if self.budget.target <= 0.0 {
             return false;
         }
-        let ctx = self.packer.codec.ctx_peak() as u64
-            + self.worker.as_ref().map_or(0, |w| w.ctx_peak());
+        let ctx =
+            self.packer.codec.ctx_peak() as u64 + self.worker.as_ref().map_or(0, |w| w.ctx_peak());
         self.compressed_bytes + self.held_besides_contexts() + ctx > self.budget.allowed()
     }
 
