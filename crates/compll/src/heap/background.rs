@@ -59,7 +59,7 @@ impl BlockHeap {
             src,
             group: grouped,
             fast,
-            lean: self.lean_contexts(),
+            lean: self.worker_lean(),
             claim,
         };
         let sent = match &self.worker {

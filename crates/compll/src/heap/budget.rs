@@ -64,6 +64,16 @@ impl Budget {
         };
     }
 
+    /// Bytes the lz4 blocks take beyond what the configured codec would
+    /// store them in (`len`-byte images; 0 before both have been seen).
+    fn fast_extra(&self, len: usize) -> u64 {
+        if self.fast_ratio <= 0.0 || self.dense_ratio <= 0.0 {
+            return 0;
+        }
+        let each = len as f64 / self.fast_ratio - len as f64 / self.dense_ratio;
+        (each.max(0.0) * self.fast_blocks as f64) as u64
+    }
+
     /// What lz4 is expected to store a `len`-byte image in (`None` before
     /// either codec has stored a block here).
     fn fast_estimate(&self, len: usize) -> Option<u64> {
@@ -79,16 +89,10 @@ impl Budget {
 }
 
 impl BlockHeap {
-    /// Bytes the arena holds besides its stored blocks: the cache, blocks
-    /// waiting for the compressor, codec contexts and the block table (the
-    /// small tables are left out; `stats` counts everything).
-    fn held_besides_stored(&self) -> u64 {
-        self.held_besides_contexts()
-            + self.packer.codec.native_bytes() as u64
-            + self.worker.as_ref().map_or(0, |w| w.ctx_bytes())
-    }
-
-    /// The same without the codec contexts.
+    /// Bytes the arena holds besides its stored blocks and its codec
+    /// contexts: the cache, blocks waiting for the compressor and the
+    /// block table (the small tables are left out; `stats` counts
+    /// everything).
     fn held_besides_contexts(&self) -> u64 {
         let cache = self.slots.len().max(self.capacity) * self.layout.block_size;
         let pending: usize = self.pending.iter().map(|p| p.src.len()).sum();
@@ -97,19 +101,43 @@ impl BlockHeap {
             + self.room.len() as u64 * 16
     }
 
-    /// Whether codec contexts are freed after every use rather than kept
-    /// between uses: with a memory target, while keeping them (at the
-    /// largest size they have had, on both threads) would take the arena
-    /// past what it may hold. A small arena, or one whose nodes leave no
-    /// margin, then holds no context at rest; one with room keeps them
-    /// and saves their set-up on every block.
-    pub(super) fn lean_contexts(&self) -> bool {
+    /// Which codec contexts are kept between uses rather than freed after
+    /// every use, and the bytes reserved for them (at the largest size
+    /// they have had). With a memory target, contexts come before lz4
+    /// blocks: a context is reserved room when it would fit were every
+    /// block stored with the configured codec, the arena's own thread's
+    /// first (its calls are the critical path), then the background
+    /// thread's; [`BlockHeap::store_fast`] spends only what is left, and a
+    /// reserved context is kept once it fits. A kept context saves its
+    /// set-up, about a fifth of a block's work, on every block its thread
+    /// handles. A small arena, or one whose nodes leave no margin, holds
+    /// no context at rest, and its margin, if any, goes to lz4 blocks.
+    fn kept_contexts(&self) -> (bool, bool, u64) {
         if self.budget.target <= 0.0 {
-            return false;
+            return (true, true, 0);
         }
-        let ctx =
-            self.packer.codec.ctx_peak() as u64 + self.worker.as_ref().map_or(0, |w| w.ctx_peak());
-        self.compressed_bytes + self.held_besides_contexts() + ctx > self.budget.allowed()
+        let base = self.compressed_bytes + self.held_besides_contexts();
+        let dense = base.saturating_sub(self.budget.fast_extra(self.layout.block_size));
+        let allowed = self.budget.allowed();
+        let own = self.packer.codec.ctx_peak() as u64;
+        let thread = self.worker.as_ref().map_or(0, |w| w.ctx_peak());
+        let own_fits = dense + own <= allowed;
+        let thread_fits = own_fits && dense + own + thread <= allowed;
+        let keep_own = own_fits && base + own <= allowed;
+        let keep_thread = keep_own && thread_fits && base + own + thread <= allowed;
+        let reserved = if own_fits { own } else { 0 } + if thread_fits { thread } else { 0 };
+        (keep_own, keep_thread, reserved)
+    }
+
+    /// Whether the arena's own codec frees its contexts after each use
+    /// ([`BlockHeap::kept_contexts`]).
+    pub(super) fn lean_contexts(&self) -> bool {
+        !self.kept_contexts().0
+    }
+
+    /// Whether the background thread frees its contexts after each job.
+    pub(super) fn worker_lean(&self) -> bool {
+        !self.kept_contexts().1
     }
 
     /// Sets the arena's own codec lean or not for the call about to be
@@ -120,8 +148,8 @@ impl BlockHeap {
     }
 
     /// Whether the `len`-byte image about to be compressed may be stored
-    /// with lz4: only while everything held, this block's lz4 form
-    /// included, stays within the target.
+    /// with lz4: only while everything held, this block's lz4 form and
+    /// the contexts kept included, stays within the target.
     pub(super) fn store_fast(&self, len: usize) -> bool {
         if self.budget.target <= 0.0 {
             return false;
@@ -129,7 +157,8 @@ impl BlockHeap {
         let Some(est) = self.budget.fast_estimate(len) else {
             return false;
         };
-        self.compressed_bytes + est + self.held_besides_stored() <= self.budget.allowed()
+        let kept = self.kept_contexts().2;
+        self.compressed_bytes + est + self.held_besides_contexts() + kept <= self.budget.allowed()
     }
 
     /// Block `b` got a stored copy of `stored` bytes in form `enc`.
