@@ -136,8 +136,6 @@ impl Worker {
                 // Frees the channel's buffer now rather than at exit.
                 drop(codec_rx);
                 let mut loader: Option<Packer> = None;
-                // Scratch for grouping fields, reused from job to job.
-                let mut scratch = Packer::new(CodecState::compressor(&unpack.codec), unpack.group);
                 // Sleeps on the channel between jobs: a thread that polled
                 // would burn the share of a core a busy machine leaves it.
                 while let Ok(job) = job_rx.recv() {
@@ -160,13 +158,15 @@ impl Worker {
                             // thread: nothing is held between jobs.
                             let mut grouped = Vec::new();
                             let img: &[u8] = if group {
-                                let k = &mut scratch;
+                                // Its tables too: the arena's count of what
+                                // it holds does not see this thread's.
+                                let (mut nodes, mut rows) = (Vec::new(), Vec::new());
                                 unpack.layout.group(
                                     &src,
                                     unpack.group,
                                     &mut grouped,
-                                    &mut k.gnodes,
-                                    &mut k.grows,
+                                    &mut nodes,
+                                    &mut rows,
                                 );
                                 &grouped
                             } else {
