@@ -20,6 +20,15 @@ pub(super) struct Budget {
     pub(super) fast_blocks: u64,
 }
 
+/// Which codec contexts the arena keeps between uses (see
+/// [`BlockHeap::kept_contexts`]) and the bytes reserved for them.
+struct Kept {
+    decompress: bool,
+    compress: bool,
+    thread: bool,
+    reserved: u64,
+}
+
 /// Weight of the newest block in the running ratios.
 const NEWEST: f64 = 1.0 / 16.0;
 
@@ -105,46 +114,64 @@ impl BlockHeap {
     /// every use, and the bytes reserved for them (at the largest size
     /// they have had). With a memory target, contexts come before lz4
     /// blocks: a context is reserved room when it would fit were every
-    /// block stored with the configured codec, the arena's own thread's
-    /// first (its calls are the critical path), then the background
-    /// thread's; [`BlockHeap::store_fast`] spends only what is left, and a
-    /// reserved context is kept once it fits. A kept context saves its
-    /// set-up, about a fifth of a block's work, on every block its thread
+    /// block stored with the configured codec, in this order: the
+    /// arena's own decompression context (loads are the critical path
+    /// of every read), its compression context, then the background
+    /// thread's (which works off the critical path);
+    /// [`BlockHeap::store_fast`] spends only what is left, and a reserved
+    /// context is kept once it fits. A kept context saves its set-up,
+    /// about a fifth of a block's work, on every block its thread
     /// handles. A small arena, or one whose nodes leave no margin, holds
     /// no context at rest, and its margin, if any, goes to lz4 blocks.
-    fn kept_contexts(&self) -> (bool, bool, u64) {
+    fn kept_contexts(&self) -> Kept {
         if self.budget.target <= 0.0 {
-            return (true, true, 0);
+            return Kept {
+                decompress: true,
+                compress: true,
+                thread: true,
+                reserved: 0,
+            };
         }
         let base = self.compressed_bytes + self.held_besides_contexts();
         let dense = base.saturating_sub(self.budget.fast_extra(self.layout.block_size));
         let allowed = self.budget.allowed();
-        let own = self.packer.codec.ctx_peak() as u64;
-        let thread = self.worker.as_ref().map_or(0, |w| w.ctx_peak());
-        let own_fits = dense + own <= allowed;
-        let thread_fits = own_fits && dense + own + thread <= allowed;
-        let keep_own = own_fits && base + own <= allowed;
-        let keep_thread = keep_own && thread_fits && base + own + thread <= allowed;
-        let reserved = if own_fits { own } else { 0 } + if thread_fits { thread } else { 0 };
-        (keep_own, keep_thread, reserved)
-    }
-
-    /// Whether the arena's own codec frees its contexts after each use
-    /// ([`BlockHeap::kept_contexts`]).
-    pub(super) fn lean_contexts(&self) -> bool {
-        !self.kept_contexts().0
+        let (c, d) = self.packer.codec.ctx_peaks();
+        let parts = [
+            d as u64,
+            c as u64,
+            self.worker.as_ref().map_or(0, |w| w.ctx_peak()),
+        ];
+        // Each part in turn: room with every block dense, then room now.
+        let (mut fits, mut keep, mut sum) = ([false; 3], [false; 3], 0);
+        for (k, part) in parts.iter().enumerate() {
+            sum += part;
+            fits[k] = (k == 0 || fits[k - 1]) && dense + sum <= allowed;
+            keep[k] = fits[k] && (k == 0 || keep[k - 1]) && base + sum <= allowed;
+        }
+        let reserved = parts
+            .iter()
+            .zip(fits)
+            .filter(|(_, f)| *f)
+            .map(|(p, _)| p)
+            .sum();
+        Kept {
+            decompress: keep[0],
+            compress: keep[1],
+            thread: keep[2],
+            reserved,
+        }
     }
 
     /// Whether the background thread frees its contexts after each job.
     pub(super) fn worker_lean(&self) -> bool {
-        !self.kept_contexts().1
+        !self.kept_contexts().thread
     }
 
-    /// Sets the arena's own codec lean or not for the call about to be
-    /// made ([`BlockHeap::lean_contexts`]).
+    /// Sets the arena's own codec contexts lean or not for the call about
+    /// to be made ([`BlockHeap::kept_contexts`]).
     pub(super) fn tune_contexts(&mut self) {
-        let lean = self.lean_contexts();
-        self.packer.codec.set_lean(lean);
+        let k = self.kept_contexts();
+        self.packer.codec.set_lean_parts(!k.compress, !k.decompress);
     }
 
     /// Whether the `len`-byte image about to be compressed may be stored
@@ -157,7 +184,7 @@ impl BlockHeap {
         let Some(est) = self.budget.fast_estimate(len) else {
             return false;
         };
-        let kept = self.kept_contexts().2;
+        let kept = self.kept_contexts().reserved;
         self.compressed_bytes + est + self.held_besides_contexts() + kept <= self.budget.allowed()
     }
 
