@@ -33,7 +33,9 @@
 # table gives each tree's rows together. Every report records the
 # machine's load average at its start and end.
 #
-# Times are wall clock (the aims use them), with process CPU time beside.
+# Times are wall clock (the aims use them), with process CPU time and the
+# CPU time of the arena's own thread beside (judge designs by the latter
+# on a busy machine), and the codec floors on one core and on two.
 # Every other argument is passed to compll-du (bench/compll/du; see
 # `compll-du --help`).
 set -euo pipefail

@@ -255,6 +255,8 @@ pub struct CConfig {
     pub node_cache: c_uint,
     /// Blocks in use from which the compressor thread runs.
     pub background_from: c_uint,
+    /// The memory target (`Config::target_ratio`; 0: off).
+    pub target_ratio: f64,
 }
 
 /// The name `compll_config_default` gives the default codec.
@@ -281,6 +283,7 @@ pub unsafe extern "C" fn compll_config_default(cfg: *mut CConfig) {
         cache_growth: d.get_cache_growth() as c_uint,
         node_cache: d.get_node_cache() as c_uint,
         background_from: d.get_background_from() as c_uint,
+        target_ratio: d.get_target_ratio(),
     };
 }
 
@@ -312,7 +315,8 @@ pub unsafe extern "C" fn compll_ctx_new_config(cfg: *const CConfig) -> *mut Ctx 
         .background_from(c.background_from as usize)
         .readahead(c.readahead as usize)
         .cache_growth(c.cache_growth as usize)
-        .node_cache(c.node_cache as usize);
+        .node_cache(c.node_cache as usize)
+        .target_ratio(c.target_ratio);
     Ctx::new(cfg).map_or(ptr::null_mut(), Box::into_raw)
 }
 
@@ -442,6 +446,24 @@ pub struct CStats {
     pub live_nodes: u64,
     /// Share of block lookups served without decompressing.
     pub hit_rate: f64,
+    /// zstd's native context bytes (also in `overhead_bytes`).
+    pub codec_context_bytes: u64,
+    /// Loads served by a block decompressed ahead.
+    pub decompressed_ahead: u64,
+    /// Lookups served uncompressed.
+    pub hits: u64,
+    /// Lookups that decompressed.
+    pub misses: u64,
+    /// Blocks in use.
+    pub blocks: u64,
+    /// Blocks held in lz4 form (the memory target's choice).
+    pub fast_blocks: u64,
+    /// 1 while the compressor thread runs.
+    pub background_running: u64,
+    /// Times the compressor thread was started.
+    pub background_starts: u64,
+    /// Jobs queued for the thread that the calling thread did itself.
+    pub taken_over: u64,
 }
 
 /// Fills `out` with the context's statistics; returns 0, or 1 on NULL.
@@ -462,6 +484,15 @@ pub unsafe extern "C" fn compll_ctx_stats(ctx: *mut Ctx, out: *mut CStats) -> c_
         decompressions: s.decompressions,
         live_nodes: s.live_nodes,
         hit_rate: s.hit_rate(),
+        codec_context_bytes: s.codec_context_bytes,
+        decompressed_ahead: s.decompressed_ahead,
+        hits: s.hits,
+        misses: s.misses,
+        blocks: s.blocks,
+        fast_blocks: s.fast_blocks,
+        background_running: s.background_running as u64,
+        background_starts: s.background_starts,
+        taken_over: s.taken_over,
     };
     0
 }

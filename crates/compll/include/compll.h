@@ -39,6 +39,20 @@ struct compll_stats {
     unsigned long long decompressions;
     unsigned long long live_nodes;
     double hit_rate;                       /* lookups served without decompressing */
+    /* added after the fields above (their layout is unchanged) */
+    unsigned long long codec_context_bytes; /* zstd's native contexts (also in
+                                               overhead_bytes) */
+    unsigned long long decompressed_ahead; /* loads served by a block the compressor
+                                              thread had decompressed ahead */
+    unsigned long long hits;               /* lookups served uncompressed */
+    unsigned long long misses;             /* lookups that decompressed */
+    unsigned long long blocks;             /* blocks in use */
+    unsigned long long fast_blocks;        /* blocks held in lz4 form because memory
+                                              was to spare (target_ratio) */
+    unsigned long long background_running; /* 1 while the compressor thread runs */
+    unsigned long long background_starts;  /* times the thread was started */
+    unsigned long long taken_over;         /* jobs queued for the thread that the
+                                              calling thread did itself */
 };
 
 /* Every setting of a context (compll_ctx_new_config). Fill it with
@@ -62,6 +76,10 @@ struct compll_config {
     unsigned int background_from; /* blocks in use from which the compressor thread
                                     runs; it stops below half of this (0: from the
                                     first block evicted); default 0 */
+    double target_ratio;         /* memory target: hold about (block bytes in use) /
+                                    this, storing blocks with lz4 while memory is to
+                                    spare and freeing codec contexts after each use
+                                    while it is not (0: off; else >= 1); default 0 */
 };
 
 #ifndef COMPLL_NOLIB

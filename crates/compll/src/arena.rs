@@ -550,7 +550,27 @@ impl Arena {
     /// assert!(other.compress_image(&a.block_images().unwrap()[0]).is_err());
     /// ```
     pub fn compress_image(&self, image: &crate::BlockImage) -> Result<crate::CompressedImage> {
-        self.with(|i| i.heap.compress_image(image))
+        self.with(|i| i.heap.compress_image(image, false))
+    }
+
+    /// [`Arena::compress_image`], but a block the arena held in lz4 form
+    /// ([`BlockImage::is_fast`](crate::BlockImage::is_fast), the memory
+    /// target's choice) is stored with lz4 again: what storing the blocks
+    /// costs with the codecs the arena chose.
+    ///
+    /// ```
+    /// use compll::{Arena, Config};
+    /// let a = Arena::new(Config::default()).unwrap();
+    /// a.alloc(10).unwrap();
+    /// let img = &a.block_images().unwrap()[0];
+    /// let c = a.compress_image_as_stored(img).unwrap();
+    /// assert_eq!(&a.decompress_image(&c).unwrap(), img);
+    /// ```
+    pub fn compress_image_as_stored(
+        &self,
+        image: &crate::BlockImage,
+    ) -> Result<crate::CompressedImage> {
+        self.with(|i| i.heap.compress_image(image, image.fast))
     }
 
     /// Rebuilds a block image from [`Arena::compress_image`]'s output the

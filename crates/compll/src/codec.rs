@@ -47,6 +47,14 @@ pub(crate) struct CodecState {
     zstd_d: Option<DCtx<'static>>,
     zlib_d: Option<Decompress>,
     dict: Option<DictState>,
+    /// Compression / decompression contexts live only for the call that
+    /// uses them (see [`CodecState::set_lean`]).
+    lean_c: bool,
+    lean_d: bool,
+    /// The most native bytes the compression and the decompression
+    /// contexts have taken: what keeping each between calls costs.
+    peak_c: usize,
+    peak_d: usize,
 }
 
 // One piece of each sampled block goes to the trainer: many medium samples
@@ -87,6 +95,10 @@ impl CodecState {
             zstd_d: None,
             zlib_d: None,
             dict: None,
+            lean_c: false,
+            lean_d: false,
+            peak_c: 0,
+            peak_d: 0,
         };
         if let Codec::ZstdDict {
             level,
@@ -107,6 +119,58 @@ impl CodecState {
             });
         }
         st
+    }
+
+    /// With `lean`, every context is freed at the end of the call that
+    /// created it, so between calls the state holds none: a call then
+    /// pays for setting its context up (about a fifth of a block's work
+    /// with zstd) and the arena holds nothing for the codec at rest. A
+    /// dictionary codec keeps its contexts (they carry the dictionary).
+    pub fn set_lean(&mut self, lean: bool) {
+        self.set_lean_parts(lean, lean);
+    }
+
+    /// [`CodecState::set_lean`] for the compressing and the decompressing
+    /// contexts separately.
+    pub fn set_lean_parts(&mut self, compress: bool, decompress: bool) {
+        let split = self.dict.is_none();
+        self.lean_c = compress && split;
+        self.lean_d = decompress && split;
+        self.release();
+    }
+
+    /// The most native context bytes this state's contexts have taken
+    /// (compression and decompression together).
+    pub fn ctx_peak(&self) -> usize {
+        self.peak_c + self.peak_d
+    }
+
+    /// The same for the compression and the decompression context apart.
+    pub fn ctx_peaks(&self) -> (usize, usize) {
+        (self.peak_c, self.peak_d)
+    }
+
+    /// After a call: notes the contexts' sizes and frees the lean ones.
+    fn after_use(&mut self) {
+        if let Some(c) = &self.zstd_c {
+            self.peak_c = self.peak_c.max(c.sizeof());
+        }
+        if let Some(d) = &self.zstd_d {
+            self.peak_d = self.peak_d.max(d.sizeof());
+        }
+        self.release();
+    }
+
+    /// Frees the contexts that are lean.
+    fn release(&mut self) {
+        if self.lean_c {
+            self.zstd_c = None;
+            self.zlib_c = None;
+        }
+        if self.lean_d {
+            self.zstd_d = None;
+            self.zlib_d = None;
+        }
     }
 
     /// Whether a separate compress-only state ([`CodecState::compressor`])
@@ -182,6 +246,7 @@ impl CodecState {
             dst.clear();
             dst.extend_from_slice(src);
         }
+        self.after_use();
         enc
     }
 
@@ -211,6 +276,7 @@ impl CodecState {
         if matches!(self.codec, Codec::Zstd { .. } | Codec::ZstdTuned { .. }) {
             dst.clear();
             if self.zstd_into(src, dst, src.len() / 3).is_ok() && dst.len() < src.len() {
+                self.after_use();
                 return Encoding::Plain;
             }
         }
@@ -341,6 +407,18 @@ impl CodecState {
     /// Decompresses `src` into `dst`, which must have exactly the
     /// uncompressed length.
     pub fn decompress(
+        &mut self,
+        enc: Encoding,
+        src: &[u8],
+        dst: &mut Vec<u8>,
+        len: usize,
+    ) -> Result<()> {
+        let r = self.decompress_with_contexts(enc, src, dst, len);
+        self.after_use();
+        r
+    }
+
+    fn decompress_with_contexts(
         &mut self,
         enc: Encoding,
         src: &[u8],

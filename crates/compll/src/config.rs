@@ -513,8 +513,13 @@ impl Config {
     /// own blocks so far, so it follows the data: a tree that compresses
     /// well gets mostly lz4 blocks, one that does not gets only the
     /// configured codec. [`Stats::fast_blocks`](crate::Stats) counts the
-    /// lz4 blocks held. 0 (the default): off, every block uses the
-    /// configured codec. Otherwise at least 1.
+    /// lz4 blocks held. The codec contexts (zstd's, about 0.1 MiB each,
+    /// on both threads) come first: each is kept between uses only while
+    /// it fits within the target, and otherwise freed after every call
+    /// that uses it, so a small arena holds none at rest
+    /// ([`Stats::codec_context_bytes`](crate::Stats)). 0 (the default):
+    /// off, every block uses the configured codec and contexts are kept.
+    /// Otherwise at least 1.
     ///
     /// ```
     /// use compll::{Arena, Config};

@@ -424,6 +424,7 @@ impl BlockHeap {
             let mut out = Vec::new();
             let normal = m.kind == Kind::Normal;
             let fast = self.store_fast(self.slots[i].buf.len());
+            self.tune_contexts();
             let (enc, trained) = self.packer.pack(
                 &self.layout,
                 &self.slots[i].buf,
@@ -613,6 +614,7 @@ impl BlockHeap {
 
     /// Unpacks block `b`'s stored copy into `out`, on this thread.
     fn unpack_stored(&mut self, b: u32, out: &mut Vec<u8>) -> Result<()> {
+        self.tune_contexts();
         let (len, normal) = self.image_shape(b);
         let m = &self.blocks[b as usize];
         let comp = m.comp.as_deref().unwrap_or(&[]);
@@ -1068,10 +1070,12 @@ impl BlockHeap {
                     .unpack(&self.layout, (m.enc, comp), len, normal, &mut img)?;
                 img
             };
+            let m = &self.blocks[b];
             out.push(BlockImage {
                 arena: self.id,
                 bytes,
                 large: !normal,
+                fast: m.comp.is_some() && m.enc == Encoding::Fast,
             });
         }
         Ok(out)
@@ -1089,13 +1093,15 @@ impl BlockHeap {
 
     /// Stored form of an image, as an eviction would make it, without
     /// dictionary sampling.
-    pub fn compress_image(&mut self, img: &BlockImage) -> Result<CompressedImage> {
+    pub fn compress_image(&mut self, img: &BlockImage, fast: bool) -> Result<CompressedImage> {
         self.own(img.arena)?;
+        // The codec alone: contexts kept from one image to the next.
+        self.packer.codec.set_lean(false);
         let mut out = Vec::new();
         let (enc, _) = self.packer.pack(
             &self.layout,
             &img.bytes,
-            (!img.large, false, false),
+            (!img.large, false, fast),
             &mut out,
         );
         Ok(CompressedImage {
@@ -1110,6 +1116,7 @@ impl BlockHeap {
     /// The image back from its stored form, as a load would rebuild it.
     pub fn decompress_image(&mut self, c: &CompressedImage) -> Result<BlockImage> {
         self.own(c.arena)?;
+        self.packer.codec.set_lean(false);
         let mut bytes = Vec::new();
         self.packer
             .unpack(&self.layout, (c.enc, &c.bytes), c.len, !c.large, &mut bytes)?;
@@ -1117,6 +1124,7 @@ impl BlockHeap {
             arena: self.id,
             bytes,
             large: c.large,
+            fast: c.enc == Encoding::Fast,
         })
     }
 }

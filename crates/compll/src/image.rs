@@ -20,12 +20,23 @@ use crate::codec::Encoding;
 /// assert_eq!(images[0].len(), 32 * 1024);
 /// assert!(!images[0].is_large());
 /// ```
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct BlockImage {
     pub(crate) arena: u64,
     pub(crate) bytes: Vec<u8>,
     pub(crate) large: bool,
+    /// The block was held in lz4 form when copied (the memory target's
+    /// choice); not part of equality, which is about the bytes.
+    pub(crate) fast: bool,
 }
+
+impl PartialEq for BlockImage {
+    fn eq(&self, o: &BlockImage) -> bool {
+        self.arena == o.arena && self.large == o.large && self.bytes == o.bytes
+    }
+}
+
+impl Eq for BlockImage {}
 
 impl BlockImage {
     /// The block's bytes: header, node bitmap, tags, nodes and free space
@@ -64,6 +75,21 @@ impl BlockImage {
     /// ```
     pub fn is_large(&self) -> bool {
         self.large
+    }
+
+    /// True if the arena held the block in lz4 form when the image was
+    /// copied, because memory was to spare (see
+    /// [`Config::target_ratio`](crate::Config::target_ratio));
+    /// [`Arena::compress_image_as_stored`](crate::Arena::compress_image_as_stored)
+    /// stores it that way again.
+    ///
+    /// ```
+    /// let arena = compll::Arena::new(compll::Config::default()).unwrap();
+    /// arena.alloc(10).unwrap();
+    /// assert!(!arena.block_images().unwrap()[0].is_fast());
+    /// ```
+    pub fn is_fast(&self) -> bool {
+        self.fast
     }
 }
 

@@ -39,12 +39,16 @@ pub(crate) fn claim(c: &Claim) -> bool {
 /// the order it got them, and skips, without an answer, those the
 /// arena's thread claimed first.
 pub(crate) enum Job {
-    /// Compress this image (field-grouped already where configured);
+    /// Compress this block image, its fields grouped first with `group`;
     /// with `fast`, with lz4 whatever the configured codec.
     Compress {
         ver: u64,
         src: Arc<Vec<u8>>,
+        group: bool,
         fast: bool,
+        /// Free the codec's contexts after the job (the arena's memory
+        /// target has no room to keep them; see `CodecState::set_lean`).
+        lean: bool,
         claim: Claim,
     },
     /// Rebuild the `len`-byte image of a block from its stored form.
@@ -54,6 +58,7 @@ pub(crate) enum Job {
         enc: Encoding,
         len: usize,
         normal: bool,
+        lean: bool,
         claim: Claim,
     },
 }
@@ -92,6 +97,8 @@ pub(crate) struct Worker {
     link: Option<Link>,
     /// Bytes of the worker's native codec contexts, as last reported.
     ctx_bytes: Arc<AtomicU64>,
+    /// The most it has held at once (what keeping them costs).
+    ctx_peak: Arc<AtomicU64>,
     /// The process that started the thread: in a child of `fork` the
     /// thread does not exist.
     pid: u32,
@@ -117,6 +124,8 @@ impl Worker {
         let (codec_tx, codec_rx) = channel::<CodecState>();
         let ctx_bytes = Arc::new(AtomicU64::new(codec.native_bytes() as u64));
         let ctx = Arc::clone(&ctx_bytes);
+        let ctx_peak = Arc::new(AtomicU64::new(0));
+        let peak = Arc::clone(&ctx_peak);
         let spawned = std::thread::Builder::new()
             .name("compll-compress".into())
             .stack_size(STACK)
@@ -135,16 +144,41 @@ impl Worker {
                         continue;
                     }
                     let done = match job {
-                        Job::Compress { ver, src, fast, .. } => {
-                            // The output buffer lives only for this job, as
-                            // on the arena's own thread: nothing is held
-                            // between jobs.
+                        Job::Compress {
+                            ver,
+                            src,
+                            group,
+                            fast,
+                            lean,
+                            ..
+                        } => {
+                            codec.set_lean(lean);
+                            // The grouped image and the output buffer live
+                            // only for this job, as on the arena's own
+                            // thread: nothing is held between jobs.
+                            let mut grouped = Vec::new();
+                            let img: &[u8] = if group {
+                                // Its tables too: the arena's count of what
+                                // it holds does not see this thread's.
+                                let (mut nodes, mut rows) = (Vec::new(), Vec::new());
+                                unpack.layout.group(
+                                    &src,
+                                    unpack.group,
+                                    &mut grouped,
+                                    &mut nodes,
+                                    &mut rows,
+                                );
+                                &grouped
+                            } else {
+                                &src
+                            };
                             let mut out = Vec::new();
                             let enc = if fast {
-                                codec.encode_fast(&src, &mut out)
+                                codec.encode_fast(img, &mut out)
                             } else {
-                                codec.encode_small(&src, &mut out)
+                                codec.encode_small(img, &mut out)
                             };
+                            drop(grouped);
                             let comp: Box<[u8]> = out.as_slice().into();
                             drop(out);
                             drop(src);
@@ -156,11 +190,13 @@ impl Worker {
                             enc,
                             len,
                             normal,
+                            lean,
                             ..
                         } => {
                             let p = loader.get_or_insert_with(|| {
                                 Packer::new(CodecState::decompressor(&unpack.codec), unpack.group)
                             });
+                            p.codec.set_lean(lean);
                             let mut image = Vec::new();
                             let r = p.unpack(&unpack.layout, (enc, &comp), len, normal, &mut image);
                             Done::Loaded {
@@ -172,6 +208,8 @@ impl Worker {
                     let n = codec.native_bytes()
                         + loader.as_ref().map_or(0, |p| p.codec.native_bytes());
                     ctx.store(n as u64, Ordering::Relaxed);
+                    let p = codec.ctx_peak() + loader.as_ref().map_or(0, |p| p.codec.ctx_peak());
+                    peak.fetch_max(p as u64, Ordering::Relaxed);
                     if done_tx.send(done).is_err() {
                         break;
                     }
@@ -188,6 +226,7 @@ impl Worker {
                         thread,
                     }),
                     ctx_bytes,
+                    ctx_peak,
                     pid: std::process::id(),
                 })
             }
@@ -246,6 +285,11 @@ impl Worker {
 
     pub fn ctx_bytes(&self) -> u64 {
         self.ctx_bytes.load(Ordering::Relaxed)
+    }
+
+    /// The most native context bytes the thread has held at once.
+    pub fn ctx_peak(&self) -> u64 {
+        self.ctx_peak.load(Ordering::Relaxed)
     }
 }
 

@@ -142,3 +142,39 @@ fn a_target_below_one_or_not_a_number_is_refused() {
     }
     assert!(Arena::new(Config::default().target_ratio(1.0)).is_ok());
 }
+
+/// An arena over its target (incompressible nodes) frees its codec
+/// contexts after every use, on both threads: none are held at rest, and
+/// every node still reads back.
+#[test]
+fn contexts_are_freed_after_each_use_while_the_target_has_no_room() {
+    for background in [0, 2] {
+        let a = Arena::new(config(2.0, background)).unwrap();
+        let nodes = fill(&a, 20_000, true);
+        a.flush().unwrap();
+        let s = a.stats();
+        assert!(s.compressions > 0, "{s:?}");
+        assert_eq!(s.codec_context_bytes, 0, "contexts held at rest: {s:?}");
+        all_read_back(&a, &nodes);
+        a.settle();
+        let s = a.stats();
+        assert!(s.decompressions > 0, "{s:?}");
+        assert_eq!(s.codec_context_bytes, 0, "contexts held after reads: {s:?}");
+        a.check_invariants().unwrap();
+    }
+}
+
+/// With room to spare (compressible nodes, a loose target) or without a
+/// target the contexts are kept from one block to the next.
+#[test]
+fn contexts_are_kept_while_the_target_has_room_or_there_is_none() {
+    for target in [1.5, 0.0] {
+        let a = Arena::new(config(target, 0)).unwrap();
+        let nodes = fill(&a, 100_000, false);
+        a.flush().unwrap();
+        all_read_back(&a, &nodes);
+        let s = a.stats();
+        assert!(s.codec_context_bytes > 0, "target {target}: {s:?}");
+        a.check_invariants().unwrap();
+    }
+}

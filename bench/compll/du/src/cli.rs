@@ -54,9 +54,11 @@ pub(crate) struct Args {
     /// Blocks in use from which the background thread runs
     /// (`Config::background_from`): a smaller arena compresses on the
     /// benchmark's thread and holds no context for the thread; the thread
-    /// stops when the arena shrinks below half of this. 0: from the first
-    /// eviction.
-    #[arg(long, default_value_t = 256)]
+    /// stops when the arena shrinks below half of this. 0 (the default):
+    /// from the first eviction; an arena whose memory target has no room
+    /// for the thread's codec contexts frees them after every job
+    /// (`Config::target_ratio`), so the thread costs no memory at rest.
+    #[arg(long, default_value_t = 0)]
     pub(crate) background_from: usize,
     /// Busy processes beside the measurement: this many children of
     /// compll-du spin on integer arithmetic (seeded by --seed) from before

@@ -69,29 +69,41 @@ pub(crate) fn cpu_ns() -> u64 {
     cpu_time::ThreadTime::now().as_duration().as_nanos() as u64
 }
 
-/// A point in time for the operations: wall clock, and the CPU time of the
+/// A point in time for the operations: wall clock, the CPU time of the
 /// whole process (every thread, so the background compressor's work is
-/// in it).
+/// in it) and the CPU time of the calling thread (the arena's own: the
+/// critical path while the background thread keeps up).
 #[derive(Clone, Copy)]
 pub(crate) struct Stamp {
     wall: std::time::Instant,
     cpu: u64,
+    thread: u64,
 }
 
-/// The wall clock and the process's CPU time now.
+/// The wall clock, the process's and this thread's CPU time now.
 pub(crate) fn stamp() -> Stamp {
     Stamp {
         wall: std::time::Instant::now(),
         cpu: cpu_time::ProcessTime::now().as_duration().as_nanos() as u64,
+        thread: cpu_ns(),
     }
 }
 
-/// Wall and process-CPU milliseconds from `a` to `b`.
-pub(crate) fn span(a: Stamp, b: Stamp) -> (f64, f64) {
-    (
-        b.wall.duration_since(a.wall).as_secs_f64() * 1e3,
-        ms(b.cpu - a.cpu),
-    )
+/// Milliseconds from `a` to `b`: wall, process CPU, this thread's CPU.
+#[derive(Clone, Copy)]
+pub(crate) struct Span {
+    pub(crate) wall: f64,
+    pub(crate) cpu: f64,
+    pub(crate) thread: f64,
+}
+
+/// What passed from `a` to `b` on each clock.
+pub(crate) fn span(a: Stamp, b: Stamp) -> Span {
+    Span {
+        wall: b.wall.duration_since(a.wall).as_secs_f64() * 1e3,
+        cpu: ms(b.cpu.saturating_sub(a.cpu)),
+        thread: ms(b.thread.saturating_sub(a.thread)),
+    }
 }
 
 /// Nanoseconds as milliseconds.

@@ -36,6 +36,10 @@ pub(crate) fn median_figures(runs: &[Figures]) -> Figures {
         open_cpu_ms: m(|f| f.open_cpu_ms),
         browse_cpu_ms: m(|f| f.browse_cpu_ms),
         delete_cpu_ms: m(|f| f.delete_cpu_ms),
+        scan_thread_ms: m(|f| f.scan_thread_ms),
+        open_thread_ms: m(|f| f.open_thread_ms),
+        browse_thread_ms: m(|f| f.browse_thread_ms),
+        delete_thread_ms: m(|f| f.delete_thread_ms),
         mem_bytes: m(|f| f.mem_bytes as f64) as i64,
         mem_malloc_bytes: m(|f| f.mem_malloc_bytes as f64) as i64,
     }
@@ -58,6 +62,12 @@ pub(crate) struct Ratios {
     pub(crate) open_cpu: f64,
     pub(crate) browse_cpu: f64,
     pub(crate) delete_cpu: f64,
+    /// CPU time of the operation's own thread (compll: the arena's
+    /// thread, without the background thread), compll / heap.
+    pub(crate) scan_thread: f64,
+    pub(crate) open_thread: f64,
+    pub(crate) browse_thread: f64,
+    pub(crate) delete_thread: f64,
 }
 
 /// The ratios of compll's figures `c` to the heap's `h`.
@@ -74,6 +84,10 @@ pub(crate) fn ratios(h: &Figures, c: &Figures) -> Ratios {
         open_cpu: r(h.open_cpu_ms, c.open_cpu_ms),
         browse_cpu: r(h.browse_cpu_ms, c.browse_cpu_ms),
         delete_cpu: r(h.delete_cpu_ms, c.delete_cpu_ms),
+        scan_thread: r(h.scan_thread_ms, c.scan_thread_ms),
+        open_thread: r(h.open_thread_ms, c.open_thread_ms),
+        browse_thread: r(h.browse_thread_ms, c.browse_thread_ms),
+        delete_thread: r(h.delete_thread_ms, c.delete_thread_ms),
     }
 }
 
@@ -134,6 +148,13 @@ pub(crate) struct FloorReport {
     pub(crate) browse_vs_heap: f64,
     /// `decompress_ms` / the heap delete.
     pub(crate) delete_vs_heap: f64,
+    /// The two-core floors against the heap scan and delete.
+    pub(crate) scan_2core_vs_heap: f64,
+    pub(crate) delete_2core_vs_heap: f64,
+    /// The one-core floors against the heap's thread CPU time (steadier
+    /// than its wall time on a busy machine).
+    pub(crate) scan_vs_heap_cpu: f64,
+    pub(crate) delete_vs_heap_cpu: f64,
 }
 
 /// The floor of the runs (medians of its times), against the heap medians;
@@ -144,6 +165,19 @@ pub(crate) fn floor_report(runs: &[CompllRun], heap: &Figures) -> Option<FloorRe
     let f = Floor {
         compress_ms: median(floors.iter().map(|f| f.compress_ms).collect()),
         decompress_ms: median(floors.iter().map(|f| f.decompress_ms).collect()),
+        compress_2core_ms: median(floors.iter().map(|f| f.compress_2core_ms).collect()),
+        decompress_2core_ms: median(floors.iter().map(|f| f.decompress_2core_ms).collect()),
+        compress_stored_ms: median(floors.iter().map(|f| f.compress_stored_ms).collect()),
+        decompress_stored_ms: median(floors.iter().map(|f| f.decompress_stored_ms).collect()),
+        compress_stored_2core_ms: median(
+            floors.iter().map(|f| f.compress_stored_2core_ms).collect(),
+        ),
+        decompress_stored_2core_ms: median(
+            floors
+                .iter()
+                .map(|f| f.decompress_stored_2core_ms)
+                .collect(),
+        ),
         ..first
     };
     let per = f.decompress_ms / f.blocks.max(1) as f64;
@@ -158,6 +192,10 @@ pub(crate) fn floor_report(runs: &[CompllRun], heap: &Figures) -> Option<FloorRe
         open_vs_heap: x(open_ms, heap.open_ms),
         browse_vs_heap: x(browse_ms, heap.browse_ms),
         delete_vs_heap: x(f.decompress_ms, heap.delete_ms),
+        scan_2core_vs_heap: x(f.compress_2core_ms, heap.scan_ms),
+        delete_2core_vs_heap: x(f.decompress_2core_ms, heap.delete_ms),
+        scan_vs_heap_cpu: x(f.compress_ms, heap.scan_thread_ms),
+        delete_vs_heap_cpu: x(f.decompress_ms, heap.delete_thread_ms),
     })
 }
 
@@ -177,6 +215,38 @@ pub(crate) fn print_floor(r: &FloorReport, heap: &Figures, rat: &Ratios, d: &Per
     println!(
         "floor: decompressing all {} blocks once (delete) = {:.1} ms = {:.2}x the heap delete ({:.1} ms; compll took {:.2}x)",
         f.blocks, f.decompress_ms, r.delete_vs_heap, heap.delete_ms, rat.delete
+    );
+    println!(
+        "floor on 2 cores (the same codec work split over two threads, blocks dealt longest first to the less busy one): scan {:.1} ms = {:.2}x the heap scan, delete {:.1} ms = {:.2}x the heap delete",
+        f.compress_2core_ms, r.scan_2core_vs_heap, f.decompress_2core_ms, r.delete_2core_vs_heap
+    );
+    println!(
+        "floor against the heap's cpu time (scan {:.1} ms, delete {:.1} ms): one core scan {:.2}x, delete {:.2}x; two cores scan {:.2}x, delete {:.2}x; compll's own thread took scan {:.2}x, delete {:.2}x",
+        heap.scan_thread_ms,
+        heap.delete_thread_ms,
+        r.scan_vs_heap_cpu,
+        r.delete_vs_heap_cpu,
+        f.compress_2core_ms / heap.scan_thread_ms.max(1e-9),
+        f.decompress_2core_ms / heap.delete_thread_ms.max(1e-9),
+        rat.scan_thread,
+        rat.delete_thread
+    );
+    let (hs, hd) = (
+        heap.scan_thread_ms.max(1e-9),
+        heap.delete_thread_ms.max(1e-9),
+    );
+    println!(
+        "floor as stored ({} of {} blocks in lz4 form, as the arena chose; against the heap's cpu time): compressing once {:.1} ms = {:.2}x on one core, {:.1} ms = {:.2}x on two; decompressing once {:.1} ms = {:.2}x on one core, {:.1} ms = {:.2}x on two",
+        f.fast_blocks,
+        f.blocks,
+        f.compress_stored_ms,
+        f.compress_stored_ms / hs,
+        f.compress_stored_2core_ms,
+        f.compress_stored_2core_ms / hs,
+        f.decompress_stored_ms,
+        f.decompress_stored_ms / hd,
+        f.decompress_stored_2core_ms,
+        f.decompress_stored_2core_ms / hd
     );
     println!(
         "floor: open reads nodes in {} distinct blocks x one decompression ({:.4} ms) = {:.2} ms = {:.2}x the heap open ({:.2} ms; compll took {:.2}x with {} decompressions)",
@@ -218,7 +288,7 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
         "config: block {} B, {} uncompressed, codec {}, {} node bytes grouped, {} blocks may wait for the background compressor (its thread runs from {} blocks), {} read ahead",
         args.block_size, args.uncompressed, args.codec, args.group_fields, args.background, args.background_from, args.readahead
     );
-    println!("times: wall clock (what the ratios and aims use); cpu = CPU time of the whole process, all threads");
+    println!("times: wall clock (what the ratios and aims use); cpu = CPU time of the whole process, all threads; thread = CPU time of the arena's own thread (the critical path while the background thread keeps up); other = cpu - thread (the background thread)");
     println!(
         "memory after the scan: counted = bytes requested through the Rust allocator (+ zstd's context sizes); {}",
         malloc_meter::DESCRIPTION
@@ -254,6 +324,19 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
             f.scan_cpu_ms, f.open_cpu_ms, f.browse_cpu_ms, f.delete_cpu_ms,
         );
     }
+    let c = &compll.figures;
+    println!(
+        "{:<10} {:>10.1} {:>10.2} {:>10.2} {:>10.1}",
+        "compll thr", c.scan_thread_ms, c.open_thread_ms, c.browse_thread_ms, c.delete_thread_ms,
+    );
+    println!(
+        "{:<10} {:>10.1} {:>10.2} {:>10.2} {:>10.1}",
+        "compll oth",
+        c.scan_cpu_ms - c.scan_thread_ms,
+        c.open_cpu_ms - c.open_thread_ms,
+        c.browse_cpu_ms - c.browse_thread_ms,
+        c.delete_cpu_ms - c.delete_thread_ms,
+    );
     println!(
         "{:<10} {:>9.2}x {:>9.2}x {:>9.2}x {:>9.2}x {:>11.2}x {:>14.2}x  (times: compll/heap, memory: heap/compll)",
         "ratio",
@@ -267,6 +350,10 @@ pub(crate) fn print_summary(r: &Report, args: &Args) {
     println!(
         "{:<10} {:>9.2}x {:>9.2}x {:>9.2}x {:>9.2}x  (process cpu time: compll/heap)",
         "ratio cpu", rat.scan_cpu, rat.open_cpu, rat.browse_cpu, rat.delete_cpu
+    );
+    println!(
+        "{:<10} {:>9.2}x {:>9.2}x {:>9.2}x {:>9.2}x  (cpu time of the arena's own thread: compll/heap)",
+        "ratio thr", rat.scan_thread, rat.open_thread, rat.browse_thread, rat.delete_thread
     );
     println!(
         "compll after scan: compressed {:.2} MiB, uncompressed {:.2} MiB, overhead {:.2} MiB, codec contexts {:.2} MiB (arena's own count {:.2} MiB of {:.2} MiB measured); {} compressions, {} decompressions, hit rate {:.3}; {} of {} blocks in lz4 form",

@@ -30,11 +30,20 @@ pub(crate) fn print_table(files: &[PathBuf]) -> Result<(), String> {
         let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", f.display()))?;
         reports.push((name(f), v));
     }
+    println!("Each operation: wall-clock ratio (process CPU ratio / the arena's own thread's CPU ratio), compll / heap.");
+    println!();
     println!("| tree | entries | reps | memory × (counted / mallinfo2) | scan | open | browse | delete | worst | --load / load avg |");
     println!("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |");
     for (n, v) in &reports {
         let r = |k: &str| num(v, &["ratios", k]);
-        let op = |k: &str| format!("{:.2}× ({:.2}×)", r(k), r(&format!("{k}_cpu")));
+        let op = |k: &str| {
+            format!(
+                "{:.2}× ({:.2}× / {:.2}×)",
+                r(k),
+                r(&format!("{k}_cpu")),
+                r(&format!("{k}_thread"))
+            )
+        };
         let worst = ["scan", "open", "browse", "delete"]
             .iter()
             .map(|k| r(k))
@@ -88,6 +97,34 @@ pub(crate) fn print_table(files: &[PathBuf]) -> Result<(), String> {
             ms("compll"),
             num(v, &["heap", "mem_bytes"]) / 1048576.0,
             num(v, &["compll", "mem_bytes"]) / 1048576.0,
+        );
+    }
+    println!();
+    println!("Floors: the codec alone on the arena's blocks after the scan, on one core and split over two, against the heap's wall time (and its CPU time).");
+    println!();
+    println!("| tree | scan floor 1 core | scan floor 2 cores | delete floor 1 core | delete floor 2 cores | as stored (lz4 blocks): scan / delete, 2 cores | compll thread CPU scan / delete |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (n, v) in &reports {
+        let f = |k: &str| num(v, &["floor", k]);
+        let h = |k: &str| num(v, &["heap", k]).max(1e-9);
+        let both =
+            |ms: f64, wall: &str, cpu: &str| format!("{:.2}× ({:.2}×)", ms / h(wall), ms / h(cpu));
+        println!(
+            "| {n} | {} | {} | {} | {} | ({} of {}) {} / {} | {:.2}× / {:.2}× |",
+            both(f("compress_ms"), "scan_ms", "scan_thread_ms"),
+            both(f("compress_2core_ms"), "scan_ms", "scan_thread_ms"),
+            both(f("decompress_ms"), "delete_ms", "delete_thread_ms"),
+            both(f("decompress_2core_ms"), "delete_ms", "delete_thread_ms"),
+            f("fast_blocks"),
+            f("blocks"),
+            both(f("compress_stored_2core_ms"), "scan_ms", "scan_thread_ms"),
+            both(
+                f("decompress_stored_2core_ms"),
+                "delete_ms",
+                "delete_thread_ms"
+            ),
+            num(v, &["ratios", "scan_thread"]),
+            num(v, &["ratios", "delete_thread"]),
         );
     }
     println!();

@@ -7,19 +7,22 @@ use std::sync::Arc;
 
 use super::{BlockHeap, Kind};
 use crate::codec::{CodecState, Encoding};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layout::Layout;
 use crate::worker::{claim, new_claim, Claim, Done, Job, Unpack, Worker};
 
 /// A block handed to the background compressor: evicted, not cached, not
-/// yet stored. `src` is what the compressor got (the image, or its
-/// field-grouped form) and is kept until the result comes back, so the
-/// block can be taken back without waiting or decompressing.
+/// yet stored. `src` is the block's image, which the compressor groups
+/// (where `grouped`) and compresses; it is kept until the result comes
+/// back, so the block can be taken back as it is, without waiting,
+/// ungrouping or decompressing.
 pub(super) struct Pending {
     pub(super) block: u32,
     /// Names the request; a result whose request is gone is dropped.
     pub(super) ver: u64,
     pub(super) src: Arc<Vec<u8>>,
+    /// Its fields are grouped before compression (a normal block with
+    /// grouping configured).
     pub(super) grouped: bool,
     /// Stored with lz4 (the memory target's choice at hand-over).
     pub(super) fast: bool,
@@ -29,28 +32,16 @@ pub(super) struct Pending {
 }
 
 impl BlockHeap {
-    /// Gives slot `i`'s dirty block `b` to the background compressor: its
-    /// fields grouped here (the slot keeps its buffer), or, without
-    /// grouping, its image itself (the slot gets a spare buffer). Waits for
-    /// the oldest request while more than `max_pending` are out.
+    /// Gives slot `i`'s dirty block `b` to the background compressor: the
+    /// image itself (the slot gets a spare buffer; nothing is copied), whose
+    /// fields the thread groups before compressing, so the arena's thread
+    /// spends on a handed-over block only the hand-over. Waits for the
+    /// oldest request while more than `max_pending` are out.
     pub(super) fn hand_over(&mut self, i: usize, b: u32) {
         let normal = self.blocks[b as usize].kind == Kind::Normal;
         let grouped = self.packer.group > 0 && normal;
-        let src = if grouped {
-            let mut g = Vec::new();
-            let p = &mut self.packer;
-            self.layout.group(
-                &self.slots[i].buf,
-                p.group,
-                &mut g,
-                &mut p.gnodes,
-                &mut p.grows,
-            );
-            Arc::new(g)
-        } else {
-            let spare = self.take_spare();
-            std::mem::replace(&mut self.slots[i].buf, Arc::new(spare))
-        };
+        let spare = self.take_spare();
+        let src = std::mem::replace(&mut self.slots[i].buf, Arc::new(spare));
         let fast = self.store_fast(self.slots[i].buf.len());
         let ver = self.next_ver;
         self.next_ver += 1;
@@ -66,7 +57,9 @@ impl BlockHeap {
         let job = Job::Compress {
             ver,
             src,
+            group: grouped,
             fast,
+            lean: self.worker_lean(),
             claim,
         };
         let sent = match &self.worker {
@@ -183,13 +176,12 @@ impl BlockHeap {
         if !claim(&self.pending[pos].claim) {
             return false;
         }
+        self.tune_contexts();
         let p = self.pending.swap_remove(pos);
         let mut out = Vec::new();
-        let enc = if p.fast {
-            self.packer.codec.encode_fast(&p.src, &mut out)
-        } else {
-            self.packer.codec.encode(&p.src, &mut out)
-        };
+        let (enc, _) = self
+            .packer
+            .pack(&self.layout, &p.src, (p.grouped, false, p.fast), &mut out);
         let comp: Box<[u8]> = out.as_slice().into();
         drop(out);
         self.compressions += 1;
@@ -269,7 +261,17 @@ impl BlockHeap {
         // Blocks on their way back are loaded here when they are read.
         self.ahead.clear();
         for p in std::mem::take(&mut self.pending) {
-            let copy: Box<[u8]> = p.src.as_slice().into();
+            // Stored as it would be decompressed: grouped where loads
+            // ungroup.
+            let copy: Box<[u8]> = if p.grouped {
+                let mut g = Vec::new();
+                let k = &mut self.packer;
+                self.layout
+                    .group(&p.src, k.group, &mut g, &mut k.gnodes, &mut k.grows);
+                g.into()
+            } else {
+                p.src.as_slice().into()
+            };
             self.compressed_bytes += copy.len() as u64;
             let m = &mut self.blocks[p.block as usize];
             m.comp = Some(copy);
@@ -282,42 +284,22 @@ impl BlockHeap {
         self.pending.iter().position(|p| p.block == b)
     }
 
-    /// The image of a waiting block, rebuilt from what the compressor got.
+    /// The image of a waiting block (a copy of what the compressor got).
     pub(super) fn pending_image(&mut self, pos: usize, out: &mut Vec<u8>) -> Result<()> {
-        let p = &self.pending[pos];
-        if p.grouped {
-            let k = &mut self.packer;
-            self.layout
-                .ungroup(&p.src, k.group, out, &mut k.gnodes, &mut k.grows)
-                .map_err(Error::Codec)
-        } else {
-            out.clear();
-            out.extend_from_slice(&p.src);
-            Ok(())
-        }
+        out.clear();
+        out.extend_from_slice(&self.pending[pos].src);
+        Ok(())
     }
 
-    /// Puts waiting block `b` into slot `i` again, from what the compressor
-    /// got; its result will be dropped. No decompression: counts as a hit.
+    /// Puts waiting block `b` into slot `i` again, from the image the
+    /// compressor got; its result will be dropped. No decompression:
+    /// counts as a hit.
     pub(super) fn take_back(&mut self, b: u32, i: usize, pos: usize) -> Result<usize> {
         self.hits += 1;
-        if self.pending[pos].grouped {
-            let mut buf = std::mem::take(Arc::make_mut(&mut self.slots[i].buf));
-            let r = self.pending_image(pos, &mut buf);
-            *Arc::make_mut(&mut self.slots[i].buf) = buf;
-            if let Err(e) = r {
-                self.slots.swap_remove(i);
-                self.lru.swap_remove(i);
-                self.fix_moved_slot(i);
-                return Err(e);
-            }
-            self.pending.swap_remove(pos);
-        } else {
-            let p = self.pending.swap_remove(pos);
-            let old = std::mem::replace(&mut self.slots[i].buf, p.src);
-            if let Ok(buf) = Arc::try_unwrap(old) {
-                self.give_spare(buf);
-            }
+        let p = self.pending.swap_remove(pos);
+        let old = std::mem::replace(&mut self.slots[i].buf, p.src);
+        if let Ok(buf) = Arc::try_unwrap(old) {
+            self.give_spare(buf);
         }
         self.attach(b, i);
         Ok(i)

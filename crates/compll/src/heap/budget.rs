@@ -20,6 +20,15 @@ pub(super) struct Budget {
     pub(super) fast_blocks: u64,
 }
 
+/// Which codec contexts the arena keeps between uses (see
+/// [`BlockHeap::kept_contexts`]) and the bytes reserved for them.
+struct Kept {
+    decompress: bool,
+    compress: bool,
+    thread: bool,
+    reserved: u64,
+}
+
 /// Weight of the newest block in the running ratios.
 const NEWEST: f64 = 1.0 / 16.0;
 
@@ -64,6 +73,16 @@ impl Budget {
         };
     }
 
+    /// Bytes the lz4 blocks take beyond what the configured codec would
+    /// store them in (`len`-byte images; 0 before both have been seen).
+    fn fast_extra(&self, len: usize) -> u64 {
+        if self.fast_ratio <= 0.0 || self.dense_ratio <= 0.0 {
+            return 0;
+        }
+        let each = len as f64 / self.fast_ratio - len as f64 / self.dense_ratio;
+        (each.max(0.0) * self.fast_blocks as f64) as u64
+    }
+
     /// What lz4 is expected to store a `len`-byte image in (`None` before
     /// either codec has stored a block here).
     fn fast_estimate(&self, len: usize) -> Option<u64> {
@@ -79,22 +98,85 @@ impl Budget {
 }
 
 impl BlockHeap {
-    /// Bytes the arena holds besides its stored blocks: the cache, blocks
-    /// waiting for the compressor, codec contexts and the block table (the
-    /// small tables are left out; `stats` counts everything).
-    fn held_besides_stored(&self) -> u64 {
+    /// Bytes the arena holds besides its stored blocks and its codec
+    /// contexts: the cache, blocks waiting for the compressor and the
+    /// block table (the small tables are left out; `stats` counts
+    /// everything).
+    fn held_besides_contexts(&self) -> u64 {
         let cache = self.slots.len().max(self.capacity) * self.layout.block_size;
         let pending: usize = self.pending.iter().map(|p| p.src.len()).sum();
         (cache + pending) as u64
-            + self.packer.codec.native_bytes() as u64
-            + self.worker.as_ref().map_or(0, |w| w.ctx_bytes())
             + (self.blocks.capacity() * std::mem::size_of::<super::BlockMeta>()) as u64
             + self.room.len() as u64 * 16
     }
 
+    /// Which codec contexts are kept between uses rather than freed after
+    /// every use, and the bytes reserved for them (at the largest size
+    /// they have had). With a memory target, contexts come before lz4
+    /// blocks: a context is reserved room when it would fit were every
+    /// block stored with the configured codec, in this order: the
+    /// arena's own decompression context (loads are the critical path
+    /// of every read), its compression context, then the background
+    /// thread's (which works off the critical path);
+    /// [`BlockHeap::store_fast`] spends only what is left, and a reserved
+    /// context is kept once it fits. A kept context saves its set-up,
+    /// about a fifth of a block's work, on every block its thread
+    /// handles. A small arena, or one whose nodes leave no margin, holds
+    /// no context at rest, and its margin, if any, goes to lz4 blocks.
+    fn kept_contexts(&self) -> Kept {
+        if self.budget.target <= 0.0 {
+            return Kept {
+                decompress: true,
+                compress: true,
+                thread: true,
+                reserved: 0,
+            };
+        }
+        let base = self.compressed_bytes + self.held_besides_contexts();
+        let dense = base.saturating_sub(self.budget.fast_extra(self.layout.block_size));
+        let allowed = self.budget.allowed();
+        let (c, d) = self.packer.codec.ctx_peaks();
+        let parts = [
+            d as u64,
+            c as u64,
+            self.worker.as_ref().map_or(0, |w| w.ctx_peak()),
+        ];
+        // Each part in turn: room with every block dense, then room now.
+        let (mut fits, mut keep, mut sum) = ([false; 3], [false; 3], 0);
+        for (k, part) in parts.iter().enumerate() {
+            sum += part;
+            fits[k] = (k == 0 || fits[k - 1]) && dense + sum <= allowed;
+            keep[k] = fits[k] && (k == 0 || keep[k - 1]) && base + sum <= allowed;
+        }
+        let reserved = parts
+            .iter()
+            .zip(fits)
+            .filter(|(_, f)| *f)
+            .map(|(p, _)| p)
+            .sum();
+        Kept {
+            decompress: keep[0],
+            compress: keep[1],
+            thread: keep[2],
+            reserved,
+        }
+    }
+
+    /// Whether the background thread frees its contexts after each job.
+    pub(super) fn worker_lean(&self) -> bool {
+        !self.kept_contexts().thread
+    }
+
+    /// Sets the arena's own codec contexts lean or not for the call about
+    /// to be made ([`BlockHeap::kept_contexts`]).
+    pub(super) fn tune_contexts(&mut self) {
+        let k = self.kept_contexts();
+        self.packer.codec.set_lean_parts(!k.compress, !k.decompress);
+    }
+
     /// Whether the `len`-byte image about to be compressed may be stored
-    /// with lz4: only while everything held, this block's lz4 form
-    /// included, stays within the target.
+    /// with lz4: only while everything held, this block's lz4 form and
+    /// the contexts kept included, stays within the target.
     pub(super) fn store_fast(&self, len: usize) -> bool {
         if self.budget.target <= 0.0 {
             return false;
@@ -102,7 +184,8 @@ impl BlockHeap {
         let Some(est) = self.budget.fast_estimate(len) else {
             return false;
         };
-        self.compressed_bytes + est + self.held_besides_stored() <= self.budget.allowed()
+        let kept = self.kept_contexts().reserved;
+        self.compressed_bytes + est + self.held_besides_contexts() + kept <= self.budget.allowed()
     }
 
     /// Block `b` got a stored copy of `stored` bytes in form `enc`.

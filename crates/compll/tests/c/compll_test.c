@@ -131,7 +131,7 @@ static void test_config(void) {
 #ifndef COMPLL_NOLIB
     CHECK(cfg.block_size == 32768 && cfg.alignment == 8 && cfg.uncomp_count == 10);
     CHECK(strcmp(cfg.codec, "zstd-1") == 0 && cfg.background == 0 && cfg.readahead == 0);
-    CHECK(cfg.background_from == 0);
+    CHECK(cfg.background_from == 0 && cfg.target_ratio == 0.0);
 #endif
     cfg.block_size = 4096;
     cfg.uncomp_count = 2;
@@ -201,10 +201,65 @@ static void test_config(void) {
     compll_ctx_destroy(ctx);
 }
 
+/* A memory target: compressible nodes end up partly in lz4 form, the newer
+ * counters of compll_stats are filled, and a target below 1 is refused. */
+static void test_target(void) {
+    struct compll_config cfg;
+    compll_config_default(&cfg);
+    cfg.block_size = 4096;
+    cfg.uncomp_count = 2;
+    cfg.codec = "zstd-1";
+    cfg.background = 2;
+    cfg.readahead = 4;
+    cfg.target_ratio = 2.0;
+    compll_ctx *ctx = compll_ctx_new_config(&cfg);
+    CHECK(ctx != NULL);
+    enum { N = 3000 };
+    static compll_t node[N];
+    for (int i = 0; i < N; i++) {
+        node[i] = compll_ctx_alloc(ctx, 56);
+        unsigned char *p = compll_ctx_write(ctx, node[i]);
+        unsigned long long v = (unsigned long long)i;
+        memcpy(p, &v, 8);
+        memset(p + 8, 'a' + i % 4, 48);
+    }
+    compll_ctx_settle(ctx);
+    int ok = 1;
+    for (int i = N - 1; i >= 0; i--) {
+        const unsigned char *p = compll_ctx_read(ctx, node[i]);
+        unsigned long long v;
+        memcpy(&v, p, 8);
+        if (v != (unsigned long long)i || p[55] != (unsigned char)('a' + i % 4)) ok = 0;
+    }
+    CHECK(ok);
+    struct compll_stats st;
+    CHECK(compll_ctx_stats(ctx, &st) == 0);
+#ifndef COMPLL_NOLIB
+    CHECK(st.live_nodes == N);
+    CHECK(st.blocks > 10 && st.fast_blocks > 0 && st.fast_blocks <= st.blocks);
+    CHECK(st.background_starts == 1 && st.background_running == 1);
+    CHECK(st.hits > 0 && st.misses > 0 && st.misses <= st.decompressions);
+    CHECK(st.decompressed_ahead <= st.decompressions);
+    CHECK(st.codec_context_bytes <= st.overhead_bytes);
+    CHECK(st.taken_over <= st.compressions + st.decompressions);
+    cfg.target_ratio = 0.5;
+    CHECK(compll_ctx_new_config(&cfg) == NULL);
+#endif
+    int freed = 0;
+    for (int i = 0; i < N; i++) freed += compll_ctx_free(ctx, node[i]) == 0;
+    CHECK(freed == N);
+#ifndef COMPLL_NOLIB
+    CHECK(compll_ctx_stats(ctx, &st) == 0);
+    CHECK(st.live_nodes == 0);
+#endif
+    compll_ctx_destroy(ctx);
+}
+
 int main(void) {
     test_global();
     test_contexts();
     test_config();
+    test_target();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
