@@ -39,7 +39,7 @@
 use crate::error::{Error, Result};
 use crate::format::codec::Reader;
 use crate::format::page::{payload, HEADER as PAGE_HEADER};
-use crate::pager::{size_for, Family, PAGE_PAYLOAD, PAGE_SIZE};
+use crate::pager::{size_for, Family, Page, PAGE_PAYLOAD, PAGE_SIZE};
 use crate::pool::lists::ENCODE;
 use crate::pool::{ObjectList, Pooled, PooledBuf, Recycle};
 use crate::space::{Section, SpaceKind};
@@ -189,14 +189,7 @@ impl Node {
     }
 
     fn load(st: &mut Store, addr: u64) -> Result<Pooled<Node>> {
-        let (which, page) = st.pager.read_any(addr, &[LEAF, INTERNAL])?;
-        let leaf = which == 0;
-        let what = if leaf {
-            "B-tree leaf page"
-        } else {
-            "B-tree internal page"
-        };
-        st.check_live(what, addr, page.len() as u64)?;
+        let (leaf, what, page) = read_node(st, addr)?;
         let eof = st.space.eof();
         let mut r = Reader::new(payload(&page), what, addr);
         let n = r.u16()? as usize;
@@ -401,14 +394,7 @@ pub(crate) fn get_with<R>(
     }
     let mut addr = root;
     for _ in 0..MAX_DEPTH {
-        let (which, page) = st.pager.read_any(addr, &[LEAF, INTERNAL])?;
-        let leaf = which == 0;
-        let what = if leaf {
-            "B-tree leaf page"
-        } else {
-            "B-tree internal page"
-        };
-        st.check_live(what, addr, page.len() as u64)?;
+        let (leaf, what, page) = read_node(st, addr)?;
         let mut r = Reader::new(payload(&page), what, addr);
         let n = r.u16()? as usize;
         if leaf {
@@ -470,14 +456,7 @@ pub(crate) fn get_fixed_with<R>(
     let kl = key.len();
     let mut addr = root;
     for _ in 0..MAX_DEPTH {
-        let (which, page) = st.pager.read_any(addr, &[LEAF, INTERNAL])?;
-        let leaf = which == 0;
-        let what = if leaf {
-            "B-tree leaf page"
-        } else {
-            "B-tree internal page"
-        };
-        st.check_live(what, addr, page.len() as u64)?;
+        let (leaf, what, page) = read_node(st, addr)?;
         let p = payload(&page);
         let bad = |detail: &str| Error::corrupt(what, addr, detail.to_string());
         let u16_at = |at: usize| p.get(at..at + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
@@ -1170,6 +1149,20 @@ pub(crate) fn check_room_is_empty(r: &mut Reader, size: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The node page at `addr`, a leaf or an internal page, checked to lie in
+/// live space: whether it is a leaf, its name for messages, the page.
+fn read_node(st: &mut Store, addr: u64) -> Result<(bool, &'static str, Page)> {
+    let (which, page) = st.pager.read_any(addr, &[LEAF, INTERNAL])?;
+    let leaf = which == 0;
+    let what = if leaf {
+        "B-tree leaf page"
+    } else {
+        "B-tree internal page"
+    };
+    st.check_live(what, addr, page.len() as u64)?;
+    Ok((leaf, what, page))
 }
 
 #[cfg(test)]
