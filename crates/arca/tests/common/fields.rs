@@ -809,10 +809,7 @@ impl Fixture {
             .expect("fixture dataset");
         drop(f);
         let target = |pred: &dyn Fn(&Target) -> bool| {
-            self.targets
-                .iter()
-                .position(|t| pred(t))
-                .expect("fixture target")
+            self.targets.iter().position(pred).expect("fixture target")
         };
         let mut out = vec![];
         let data = self
