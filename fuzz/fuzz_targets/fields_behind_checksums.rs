@@ -2,7 +2,12 @@
 //! valid again, and drive the public API over the result: the input chooses
 //! up to four (structure, offset, width, value) mutations. Any panic, huge
 //! allocation or hang is a finding, as is an r+ session that changes objects
-//! it did not write, or leaves a file that no longer checks.
+//! it did not write or leaves one unreadable, or leaves a file that no longer
+//! checks. The fixture holds the layouts of the classes that write over live
+//! data unless the writer proves what the file says (a B-tree leaf before
+//! zeros, a second name whose count a mutation can drop, contiguous
+//! addresses to move), and the session exercises them (a member added to
+//! that leaf's group, a commit before the deletes, one name of two deleted).
 #![no_main]
 
 #[path = "../../crates/arca/tests/common/fields.rs"]

@@ -39,7 +39,12 @@
 //!   ([`FileSpace::prove`]). Space past `named_end` was allocated by this
 //!   session and is reused at once. A record that lies (a section over a
 //!   live header, a name whose link count is missing) then costs file
-//!   growth, never live bytes.
+//!   growth, never live bytes. Other words of the file are proven before
+//!   they are acted on: a commit after an object of an earlier session
+//!   died on its link count ([`FileSpace::doubt`]) proves first, as does
+//!   the first write into a contiguous extent an earlier session
+//!   allocated ([`FileSpace::is_named`]); a B-tree page of an earlier
+//!   session grows only into the bytes its entries proved its own.
 //!
 //! State of one extent:
 //! ```text
@@ -125,6 +130,10 @@ pub(crate) struct FileSpace {
     /// The end of file the file named when loaded: extents below it were
     /// allocated by earlier sessions.
     named_end: u64,
+    /// Whether this session freed an object an earlier session made, on a
+    /// link count read from the file: the count is the file's word too, so
+    /// the commit proves the space before writing it (S7).
+    doubted: bool,
     /// Whether the metadata aggregator holds a region reserved for all of
     /// a file's metadata ([`FileSpace::reserve_meta`]): metadata of any
     /// size then comes from it while it has room.
@@ -150,6 +159,7 @@ impl FileSpace {
             unproven_bytes: 0,
             proven: false,
             named_end: eof,
+            doubted: false,
             meta_region: false,
         }
     }
@@ -442,7 +452,22 @@ impl FileSpace {
     /// only when it gives back at least an eighth of the file (S7).
     pub(crate) fn wants_proof(&self) -> bool {
         let bytes = self.unproven_bytes;
-        !self.proven && bytes > 0 && bytes >= self.eof / 8
+        !self.proven && (self.doubted || (bytes > 0 && bytes >= self.eof / 8))
+    }
+
+    /// Whether the extent at `addr` is the file's word: an earlier session
+    /// allocated it and no walk has proven this session's space (S7).
+    pub(crate) fn is_named(&self, addr: u64) -> bool {
+        !self.proven && addr < self.named_end
+    }
+
+    /// Note that an object an earlier session made was freed because its
+    /// link count, read from the file, said its last name went: the next
+    /// commit proves the space first (S7).
+    pub(crate) fn doubt(&mut self) {
+        if !self.proven {
+            self.doubted = true;
+        }
     }
 
     /// Whether a walk proved the file's structures disjoint.
@@ -504,6 +529,7 @@ impl FileSpace {
     /// the free list.
     pub(crate) fn mark_proven(&mut self) {
         self.proven = true;
+        self.doubted = false;
         self.unproven_bytes = 0;
         for (addr, (size, kind)) in std::mem::take(&mut self.unproven) {
             self.release(Section { addr, size, kind });

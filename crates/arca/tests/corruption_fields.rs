@@ -7,6 +7,12 @@
 //! an `arca::Error` — never panic, abort or hang — and the session must not
 //! change objects it did not write (see `common/fields.rs`).
 //!
+//! Four cases always run first, one per class that would write over live
+//! data unless the writer proves what the file says (`Fixture::class_cases`):
+//! a B-tree leaf's size byte claiming the zeros after it, a contiguous
+//! address moved onto another header, a lost link count (tree root or
+//! entry zeroed).
+//!
 //! `ARCA_FIELDS_FULL=1` runs every case instead of a fixed sample;
 //! `ARCA_TEST_SCALE` scales the sample (8,000 cases at 1); `ARCA_FIELDS_RANGE=A..B` runs
 //! only cases A..B of the list (to reproduce one reported by index).
@@ -102,10 +108,13 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-/// The cases to run, in a fixed order.
+/// The cases to run, in a fixed order: the classes that write over live
+/// data unless proven first, then every case or a sample.
 fn select(fx: &Fixture) -> Vec<Case> {
+    let mut out = fx.class_cases();
     if env("ARCA_FIELDS_FULL").is_some_and(|v| v != "0") {
-        return (0..fx.targets.len()).flat_map(|t| fx.cases_of(t)).collect();
+        out.extend((0..fx.targets.len()).flat_map(|t| fx.cases_of(t)));
+        return out;
     }
     let budget = common::scaled(DEFAULT_CASES) as usize;
     // Every distinct structure gets an equal share; chunks are many and
@@ -135,7 +144,6 @@ fn select(fx: &Fixture) -> Vec<Case> {
             c
         })
         .collect();
-    let mut out = vec![];
     while out.len() < budget && per.iter().any(|c| !c.is_empty()) {
         for c in per.iter_mut() {
             if let Some(x) = c.pop() {
@@ -184,6 +192,21 @@ fn fields_behind_checksums() {
             "the fixture has no {what}"
         );
     }
+    assert_eq!(
+        fx.class_cases().len(),
+        4,
+        "the fixture lost a class's layout"
+    );
+    let free: u64 = fx
+        .map
+        .iter()
+        .filter(|e| e.what == "free section")
+        .map(|e| e.len)
+        .sum();
+    assert!(
+        free < fx.image.len() as u64 / 8,
+        "free space is an eighth of the fixture: proofs would run for it alone"
+    );
     // Recomputing every checksum of the intact file changes nothing: the
     // checksum layouts here are the format's.
     assert!(fx.refix() == fx.image, "checksums recomputed differently");

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use arca::{AttrValue, DatasetOptions, Datatype, Error, File, Mode};
+use arca::{AttrValue, DatasetOptions, Datatype, Error, File, Mode, StorageLayout};
 
 fn le(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
@@ -171,9 +171,19 @@ fn free_sections_over_live_structures_are_never_handed_out() {
     // Proving the space at open refuses the file, naming both structures.
     refused_when_proven(&path, &img, "free");
 
-    // A session that frees and allocates plenty goes on at the end of the
-    // file: the header and the data the record calls free keep their bytes.
-    busy_session(&path, &["g4"]).unwrap();
+    // A session that deletes objects proves the space at its commit: the
+    // proof meets the lying record and the commit is refused, nothing
+    // written.
+    let e = busy_session(&path, &["g4"]).unwrap_err();
+    assert!(is_corrupt(&e), "{e}");
+    assert_kept(&path, &intact, &[("header", header), ("data", data)]);
+    let f = File::open(&path).unwrap();
+    assert!(f.root().contains("g0").unwrap() && !f.root().contains("new0").unwrap());
+    drop(f);
+    // One that only allocates goes on at the end of the file: the header
+    // and the data the record calls free keep their bytes.
+    let all: Vec<String> = (0..10).map(|i| format!("g{i}")).collect();
+    busy_session(&path, &all.iter().map(|s| s.as_str()).collect::<Vec<_>>()).unwrap();
     assert_kept(&path, &intact, &[("header", header), ("data", data)]);
     let f = File::open(&path).unwrap();
     assert!(f.root().contains("new59").unwrap());
@@ -599,4 +609,336 @@ fn free_ranges_of_an_intact_vector_are_reused_after_their_proof() {
     }
     assert_eq!(vector(&path), was);
     File::open(&path).unwrap().check().unwrap();
+}
+
+/// [`build`], then a session that adds a 16-byte contiguous dataset `s`
+/// and a chunked dataset `c` (ten chunks of 400 bytes).
+fn build_with_chunks(path: &Path) -> Vec<u8> {
+    build(path);
+    let f = File::open_rw(path).unwrap();
+    let r = f.root();
+    r.create_dataset(
+        "s",
+        &DatasetOptions::new(Datatype::int(4), &[4]).layout(StorageLayout::Contiguous),
+    )
+    .unwrap()
+    .write_all(&[1i32, 2, 3, 4])
+    .unwrap();
+    r.create_dataset(
+        "c",
+        &DatasetOptions::new(Datatype::int(4), &[1000]).chunks(&[100]),
+    )
+    .unwrap()
+    .write_all(&(0..1000).collect::<Vec<i32>>())
+    .unwrap();
+    f.close().unwrap();
+    std::fs::read(path).unwrap()
+}
+
+/// Point the contiguous dataset `name`'s layout at `to`, its header's
+/// checksum valid again.
+fn move_contiguous(img: &[u8], name: &str, to: u64) -> Vec<u8> {
+    let f = File::from_bytes(img.to_vec()).unwrap();
+    let d = f.root().dataset(name).unwrap();
+    let (h, n) = extent(img, d.id());
+    let len = d.storage_size().unwrap();
+    let data = f
+        .space_map()
+        .unwrap()
+        .into_iter()
+        .find(|e| {
+            e.what == "contiguous data" && e.len == len && {
+                // The dataset's own extent: its address is in its header.
+                (h..h + n - 8).any(|i| le(img, i as usize) == e.addr)
+            }
+        })
+        .unwrap();
+    drop(f);
+    let mut out = img.to_vec();
+    let at = (h as usize..(h + n) as usize - 8)
+        .find(|&i| le(&out, i) == data.addr)
+        .expect("the layout's address");
+    put(&mut out, at, to);
+    fix_page(&mut out, h as usize, n as usize);
+    out
+}
+
+#[test]
+fn a_contiguous_extent_over_live_structures_is_proven_before_its_first_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.arca");
+    let intact = build_with_chunks(&path);
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let map = f.space_map().unwrap();
+    let header = f.root().group("g2").unwrap().id();
+    drop(f);
+    // Another object's header, a chunk, a B-tree page: each at least as
+    // long as the 16 bytes `s` writes, inside the file and clear of free
+    // space, so only a check against the live structures can refuse it.
+    let mut targets = vec![("object header", header)];
+    for what in ["chunk", "B-tree page"] {
+        let e = map.iter().find(|e| e.what == what && e.len >= 16).unwrap();
+        targets.push((what, e.addr));
+    }
+    for (what, at) in targets {
+        let img = move_contiguous(&intact, "s", at);
+        std::fs::write(&path, &img).unwrap();
+        let f = File::open_rw(&path).unwrap();
+        let e = f
+            .root()
+            .dataset("s")
+            .and_then(|d| d.write_all(&[-1i32; 4]))
+            .unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            is_corrupt(&e) && msg.contains("contiguous data") && msg.contains(what),
+            "{what}: {e}"
+        );
+        let _ = f.close();
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(
+            bytes(&after, (at, 16)),
+            bytes(&img, (at, 16)),
+            "the {what} was written over"
+        );
+    }
+    // An intact file's first write goes through after the proof, and the
+    // session's later writes need none.
+    std::fs::write(&path, &intact).unwrap();
+    let f = File::open_rw(&path).unwrap();
+    let s = f.root().dataset("s").unwrap();
+    s.write_all(&[5i32, 6, 7, 8]).unwrap();
+    s.write_all(&[9i32, 10, 11, 12]).unwrap();
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    assert_eq!(
+        f.root().dataset("s").unwrap().read_all::<i32>().unwrap(),
+        [9, 10, 11, 12]
+    );
+    f.check().unwrap();
+}
+
+/// Free sections of the file's free-space record as `set_record` takes
+/// them, with `(addr, len)` taken out of them and `add` put in, merged
+/// where they touch.
+fn free_sections_with(img: &[u8], take: (u64, u64), add: (u64, u64)) -> Vec<(u8, u64, u64)> {
+    let f = File::from_bytes(img.to_vec()).unwrap();
+    let mut out: Vec<(u64, u64)> = vec![add];
+    for e in f.space_map().unwrap() {
+        if e.what != "free section" {
+            continue;
+        }
+        let (a, end) = (e.addr, e.addr + e.len);
+        let (ta, tend) = (take.0, take.0 + take.1);
+        if tend <= a || ta >= end {
+            out.push((a, e.len));
+            continue;
+        }
+        if a < ta {
+            out.push((a, ta - a));
+        }
+        if tend < end {
+            out.push((tend, end - tend));
+        }
+    }
+    out.sort_unstable();
+    let mut merged: Vec<(u64, u64)> = vec![];
+    for (a, n) in out {
+        match merged.last_mut() {
+            Some(p) if p.0 + p.1 == a => p.1 += n,
+            _ => merged.push((a, n)),
+        }
+    }
+    merged.into_iter().map(|(a, n)| (0, a, n)).collect()
+}
+
+/// [`build`], then a session that makes a contiguous dataset `zeros` of
+/// 32 zero bytes, a group `t` of eight members whose link tree's leaf is
+/// the last page the session allocates, and then 16 KiB of data at the
+/// end of the file: the leaf is followed by free space (the rest of the
+/// metadata's reserved extent). Bulk data before keeps the file's free
+/// space under an eighth of it, so no proof runs for the space alone.
+fn build_leaf_before_free(path: &Path) -> Vec<u8> {
+    build(path);
+    let f = File::open_rw(path).unwrap();
+    f.root()
+        .create_dataset("bulk", &DatasetOptions::new(Datatype::int(4), &[100_000]))
+        .unwrap()
+        .write_all(&vec![7i32; 100_000])
+        .unwrap();
+    f.close().unwrap();
+    let f = File::open_rw(path).unwrap();
+    let r = f.root();
+    let contiguous = |t, n| DatasetOptions::new(t, &[n]).layout(StorageLayout::Contiguous);
+    let zeros = r
+        .create_dataset("zeros", &contiguous(Datatype::int(4), 8))
+        .unwrap();
+    zeros.write_all(&[0i32; 8]).unwrap();
+    let big = r
+        .create_dataset("big", &contiguous(Datatype::uint(1), 16384))
+        .unwrap();
+    let t = r.create_group("t").unwrap();
+    for i in 0..8 {
+        t.create_group(&format!("m{i:02}")).unwrap();
+    }
+    big.write_all(&[1u8; 16384]).unwrap();
+    f.close().unwrap();
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn a_btree_page_widened_over_zeros_never_writes_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.arca");
+    let intact = build_leaf_before_free(&path);
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let map = f.space_map().unwrap();
+    let n = f.root().dataset("zeros").unwrap().storage_size().unwrap();
+    let old = map
+        .iter()
+        .find(|e| e.what == "contiguous data" && e.len == n)
+        .map(|e| (e.addr, e.len))
+        .unwrap();
+    drop(f);
+    // `t`'s leaf, followed by free space: the zeros move to the start of
+    // that space and the leaf's size byte claims them.
+    let (page, len, zeros) = map
+        .windows(2)
+        .find(|w| {
+            let p = &intact[w[0].addr as usize..(w[0].addr + w[0].len) as usize];
+            w[0].what == "B-tree page"
+                && w[1].what == "free section"
+                && w[0].addr + w[0].len == w[1].addr
+                && w[1].len >= 32
+                && p.windows(3).any(|k| k == b"m00")
+        })
+        .map(|w| (w[0].addr, w[0].len, w[1].addr))
+        .expect("t's leaf before free space");
+    let mut img = move_contiguous(&intact, "zeros", zeros);
+    img[zeros as usize..zeros as usize + 32].fill(0);
+    let sections = free_sections_with(&intact, (zeros, 32), old);
+    set_record(&mut img, 0, &sections);
+    widen_page(&mut img, page as usize, len as usize);
+    refused_when_proven(&path, &img, "B-tree");
+    std::fs::write(&path, &img).unwrap();
+    // Sessions that each add a member and an attribute to `t`: its leaf
+    // grows an entry per commit, into the room its size byte claims.
+    for k in 0..16 {
+        let f = File::open_rw(&path).unwrap();
+        let r = f.root().group("t").and_then(|t| {
+            t.create_group(&format!("k{k:02}"))?;
+            t.attrs()
+                .set(&format!("a{k:02}"), &AttrValue::scalar(k as i64))
+        });
+        if let Err(e) = r.and(f.close()) {
+            assert!(is_corrupt(&e), "{e}");
+        }
+        let after = std::fs::read(&path).unwrap();
+        assert!(
+            after[zeros as usize..zeros as usize + 32]
+                .iter()
+                .all(|&b| b == 0),
+            "session {k}: the leaf at {page} wrote over the zeros after it"
+        );
+    }
+    // The zeros read as zeros, or are refused; never as the leaf's bytes.
+    let f = File::open(&path).unwrap();
+    match f.root().dataset("zeros").and_then(|d| d.read_all::<i32>()) {
+        Ok(v) => assert_eq!(v, [0; 8]),
+        Err(e) => assert!(is_corrupt(&e), "{e}"),
+    }
+    let t = f.root().group("t").unwrap();
+    for i in 0..8 {
+        assert!(t.contains(&format!("m{i:02}")).unwrap(), "t lost m{i:02}");
+    }
+}
+
+#[test]
+fn deleting_one_of_two_names_whose_count_is_missing_keeps_the_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("n.arca");
+    build(&path);
+    {
+        let f = File::open_rw(&path).unwrap();
+        // Bulk data: the file's free space is far below an eighth of it.
+        f.root()
+            .create_dataset("bulk", &DatasetOptions::new(Datatype::int(4), &[100_000]))
+            .unwrap()
+            .write_all(&vec![7i32; 100_000])
+            .unwrap();
+        let x = f.root().create_group("x").unwrap();
+        x.attrs()
+            .set("v", &AttrValue::array(&[10], &[3u64; 10]).unwrap())
+            .unwrap();
+        f.root()
+            .create_dataset("x/d", &DatasetOptions::new(Datatype::int(2), &[6]))
+            .unwrap()
+            .write_all(&[1i16, 2, 3, 4, 5, 6])
+            .unwrap();
+        f.root().link_hard("x", "y").unwrap();
+        f.close().unwrap();
+    }
+    let intact = std::fs::read(&path).unwrap();
+    assert_ne!(le(&intact, 80), 0, "the file has a link-count tree");
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let header = extent(&intact, f.root().group("x").unwrap().id());
+    drop(f);
+    // The object is small: what its death frees is far from an eighth of
+    // the file, so no proof would run for the space alone.
+    assert!(header.1 * 8 * 4 < intact.len() as u64);
+    let mut img = intact.clone();
+    put(&mut img, 80, 0);
+    fix_superblock(&mut img);
+    std::fs::write(&path, &img).unwrap();
+
+    // Deleting one name: the commit proves the space the object's death
+    // frees, finds the other name, and fails; the file stays as it was.
+    {
+        let f = File::open_rw(&path).unwrap();
+        let outcome = f.root().delete("x").and_then(|_| f.close());
+        let e = outcome.unwrap_err();
+        assert!(is_corrupt(&e), "{e}");
+    }
+    // A busy session after it (deletes, new groups, attributes, data).
+    if let Err(e) = busy_session(&path, &[]) {
+        assert!(is_corrupt(&e), "{e}");
+    }
+    let f = File::open(&path).unwrap();
+    for name in ["x", "y"] {
+        let g = f.root().group(name).unwrap();
+        assert_eq!(
+            g.attrs().get("v").unwrap(),
+            AttrValue::array(&[10], &[3u64; 10]).unwrap(),
+            "{name}"
+        );
+        let d: Vec<i16> = g.dataset("d").unwrap().read_all().unwrap();
+        assert_eq!(d, [1, 2, 3, 4, 5, 6], "{name}");
+    }
+    assert_kept(&path, &intact, &[("header", header)]);
+}
+
+#[test]
+fn deleting_objects_of_an_intact_file_proves_and_reuses_their_space() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.arca");
+    build(&path);
+    // The commit after the delete proves the freed space: what the
+    // session writes after it goes there, and the file does not grow.
+    let f = File::open_rw(&path).unwrap();
+    f.root().delete("g1").unwrap();
+    f.flush().unwrap();
+    let len = std::fs::metadata(&path).unwrap().len();
+    let free = f.space_info().unwrap().free_bytes;
+    f.root().create_group("h1/sub").unwrap();
+    f.root()
+        .group("h1")
+        .unwrap()
+        .attrs()
+        .set("name", &AttrValue::string("group 1"))
+        .unwrap();
+    f.close().unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), len);
+    let f = File::open(&path).unwrap();
+    assert!(f.space_info().unwrap().free_bytes < free);
+    f.check().unwrap();
 }

@@ -75,6 +75,9 @@ struct Node {
     bytes: Vec<u8>,
     entries: Vec<Entry>,
     children: Vec<u64>,
+    /// For a node read from the file: the smallest page that held its
+    /// entries then, the bytes it proved its own (0 for a new node).
+    held: usize,
 }
 
 impl Recycle for Node {
@@ -83,6 +86,7 @@ impl Recycle for Node {
         self.bytes.clear();
         self.entries.clear();
         self.children.clear();
+        self.held = 0;
     }
     fn heap_bytes(&self) -> usize {
         self.bytes.capacity()
@@ -239,6 +243,7 @@ impl Node {
         // neighbours: the writer leaves the room after the entries zero,
         // and a page whose tail holds anything else takes in bytes that
         // belong to another structure.
+        node.held = size_for(payload(&page).len() - r.remaining()).unwrap_or(PAGE_SIZE);
         check_room_is_empty(&mut r, page.len())?;
         Ok(node)
     }
@@ -269,7 +274,22 @@ impl Node {
     /// returns where the node now lives (B2).
     fn rewrite(&self, st: &mut Store, addr: u64) -> Result<u64> {
         let enc = self.encode();
-        let size = st.pager.size_of(addr)?;
+        let mut size = st.pager.size_of(addr)?;
+        if self.held != 0 && self.held < size && st.space.is_named(addr) {
+            // A page of an earlier session, its space not proven: past the
+            // bytes its entries held when read, the room its size byte
+            // claims may be a neighbour's zeros (a contiguous dataset of
+            // zeros) as well as its own slack. It gives up that room, set
+            // aside until a proof, and never writes there (S7).
+            let family = self.family();
+            st.pager.write_new(addr, family, self.held, &[])?;
+            st.space.free(
+                SpaceKind::Meta,
+                addr + self.held as u64,
+                (size - self.held) as u64,
+            )?;
+            size = self.held;
+        }
         if enc.len() + PAGE_HEADER <= size {
             st.pager.write(addr, self.family(), &enc)?;
             return Ok(addr);

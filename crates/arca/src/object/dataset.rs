@@ -540,6 +540,7 @@ impl Dataset {
                 data,
             );
         }
+        g.prove_contiguous(self.addr)?;
         let (st, caches) = g.storage();
         write_bytes(st, caches, self.addr, sel, data)
     }

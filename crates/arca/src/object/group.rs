@@ -1018,6 +1018,12 @@ pub(super) fn free_dead(g: &mut Session, dead: &Dead) -> Result<()> {
     for d in &dead.datasets {
         g.caches().forget(*d);
     }
+    // An object of an earlier session dies on the count the file gave it,
+    // which a hostile or buggy producer may have left out for a second
+    // name: the commit proves the space before writing it (S7).
+    if dead.seen.iter().any(|&a| g.st.space.is_named(a)) {
+        g.st.space.doubt();
+    }
     g.st.free_structures(&dead.extents)
 }
 

@@ -190,6 +190,8 @@ pub(super) fn write_rows_locked(
     swap_values(&dtype, n, &mut rows);
     let (fixed, values) = rows.split_at_mut(head);
     let r = (|| {
+        // The records' extent is proven before any value lands.
+        g.prove_contiguous(addr)?;
         let free = if vm.reuse && !fresh {
             let (_, mut old) = read_slot_records(g, addr, sel, &vm, &dtype)?;
             if dtype.nests_vlen() {

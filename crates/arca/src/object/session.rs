@@ -206,6 +206,37 @@ impl Session {
         self.prover = Some(prove);
     }
 
+    /// Before the first write into the contiguous data of the dataset whose
+    /// header is at `header`: an address an earlier session wrote is the
+    /// file's word, and a hostile or buggy producer can make it name
+    /// another object's header, a B-tree page or a chunk. Unless a walk
+    /// already proved this session's space, prove it now (one walk per
+    /// session, as `File::stat` costs), so no byte lands before the extent
+    /// is shown clear of every live structure (S7 in `space.rs`).
+    ///
+    /// # Errors
+    /// `Corrupt` naming both structures; nothing is written then.
+    pub(crate) fn prove_contiguous(&mut self, header: u64) -> Result<()> {
+        if self.st.space.is_proven() {
+            return Ok(());
+        }
+        let m = super::storage::load_meta(&mut self.st, header)?;
+        let crate::format::object_header::Layout::Contiguous { addr, size } = m.layout else {
+            return Ok(());
+        };
+        if addr == 0 || !self.st.space.is_named(addr) {
+            return Ok(());
+        }
+        match self.prover {
+            Some(prove) => prove(self),
+            None => Err(Error::corrupt(
+                "contiguous data",
+                addr,
+                format!("{size} bytes at {addr} named by the file and not proven clear of other structures"),
+            )),
+        }
+    }
+
     /// Trust the file's free space from now on: this session made the
     /// file, or proved its space (`stat::prove_space`).
     pub(crate) fn set_space_proven(&mut self) {

@@ -24,6 +24,16 @@ pub const READ_LIMIT: usize = 64 << 20;
 const WALK_LIMIT: usize = 5000;
 /// The group the r+ session deletes.
 pub const DOOMED: &str = "doomed";
+/// A dataset with a second name, [`SHARED_ALIAS`], which the r+ session
+/// removes: the object must outlive it (a lost link-count entry must not
+/// free it).
+pub const SHARED: &str = "shared";
+pub const SHARED_ALIAS: &str = "shared_alias";
+/// A group whose link tree's leaf lies right before the zeros of
+/// [`GROW_ZEROS`]; the r+ session adds a member (a size byte widened over
+/// the zeros must not write there).
+pub const GROW: &str = "grow";
+pub const GROW_ZEROS: &str = "grow_zeros";
 
 /// A memory driver whose bytes outlive the file that writes them.
 #[derive(Clone, Default)]
@@ -482,6 +492,43 @@ pub fn build() -> Vec<u8> {
     root.delete("tmp0").unwrap();
     root.delete("tmp2").unwrap();
     f.flush().unwrap();
+
+    let contiguous = |t, n| DatasetOptions::new(t, &[n]).layout(arca::StorageLayout::Contiguous);
+    root.create_dataset(SHARED, &contiguous(Datatype::int(4), 16))
+        .unwrap()
+        .write_all(&(0..16).collect::<Vec<i32>>())
+        .unwrap();
+    root.link_hard(SHARED, SHARED_ALIAS).unwrap();
+    // GROW's members and links take the last of the metadata's reserved
+    // extent, and GROW_ZEROS's elements come next, at the end of the file:
+    // a B-tree page directly followed by zeros (`Fixture::class_cases`
+    // finds it, and the test that the fixture still has it).
+    let pad = root
+        .create_dataset("bulk", &contiguous(Datatype::uint(1), 4096))
+        .unwrap();
+    let zeros = root
+        .create_dataset(GROW_ZEROS, &contiguous(Datatype::uint(1), 16384))
+        .unwrap();
+    let grow = root.create_group(GROW).unwrap();
+    for i in 0..8 {
+        grow.create_group(&format!("m{i:02}")).unwrap();
+    }
+    zeros.write_all(&[0u8; 16384]).unwrap();
+    f.flush().unwrap();
+    pad.write_all(&[3u8; 4096]).unwrap();
+    f.flush().unwrap();
+    // Bulk data, so that the file's free space is under an eighth of it:
+    // no proof runs for the space alone, and the checks above must hold
+    // without one.
+    let ballast: Vec<u8> = (0..256 * 1024u32).map(|i| (i % 253) as u8).collect();
+    root.create_dataset(
+        "ballast",
+        &contiguous(Datatype::uint(1), ballast.len() as u64),
+    )
+    .unwrap()
+    .write_all(&ballast)
+    .unwrap();
+    f.flush().unwrap();
     drop(f);
     mem.bytes()
 }
@@ -743,6 +790,82 @@ impl Fixture {
             self.fix(&mut img, t);
         }
         img
+    }
+
+    /// Cases of the classes that write over live data unless the writer
+    /// proves what the file says first, whatever a sample draws: the leaf
+    /// of [`GROW`] claiming the next 32 bytes (the zeros after it), the
+    /// address of [`SHARED`]'s elements moved onto `a/b/c`'s header, and
+    /// [`SHARED`]'s link count lost (the tree's root zeroed in the
+    /// superblock, or its entry zeroed: an object without a name).
+    pub fn class_cases(&self) -> Vec<Case> {
+        let f = File::from_bytes(self.image.clone()).expect("intact file opens");
+        let id = |p: &str| f.root().object(p).map(|o| o.id()).expect("fixture object");
+        let (shared, other) = (id(SHARED), id("a/b/c"));
+        let zeros = f
+            .root()
+            .dataset(GROW_ZEROS)
+            .and_then(|d| d.storage_size())
+            .expect("fixture dataset");
+        drop(f);
+        let target = |pred: &dyn Fn(&Target) -> bool| {
+            self.targets.iter().position(pred).expect("fixture target")
+        };
+        let mut out = vec![];
+        let data = self
+            .map
+            .iter()
+            .find(|e| e.what == "contiguous data" && e.len == zeros)
+            .expect("the zeros");
+        let leaf = target(&|t| t.ext.what == "B-tree page" && t.ext.addr + t.ext.len == data.addr);
+        out.push(Case {
+            target: leaf,
+            off: 3,
+            width: 1,
+            op: Op::Inc,
+        });
+        let header = target(&|t| t.ext.addr == shared);
+        let h = &self.targets[header].ext;
+        let page = &self.image[h.addr as usize..(h.addr + h.len) as usize];
+        let elements = self
+            .map
+            .iter()
+            .filter(|e| e.what == "contiguous data")
+            .find_map(|e| (0..page.len() - 8).find(|&i| le(page, i, 8) == e.addr))
+            .expect("the layout's address");
+        out.push(Case {
+            target: header,
+            off: elements as u64,
+            width: 8,
+            op: Op::Put(other, "another header"),
+        });
+        let superblock = target(&|t| t.form == Form::Superblock);
+        out.push(Case {
+            target: superblock,
+            off: 80,
+            width: 8,
+            op: Op::Zero,
+        });
+        // The count's entry: key (the header's address, big-endian) and
+        // value (the count) of 8 bytes each.
+        let mut key = vec![8, 0, 8, 0];
+        key.extend(shared.to_be_bytes());
+        for (t, tg) in self.targets.iter().enumerate() {
+            let a = tg.ext.addr as usize;
+            let page = &self.image[a..a + tg.ext.len as usize];
+            if tg.ext.what != "B-tree page" || &page[..3] != b"ABL" {
+                continue;
+            }
+            if let Some(i) = page.windows(key.len()).position(|w| w == key) {
+                out.push(Case {
+                    target: t,
+                    off: (i + key.len()) as u64,
+                    width: 8,
+                    op: Op::Zero,
+                });
+            }
+        }
+        out
     }
 
     /// A readable name for a case.
@@ -1229,8 +1352,9 @@ impl Run {
         }
     }
 
-    /// Writes through an r+ handle; returns whether every step succeeded.
-    fn session(&mut self, f: &File, datasets: &[String]) -> bool {
+    /// Writes through an r+ handle; returns whether every step succeeded,
+    /// and whether every step up to the commit before the deletes did.
+    fn session(&mut self, f: &File, datasets: &[String]) -> (bool, bool) {
         let mut ok = true;
         for p in datasets {
             let r = self.step_raw("r+ write", || {
@@ -1298,11 +1422,22 @@ impl Run {
                 .set("zz_attr", &AttrValue::array(&[40], &[7u64; 40])?)
         });
         ok &= matches!(r, Some(Ok(())));
+        let r = self.step_raw("r+ add member", || {
+            f.root().group(GROW)?.create_group("zz_member").map(|_| ())
+        });
+        ok &= matches!(r, Some(Ok(())));
+        // Committed before the deletes: a commit after a delete proves the
+        // space, which would also catch what the steps above got wrong.
+        let r = self.step_raw("r+ flush before deletes", || f.flush());
+        ok &= matches!(r, Some(Ok(())));
+        let early = ok;
         let r = self.step_raw("r+ delete", || f.root().delete(DOOMED));
+        ok &= matches!(r, Some(Ok(())));
+        let r = self.step_raw("r+ delete second name", || f.root().delete(SHARED_ALIAS));
         ok &= matches!(r, Some(Ok(())));
         let r = self.step_raw("r+ flush", || f.flush());
         ok &= matches!(r, Some(Ok(())));
-        ok
+        (ok, early)
     }
 }
 
@@ -1338,7 +1473,7 @@ pub fn run(img: Vec<u8>, known_datasets: &[String]) -> Vec<Failure> {
     }) else {
         return run.failures;
     };
-    let ok = run.session(&f, &datasets);
+    let (ok, early) = run.session(&f, &datasets);
     // Dropping may commit; a panic there is a failure like any other.
     run.step("r+ drop", || {
         drop(f);
@@ -1381,7 +1516,10 @@ pub fn run(img: Vec<u8>, known_datasets: &[String]) -> Vec<Failure> {
     let doomed = format!("/{DOOMED}");
     for (key, old) in &before {
         let path = key.split(" @").next().unwrap_or_default();
-        if path == doomed || path.starts_with(&format!("{doomed}/")) {
+        if path == doomed
+            || path.starts_with(&format!("{doomed}/"))
+            || path == format!("/{SHARED_ALIAS}")
+        {
             continue;
         }
         // Items the walk did not reach are looked up by name.
@@ -1389,13 +1527,20 @@ pub fn run(img: Vec<u8>, known_datasets: &[String]) -> Vec<Failure> {
             Some(n) => Some(n.clone()),
             None => run.read_key(&f, key),
         };
-        if let Some(new) = new {
-            if !old.same_but_first(&new) {
-                run.failures.push(Failure::Changed {
-                    object: key.clone(),
-                    detail: old.difference(&new),
-                });
-            }
+        match new {
+            Some(new) if !old.same_but_first(&new) => run.failures.push(Failure::Changed {
+                object: key.clone(),
+                detail: old.difference(&new),
+            }),
+            Some(_) => {}
+            // Readable before a session whose steps up to its first commit
+            // succeeded (a later failed commit leaves the file there), not
+            // after it: the session lost it (freed it, wrote over it).
+            None if early => run.failures.push(Failure::Changed {
+                object: key.clone(),
+                detail: "readable before the session, not after".into(),
+            }),
+            None => {}
         }
     }
     run.failures

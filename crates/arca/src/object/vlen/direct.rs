@@ -106,6 +106,7 @@ impl Dataset {
                     "records of a space-reusing vector are written by write_ragged",
                 ));
             }
+            g.prove_contiguous(addr)?;
             let ext = storage::contiguous_extent(&mut g.st, addr)?;
             if let Some(e) = ext {
                 g.st.pager.journal().preserve(&[e])?;
@@ -149,6 +150,7 @@ impl Dataset {
                     "record outside the vector or not whole items",
                 ));
             }
+            g.prove_contiguous(addr)?;
             let (st, caches) = g.storage();
             storage::write_bytes(st, caches, addr, sel, &encode_records(&pairs))
         })

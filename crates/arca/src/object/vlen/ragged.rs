@@ -108,6 +108,8 @@ pub(super) fn write_ragged_locked(
     };
     let o0 = offsets[0];
     let r = (|| {
+        // The records' extent is proven before any value lands.
+        g.prove_contiguous(addr)?;
         if vm.reuse && !fresh {
             let mut recs: Vec<(u64, u64)> = Vec::with_capacity(n);
             let old = read_records(g, addr, sel, &vm, &dtype)?;
