@@ -45,6 +45,11 @@ const SETTLE_NAP: Duration = Duration::from_micros(200);
 /// and must not be mistaken for a dead one. Only a writer that died
 /// mid-write leaves the pair torn for seconds.
 pub(crate) fn settle<T>(mut attempt: impl FnMut() -> Result<Option<T>>) -> Result<Option<T>> {
+    // Read first, the clock only once torn: this runs on every read of a
+    // snapshot, nearly always whole at once.
+    if let Some(v) = attempt()? {
+        return Ok(Some(v));
+    }
     let start = Instant::now();
     let mut tries = 0u32;
     loop {
