@@ -262,8 +262,10 @@ impl PyDataset {
     /// ```
     fn fast_reads(&self, py: Python<'_>, dtype: Bound<'_, PyAny>) -> PyResult<bool> {
         let itemsize: usize = dtype.getattr("itemsize")?.extract()?;
+        // Reads write raw element bytes: never into object pointers.
+        let objects: bool = dtype.getattr("hasobject")?.extract()?;
         let t = self.datatype(py)?;
-        if itemsize != t.size() || t.is_vlen() || t.has_vlen() {
+        if objects || itemsize != t.size() || t.is_vlen() || t.has_vlen() {
             return Ok(false);
         }
         let _ = self.fast.set(crate::fastread::Fast {

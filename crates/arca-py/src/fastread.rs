@@ -7,7 +7,8 @@
 //! integer array) of indices, is parsed against the dataset's shape into a
 //! box (`start`, `count`, `step` per axis) and read straight into a new
 //! array of the element dtype the Python layer registered (see
-//! `Dataset.fast_reads`). Anything else — field names, `None`, masks,
+//! `Dataset.fast_reads`); a key of integers only reads its element into a
+//! small buffer and returns it as a numpy scalar, no array made. Anything else — field names, `None`, masks,
 //! unsorted or repeated lists, indices out of range, a second list — is
 //! declined (`read_key` returns `None`) and the Python layer's general
 //! path handles it, with h5py's errors.
@@ -19,8 +20,8 @@
 //! ```
 
 use arca::Selection;
-use numpy::npyffi::_PyArray_GET_ITEM_DATA;
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::npyffi::{_PyArray_GET_ITEM_DATA, PY_ARRAY_API};
+use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyEllipsis, PyInt, PyList, PySlice, PySliceMethods, PyTuple};
@@ -294,6 +295,9 @@ pub(crate) fn read_key<'py>(
     let Some(k) = parse(key, shape)? else {
         return Ok(None);
     };
+    if k.scalar {
+        return scalar(py, d, fast, k.start).map(Some);
+    }
     let elem = fast.itemsize;
     let Some(n) = bytes_of(&k.out_shape, elem) else {
         return Ok(None);
@@ -315,10 +319,50 @@ pub(crate) fn read_key<'py>(
             }
         })?;
     }
-    if k.scalar {
-        return Ok(Some(arr.get_item(PyTuple::empty(py))?));
-    }
     Ok(Some(arr))
+}
+
+/// Elements up to this size are read into a buffer on the stack.
+const SMALL_ELEM: usize = 64;
+
+/// The element at `start` (one index per axis) as a numpy scalar of the
+/// registered dtype: read into a small buffer and handed to numpy, which
+/// copies it into the scalar (no array is made for one element).
+fn scalar<'py>(
+    py: Python<'py>,
+    d: &arca::Dataset,
+    fast: &Fast,
+    start: Vec<u64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let rank = start.len();
+    let sel = cvt(Selection::new(start, vec![1; rank], vec![1; rank]))?;
+    let elem = fast.itemsize;
+    let mut small = [0u8; SMALL_ELEM];
+    let mut big = Vec::new();
+    let buf: &mut [u8] = if elem <= SMALL_ELEM {
+        &mut small[..elem]
+    } else {
+        big.resize(elem, 0);
+        &mut big
+    };
+    if elem > 0 {
+        cvt(py.detach(|| d.read_bytes(&sel, buf)))?;
+    }
+    let descr = fast.dtype.bind(py).cast::<PyArrayDescr>()?;
+    // SAFETY: `buf` holds one element of `descr` (its item size, checked
+    // when the dtype was registered), which has no object fields (refused
+    // there): numpy copies the bytes into the new scalar (no base is
+    // given) and keeps no pointer to `buf`, which outlives the call.
+    let obj = unsafe {
+        PY_ARRAY_API.PyArray_Scalar(
+            py,
+            buf.as_mut_ptr().cast(),
+            descr.as_dtype_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    // SAFETY: a new reference, or null with a Python error set.
+    unsafe { Bound::from_owned_ptr_or_err(py, obj) }
 }
 
 /// Read a box whose axis `ax` is picked by the increasing indices `idx`

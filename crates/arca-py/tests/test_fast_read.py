@@ -196,9 +196,11 @@ def test_a_reader_sees_its_snapshot_until_it_refreshes(tmp_path):
             # holds the old bytes, and so does the file's history)...
             assert x[500:503].tolist() == [500, 501, 502]
             assert x[499:504].tolist() == [499, 500, 501, 502, 503]
+            assert [x[i] for i in (499, 500, 502, -500)] == [499, 500, 502, 500]
             assert r.refresh()
             # ...and after moving on it shows the new commit.
             assert x[500:503].tolist() == [-1, -2, -3]
+            assert [x[i] for i in (499, 500, 502, -500)] == [499, -1, -3, -1]
         finally:
             r.close()
     finally:
@@ -216,6 +218,21 @@ def test_scalar_and_empty_datasets(tmp_path):
         assert isinstance(e[()], arca.Empty)
         big = f.create_dataset("b", data=np.arange(50))
         assert big[40:10].shape == (0,) and big[5:5].dtype == np.arange(1).dtype
+
+
+def test_one_element_of_a_wide_compound_type(tmp_path):
+    """Elements wider than the native path's stack buffer read whole."""
+    dt = np.dtype([(f"f{i}", "<f8") for i in range(12)] + [("n", "<i2")])
+    a = np.zeros((30, 4), dt)
+    for i, name in enumerate(dt.names):
+        a[name] = np.arange(120).reshape(30, 4) * (i + 1)
+    with arca.File(tmp_path / "w.arca", "w") as f:
+        ds = f.create_dataset("x", data=a, chunks=(7, 3))
+        for key in [(0, 0), (29, 3), (-1, -4), (np.int32(13), 2)]:
+            got = ds[key]
+            assert ds._fast
+            assert type(got) is np.void and got.dtype == dt
+            assert got == a[key] and got.tobytes() == a[key].tobytes()
 
 
 DECLINED = [

@@ -210,19 +210,30 @@ impl Pager {
         // how much of it is the page. Otherwise (a page across the
         // boundary, or bytes after it still only in this cache) the tag
         // first, then the page.
-        let mut ahead = [0u8; PAGE_SIZE];
+        //
+        // The read goes straight into a pooled page of the length read: a
+        // page that fills it (an aligned full page, the usual index or
+        // B-tree node) is kept as it is, with no copy.
         let to_boundary = PAGE_SIZE as u64 - addr % PAGE_SIZE as u64;
         let n = to_boundary.min(self.limit.saturating_sub(addr)) as usize;
-        let ahead = match n >= 8 && self.driver.read_at(addr, &mut ahead[..n]).is_ok() {
-            true => Some(&ahead[..n]),
-            false => None,
-        };
+        let mut ahead = None;
+        if n >= 8 {
+            // Every byte is read over (or the page goes back unused).
+            let mut a = PAGES.take_for_overwrite(n);
+            match self.driver.read_at(addr, page_mut(&mut a)) {
+                Ok(()) => ahead = Some(a),
+                Err(_) => PAGES.give_back(a),
+            }
+        }
         let mut head = [0u8; 8];
-        match ahead {
+        match &ahead {
             Some(a) => head.copy_from_slice(&a[..8]),
             None => self.driver.read_at(addr, &mut head)?,
         }
         let Some(i) = find(&head) else {
+            if let Some(a) = ahead {
+                PAGES.give_back(a);
+            }
             return Err(Error::corrupt(
                 what,
                 addr,
@@ -232,23 +243,43 @@ impl Pager {
                 ),
             ));
         };
-        let Some(size) = page::size_of(&head) else {
-            return Err(Error::corrupt(
-                tag_name(families[i]),
-                addr,
-                format!("page size byte {}", head[3]),
-            ));
-        };
-        self.check_range(addr, size, what)?;
-        let mut page = PAGES.take_zeroed(size);
-        let buf = page_mut(&mut page);
-        let read = match ahead {
-            Some(a) if a.len() >= size => {
-                buf.copy_from_slice(&a[..size]);
-                Ok(())
+        let size = match page::size_of(&head) {
+            Some(size) => size,
+            None => {
+                if let Some(a) = ahead {
+                    PAGES.give_back(a);
+                }
+                return Err(Error::corrupt(
+                    tag_name(families[i]),
+                    addr,
+                    format!("page size byte {}", head[3]),
+                ));
             }
-            _ => self.driver.read_at(addr, buf),
         };
+        if let Err(e) = self.check_range(addr, size, what) {
+            if let Some(a) = ahead {
+                PAGES.give_back(a);
+            }
+            return Err(e);
+        }
+        let (mut page, read) = match ahead {
+            Some(a) if a.len() == size => (a, Ok(())),
+            Some(a) if a.len() > size => {
+                let mut page = PAGES.take_zeroed(size);
+                page_mut(&mut page).copy_from_slice(&a[..size]);
+                PAGES.give_back(a);
+                (page, Ok(()))
+            }
+            other => {
+                if let Some(a) = other {
+                    PAGES.give_back(a);
+                }
+                let mut page = PAGES.take_zeroed(size);
+                let read = self.driver.read_at(addr, page_mut(&mut page));
+                (page, read)
+            }
+        };
+        let buf = page_mut(&mut page);
         if read.is_err() || !page::verifies(buf) {
             PAGES.give_back(page);
             read?;

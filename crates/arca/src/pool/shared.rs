@@ -50,6 +50,33 @@ impl SharedBlockList {
         }
     }
 
+    /// An unshared block of exactly `len` bytes holding whatever its last
+    /// user left in it (zeros if new): for a caller that overwrites every
+    /// byte before reading any (a whole page read from the file), which
+    /// then skips the zeroing [`Self::take_zeroed`] does.
+    pub(crate) fn take_for_overwrite(&'static self, len: usize) -> Arc<Vec<u8>> {
+        self.counters.register(self);
+        let got = if pooling_enabled() {
+            lock(&self.free).get_mut(&len).and_then(|v| v.pop())
+        } else {
+            None
+        };
+        match got {
+            Some(mut a) => {
+                self.counters.handed_out(true, len);
+                if Arc::get_mut(&mut a).is_some() {
+                    return a;
+                }
+                // Unreachable in practice: only unshared blocks are kept.
+                Arc::new(vec![0; len])
+            }
+            None => {
+                self.counters.handed_out(false, 0);
+                Arc::new(vec![0; len])
+            }
+        }
+    }
+
     /// Give a block back; kept only if nothing else shares it.
     pub(crate) fn give_back(&'static self, mut block: Arc<Vec<u8>>) {
         let Some(v) = Arc::get_mut(&mut block) else {

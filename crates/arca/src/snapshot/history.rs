@@ -20,7 +20,7 @@ use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use super::sidecar::{pair, sidecar, unpair};
+use super::sidecar::{pair, settle, sidecar, unpair};
 use crate::error::{Error, Result};
 use crate::format::page::PAGE_SIZE;
 
@@ -63,12 +63,14 @@ pub(crate) fn length(f: &fs::File) -> std::io::Result<u64> {
 
 /// The history's (epoch, live_from), or None while it is being created.
 pub(crate) fn read_header(hist: &fs::File) -> Result<Option<(u64, u64)>> {
-    for _ in 0..10_000 {
+    // A torn header is a restart in progress: waited for as long as a
+    // torn pair in the reader table (see `settle`).
+    let got = settle(|| {
         // The length first: a file shorter than its header is being
         // created (its header is written whole, then it grows).
         let len = length(hist).unwrap_or(0);
         if len < FIRST {
-            return Ok(None);
+            return Ok(Some(None));
         }
         let mut head = [0u8; 48];
         if hist.read_exact_at(&mut head, 0).is_err() || &head[..8] != MAGIC {
@@ -81,16 +83,11 @@ pub(crate) fn read_header(hist: &fs::File) -> Result<Option<(u64, u64)>> {
             ));
         }
         let (e, l) = (EPOCH as usize, LIVE_FROM as usize);
-        if let (Some(e), Some(l)) = (unpair(&head[e..e + 16]), unpair(&head[l..l + 16])) {
-            return Ok(Some((e, l)));
-        }
-        std::thread::yield_now();
-    }
-    Err(Error::corrupt(
-        "snapshot history",
-        0,
-        "the header never reads whole",
-    ))
+        Ok(unpair(&head[e..e + 16])
+            .zip(unpair(&head[l..l + 16]))
+            .map(Some))
+    })?;
+    got.ok_or_else(|| Error::corrupt("snapshot history", 0, "the header never reads whole"))
 }
 
 /// Walk the whole records of `epoch` from `from`, calling `f(pos, tag,

@@ -25,7 +25,7 @@ use nix::fcntl::{fcntl, FcntlArg};
 use nix::libc;
 
 use super::history::history_path;
-use super::sidecar::{pair, sidecar, unpair};
+use super::sidecar::{pair, settle, sidecar, unpair};
 use crate::error::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"ARCARDR1";
@@ -280,19 +280,17 @@ impl ReaderTable {
     }
 
     /// A generation stored at `at` as value + 1 (0: none). A torn pair is
-    /// a write in progress: it settles at once.
+    /// a write in progress: it settles soon (see [`settle`] for how long
+    /// is waited before its writer is taken for dead).
     fn settled(&self, at: u64, what: &str) -> Result<Option<u64>> {
-        for _ in 0..10_000 {
-            if let Some(v) = self.read_pair(at)? {
-                return Ok(v.checked_sub(1));
-            }
-            std::thread::yield_now();
+        match settle(|| self.read_pair(at))? {
+            Some(v) => Ok(v.checked_sub(1)),
+            None => Err(Error::corrupt(
+                "reader table",
+                at,
+                format!("the {what} generation never reads whole"),
+            )),
         }
-        Err(Error::corrupt(
-            "reader table",
-            at,
-            format!("the {what} generation never reads whole"),
-        ))
     }
 
     /// The generation of the writer's last commit, if a writer serving
