@@ -27,6 +27,20 @@ impl SharedBlockList {
 
     /// An unshared block of exactly `len` bytes, all zero.
     pub(crate) fn take_zeroed(&'static self, len: usize) -> Arc<Vec<u8>> {
+        self.take(len, true)
+    }
+
+    /// An unshared block of exactly `len` bytes holding whatever its last
+    /// user left in it (zeros if new): for a caller that overwrites every
+    /// byte before reading any (a whole page read from the file), which
+    /// then skips the zeroing [`Self::take_zeroed`] does.
+    pub(crate) fn take_for_overwrite(&'static self, len: usize) -> Arc<Vec<u8>> {
+        self.take(len, false)
+    }
+
+    /// A pooled block of `len` bytes if one is free (zeroed when `zero`),
+    /// else a new zeroed one.
+    fn take(&'static self, len: usize, zero: bool) -> Arc<Vec<u8>> {
         self.counters.register(self);
         let got = if pooling_enabled() {
             lock(&self.free).get_mut(&len).and_then(|v| v.pop())
@@ -37,34 +51,9 @@ impl SharedBlockList {
             Some(mut a) => {
                 self.counters.handed_out(true, len);
                 if let Some(v) = Arc::get_mut(&mut a) {
-                    v.fill(0);
-                    return a;
-                }
-                // Unreachable in practice: only unshared blocks are kept.
-                Arc::new(vec![0; len])
-            }
-            None => {
-                self.counters.handed_out(false, 0);
-                Arc::new(vec![0; len])
-            }
-        }
-    }
-
-    /// An unshared block of exactly `len` bytes holding whatever its last
-    /// user left in it (zeros if new): for a caller that overwrites every
-    /// byte before reading any (a whole page read from the file), which
-    /// then skips the zeroing [`Self::take_zeroed`] does.
-    pub(crate) fn take_for_overwrite(&'static self, len: usize) -> Arc<Vec<u8>> {
-        self.counters.register(self);
-        let got = if pooling_enabled() {
-            lock(&self.free).get_mut(&len).and_then(|v| v.pop())
-        } else {
-            None
-        };
-        match got {
-            Some(mut a) => {
-                self.counters.handed_out(true, len);
-                if Arc::get_mut(&mut a).is_some() {
+                    if zero {
+                        v.fill(0);
+                    }
                     return a;
                 }
                 // Unreachable in practice: only unshared blocks are kept.
