@@ -540,7 +540,7 @@ impl Dataset {
                 data,
             );
         }
-        g.prove_contiguous(self.addr)?;
+        g.prove_layout(&m.layout)?;
         let (st, caches) = g.storage();
         write_bytes(st, caches, self.addr, sel, data)
     }

@@ -221,7 +221,18 @@ impl Session {
             return Ok(());
         }
         let m = super::storage::load_meta(&mut self.st, header)?;
-        let crate::format::object_header::Layout::Contiguous { addr, size } = m.layout else {
+        self.prove_layout(&m.layout)
+    }
+
+    /// [`Self::prove_contiguous`] for a layout the caller has loaded.
+    pub(crate) fn prove_layout(
+        &mut self,
+        layout: &crate::format::object_header::Layout,
+    ) -> Result<()> {
+        if self.st.space.is_proven() {
+            return Ok(());
+        }
+        let &crate::format::object_header::Layout::Contiguous { addr, size } = layout else {
             return Ok(());
         };
         if addr == 0 || !self.st.space.is_named(addr) {
