@@ -24,6 +24,11 @@ libraries get the same names and values and default file settings
   ``close()`` (which commits and syncs), on the same file, as many tries;
   what an r+ session costs before its first write lands (arca checks there
   that the space it hands out is free);
+* overwrite: after an untimed session adds a 2 MiB contiguous dataset
+  (``big``, 262,144 float64), ``File(p, "r+")``, ten of its elements
+  overwritten, ``close()``, as many tries: arca does not trust the address
+  an earlier session wrote, so this is where it moves the data (or, for
+  an extent past an eighth of the file, walks the file) first;
 * CPU time of the write (to ``close()`` returning) and of the walk, in the
   JSON (``write_cpu_s``, ``walk_cpu_s``): steadier than wall time on a busy
   machine;
@@ -72,6 +77,7 @@ ROWS = {"group": "empty groups", "scalar": "scalar float64 datasets",
 LIBS = ("arca", "h5py")
 EXT = {"arca": ".arca", "h5py": ".h5"}
 PER_GROUP = 100
+BIG_ELEMS = 1 << 18
 AIM_SPEEDUP = 3.0
 
 
@@ -220,11 +226,23 @@ def child(job):
         f.create_group(f"edit{k}").attrs["k"] = k
         f.close()
         edits.append(time.perf_counter() - t0)
+    overwrites = []
+    if job["opens"]:
+        f = lib.File(path, "r+")
+        f.create_dataset("big", data=np.zeros(BIG_ELEMS))
+        f.close()
+    for k in range(job["opens"]):
+        evict(path, cache)
+        t0 = time.perf_counter()
+        f = lib.File(path, "r+")
+        f["big"][0:10] = k + 1
+        f.close()
+        overwrites.append(time.perf_counter() - t0)
 
     want = [n + ngroups, 0 if row == "group" else n, n * len(attrs_for(row, 0))]
     return {"write_s": t_write, "close_s": t_close, "walk_s": t_walk, "open_s": opens,
             "write_cpu_s": c_write, "walk_cpu_s": c_walk,
-            "edit_s": edits,
+            "edit_s": edits, "overwrite_s": overwrites,
             "file_bytes": size, "other_files": sorted(extra),
             "seen": seen, "verified": seen == want, "layout": layout,
             "rss_base_mib": rss_base / 1024,
@@ -263,10 +281,12 @@ def summarise(samples):
             m[x] = median([s[x] for s in ss if s.get(x) is not None])
         n, opens = ss[0]["n"], [t for s in ss for t in s["open_s"]]
         edits = [t for s in ss for t in s.get("edit_s", [])]
+        overwrites = [t for s in ss for t in s.get("overwrite_s", [])]
         out[k] = {"n": n, "bytes_per_object": m.pop("file_bytes") / n, **m,
                   "write_obj_s": n / m["write_s"], "walk_obj_s": n / m["walk_s"],
                   "open_ms": median(opens) * 1e3 if opens else None,
                   "edit_ms": median(edits) * 1e3 if edits else None,
+                  "overwrite_ms": median(overwrites) * 1e3 if overwrites else None,
                   "verified": all(s["verified"] for s in ss), "layout": ss[0]["layout"]}
     return out
 
@@ -340,6 +360,11 @@ def print_report(summary, ratios, aims, rows, counts, meta):
                  if (k := key(row, counts[-1], lib)) in summary and summary[k]["edit_ms"]]
         if edits:
             print(f"  r+ open, first write, close at N={counts[-1]:,d}: " + ", ".join(edits))
+        overs = [f"{lib} {summary[k]['overwrite_ms']:.2f} ms" for lib in libs
+                 if (k := key(row, counts[-1], lib)) in summary and summary[k]["overwrite_ms"]]
+        if overs:
+            print(f"  r+ open, overwrite 10 elements of a 2 MiB contiguous dataset, close at "
+                  f"N={counts[-1]:,d}: " + ", ".join(overs))
     print("\nAims:")
     for a in aims:
         v = "" if a["value"] is None else f"  (worst x{a['value']:.2f} at N={a['worst_n']:,d})"

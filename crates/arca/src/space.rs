@@ -43,7 +43,10 @@
 //!   they are acted on: a commit after an object of an earlier session
 //!   died on its link count ([`FileSpace::doubt`]) proves first, as does
 //!   the first write into a contiguous extent an earlier session
-//!   allocated ([`FileSpace::is_named`]); a B-tree page of an earlier
+//!   allocated ([`FileSpace::is_named`]), unless the extent is small
+//!   enough to move instead ([`FileSpace::can_set_aside`]): its bytes are
+//!   copied to space this session allocated and the old extent is set
+//!   aside like any other named free space; a B-tree page of an earlier
 //!   session grows only into the bytes its entries proved its own.
 //!
 //! State of one extent:
@@ -130,6 +133,14 @@ pub(crate) struct FileSpace {
     /// The end of file the file named when loaded: extents below it were
     /// allocated by earlier sessions.
     named_end: u64,
+    /// Extents contiguous data moved away from (S7), this session's and
+    /// those of the file's left-space record: addr -> size, merged. Not
+    /// free (the file's word that only the moved data lived there is what
+    /// is unproven) and not checked against (a reader trusts no record of
+    /// them); a proof takes back what no structure holds.
+    left: BTreeMap<u64, u64>,
+    /// Bytes in `left`.
+    left_bytes: u64,
     /// Whether this session freed an object an earlier session made, on a
     /// link count read from the file: the count is the file's word too, so
     /// the commit proves the space before writing it (S7).
@@ -159,6 +170,8 @@ impl FileSpace {
             unproven_bytes: 0,
             proven: false,
             named_end: eof,
+            left: BTreeMap::new(),
+            left_bytes: 0,
             doubted: false,
             meta_region: false,
         }
@@ -451,7 +464,7 @@ impl FileSpace {
     /// costs about what reading the file's structures costs, so it runs
     /// only when it gives back at least an eighth of the file (S7).
     pub(crate) fn wants_proof(&self) -> bool {
-        let bytes = self.unproven_bytes;
+        let bytes = self.unproven_bytes.saturating_add(self.left_bytes);
         !self.proven && (self.doubted || (bytes > 0 && bytes >= self.eof / 8))
     }
 
@@ -459,6 +472,76 @@ impl FileSpace {
     /// allocated it and no walk has proven this session's space (S7).
     pub(crate) fn is_named(&self, addr: u64) -> bool {
         !self.proven && addr < self.named_end
+    }
+
+    /// Whether `size` more bytes can be left unused without making the
+    /// space worth a proof ([`Self::wants_proof`]): then an extent the file
+    /// names may be moved rather than proven, its old bytes left (S7).
+    pub(crate) fn can_leave(&self, size: u64) -> bool {
+        // Frees of named space waiting for the commit are set aside then.
+        let waiting: u64 = self
+            .pending
+            .range(..self.named_end)
+            .map(|(_, &(n, _))| n)
+            .sum();
+        !self.proven
+            && !self.doubted
+            && self
+                .unproven_bytes
+                .checked_add(waiting)
+                .and_then(|b| b.checked_add(self.left_bytes))
+                .and_then(|b| b.checked_add(size))
+                .is_some_and(|b| b < self.eof / 8)
+    }
+
+    /// One past the last byte an earlier session allocated: every extent
+    /// the file names lies below it.
+    pub(crate) fn named_end(&self) -> u64 {
+        self.named_end
+    }
+
+    /// Leave the extent `(addr, size)` the file named unused: neither freed
+    /// (the file's word that only the moved data lived there is not
+    /// proven) nor forgotten (the next proof takes back what no structure
+    /// holds, S7). Overlapping or touching extents merge.
+    pub(crate) fn leave(&mut self, addr: u64, size: u64) {
+        if size == 0 || self.proven {
+            return;
+        }
+        let (mut a, mut e) = (addr, addr.saturating_add(size));
+        let before = self.left.range(..=a).next_back().map(|(&x, &n)| (x, n));
+        if let Some((x, n)) = before.filter(|&(x, n)| x + n >= a) {
+            a = x;
+            e = e.max(x + n);
+        }
+        let after: Vec<(u64, u64)> = self.left.range(a..=e).map(|(&x, &n)| (x, n)).collect();
+        for (x, n) in after {
+            e = e.max(x + n);
+            self.left.remove(&x);
+        }
+        self.left.remove(&a);
+        self.left.insert(a, e - a);
+        self.left_bytes = self.left.values().sum();
+    }
+
+    /// The extents left unused ([`Self::leave`]), for the left-space
+    /// record.
+    pub(crate) fn left(&self) -> Vec<Section> {
+        self.left
+            .iter()
+            .map(|(&addr, &size)| Section {
+                addr,
+                size,
+                kind: SpaceKind::Data,
+            })
+            .collect()
+    }
+
+    /// Restore the left-space record's extents.
+    pub(crate) fn load_left(&mut self, sections: &[Section]) {
+        for s in sections {
+            self.leave(s.addr, s.size);
+        }
     }
 
     /// Note that an object an earlier session made was freed because its
@@ -520,8 +603,56 @@ impl FileSpace {
                 ));
             }
         }
+        let back = self.left_unheld(live);
         self.mark_proven();
+        for s in back {
+            self.release(s);
+        }
+        self.checked("prove");
         Ok(())
+    }
+
+    /// The bytes of the left extents that neither a live structure (`live`,
+    /// sorted) nor this allocator holds or names: what a proof gives back.
+    /// A left extent of a damaged file may lie over live structures; only
+    /// the rest is returned.
+    fn left_unheld(&self, live: &[(u64, u64, &'static str)]) -> Vec<Section> {
+        let mut taken: Vec<(u64, u64)> = live.iter().map(|&(a, n, _)| (a, n)).collect();
+        taken.extend(self.list.sections().iter().map(|s| (s.addr, s.size)));
+        taken.extend(self.unproven.iter().map(|(&a, &(n, _))| (a, n)));
+        taken.extend(self.held.iter().map(|(&a, &(n, _, _))| (a, n)));
+        taken.extend(self.pending.iter().map(|(&a, &(n, _))| (a, n)));
+        taken.extend(self.aggs.iter().map(|g| (g.pos, g.room())));
+        taken.retain(|&(_, n)| n > 0);
+        taken.sort_unstable();
+        let mut out = vec![];
+        for (&a, &n) in &self.left {
+            let end = (a + n).min(self.named_end).min(self.eof);
+            let mut at = a.max(PAGE_SIZE as u64);
+            // Disjoint once proven: the one before `at` may reach over it.
+            let i = taken.partition_point(|&(x, _)| x < at).saturating_sub(1);
+            for &(x, m) in &taken[i..] {
+                if x >= end {
+                    break;
+                }
+                if x > at {
+                    out.push(Section {
+                        addr: at,
+                        size: x - at,
+                        kind: SpaceKind::Data,
+                    });
+                }
+                at = at.max(x + m);
+            }
+            if at < end {
+                out.push(Section {
+                    addr: at,
+                    size: end - at,
+                    kind: SpaceKind::Data,
+                });
+            }
+        }
+        out
     }
 
     /// Trust the file's free space from now on (a proof ran, or the state
@@ -531,6 +662,8 @@ impl FileSpace {
         self.proven = true;
         self.doubted = false;
         self.unproven_bytes = 0;
+        self.left.clear();
+        self.left_bytes = 0;
         for (addr, (size, kind)) in std::mem::take(&mut self.unproven) {
             self.release(Section { addr, size, kind });
         }

@@ -718,6 +718,123 @@ fn a_contiguous_extent_over_live_structures_is_proven_before_its_first_write() {
     f.check().unwrap();
 }
 
+#[test]
+fn a_small_contiguous_extent_over_live_structures_moves_before_its_first_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.arca");
+    build_with_chunks(&path);
+    // 128 KiB more data: the file's named free space is then well under
+    // an eighth of it, so `s` moves instead of being proven.
+    {
+        let f = File::open_rw(&path).unwrap();
+        f.root()
+            .create_dataset(
+                "pad",
+                &DatasetOptions::new(Datatype::int(4), &[32768]).layout(StorageLayout::Contiguous),
+            )
+            .unwrap()
+            .write_all(&vec![7i32; 32768])
+            .unwrap();
+        f.close().unwrap();
+    }
+    let intact = std::fs::read(&path).unwrap();
+    let f = File::from_bytes(intact.clone()).unwrap();
+    let map = f.space_map().unwrap();
+    let header = f.root().group("g2").unwrap().id();
+    drop(f);
+    let mut targets = vec![("object header", header)];
+    for what in ["chunk", "B-tree page"] {
+        let e = map.iter().find(|e| e.what == what && e.len >= 16).unwrap();
+        targets.push((what, e.addr));
+    }
+    for (what, at) in targets {
+        let img = move_contiguous(&intact, "s", at);
+        std::fs::write(&path, &img).unwrap();
+        let f = File::open_rw(&path).unwrap();
+        let s = f.root().dataset("s").unwrap();
+        // The first write copies what the layout names (the other
+        // structure's bytes, as a read gives them) to new space first.
+        let seen: Vec<i32> = s.read_all().unwrap();
+        s.write(
+            &arca::Selection::from_ranges(&[(0, 2, 1)]).unwrap(),
+            &[-1i32, -2],
+        )
+        .unwrap();
+        f.close().unwrap();
+        let after = std::fs::read(&path).unwrap();
+        assert_eq!(
+            bytes(&after, (at, 16)),
+            bytes(&img, (at, 16)),
+            "the {what} was written over"
+        );
+        let f = File::open(&path).unwrap();
+        let s: Vec<i32> = f.root().dataset("s").unwrap().read_all().unwrap();
+        assert_eq!(s, [-1, -2, seen[2], seen[3]], "{what}");
+        let c: Vec<i32> = f.root().dataset("c").unwrap().read_all().unwrap();
+        assert_eq!(c, (0..1000).collect::<Vec<i32>>(), "{what}");
+        assert!(f.root().group("g2/sub").is_ok(), "{what}");
+        // The old extent was left, not freed: no record names the live
+        // structure's bytes free.
+        assert!(
+            f.space_map()
+                .unwrap()
+                .iter()
+                .all(|e| e.what != "free section" || e.addr + e.len <= at || e.addr >= at + 16),
+            "{what}"
+        );
+    }
+    // An intact file: the data moves, the old extent is left unused, and a
+    // proof later hands it out again.
+    std::fs::write(&path, &intact).unwrap();
+    let f = File::open_rw(&path).unwrap();
+    let s = f.root().dataset("s").unwrap();
+    s.write(
+        &arca::Selection::from_ranges(&[(1, 2, 1)]).unwrap(),
+        &[20i32],
+    )
+    .unwrap();
+    s.write(
+        &arca::Selection::from_ranges(&[(2, 3, 1)]).unwrap(),
+        &[30i32],
+    )
+    .unwrap();
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    assert_eq!(
+        f.root().dataset("s").unwrap().read_all::<i32>().unwrap(),
+        [1, 20, 30, 4]
+    );
+    f.check().unwrap();
+    let left = |f: &File| -> Vec<(u64, u64)> {
+        f.space_map()
+            .unwrap()
+            .iter()
+            .filter(|e| e.what == "left unused")
+            .map(|e| (e.addr, e.len))
+            .collect()
+    };
+    let old_s = map
+        .iter()
+        .find(|e| e.what == "contiguous data" && e.len == 16)
+        .unwrap();
+    assert_eq!(left(&f), [(old_s.addr, 16)]);
+    drop(f);
+    let f = File::options()
+        .mode(Mode::ReadWrite)
+        .prove_space(true)
+        .open(&path)
+        .unwrap();
+    f.root()
+        .dataset("s")
+        .unwrap()
+        .write_all(&[0i32; 4])
+        .unwrap();
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+    assert!(left(&f).is_empty(), "the proof took the 16 bytes back");
+}
+
 /// Free sections of the file's free-space record as `set_record` takes
 /// them, with `(addr, len)` taken out of them and `add` put in, merged
 /// where they touch.

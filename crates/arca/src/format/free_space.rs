@@ -3,7 +3,8 @@
 //! address is the superblock's first space slot.
 //!
 //! ```text
-//! +0  [u8; 4] tag "AFSR" ("AHSR" for the held-space record, below)
+//! +0  [u8; 4] tag "AFSR" ("AHSR" for the held-space record, "ALSR" for
+//!             the left-space record, below)
 //! +4  u32     n
 //! +8  n × { u8 kind (0 metadata, 1 data), u64 addr, u64 size }, in address order
 //! ```
@@ -26,6 +27,26 @@ pub(crate) fn encode(sections: &[Section]) -> Vec<u8> {
 /// same layout under the tag "AHSR"; they may touch (they are not merged).
 pub(crate) fn encode_held(sections: &[Section]) -> Vec<u8> {
     encode_tagged(b"AHSR", sections)
+}
+
+/// The left-space record (superblock offsets 88 and 96): extents that
+/// contiguous data moved away from, neither live nor free until a proof of
+/// the file's space takes back what no structure holds (S7 in `space.rs`);
+/// the same layout under the tag "ALSR", merged as the free-space record is.
+pub(crate) fn encode_left(sections: &[Section]) -> Vec<u8> {
+    encode_tagged(b"ALSR", sections)
+}
+
+/// Decode a left-space record ([`encode_left`]), checked as [`decode`]
+/// checks.
+pub(crate) fn decode_left(
+    bytes: &[u8],
+    at: u64,
+    own_len: u64,
+    eof: u64,
+    live: &[(u64, u64)],
+) -> Result<Vec<Section>> {
+    decode_tagged("left-space record", b"ALSR", bytes, at, own_len, eof, live)
 }
 
 fn encode_tagged(tag: &[u8; 4], sections: &[Section]) -> Vec<u8> {
@@ -95,7 +116,7 @@ fn decode_tagged(
                 format!("section {i} ({addr}+{size}) lies outside the file"),
             ));
         };
-        let touches = i > 0 && addr == prev_end && tag == b"AFSR";
+        let touches = i > 0 && addr == prev_end && tag != b"AHSR";
         if addr < prev_end || touches {
             return Err(Error::corrupt(
                 what,

@@ -14,7 +14,10 @@
 //! +72  u64     generation incremented by every commit
 //! +80  u64     links      root of the link-count B-tree: objects with more
 //!                         than one hard link (0 = none; version 3)
-//! +88  ..      reserved, zero up to SUPERBLOCK_LEN
+//! +88  u64 × 2 left       left-space record address and length: extents
+//!                         contiguous data moved away from, unused until a
+//!                         proof (0 = none; zero in older files)
+//! +104 ..      reserved, zero up to SUPERBLOCK_LEN
 //! ```
 //! The superblock occupies the whole first page, so the first page-aligned
 //! object starts at 4096.
@@ -43,6 +46,8 @@ pub(crate) struct Superblock {
     pub(crate) generation: u64,
     /// Root of the link-count B-tree (0: every object has one link).
     pub(crate) links: u64,
+    /// The left-space record's address and length (0: none).
+    pub(crate) left: [u64; 2],
 }
 
 impl Superblock {
@@ -56,7 +61,10 @@ impl Superblock {
         for s in self.space {
             body.u64(s);
         }
-        body.u64(self.generation).u64(self.links);
+        body.u64(self.generation)
+            .u64(self.links)
+            .u64(self.left[0])
+            .u64(self.left[1]);
         body.buf.resize(SUPERBLOCK_LEN - 12, 0);
         let mut w = Writer::new();
         w.bytes(&MAGIC)
@@ -111,6 +119,16 @@ impl Superblock {
         if links != 0 && (links < PAGE_SIZE as u64 || links >= eof) {
             return Err(r.corrupt(format!("link-count tree at {links} outside the file")));
         }
+        // Reserved (zero) in older files.
+        let left = [r.u64()?, r.u64()?];
+        if (left[0] == 0) != (left[1] == 0)
+            || (left[0] != 0 && (left[0] < PAGE_SIZE as u64 || left[0] >= eof))
+        {
+            return Err(r.corrupt(format!(
+                "left-space record at {} ({} bytes) outside the file",
+                left[0], left[1]
+            )));
+        }
         if eof > file_len {
             return Err(r.corrupt(format!(
                 "file is truncated: {file_len} bytes, but data extends to {eof}"
@@ -125,6 +143,7 @@ impl Superblock {
             space,
             generation,
             links,
+            left,
         })
     }
 }
@@ -180,6 +199,7 @@ mod tests {
             space: [0; 4],
             generation: 77,
             links: 0,
+            left: [5000, 8],
         };
         let mut b = sb.encode();
         assert_eq!(b.len(), SUPERBLOCK_LEN);

@@ -540,7 +540,7 @@ impl Dataset {
                 data,
             );
         }
-        g.prove_layout(&m.layout)?;
+        g.prove_layout(self.addr, &m.layout)?;
         let (st, caches) = g.storage();
         write_bytes(st, caches, self.addr, sel, data)
     }

@@ -513,6 +513,7 @@ impl OpenOptions {
             space: [0; 4],
             generation: 0,
             links: 0,
+            left: [0; 2],
         };
         let space = FileSpace::new(sb.eof, self.free_list);
         let st = Store {

@@ -210,9 +210,14 @@ impl Session {
     /// header is at `header`: an address an earlier session wrote is the
     /// file's word, and a hostile or buggy producer can make it name
     /// another object's header, a B-tree page or a chunk. Unless a walk
-    /// already proved this session's space, prove it now (one walk per
-    /// session, as `File::stat` costs), so no byte lands before the extent
-    /// is shown clear of every live structure (S7 in `space.rs`).
+    /// already proved this session's space, the data moves to space this
+    /// session allocates when the old extent can be left unused without
+    /// making the file's unproven space worth a proof (an eighth of the
+    /// file): a copy of the dataset, no walk; the next proof takes the old
+    /// bytes back. A larger extent is proven
+    /// instead (one walk per session, as `File::stat` costs). Either way no
+    /// byte lands before the extent is shown clear of every live structure
+    /// (S7 in `space.rs`).
     ///
     /// # Errors
     /// `Corrupt` naming both structures; nothing is written then.
@@ -221,12 +226,14 @@ impl Session {
             return Ok(());
         }
         let m = super::storage::load_meta(&mut self.st, header)?;
-        self.prove_layout(&m.layout)
+        self.prove_layout(header, &m.layout)
     }
 
-    /// [`Self::prove_contiguous`] for a layout the caller has loaded.
+    /// [`Self::prove_contiguous`] for a layout the caller has loaded. The
+    /// data may have moved: the caller reloads the layout afterwards.
     pub(crate) fn prove_layout(
         &mut self,
+        header: u64,
         layout: &crate::format::object_header::Layout,
     ) -> Result<()> {
         if self.st.space.is_proven() {
@@ -239,6 +246,9 @@ impl Session {
             return Ok(());
         }
         match self.prover {
+            _ if self.st.space.can_leave(size) => {
+                super::storage::relocate_contiguous(&mut self.st, header)
+            }
             Some(prove) => prove(self),
             None => Err(Error::corrupt(
                 "contiguous data",
@@ -706,6 +716,7 @@ impl Session {
         let old = [
             (self.sb.space[0], self.sb.space[1]),
             (self.sb.space[2], self.sb.space[3]),
+            (self.sb.left[0], self.sb.left[1]),
         ];
         if old.iter().any(|&(a, _)| a != 0) {
             for (addr, len) in old.into_iter().filter(|&(a, _)| a != 0) {
@@ -713,6 +724,7 @@ impl Session {
             }
             self.st.space.commit();
             self.sb.space = [0; 4];
+            self.sb.left = [0; 2];
         }
         let mut out = vec![];
         let sections = self.st.space.sections();
@@ -731,6 +743,13 @@ impl Session {
             self.sb.space[3] = bytes.len() as u64;
             out.push((addr, bytes));
         }
+        let left = self.st.space.left();
+        if !left.is_empty() {
+            let bytes = record::encode_left(&left);
+            let addr = self.st.space.alloc_eof(BLOB_HEADER + bytes.len() as u64)?;
+            self.sb.left = [addr, bytes.len() as u64];
+            out.push((addr, bytes));
+        }
         Ok(out)
     }
 
@@ -742,6 +761,7 @@ impl Session {
             (self.sb.root, crate::pager::MIN_PAGE as u64),
             (0, crate::pager::PAGE_SIZE as u64),
         ];
+        self.load_left(&live)?;
         let addr = self.sb.space[0];
         if addr == 0 {
             return self.load_held(&live);
@@ -763,6 +783,32 @@ impl Session {
         }
         self.st.space.load(&sections);
         self.load_held(&live)
+    }
+
+    /// Load the left-space record, if earlier sessions moved contiguous
+    /// data.
+    fn load_left(&mut self, live: &[(u64, u64)]) -> Result<()> {
+        let [addr, len] = self.sb.left;
+        if addr == 0 {
+            return Ok(());
+        }
+        let bytes = self.st.read_blob(addr)?;
+        if bytes.len() as u64 != len {
+            return Err(Error::corrupt(
+                "left-space record",
+                addr,
+                "length differs from the superblock's",
+            ));
+        }
+        let left = record::decode_left(
+            &bytes,
+            addr,
+            BLOB_HEADER + bytes.len() as u64,
+            self.sb.eof,
+            live,
+        )?;
+        self.st.space.load_left(&left);
+        Ok(())
     }
 
     /// Load the held-space record, if the last writer left readers behind.

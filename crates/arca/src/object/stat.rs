@@ -66,6 +66,20 @@ fn tree_pages(
 
 /// Live extents, free sections and reserved aggregator space must tile the
 /// file after the superblock exactly: no overlaps, no byte unaccounted for.
+/// The stretches of `[PAGE_SIZE, the last structure's end)` that no extent
+/// of `extents` (sorted) covers, as extents of their own.
+fn gaps(extents: &[(u64, u64, &'static str)]) -> Vec<(u64, u64, &'static str)> {
+    let mut out = vec![];
+    let mut pos = PAGE_SIZE as u64;
+    for &(a, l, _) in extents {
+        if a > pos {
+            out.push((pos, a - pos, "left unused"));
+        }
+        pos = pos.max(a.saturating_add(l));
+    }
+    out
+}
+
 fn account(extents: &[(u64, u64, &'static str)], eof: u64) -> Result<()> {
     let mut pos = PAGE_SIZE as u64;
     for &(a, l, what) in extents.iter() {
@@ -115,7 +129,8 @@ pub struct Extent {
     /// What lives there: "superblock", "object header", "B-tree page",
     /// "attribute blob", "fill blob", "free-space record", "chunk",
     /// "contiguous data", "vlen chunk", "vlen free ranges", "free section",
-    /// "aggregator".
+    /// "aggregator", "left unused" (bytes moved contiguous data left until
+    /// a proof of the file's space takes them back).
     pub what: &'static str,
 }
 
@@ -358,6 +373,11 @@ fn walk_extents(
         s.metadata_bytes += len;
         extents.push((g.sb.space[2], len, "held-space record"));
     }
+    if g.sb.left[0] != 0 {
+        let len = BLOB_HEADER + g.sb.left[1];
+        s.metadata_bytes += len;
+        extents.push((g.sb.left[0], len, "left-space record"));
+    }
     extents.extend(
         g.st.space
             .held()
@@ -381,6 +401,30 @@ fn walk_extents(
     extents.extend(sections.iter().map(|f| (f.addr, f.size, "free section")));
     extents.extend(reserved.iter().map(|&(a, l)| (a, l, "aggregator")));
     extents.sort_unstable();
+    // Bytes no structure holds: where moved contiguous data was (the
+    // left-space record names them, S7 in `space.rs`); anywhere else they
+    // leaked.
+    let gaps = gaps(&extents);
+    if verify {
+        let left = g.st.space.left();
+        for &(at, n, _) in &gaps {
+            let i = left.partition_point(|s| s.end() <= at);
+            if !left
+                .get(i)
+                .is_some_and(|s| s.addr <= at && at + n <= s.end())
+            {
+                return Err(Error::corrupt(
+                    "file space",
+                    at,
+                    format!("{n} bytes belong to nothing (leaked)"),
+                ));
+            }
+        }
+    }
+    if !gaps.is_empty() {
+        extents.extend(gaps);
+        extents.sort_unstable();
+    }
     if verify {
         account(&extents, s.file_bytes)?;
     }
@@ -432,10 +476,11 @@ pub(crate) fn prove_space(g: &mut Session) -> Result<()> {
 }
 
 /// What the space map lists that holds nothing live.
-const NOT_LIVE: [&str; 3] = [
+const NOT_LIVE: [&str; 4] = [
     "free section",
     "aggregator",
     "space held for snapshot readers",
+    "left unused",
 ];
 
 pub(crate) fn space_map(g: &mut Session) -> Result<Vec<Extent>> {

@@ -488,6 +488,60 @@ pub(crate) fn contiguous_extent(st: &mut Store, addr: u64) -> Result<Option<(u64
     }
 }
 
+/// Bytes copied per step when contiguous data moves.
+const MOVE_STEP: u64 = 4 << 20;
+
+/// Move the contiguous data of the dataset whose header is at `header` to
+/// space this session allocates, with a copy of its bytes (a write that
+/// then fails leaves the old values, not stale bytes), and leave the old
+/// extent unused until a proof takes it back (S7 in `space.rs`). A write
+/// then lands only on bytes this session handed out, whatever the file
+/// said about the old extent.
+///
+/// # Errors
+/// `Corrupt` if the old extent is not live or reaches past the space the
+/// file named; nothing is written then.
+pub(crate) fn relocate_contiguous(st: &mut Store, header: u64) -> Result<()> {
+    let mut h = Header::load(st, header)?;
+    let m = h
+        .dataset
+        .as_mut()
+        .ok_or_else(|| Error::invalid("not a dataset"))?;
+    let Layout::Contiguous { addr: old, size } = m.layout else {
+        return Ok(());
+    };
+    if old == 0 {
+        return Ok(());
+    }
+    st.check_live("contiguous data", old, size)?;
+    if old + size > st.space.named_end() {
+        return Err(Error::corrupt(
+            "contiguous data",
+            old,
+            format!(
+                "{size} bytes at {old} reach past the {} bytes the file named",
+                st.space.named_end()
+            ),
+        ));
+    }
+    let new = st.space.alloc(SpaceKind::Data, size)?;
+    st.pager.extend_limit(new + size);
+    let mut buf = vec![0u8; size.min(MOVE_STEP) as usize];
+    let mut off = 0;
+    while off < size {
+        let n = (size - off).min(MOVE_STEP) as usize;
+        st.pager.driver().read_at(old + off, &mut buf[..n])?;
+        st.write_data("contiguous data", (new, size), new + off, &buf[..n])?;
+        off += n as u64;
+    }
+    m.layout = Layout::Contiguous { addr: new, size };
+    h.save(st, header)?;
+    // Not freed: the file's word that these bytes held only this data is
+    // what is unproven. The next proof takes them back.
+    st.space.leave(old, size);
+    Ok(())
+}
+
 /// Reserve contiguous storage and give it the fill value, unless the caller
 /// is about to overwrite all of it.
 pub(crate) fn allocate_contiguous(
