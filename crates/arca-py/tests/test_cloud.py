@@ -730,24 +730,29 @@ print("published", flush=True)
 """
 
 
-def test_s3_a_commit_killed_mid_upload_leaves_the_old_object(s3, tmp_path):
+@pytest.mark.parametrize("multipart", [False, True], ids=["put", "multipart"])
+def test_s3_a_commit_killed_mid_upload_leaves_the_old_object(s3, tmp_path, multipart):
     client, tally, opts = s3
     p = tmp_path / "k.arca"
     want = make_file(p)
-    put(s3, "kill.arca", p.read_bytes())
-    old = client.get_object(Bucket=BUCKET, Key="kill.arca")["Body"].read()
-    path = f"/{BUCKET}/kill.arca"
+    key = "kill-mp.arca" if multipart else "kill.arca"
+    put(s3, key, p.read_bytes())
+    old = client.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    path = f"/{BUCKET}/{key}"
     reached, release = threading.Event(), threading.Event()
     tally.hold[path] = (reached, release)
     stage = tmp_path / "stage"
     stage.mkdir()
+    o = {**opts, "staging_dir": str(stage)}
+    if multipart:
+        # The 8 MiB written goes in 2 parts.
+        o.update(multipart_threshold=6 << 20, part_size=5 << 20)
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, f"s3://{BUCKET}/kill.arca",
-         json.dumps({**opts, "staging_dir": str(stage)})],
+        [sys.executable, "-c", CHILD, f"s3://{BUCKET}/{key}", json.dumps(o)],
         stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "staged"
-        # The PUT is under way: part of the body has arrived.
+        # The PUT (or a part) is under way: part of the body has arrived.
         assert reached.wait(120)
         child.send_signal(signal.SIGKILL)
         assert child.wait() == -signal.SIGKILL
@@ -758,16 +763,22 @@ def test_s3_a_commit_killed_mid_upload_leaves_the_old_object(s3, tmp_path):
             child.kill()
             child.wait()
     assert child.stdout.read() == ""
-    assert client.get_object(Bucket=BUCKET, Key="kill.arca")["Body"].read() == old
-    with arca.File(f"s3://{BUCKET}/kill.arca", "r", storage_options=opts) as f:
+    assert client.get_object(Bucket=BUCKET, Key=key)["Body"].read() == old
+    with arca.File(f"s3://{BUCKET}/{key}", "r", storage_options=opts) as f:
         assert "big" not in f
         for name, a in want.items():
             np.testing.assert_array_equal(f[name][...], a)
     # The child's staged file (its commit was local) is left for it.
-    staged = list(stage.rglob("kill.arca"))
+    staged = list(stage.rglob(key))
     assert len(staged) == 1
     with arca.File(staged[0], "r") as f:
         assert f["big"].shape == (1 << 20,)
+    if multipart:
+        # A killed writer cannot abort its upload: it stays open (for the
+        # bucket's lifecycle rule to remove), never completed.
+        left = [u for u in open_uploads(client) if u["Key"] == key]
+        assert len(left) == 1 and tally.completes_to(path) == []
+        client.abort_multipart_upload(Bucket=BUCKET, Key=key, UploadId=left[0]["UploadId"])
 
 
 def _remove_kept(message):
