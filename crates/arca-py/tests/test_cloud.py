@@ -890,6 +890,10 @@ def test_s3_a_large_file_publishes_by_multipart_with_its_condition(s3, tmp_path)
         np.testing.assert_array_equal(f["y"][...], np.arange(5))
     # The object carries the token of the publish that made it.
     assert "arcapublish" in client.head_object(Bucket=BUCKET, Key="large.arca")["Metadata"]
+    # Parts below S3's 5 MiB, or a threshold of 0, are refused at open.
+    for bad in ({"part_size": MiB}, {"part_size": 6 << 30}, {"multipart_threshold": 0}):
+        with pytest.raises(ValueError, match="part_size|multipart_threshold"):
+            arca.File(url, "a", storage_options={**opts, **bad})
 
 
 def test_s3_of_two_multipart_writers_one_wins_and_the_other_keeps_its_file(s3, tmp_path):
