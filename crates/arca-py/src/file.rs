@@ -479,7 +479,7 @@ impl PyFile {
 
     /// What reads of this file fetched from storage: `{"chunks_read",
     /// "bytes_read", "requests", "bytes_fetched", "round_trips", "puts",
-    /// "bytes_put"}`.
+    /// "bytes_put", "parts", "completes"}`.
     fn io_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         io_stats_dict(py, self.get()?.io_stats())
     }

@@ -97,6 +97,8 @@ fn io_stats_dict(py: Python<'_>, s: arca::IoStats) -> PyResult<Bound<'_, PyDict>
     d.set_item("round_trips", s.round_trips)?;
     d.set_item("puts", s.puts)?;
     d.set_item("bytes_put", s.bytes_put)?;
+    d.set_item("parts", s.parts)?;
+    d.set_item("completes", s.completes)?;
     Ok(d)
 }
 

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import io
 import threading
 import urllib.parse
 import urllib.request
@@ -20,6 +21,9 @@ import pytest
 import arca
 
 import boto3  # installed by make (moto[server] brings it)
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 import moto.server as moto_server
 
 BUCKET = "data"
@@ -29,27 +33,79 @@ CREDS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
 
 class Tally:
     """WSGI middleware: records every request (and the conditions of each
-    PUT), answers 500 for the paths in ``fail``, and holds a PUT to a path
-    in ``hold`` part-way through its body: it sets the first event once
-    64 KiB have arrived and waits for the second, then drops the request."""
+    PUT of an object and of each completion of a multipart upload),
+    answers 500 for the paths in ``fail``, and holds a PUT to a path in
+    ``hold`` part-way through its body: it sets the first event once
+    64 KiB have arrived and waits for the second, then drops the request.
+    For a path in ``lose``, an object PUT or a completion is carried out
+    and its answer replaced by a 500 (an answer lost); for one in
+    ``busy``, that many completions are answered 409
+    ConditionalRequestConflict first.
+
+    moto 5.2.5 evaluates ``If-None-Match: *`` on CompleteMultipartUpload
+    but ignores ``If-Match`` there, which S3 evaluates; this adds that
+    check, and makes the check and the write one step by letting one
+    object write through at a time."""
 
     def __init__(self, app):
         self.app = app
         self.seen = []
         self.puts = []
+        self.completes = []
+        self.queries = []
+        self.signatures = []
         self.fail = set()
         self.hold = {}
+        self.lose = set()
+        self.busy = {}
         self.lock = threading.Lock()
+        self.writes = threading.Lock()
+
+    def _etag(self, environ):
+        """The ETag of the object at the request's path now (None if none),
+        asked of moto directly, unrecorded."""
+        head = {k: v for k, v in environ.items() if not k.startswith("wsgi.")
+                and k not in ("CONTENT_LENGTH", "CONTENT_TYPE")}
+        head.update({"REQUEST_METHOD": "HEAD", "QUERY_STRING": "",
+                     "wsgi.input": io.BytesIO(b""),
+                     "wsgi.errors": environ["wsgi.errors"],
+                     "wsgi.url_scheme": environ["wsgi.url_scheme"]})
+        for k in ("HTTP_IF_MATCH", "HTTP_IF_NONE_MATCH", "HTTP_RANGE"):
+            head.pop(k, None)
+        got = {}
+
+        def start(status, headers, exc_info=None):
+            got["status"], got["headers"] = int(status.split()[0]), dict(headers)
+
+        b"".join(self.app(head, start))
+        return got["headers"].get("ETag") if got["status"] == 200 else None
 
     def __call__(self, environ, start_response):
         path = environ.get("PATH_INFO", "")
         method = environ["REQUEST_METHOD"]
+        if method == "POST":
+            # The requests arca signs itself: check their signatures, which
+            # moto does not.
+            n = int(environ.get("CONTENT_LENGTH") or 0)
+            body = environ["wsgi.input"].read(n)
+            environ["wsgi.input"] = io.BytesIO(body)
+            with self.lock:
+                self.signatures.append((path, sigv4_ok(environ, body)))
+        query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        conds = (environ.get("HTTP_IF_NONE_MATCH"), environ.get("HTTP_IF_MATCH"))
+        complete = method == "POST" and "uploadId" in query
+        whole_put = method == "PUT" and "partNumber" not in query
         with self.lock:
             self.seen.append((method, path, environ.get("HTTP_RANGE")))
-            if method == "PUT":
-                self.puts.append((path, environ.get("HTTP_IF_NONE_MATCH"),
-                                  environ.get("HTTP_IF_MATCH")))
+            self.queries.append((method, path, frozenset(query)))
+            if whole_put:
+                self.puts.append((path, *conds))
+            if complete:
+                self.completes.append((path, *conds))
             held = self.hold.get(path) if method == "PUT" else None
+            busy = self.busy.get(path, 0) if complete else 0
+            if busy:
+                self.busy[path] = busy - 1
         if held is not None:
             reached, release = held
             environ["wsgi.input"].read(64 << 10)
@@ -60,7 +116,25 @@ class Tally:
         if path in self.fail:
             start_response("500 Internal Server Error", [("Content-Length", "0")])
             return [b""]
-        return self.app(environ, start_response)
+        if busy:
+            body = (b"<Error><Code>ConditionalRequestConflict</Code>"
+                    b"<Message>A conflicting operation is in progress</Message></Error>")
+            start_response("409 Conflict", [("Content-Length", str(len(body))),
+                                             ("Content-Type", "application/xml")])
+            return [body]
+        if not (whole_put or complete):
+            return self.app(environ, start_response)
+        with self.writes:
+            if complete and conds[1] is not None and conds[1] != self._etag(environ):
+                body = b"<Error><Code>PreconditionFailed</Code><Message>If-Match</Message></Error>"
+                start_response("412 Precondition Failed", [("Content-Length", str(len(body))),
+                                                           ("Content-Type", "application/xml")])
+                return [body]
+            if path not in self.lose:
+                return [b"".join(self.app(environ, start_response))]
+            b"".join(self.app(environ, lambda *a, **k: None))
+        start_response("500 Internal Server Error", [("Content-Length", "0")])
+        return [b""]
 
     def puts_to(self, path):
         """The (If-None-Match, If-Match) of each PUT to ``path``."""
@@ -71,11 +145,39 @@ class Tally:
         with self.lock:
             return sum(1 for m, p, _ in self.seen if m == "GET" and p == path)
 
+    def completes_to(self, path):
+        """The (If-None-Match, If-Match) of each completion of an upload to ``path``."""
+        with self.lock:
+            return [(n, m) for p, n, m in self.completes if p == path]
+
+    def count(self, method, path, key):
+        """Requests of ``method`` to ``path`` with ``key`` in their query."""
+        with self.lock:
+            return sum(1 for m, p, q in self.queries if m == method and p == path and key in q)
+
     def others(self):
         """Requests other than GETs of objects and PUTs: HEADs, LISTs."""
         with self.lock:
             return [s for s in self.seen if s[0] not in ("GET", "PUT")
                     or (s[0] == "GET" and s[1].rstrip("/") == f"/{BUCKET}")]
+
+
+def sigv4_ok(environ, body):
+    """Whether a request's SigV4 signature is the one botocore computes for
+    it with the test's credentials."""
+    auth = environ.get("HTTP_AUTHORIZATION", "")
+    if "SignedHeaders=" not in auth:
+        return False
+    names = auth.split("SignedHeaders=")[1].split(",")[0].split(";")
+    headers = {h: environ.get("HTTP_" + h.upper().replace("-", "_"),
+                              environ.get(h.upper().replace("-", "_"), ""))
+               for h in names if h != "host"}
+    url = (f"http://{environ['HTTP_HOST']}{urllib.parse.quote(environ['PATH_INFO'])}"
+           f"?{environ.get('QUERY_STRING', '')}")
+    req = AWSRequest(method=environ["REQUEST_METHOD"], url=url, data=body, headers=headers)
+    req.context["timestamp"] = headers.get("x-amz-date", "")
+    S3SigV4Auth(Credentials("testing", "testing"), "s3", "us-east-1").add_auth(req)
+    return req.headers["Authorization"] == auth
 
 
 @pytest.fixture(scope="module")
@@ -628,24 +730,29 @@ print("published", flush=True)
 """
 
 
-def test_s3_a_commit_killed_mid_upload_leaves_the_old_object(s3, tmp_path):
+@pytest.mark.parametrize("multipart", [False, True], ids=["put", "multipart"])
+def test_s3_a_commit_killed_mid_upload_leaves_the_old_object(s3, tmp_path, multipart):
     client, tally, opts = s3
     p = tmp_path / "k.arca"
     want = make_file(p)
-    put(s3, "kill.arca", p.read_bytes())
-    old = client.get_object(Bucket=BUCKET, Key="kill.arca")["Body"].read()
-    path = f"/{BUCKET}/kill.arca"
+    key = "kill-mp.arca" if multipart else "kill.arca"
+    put(s3, key, p.read_bytes())
+    old = client.get_object(Bucket=BUCKET, Key=key)["Body"].read()
+    path = f"/{BUCKET}/{key}"
     reached, release = threading.Event(), threading.Event()
     tally.hold[path] = (reached, release)
     stage = tmp_path / "stage"
     stage.mkdir()
+    o = {**opts, "staging_dir": str(stage)}
+    if multipart:
+        # The 8 MiB written goes in 2 parts.
+        o.update(multipart_threshold=6 << 20, part_size=5 << 20)
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, f"s3://{BUCKET}/kill.arca",
-         json.dumps({**opts, "staging_dir": str(stage)})],
+        [sys.executable, "-c", CHILD, f"s3://{BUCKET}/{key}", json.dumps(o)],
         stdout=subprocess.PIPE, text=True)
     try:
         assert child.stdout.readline().strip() == "staged"
-        # The PUT is under way: part of the body has arrived.
+        # The PUT (or a part) is under way: part of the body has arrived.
         assert reached.wait(120)
         child.send_signal(signal.SIGKILL)
         assert child.wait() == -signal.SIGKILL
@@ -656,16 +763,22 @@ def test_s3_a_commit_killed_mid_upload_leaves_the_old_object(s3, tmp_path):
             child.kill()
             child.wait()
     assert child.stdout.read() == ""
-    assert client.get_object(Bucket=BUCKET, Key="kill.arca")["Body"].read() == old
-    with arca.File(f"s3://{BUCKET}/kill.arca", "r", storage_options=opts) as f:
+    assert client.get_object(Bucket=BUCKET, Key=key)["Body"].read() == old
+    with arca.File(f"s3://{BUCKET}/{key}", "r", storage_options=opts) as f:
         assert "big" not in f
         for name, a in want.items():
             np.testing.assert_array_equal(f[name][...], a)
     # The child's staged file (its commit was local) is left for it.
-    staged = list(stage.rglob("kill.arca"))
+    staged = list(stage.rglob(key))
     assert len(staged) == 1
     with arca.File(staged[0], "r") as f:
         assert f["big"].shape == (1 << 20,)
+    if multipart:
+        # A killed writer cannot abort its upload: it stays open (for the
+        # bucket's lifecycle rule to remove), never completed.
+        left = [u for u in open_uploads(client) if u["Key"] == key]
+        assert len(left) == 1 and tally.completes_to(path) == []
+        client.abort_multipart_upload(Bucket=BUCKET, Key=key, UploadId=left[0]["UploadId"])
 
 
 def _remove_kept(message):
@@ -725,3 +838,197 @@ def test_cli_writes_to_urls(s3, tmp_path):
     assert r.returncode == 0, r.stderr
     with arca.File(url, "r", storage_options=opts) as f:
         assert f["g"].attrs["note"] == b"edited"  # a fixed-length string, as h5edit makes
+
+
+# ---- Large files: a multipart upload whose completion carries the condition ----
+
+MiB = 1 << 20
+
+
+def multipart_opts(opts, **more):
+    """Publish files of 8 MiB or more by multipart, in parts of 5 MiB."""
+    return {**opts, "multipart_threshold": 8 * MiB, "part_size": 5 * MiB, **more}
+
+
+def big(seed, n=1_600_000):
+    """12.2 MiB of float64 that does not compress (stored as is)."""
+    return np.random.default_rng(seed).standard_normal(n)
+
+
+def open_uploads(client):
+    return client.list_multipart_uploads(Bucket=BUCKET).get("Uploads", [])
+
+
+def test_s3_a_large_file_publishes_by_multipart_with_its_condition(s3, tmp_path):
+    client, tally, opts = s3
+    o = multipart_opts(opts)
+    url, path = f"s3://{BUCKET}/large.arca", f"/{BUCKET}/large.arca"
+    want = big(1)
+    with arca.File(url, "w", storage_options=o) as f:
+        f.create_dataset("x", data=want)
+        f.flush()
+        st = f.io_stats()
+        size = client.head_object(Bucket=BUCKET, Key="large.arca")["ContentLength"]
+        assert 12 * MiB < size < 16 * MiB
+        # 3 parts (5 + 5 + the rest), one completion, no single PUT.
+        assert (st["parts"], st["completes"], st["puts"], st["bytes_put"]) == (3, 1, 0, size)
+        assert tally.count("POST", path, "uploads") == 1
+        assert tally.count("PUT", path, "partNumber") == 3
+        assert tally.completes_to(path) == [("*", None)]
+        assert tally.puts_to(path) == []
+        # The create and the completion arca signed itself verify.
+        assert [ok for p, ok in tally.signatures if p == path] == [True, True]
+        first = etag_of(s3, "large.arca")
+        assert first.endswith('-3"')
+        f.create_dataset("y", data=np.arange(5))
+    # The close publishes again: If-Match the ETag the flush made.
+    assert tally.completes_to(path) == [("*", None), (None, first)]
+    assert tally.count("PUT", path, "partNumber") == 6
+    assert open_uploads(client) == []
+    with arca.File(url, "r", storage_options=opts) as f:
+        np.testing.assert_array_equal(f["x"][...], want)
+        np.testing.assert_array_equal(f["y"][...], np.arange(5))
+    # The object carries the token of the publish that made it.
+    assert "arcapublish" in client.head_object(Bucket=BUCKET, Key="large.arca")["Metadata"]
+    # Parts below S3's 5 MiB, or a threshold of 0, are refused at open.
+    for bad in ({"part_size": MiB}, {"part_size": 6 << 30}, {"multipart_threshold": 0}):
+        with pytest.raises(ValueError, match="part_size|multipart_threshold"):
+            arca.File(url, "a", storage_options={**opts, **bad})
+
+
+def test_s3_of_two_multipart_writers_one_wins_and_the_other_keeps_its_file(s3, tmp_path):
+    client, tally, opts = s3
+    p = tmp_path / "base.arca"
+    make_file(p)
+    base = p.read_bytes()
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    o = multipart_opts(opts, staging_dir=str(stage))
+    for round_ in range(10):
+        key = f"mrace-{round_}.arca"
+        put(s3, key, base)
+        url, path = f"s3://{BUCKET}/{key}", f"/{BUCKET}/{key}"
+        old = etag_of(s3, key)
+        writers = [arca.File(url, "a", storage_options=o) for _ in range(2)]
+        for i, f in enumerate(writers):
+            f.create_dataset(f"by{i}", data=big(10 * round_ + i))
+        go = threading.Barrier(2)
+        results = [None, None]
+
+        def commit(i):
+            go.wait()
+            try:
+                writers[i].flush()
+                results[i] = "ok"
+            except arca.ConflictError as e:
+                results[i] = e
+
+        threads = [threading.Thread(target=commit, args=(i,)) for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(type(r).__name__ for r in results) == ["ConflictError", "str"], results
+        w = results.index("ok")
+        lost = 1 - w
+        # Both sent their parts and a completion If-Match the ETag opened.
+        assert tally.completes_to(path) == [(None, old)] * 2
+        assert [f.io_stats()["parts"] for f in writers] == [3, 3]
+        # The refused upload was aborted: no parts left stored.
+        assert open_uploads(client) == []
+        staged = [s for s in stage.rglob("*.arca") if str(s) in str(results[lost])]
+        assert len(staged) == 1, str(results[lost])
+        with arca.File(url, "r", storage_options=opts) as f:
+            assert f"by{w}" in f and f"by{lost}" not in f
+            np.testing.assert_array_equal(f[f"by{w}"][...], big(10 * round_ + w))
+        with pytest.raises(arca.ConflictError):
+            writers[lost].close()
+        writers[w].close()
+        with arca.File(staged[0], "r") as f:
+            np.testing.assert_array_equal(f[f"by{lost}"][...], big(10 * round_ + lost))
+        shutil.rmtree(staged[0].parent)
+        assert open_uploads(client) == []
+
+
+def test_s3_a_multipart_create_over_an_existing_key_conflicts_and_leaves_it(s3, tmp_path):
+    client, tally, opts = s3
+    o = multipart_opts(opts)
+    url, path = f"s3://{BUCKET}/mlate.arca", f"/{BUCKET}/mlate.arca"
+    f = arca.File(url, "x", storage_options=o)
+    f.create_dataset("x", data=big(2))
+    put(s3, "mlate.arca", b"first")
+    with pytest.raises(arca.ConflictError, match="created the object first") as e:
+        f.close()
+    assert tally.completes_to(path) == [("*", None)]
+    assert client.get_object(Bucket=BUCKET, Key="mlate.arca")["Body"].read() == b"first"
+    assert open_uploads(client) == []
+    kept = str(e.value).rsplit("kept at ", 1)[1]
+    with arca.File(kept, "r") as g:
+        np.testing.assert_array_equal(g["x"][...], big(2))
+    shutil.rmtree(os.path.dirname(kept))
+
+
+def test_s3_a_refused_completion_leaves_the_old_object_byte_identical(s3, tmp_path):
+    client, tally, opts = s3
+    p = tmp_path / "o.arca"
+    make_file(p)
+    put(s3, "mold.arca", p.read_bytes())
+    url, path = f"s3://{BUCKET}/mold.arca", f"/{BUCKET}/mold.arca"
+    f = arca.File(url, "a", storage_options=multipart_opts(opts))
+    f.create_dataset("x", data=big(3))
+    # Replaced by another writer after this one opened it.
+    put(s3, "mold.arca", b"another writer's bytes")
+    other = etag_of(s3, "mold.arca")
+    with pytest.raises(arca.ConflictError) as e:
+        f.flush()
+    assert f.io_stats()["parts"] == 3 and f.io_stats()["completes"] == 1
+    assert client.get_object(Bucket=BUCKET, Key="mold.arca")["Body"].read() == \
+        b"another writer's bytes"
+    assert etag_of(s3, "mold.arca") == other
+    assert open_uploads(client) == []
+    with pytest.raises(arca.ConflictError):
+        f.close()
+    _remove_kept(str(e.value))
+
+
+def test_s3_a_contended_completion_is_sent_again(s3, tmp_path):
+    client, tally, opts = s3
+    url, path = f"s3://{BUCKET}/mbusy.arca", f"/{BUCKET}/mbusy.arca"
+    tally.busy[path] = 1
+    with arca.File(url, "w", storage_options=multipart_opts(opts)) as f:
+        f.create_dataset("x", data=big(4))
+        f.flush()
+        # 409 ConditionalRequestConflict, then the same completion again.
+        assert (f.io_stats()["parts"], f.io_stats()["completes"]) == (3, 2)
+    assert tally.completes_to(path)[:2] == [("*", None)] * 2
+    assert open_uploads(client) == []
+    with arca.File(url, "r", storage_options=opts) as f:
+        np.testing.assert_array_equal(f["x"][...], big(4))
+
+
+def test_s3_a_publish_whose_answer_was_lost_is_not_a_conflict_with_itself(s3, tmp_path):
+    client, tally, opts = s3
+    o = multipart_opts(opts, max_retries=0)
+    for key, data in (("lost-put.arca", np.arange(10)), ("lost-mp.arca", big(5))):
+        url, path = f"s3://{BUCKET}/{key}", f"/{BUCKET}/{key}"
+        tally.lose.add(path)
+        try:
+            f = arca.File(url, "w", storage_options=o)
+            f.create_dataset("x", data=data)
+            before = f.io_stats()["requests"]
+            # Made, its answer lost (a 500): one HEAD finds this publish's
+            # token on the object, and the commit succeeds.
+            f.flush()
+            assert f.io_stats()["requests"] == before + 1
+        finally:
+            tally.lose.discard(path)
+        made = etag_of(s3, key)
+        f.create_dataset("y", data=np.arange(3))
+        f.close()
+        # The next publish was conditional on the object the lost one made.
+        conds = tally.puts_to(path) + tally.completes_to(path)
+        assert conds == [("*", None), (None, made)], conds
+        with arca.File(url, "r", storage_options=opts) as g:
+            np.testing.assert_array_equal(g["x"][...], data)
+            assert "y" in g
+    assert open_uploads(client) == []

@@ -680,10 +680,14 @@ fn create_new_on_an_existing_object_conflicts() {
 }
 
 /// The memory store, but a PUT fails (as an upload cut off by a killed
-/// connection does) while `fail` is set.
+/// connection does) while `fail` is set, and while `lose` is, a PUT is
+/// made but its answer lost: with `lose` 1 the caller gets a transport
+/// error, with 2 the PUT is sent again (as a client retries) and the
+/// caller gets that second answer.
 #[derive(Debug)]
 struct CutUploads {
     fail: std::sync::atomic::AtomicBool,
+    lose: std::sync::atomic::AtomicU8,
     puts: std::sync::atomic::AtomicU64,
 }
 
@@ -706,7 +710,21 @@ impl ObjectStore for CutUploads {
                 source: "connection reset during the upload".into(),
             });
         }
-        memory_store().put_opts(p, data, o).await
+        match self.lose.load(SeqCst) {
+            0 => memory_store().put_opts(p, data, o).await,
+            1 => {
+                memory_store().put_opts(p, data, o).await?;
+                Err(arca::io::object_store::Error::Generic {
+                    store: "CutUploads",
+                    source: "connection reset before the answer".into(),
+                })
+            }
+            _ => {
+                memory_store().put_opts(p, data.clone(), o.clone()).await?;
+                self.puts.fetch_add(1, SeqCst);
+                memory_store().put_opts(p, data, o).await
+            }
+        }
     }
     async fn put_multipart_opts(
         &self,
@@ -745,6 +763,7 @@ fn an_upload_cut_off_leaves_the_old_object_whole() {
     put("w/cut.arca", old.clone());
     let store = std::sync::Arc::new(CutUploads {
         fail: true.into(),
+        lose: 0.into(),
         puts: 0.into(),
     });
     let f = File::options()
@@ -781,4 +800,68 @@ fn an_upload_cut_off_leaves_the_old_object_whole() {
         r.root().dataset("lost").unwrap().read_all::<u32>().unwrap(),
         (0..1000).collect::<Vec<u32>>()
     );
+}
+
+#[test]
+fn a_publish_whose_answer_was_lost_is_not_a_conflict_with_itself() {
+    use std::sync::atomic::Ordering::SeqCst;
+    put("w/lost.arca", sample(4));
+    let store = std::sync::Arc::new(CutUploads {
+        fail: false.into(),
+        lose: 1.into(),
+        puts: 0.into(),
+    });
+    let f = File::options()
+        .mode(Mode::Append)
+        .open_store(
+            store.clone(),
+            ObjPath::from("w/lost.arca"),
+            "memory:///w/lost.arca",
+            &CloudOptions::new(),
+        )
+        .unwrap();
+    let opened = f.io_stats();
+    // The PUT is made, its answer lost: one HEAD finds this publish's
+    // token on the object and the commit succeeds.
+    add(&f, "a", 100);
+    f.flush().unwrap();
+    let s = f.io_stats();
+    assert_eq!((s.puts - opened.puts, s.requests - opened.requests), (1, 1));
+    assert_eq!(store.puts.load(SeqCst), 1);
+    // Lost, and the client's retry meets the object the first attempt
+    // made (412): the same.
+    store.lose.store(2, SeqCst);
+    add(&f, "b", 10);
+    f.flush().unwrap();
+    assert_eq!(store.puts.load(SeqCst), 3);
+    assert_eq!(f.io_stats().requests - opened.requests, 2);
+    // The next commit publishes on the version adopted: no conflict.
+    store.lose.store(0, SeqCst);
+    add(&f, "c", 5);
+    f.flush().unwrap();
+    assert_eq!(f.io_stats().requests - opened.requests, 2);
+    let r = open("w/lost.arca", &CloudOptions::new()).unwrap();
+    for name in ["a", "b", "c", "k"] {
+        assert!(r.root().contains(name).unwrap(), "{name}");
+    }
+    // A genuine racer still wins: this writer's PUT is refused, the HEAD
+    // finds another writer's object, and the commit conflicts.
+    let other = write(Mode::Append, "w/lost.arca").unwrap();
+    add(&other, "theirs", 3);
+    other.close().unwrap();
+    store.lose.store(2, SeqCst);
+    add(&f, "mine", 3);
+    let e = f.flush().unwrap_err();
+    let staged = staged_of(&e);
+    assert_eq!(f.io_stats().requests - opened.requests, 3);
+    let r = open("w/lost.arca", &CloudOptions::new()).unwrap();
+    assert!(r.root().contains("theirs").unwrap() && !r.root().contains("mine").unwrap());
+    store.lose.store(0, SeqCst);
+    assert!(f.close().is_err());
+    assert!(File::open(&staged)
+        .unwrap()
+        .root()
+        .contains("mine")
+        .unwrap());
+    std::fs::remove_dir_all(staged.parent().unwrap()).unwrap();
 }

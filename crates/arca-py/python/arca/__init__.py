@@ -102,10 +102,11 @@ set_pooling = _native.set_pooling
 def io_stats():
     """What reads of every file fetched from storage in this process, as
     ``{"chunks_read": n, "bytes_read": n, "requests": n, "bytes_fetched": n,
-    "round_trips": n, "puts": n, "bytes_put": n}`` (``File.io_stats()`` for
-    one file). A chunk served from a chunk cache is not read again; the
-    others count requests to object storage: GETs and HEADs, and the PUTs
-    that publish files written there (see docs/CLOUD.md)."""
+    "round_trips": n, "puts": n, "bytes_put": n, "parts": n, "completes": n}``
+    (``File.io_stats()`` for one file). A chunk served from a chunk cache is
+    not read again; the others count requests to object storage: GETs and
+    HEADs, and the PUTs, parts and multipart completions that publish files
+    written there (see docs/CLOUD.md)."""
     return _native.io_stats()
 
 __all__ = [

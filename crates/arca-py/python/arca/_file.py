@@ -216,14 +216,17 @@ class File(Group):
     ``storage_options`` (the store's configuration keys, and arca's
     ``head_bytes``, ``block_bytes``, ``cache_bytes``, ``part_bytes``,
     ``max_in_flight``, ``coalesce_bytes``, ``max_retries``,
-    ``retry_timeout``, ``staging_dir``). Opening read-only costs one
-    request; ``io_stats()`` counts ``requests``, ``bytes_fetched``,
-    ``round_trips``, ``puts`` and ``bytes_put``. A read-only file pickles
+    ``retry_timeout``, ``staging_dir``, ``multipart_threshold``,
+    ``part_size``). Opening read-only costs one request; ``io_stats()``
+    counts ``requests``, ``bytes_fetched``, ``round_trips``, ``puts``,
+    ``bytes_put``, ``parts`` and ``completes``. A read-only file pickles
     by URL. Modes ``w``, ``x``/``w-``, ``a`` and ``r+`` stage the file
     locally (``a`` and ``r+`` fetch it whole) and publish it at each commit
-    and at close with one conditional PUT; a writer another beat to it
-    gets ``ConflictError``, its staged file kept (``http(s)://`` stays
-    read-only). See docs/CLOUD.md.
+    and at close with one conditional PUT (on S3, from
+    ``multipart_threshold``, 64 MiB, up: a multipart upload of
+    ``part_size`` parts whose completion carries the condition); a writer
+    another beat to it gets ``ConflictError``, its staged file kept
+    (``http(s)://`` stays read-only). See docs/CLOUD.md.
 
     Every ``flush()`` and ``close()`` commits atomically; a crash never
     leaves a half-written file. Group changes into one atomic unit with
@@ -349,7 +352,7 @@ class File(Group):
         """A file on object storage: ``storage_options`` holds the store's
         keys (credentials, endpoint, region) and arca's (``head_bytes``,
         ``block_bytes``, ``cache_bytes``, ``max_retries``, ``staging_dir``,
-        ...); see docs/CLOUD.md. Read-only, it pickles by URL; in the other
+        ``multipart_threshold``, ``part_size``, ...); see docs/CLOUD.md. Read-only, it pickles by URL; in the other
         modes it is staged locally and published at each commit (``flush``,
         a transaction's end) and at close, and a writer that lost a race
         gets ``ConflictError``."""

@@ -37,10 +37,16 @@ pub struct IoStats {
     /// count one round trip.
     pub round_trips: u64,
     /// Conditional PUTs that published a file written on object storage
-    /// (one per publish; see docs/CLOUD.md, "Writing").
+    /// whole (one per publish below the multipart threshold; see
+    /// docs/CLOUD.md, "Writing").
     pub puts: u64,
-    /// Bytes those PUTs sent.
+    /// Bytes those PUTs and the parts of multipart publishes sent.
     pub bytes_put: u64,
+    /// Parts sent by multipart publishes.
+    pub parts: u64,
+    /// Conditional completions of multipart uploads sent (one per
+    /// multipart publish, more if the store asked for it again).
+    pub completes: u64,
 }
 
 /// Live counters of a driver's requests to object storage.
@@ -51,6 +57,8 @@ pub struct Fetches {
     round_trips: AtomicU64,
     puts: AtomicU64,
     bytes_put: AtomicU64,
+    parts: AtomicU64,
+    completes: AtomicU64,
 }
 
 /// The process's fetch counters.
@@ -65,6 +73,8 @@ impl Fetches {
             round_trips: AtomicU64::new(0),
             puts: AtomicU64::new(0),
             bytes_put: AtomicU64::new(0),
+            parts: AtomicU64::new(0),
+            completes: AtomicU64::new(0),
         }
     }
 
@@ -73,6 +83,21 @@ impl Fetches {
         for c in [self, &PROCESS_FETCHES] {
             c.puts.fetch_add(1, Relaxed);
             c.bytes_put.fetch_add(bytes, Relaxed);
+        }
+    }
+
+    /// One part of a multipart upload that sent `bytes`.
+    pub fn part(&self, bytes: u64) {
+        for c in [self, &PROCESS_FETCHES] {
+            c.parts.fetch_add(1, Relaxed);
+            c.bytes_put.fetch_add(bytes, Relaxed);
+        }
+    }
+
+    /// One completion of a multipart upload sent.
+    pub fn complete(&self) {
+        for c in [self, &PROCESS_FETCHES] {
+            c.completes.fetch_add(1, Relaxed);
         }
     }
 
@@ -99,6 +124,8 @@ impl Fetches {
         s.round_trips += self.round_trips.load(Relaxed);
         s.puts += self.puts.load(Relaxed);
         s.bytes_put += self.bytes_put.load(Relaxed);
+        s.parts += self.parts.load(Relaxed);
+        s.completes += self.completes.load(Relaxed);
     }
 }
 

@@ -47,10 +47,14 @@ impl OpenOptions {
     /// [`Mode::Append`]; a HEAD for [`Mode::Create`] and
     /// [`Mode::CreateNew`]) written with the local journal, and publish it
     /// at each commit ([`File::flush`], a transaction's end) and at close
-    /// with one conditional PUT: `If-None-Match: *` while the object does
+    /// with one conditional PUT (on S3 from the `multipart_threshold`
+    /// option up, a multipart upload of `part_size` parts whose completion
+    /// carries the condition): `If-None-Match: *` while the object does
     /// not exist, else `If-Match` the version opened or last published. A
     /// writer that lost a race gets [`Error::Conflict`], its staged file
-    /// kept. A `file://` URL opens the path itself.
+    /// kept; a publish whose answer was lost is recognised by the token it
+    /// marks the object with, not taken for a conflict. A `file://` URL
+    /// opens the path itself.
     ///
     /// ```
     /// use arca::{io::CloudOptions, AttrValue, File, Mode};

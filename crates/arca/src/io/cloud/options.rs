@@ -26,6 +26,16 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 16;
 /// Default largest gap between two ranges of one batch fetched as one
 /// request: below it, the wasted bytes cost less than another request.
 pub const DEFAULT_COALESCE_BYTES: usize = 64 << 10;
+/// Default size from which a written file is published to S3 by a
+/// multipart upload rather than one PUT: below it the file is read into
+/// memory whole, so this is also the bound on a publish's memory.
+pub const DEFAULT_MULTIPART_THRESHOLD: u64 = 64 << 20;
+/// Default size of one part of a multipart publish.
+pub const DEFAULT_PART_SIZE: u64 = 8 << 20;
+/// S3's smallest part (all but the last part of an upload).
+pub const MIN_PART_SIZE: u64 = 5 << 20;
+/// S3's largest part.
+pub const MAX_PART_SIZE: u64 = 5 << 30;
 
 /// Settings for opening a file on object storage.
 ///
@@ -35,17 +45,23 @@ pub const DEFAULT_COALESCE_BYTES: usize = 64 << 10;
 /// to the store and override its environment variables; arca's own keys
 /// are `head_bytes`, `block_bytes`, `cache_bytes`, `part_bytes`,
 /// `max_in_flight`, `coalesce_bytes`, `max_retries`, `retry_timeout`
-/// (seconds) and `staging_dir` (where a file opened for writing is staged;
-/// default: the system's temporary directory).
+/// (seconds), `staging_dir` (where a file opened for writing is staged;
+/// default: the system's temporary directory), `multipart_threshold` (a
+/// staged file this large or larger is published to S3 by a multipart
+/// upload) and `part_size` (the size of its parts, 5 MiB to 5 GiB).
 ///
 /// ```
 /// use arca::io::CloudOptions;
 /// let o = CloudOptions::new()
 ///     .set("aws_region", "eu-west-1").unwrap()
 ///     .set("max_retries", "2").unwrap()
-///     .set("max_in_flight", "32").unwrap();
+///     .set("max_in_flight", "32").unwrap()
+///     .set("multipart_threshold", "16777216").unwrap()
+///     .set("part_size", "5242880").unwrap();
 /// assert_eq!((o.max_retries(), o.max_in_flight()), (2, 32));
+/// assert_eq!((o.multipart_threshold(), o.part_size()), (16 << 20, 5 << 20));
 /// assert!(CloudOptions::new().set("max_in_flight", "0").is_err());
+/// assert!(CloudOptions::new().set("part_size", "1048576").is_err());
 /// assert!(CloudOptions::new().set("max_retries", "many").is_err());
 /// ```
 #[derive(Debug, Clone)]
@@ -60,6 +76,8 @@ pub struct CloudOptions {
     max_retries: usize,
     retry_timeout: Duration,
     staging_dir: Option<PathBuf>,
+    multipart_threshold: u64,
+    part_size: u64,
 }
 
 impl Default for CloudOptions {
@@ -75,6 +93,8 @@ impl Default for CloudOptions {
             max_retries: DEFAULT_MAX_RETRIES,
             retry_timeout: Duration::from_secs(180),
             staging_dir: None,
+            multipart_threshold: DEFAULT_MULTIPART_THRESHOLD,
+            part_size: DEFAULT_PART_SIZE,
         }
     }
 }
@@ -98,8 +118,9 @@ impl CloudOptions {
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for a value of arca's own keys that is
-    /// not a number, or a block, head or part size or a bound on requests
-    /// in flight of zero.
+    /// not a number, a block, head or part size or a bound on requests in
+    /// flight of zero, a `multipart_threshold` of zero or a `part_size`
+    /// outside S3's 5 MiB to 5 GiB.
     pub fn set(mut self, key: &str, value: &str) -> Result<Self> {
         let positive = |n: usize| {
             if n == 0 {
@@ -130,6 +151,18 @@ impl CloudOptions {
                         ))
                     })?;
                 self.retry_timeout = Duration::from_secs_f64(s);
+            }
+            "multipart_threshold" => {
+                self.multipart_threshold = positive(number(key, value)?)? as u64
+            }
+            "part_size" => {
+                let n = number(key, value)? as u64;
+                if !(MIN_PART_SIZE..=MAX_PART_SIZE).contains(&n) {
+                    return Err(Error::invalid(format!(
+                        "storage option part_size={n}: S3 takes parts of 5 MiB ({MIN_PART_SIZE}) to 5 GiB ({MAX_PART_SIZE})"
+                    )));
+                }
+                self.part_size = n;
             }
             "staging_dir" => {
                 if value.is_empty() {
@@ -191,5 +224,16 @@ impl CloudOptions {
     /// Time after which a request is not retried again.
     pub fn retry_timeout(&self) -> Duration {
         self.retry_timeout
+    }
+
+    /// The size from which a written file is published to S3 by a
+    /// multipart upload (below it: one PUT, the file read into memory).
+    pub fn multipart_threshold(&self) -> u64 {
+        self.multipart_threshold
+    }
+
+    /// The size of the parts of a multipart publish.
+    pub fn part_size(&self) -> u64 {
+        self.part_size
     }
 }

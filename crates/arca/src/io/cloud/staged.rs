@@ -1,9 +1,12 @@
 //! Writing a file on object storage: the object is staged in a local file
 //! (fetched whole for `a` and `r+`), which arca writes with its local
-//! machinery, and each commit publishes it with one conditional PUT:
-//! `If-None-Match: *` while there is no object yet, else `If-Match` the
-//! version this writer opened or last published. A writer whose condition
-//! fails gets [`Error::Conflict`] and its staged file stays.
+//! machinery, and each commit publishes it with one conditional PUT (on S3
+//! from `multipart_threshold` up, a multipart upload with a conditional
+//! completion): `If-None-Match: *` while there is no object yet, else
+//! `If-Match` the version this writer opened or last published. A writer
+//! whose condition fails gets [`Error::Conflict`] and its staged file
+//! stays. Each publish marks the object with a token of its own, so that
+//! one whose answer was lost is recognised as done, not as a conflict.
 
 use std::io::Write;
 use std::path::{Path as FsPath, PathBuf};
@@ -13,12 +16,14 @@ use std::sync::Arc;
 use futures::StreamExt;
 use object_store::path::Path;
 use object_store::{
-    GetOptions, ObjectStore, ObjectStoreScheme, PutMode, PutOptions, PutPayload, UpdateVersion,
+    Attribute, Attributes, GetOptions, ObjectStore, ObjectStoreScheme, PutMode, PutOptions,
+    PutPayload, PutResult, UpdateVersion,
 };
 
 use super::driver::remote;
 use super::options::CloudOptions;
 use super::runtime::block_on;
+use super::s3_signed::{Condition, S3Signed};
 use crate::error::{Error, RemoteKind, Result};
 use crate::io::publish::Publish;
 use crate::io::stats::Fetches;
@@ -51,6 +56,36 @@ pub(crate) struct Staged {
     dir: Option<PathBuf>,
     file: PathBuf,
     fetches: Arc<Fetches>,
+    /// For S3: the requests of a conditional multipart publish.
+    s3: Option<S3Signed>,
+    multipart_threshold: u64,
+    part_size: u64,
+}
+
+/// The user-metadata key of the token each publish marks the object with
+/// (S3 `x-amz-meta-arcapublish`): letters only, since Azure takes only
+/// identifiers and HTTP servers' gateways (WSGI, some proxies) turn `_`
+/// and `-` in header names into each other or drop them.
+const TOKEN_KEY: &str = "arcapublish";
+
+/// A token no other publish, of this process or another, has: the process,
+/// the time, a count, and bits of the process's random hasher keys.
+fn publish_token() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut h = KEYS
+        .get_or_init(std::collections::hash_map::RandomState::new)
+        .build_hasher();
+    h.write_u128(t);
+    h.write_u64(n);
+    format!("{:x}-{t:x}-{n:x}-{:016x}", std::process::id(), h.finish())
 }
 
 impl std::fmt::Debug for Staged {
@@ -125,13 +160,15 @@ impl Staged {
     /// existing object; [`Error::Remote`] ([`RemoteKind::NotFound`] for
     /// `r+` on a missing object) when a request fails.
     pub(crate) fn open(url: &str, opts: &CloudOptions, intent: Intent) -> Result<(Staged, bool)> {
-        let (store, path, scheme) = super::store::open(url, opts)?;
+        let (store, path, scheme, s3) = super::store::open_writable(url, opts)?;
         if scheme == ObjectStoreScheme::Http {
             return Err(Error::Unsupported(format!(
                 "{url}: an http(s) URL opens read-only (a web server takes no conditional PUT); write to s3://, gs://, az:// or a local file"
             )));
         }
-        Self::over_store(store, path, url, opts, intent)
+        let (mut me, create) = Self::over_store(store, path, url, opts, intent)?;
+        me.s3 = s3;
+        Ok((me, create))
     }
 
     /// [`Staged::open`] for `path` in a store made by the caller.
@@ -156,6 +193,9 @@ impl Staged {
             dir: Some(dir),
             file,
             fetches: Arc::new(Fetches::new()),
+            s3: None,
+            multipart_threshold: opts.multipart_threshold(),
+            part_size: opts.part_size(),
         };
         match me.fetch(intent) {
             Ok(create) => Ok((me, create)),
@@ -284,8 +324,38 @@ impl Staged {
     }
 }
 
-impl Publish for Staged {
-    fn publish(&mut self) -> Result<()> {
+impl Staged {
+    /// Send the staged file as the object, on condition, marked with
+    /// `token`: one PUT of the file read whole, or from
+    /// `multipart_threshold` up on S3, a multipart upload.
+    fn send(&self, token: &str) -> Result<object_store::Result<PutResult>> {
+        let size = std::fs::metadata(&self.file)
+            .map_err(|e| Error::io(format!("reading {}", self.file.display()), e))?
+            .len();
+        if let Some(s3) = self
+            .s3
+            .as_ref()
+            .filter(|_| size >= self.multipart_threshold)
+        {
+            let condition = match &self.version {
+                None => Condition::Absent,
+                Some(UpdateVersion { e_tag: Some(e), .. }) => Condition::Is(e.clone()),
+                // (S3 always gives an ETag; without one there is nothing
+                // to make the completion conditional on.)
+                Some(_) => {
+                    return Ok(Err(object_store::Error::NotImplemented));
+                }
+            };
+            return block_on(super::multipart::upload(
+                s3,
+                &self.path,
+                &self.file,
+                self.part_size,
+                &condition,
+                &[(TOKEN_KEY, token)],
+                &self.fetches,
+            ));
+        }
         let bytes = std::fs::read(&self.file)
             .map_err(|e| Error::io(format!("reading {}", self.file.display()), e))?;
         let n = bytes.len() as u64;
@@ -293,8 +363,14 @@ impl Publish for Staged {
             None => PutMode::Create,
             Some(v) => PutMode::Update(v.clone()),
         };
+        let mut attributes = Attributes::new();
+        attributes.insert(
+            Attribute::Metadata(TOKEN_KEY.into()),
+            token.to_string().into(),
+        );
         let opts = PutOptions {
             mode,
+            attributes,
             ..Default::default()
         };
         let r = block_on(
@@ -302,11 +378,50 @@ impl Publish for Staged {
                 .put_opts(&self.path, PutPayload::from(bytes), opts),
         )?;
         self.fetches.put(n);
-        let done = r.map_err(|e| self.failed(e))?;
-        self.version = Some(UpdateVersion {
-            e_tag: done.e_tag,
-            version: done.version,
-        });
+        Ok(r)
+    }
+
+    /// The version of the object if it is the one the publish marked with
+    /// `token` made (its answer lost): one HEAD.
+    fn landed(&self, token: &str) -> Option<UpdateVersion> {
+        let head = GetOptions {
+            head: true,
+            ..Default::default()
+        };
+        let r = block_on(self.store.get_opts(&self.path, head)).ok()?;
+        self.fetches.round_trip(1, 0);
+        let r = r.ok()?;
+        let ours = r
+            .attributes
+            .get(&Attribute::Metadata(TOKEN_KEY.into()))
+            .is_some_and(|v| v.as_ref() == token);
+        ours.then_some(UpdateVersion {
+            e_tag: r.meta.e_tag,
+            version: r.meta.version,
+        })
+    }
+}
+
+impl Publish for Staged {
+    fn publish(&mut self) -> Result<()> {
+        let token = publish_token();
+        let version = match self.send(&token)? {
+            Ok(done) => UpdateVersion {
+                e_tag: done.e_tag,
+                version: done.version,
+            },
+            // The store said no, or the answer was lost: a publish whose
+            // answer was lost (and whose retry met its own object) has
+            // marked the object with this token.
+            Err(e) if !matches!(e, object_store::Error::NotImplemented) => {
+                match self.landed(&token) {
+                    Some(v) => v,
+                    None => return Err(self.failed(e)),
+                }
+            }
+            Err(e) => return Err(self.failed(e)),
+        };
+        self.version = Some(version);
         Ok(())
     }
 
@@ -354,7 +469,7 @@ pub fn upload(
     opts: &CloudOptions,
     replace: bool,
 ) -> Result<crate::io::IoStats> {
-    let (store, path, scheme) = super::store::open(url, opts)?;
+    let (store, path, scheme, s3) = super::store::open_writable(url, opts)?;
     if scheme == ObjectStoreScheme::Http {
         return Err(Error::Unsupported(format!(
             "{url}: an http(s) URL takes no upload; write to s3://, gs://, az:// or a local file"
@@ -368,6 +483,9 @@ pub fn upload(
         dir: None,
         file: local.to_path_buf(),
         fetches: Arc::new(Fetches::new()),
+        s3,
+        multipart_threshold: opts.multipart_threshold(),
+        part_size: opts.part_size(),
     };
     if replace {
         s.fetch(Intent::Replace)?;

@@ -10,6 +10,7 @@ use object_store::path::Path;
 use object_store::{BackoffConfig, ClientConfigKey, ObjectStore, ObjectStoreScheme, RetryConfig};
 
 use super::options::CloudOptions;
+use super::s3_signed::{KeepClient, S3Signed};
 use crate::error::{Error, Result};
 
 /// The process's in-memory store, behind every `memory://` URL: put
@@ -31,7 +32,7 @@ fn bad_url(url: &str, why: impl std::fmt::Display) -> Error {
 
 fn bad_key(url: &str, key: &str) -> Error {
     Error::invalid(format!(
-        "{url}: unknown storage option {key:?} (see object_store's configuration keys for this store, or arca's: head_bytes, block_bytes, cache_bytes, part_bytes, max_in_flight, coalesce_bytes, max_retries, retry_timeout, staging_dir)"
+        "{url}: unknown storage option {key:?} (see object_store's configuration keys for this store, or arca's: head_bytes, block_bytes, cache_bytes, part_bytes, max_in_flight, coalesce_bytes, max_retries, retry_timeout, staging_dir, multipart_threshold, part_size)"
     ))
 }
 
@@ -71,6 +72,23 @@ pub(super) fn open(
     url: &str,
     opts: &CloudOptions,
 ) -> Result<(Arc<dyn ObjectStore>, Path, ObjectStoreScheme)> {
+    let (store, path, scheme, _) = open_writable(url, opts)?;
+    Ok((store, path, scheme))
+}
+
+/// A store opened for writing: the store, the object's path, the kind of
+/// store, and for S3 what a conditional multipart publish needs beside the
+/// store (`None` where it cannot be used: see [`S3Signed::new`]).
+pub(super) type Writable = (
+    Arc<dyn ObjectStore>,
+    Path,
+    ObjectStoreScheme,
+    Option<S3Signed>,
+);
+
+/// [`open`], with what a multipart publish to S3 needs.
+pub(super) fn open_writable(url: &str, opts: &CloudOptions) -> Result<Writable> {
+    let mut s3 = None;
     let parsed = url::Url::parse(url).map_err(|e| bad_url(url, e))?;
     let (scheme, path) = ObjectStoreScheme::parse(&parsed).map_err(|_| {
         bad_url(
@@ -84,17 +102,27 @@ pub(super) fn open(
     let store = match scheme {
         ObjectStoreScheme::AmazonS3 => {
             use object_store::aws::{AmazonS3Builder as B, AmazonS3ConfigKey};
-            let mut b = B::from_env().with_url(url).with_retry(retry(opts));
+            let keep = KeepClient::default();
+            let mut b = B::from_env()
+                .with_url(url)
+                .with_retry(retry(opts))
+                .with_http_connector(keep.clone());
             // Publishing a written file needs conditional PUTs (If-Match,
             // If-None-Match), which S3 and its compatibles honour; the
             // environment or the options may still say otherwise.
             if std::env::var_os("AWS_CONDITIONAL_PUT").is_none() {
                 b = b.with_config(AmazonS3ConfigKey::ConditionalPut, "etag");
             }
-            built(
-                url,
-                configure(url, b, opts, |b: B, k, v| b.with_config(k, v))?.build(),
-            )?
+            let b = configure(url, b, opts, |b: B, k, v| b.with_config(k, v))?;
+            let config = b.clone();
+            let store = Arc::new(b.build().map_err(|e| bad_url(url, e))?);
+            s3 = S3Signed::new(
+                store.clone(),
+                &keep,
+                |k| config.get_config_value(k),
+                opts.max_retries(),
+            );
+            store as Arc<dyn ObjectStore>
         }
         ObjectStoreScheme::GoogleCloudStorage => {
             use object_store::gcp::GoogleCloudStorageBuilder as B;
@@ -140,7 +168,7 @@ pub(super) fn open(
         }
         _ => return Err(bad_url(url, "no store for this scheme")),
     };
-    Ok((store, path, scheme))
+    Ok((store, path, scheme, s3))
 }
 
 /// Whether `name` is a URL (`scheme://…`) rather than a path: what the
