@@ -183,6 +183,10 @@ def write_foreign(path):
                          scaleoffset=0)
         f.create_dataset("blosc", data=data, chunks=(10, 50), **hdf5plugin.Blosc())
         f.create_dataset("bitshuffle", data=data, chunks=(10, 50), **hdf5plugin.Bitshuffle())
+        f.create_dataset("blosc2_zstd", data=data, chunks=(10, 50),
+                         **hdf5plugin.Blosc2(cname="zstd", clevel=5))
+        f.create_dataset("blosc2_zlib", data=data, chunks=(10, 50),
+                         **hdf5plugin.Blosc2(cname="zlib", clevel=5))
         f.create_dataset("bzip2", data=data, chunks=(10, 50), **hdf5plugin.BZip2())
         f.create_dataset("fine", data=data, chunks=(10, 50), compression="gzip")
 
@@ -369,6 +373,12 @@ def write_pytables(path, byteorder):
         e = f.create_earray("/", "growing", tables.Float32Atom(), (0, 3), byteorder=byteorder,
                             filters=tables.Filters(complevel=4, complib="blosc2"))
         e.append(np.arange(30, dtype="f4").reshape(10, 3))
+        e = f.create_earray("/", "growing_zstd", tables.Int64Atom(), (0, 4), byteorder=byteorder,
+                            filters=tables.Filters(complevel=5, complib="blosc2:zstd"))
+        e.append(np.arange(4000, dtype="i8").reshape(1000, 4) // 3)
+        f.create_carray("/", "zlib_blosc2", obj=np.linspace(0, 1, 3000).reshape(30, 100),
+                        byteorder=byteorder, chunkshape=(10, 50),
+                        filters=tables.Filters(complevel=6, complib="blosc2:zlib"))
         f.create_carray("/", "mask", obj=np.array([True, False] * 50), byteorder=byteorder,
                         filters=tables.Filters(complevel=2, complib="blosc:lz4"))
         f.create_array("/", "plain_bool", obj=np.array([True, False, True]))
@@ -1006,20 +1016,21 @@ def test_hdf5_filters_written_by_arca_are_hdf5s(tmp_path):
 
 
 def test_imported_hdf5_filters_take_writes(corpus, tmp_path):
-    """Chunks of lzf, fletcher32, blosc and bitshuffle datasets h5py wrote,
+    """Chunks of lzf, fletcher32, blosc, bitshuffle and blosc2 (zstd, zlib)
+    datasets h5py wrote,
     changed in arca (decoded, changed, encoded again) and read back by
     HDF5; a filter arca lacks refuses the write by name."""
     a_path = tmp_path / "x.arca"
     interop.import_hdf5(corpus / "foreign.h5", a_path)
     with arca.File(a_path, "r+") as a:
-        for n in ("lzf", "fletcher32", "blosc", "bitshuffle"):
+        for n in ("lzf", "fletcher32", "blosc", "bitshuffle", "blosc2_zstd", "blosc2_zlib"):
             a[n][5:15, 7] = 1000.0
         with pytest.raises(arca.UnsupportedError, match="bzip2"):
             a["bzip2"][0, 0] = 1.0
     back = tmp_path / "back.h5"
     interop.export_hdf5(a_path, back)
     with h5py.File(corpus / "foreign.h5", "r") as h, h5py.File(back, "r") as b:
-        for n in ("lzf", "fletcher32", "blosc", "bitshuffle"):
+        for n in ("lzf", "fletcher32", "blosc", "bitshuffle", "blosc2_zstd", "blosc2_zlib"):
             want = h[n][()]
             want[5:15, 7] = 1000.0
             assert np.array_equal(b[n][()], want), n
