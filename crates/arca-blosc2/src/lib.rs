@@ -383,9 +383,16 @@ mod tests {
     #[test]
     fn flipped_bytes_never_crash() {
         let plain: Vec<u8> = (0..5000u32).flat_map(|i| (i % 97).to_le_bytes()).collect();
-        let f = encode_frame(&plain, 4, 5, 1, 0, 0).unwrap();
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..2000 {
+        // blosclz, lz4, zlib (flate2) and zstd (zstd-sys) blocks, each
+        // shuffle.
+        let frames: Vec<Vec<u8>> = [0, 1, 4, 5]
+            .iter()
+            .flat_map(|&c| (0..3).map(move |s| (c, s)))
+            .map(|(c, s)| encode_frame(&plain, 4, 5, s, c, 0).unwrap())
+            .collect();
+        for k in 0..8000 {
+            let f = &frames[k % frames.len()];
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
