@@ -22,7 +22,8 @@ VENV_STAMP := $(VENV)/.arca-venv.stamp
 PY_BUILD_STAMP := $(VENV)/.arca-py-build.stamp
 # The package is installed editable, so only native sources force a rebuild.
 PY_BUILD_DEPS := $(PY_CRATE)/Cargo.toml $(PY_CRATE)/pyproject.toml Cargo.lock \
-	$(shell find $(PY_CRATE)/src crates/arca/src -type f -name '*.rs' 2>/dev/null)
+	$(shell find $(PY_CRATE)/src crates/arca/src -type f -name '*.rs' 2>/dev/null) \
+	$(shell find crates/arca-blosc2 -type f 2>/dev/null)
 
 venv: $(VENV_STAMP)
 

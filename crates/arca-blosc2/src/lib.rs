@@ -7,16 +7,23 @@
 //! codecs and the B2ND layout of c-blosc2; calling it takes `unsafe`, so it
 //! lives here, alone, and the `arca` crate forbids unsafe code outright.
 //!
-//! The library is built without zstd and zlib (see `Cargo.toml`): a frame
-//! whose blocks went through them is refused by name
-//! ([`Blosc2Error::Codec`]), never misread.
+//! c-blosc2 is compiled here (see `build.rs`) against the zstd of
+//! `zstd-sys` and the lz4 of `lz4-sys`, the ones the rest of arca links, and
+//! its zlib calls are answered by flate2 (see [`zlib`]): every codec a
+//! Blosc2 frame names (blosclz, lz4, lz4hc, zlib, zstd) reads and writes,
+//! and each of those libraries is in the program once. A frame naming any
+//! other codec is refused by name ([`Blosc2Error::Codec`]), never misread.
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Once;
 
-use blosc2_src as ffi;
+// Linked for their symbols only: c-blosc2 calls zstd and lz4 through them.
+use lz4_sys as _;
+use zstd_sys as _;
+
+mod zlib;
 
 /// Why a frame could not be read or written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,21 +45,63 @@ impl std::fmt::Display for Blosc2Error {
 
 impl std::error::Error for Blosc2Error {}
 
-// The B2ND calls: compiled into blosc2-src's library (b2nd.c) but not in
-// its generated bindings.
-#[allow(non_camel_case_types)]
-type b2nd_array_t = c_void;
+/// c-blosc2's super-chunk, handled only through pointers.
+#[repr(C)]
+struct RawSchunk {
+    _opaque: [u8; 0],
+}
+/// A B2ND array, handled only through pointers.
+#[repr(C)]
+struct RawB2nd {
+    _opaque: [u8; 0],
+}
+
 extern "C" {
-    fn b2nd_from_schunk(schunk: *mut ffi::blosc2_schunk, array: *mut *mut b2nd_array_t) -> c_int;
-    fn b2nd_to_cbuffer(array: *const b2nd_array_t, buffer: *mut c_void, buffersize: i64) -> c_int;
-    fn b2nd_free(array: *mut b2nd_array_t) -> c_int;
+    fn blosc2_init();
+    fn blosc2_schunk_from_buffer(cframe: *mut u8, len: i64, copy: bool) -> *mut RawSchunk;
+    fn blosc2_schunk_free(schunk: *mut RawSchunk) -> c_int;
+    fn blosc2_schunk_decompress_chunk(
+        schunk: *mut RawSchunk,
+        nchunk: i64,
+        dest: *mut c_void,
+        nbytes: i32,
+    ) -> c_int;
+    fn blosc2_schunk_append_buffer(schunk: *mut RawSchunk, src: *const c_void, nbytes: i32) -> i64;
+    fn blosc2_schunk_to_buffer(
+        schunk: *mut RawSchunk,
+        cframe: *mut *mut u8,
+        needs_free: *mut bool,
+    ) -> i64;
+    fn b2nd_from_schunk(schunk: *mut RawSchunk, array: *mut *mut RawB2nd) -> c_int;
+    fn b2nd_to_cbuffer(array: *const RawB2nd, buffer: *mut c_void, buffersize: i64) -> c_int;
+    fn b2nd_free(array: *mut RawB2nd) -> c_int;
+    // csrc/glue.c: the super-chunk's fields, read where its layout is known.
+    fn arca_blosc2_schunk_info(
+        s: *const RawSchunk,
+        typesize: *mut i32,
+        nbytes: *mut i64,
+        nchunks: *mut i64,
+        compcode: *mut u8,
+    );
+    fn arca_blosc2_schunk_meta(
+        s: *const RawSchunk,
+        name: *const c_char,
+        len: *mut i32,
+    ) -> *const u8;
+    fn arca_blosc2_schunk_new(
+        typesize: i32,
+        clevel: u8,
+        shuffle: u8,
+        codec: u8,
+        blocksize: i32,
+    ) -> *mut RawSchunk;
 }
 
 fn init() {
     static INIT: Once = Once::new();
     // SAFETY: blosc2_init sets up the library's global state once, before
     // any other call.
-    INIT.call_once(|| unsafe { ffi::blosc2_init() });
+    INIT.call_once(|| unsafe { blosc2_init() });
 }
 
 /// Codec names by Blosc2's codec code, for messages.
@@ -69,50 +118,64 @@ fn codec_name(code: u8) -> String {
 
 /// Whether this build decodes and encodes Blosc2's codec `code`.
 pub fn has_codec(code: u8) -> bool {
-    matches!(code, 0..=2)
+    matches!(code, 0..=2 | 4 | 5)
 }
 
 /// A super-chunk, freed on drop (one read from a frame is dropped before
 /// the buffer it reads).
 struct Schunk {
-    ptr: *mut ffi::blosc2_schunk,
+    ptr: *mut RawSchunk,
 }
 
 impl Drop for Schunk {
     fn drop(&mut self) {
         // SAFETY: `ptr` came from c-blosc2 and is freed once.
-        unsafe { ffi::blosc2_schunk_free(self.ptr) };
+        unsafe { blosc2_schunk_free(self.ptr) };
     }
 }
 
+/// A super-chunk's item size, bytes, chunk count and codec.
+struct Info {
+    typesize: i32,
+    nbytes: i64,
+    nchunks: i64,
+    compcode: u8,
+}
+
 impl Schunk {
-    fn get(&self) -> &ffi::blosc2_schunk {
-        // SAFETY: non-null (checked when made) and alive until drop.
-        unsafe { &*self.ptr }
+    fn info(&self) -> Info {
+        let mut i = Info {
+            typesize: 0,
+            nbytes: 0,
+            nchunks: 0,
+            compcode: 0,
+        };
+        // SAFETY: `ptr` is a live super-chunk; the four outputs are ours.
+        unsafe {
+            arca_blosc2_schunk_info(
+                self.ptr,
+                &mut i.typesize,
+                &mut i.nbytes,
+                &mut i.nchunks,
+                &mut i.compcode,
+            )
+        };
+        i
     }
 
     /// The content of the frame's metalayer named `name`, if it has one.
-    fn meta(&self, name: &str) -> Option<&[u8]> {
-        let s = self.get();
-        let n = usize::from(s.nmetalayers).min(s.metalayers.len());
-        s.metalayers[..n].iter().find_map(|&m| {
-            // SAFETY: c-blosc2 fills the first `nmetalayers` slots with
-            // metalayers holding a NUL-terminated name and `content_len`
-            // bytes of content, alive as long as the super-chunk.
-            unsafe {
-                if m.is_null()
-                    || (*m).name.is_null()
-                    || CStr::from_ptr((*m).name).to_bytes() != name.as_bytes()
-                {
-                    return None;
-                }
-                let len = usize::try_from((*m).content_len).ok()?;
-                if (*m).content.is_null() {
-                    return None;
-                }
-                Some(std::slice::from_raw_parts((*m).content, len))
+    fn meta(&self, name: &CStr) -> Option<&[u8]> {
+        let mut len = 0i32;
+        // SAFETY: `ptr` is a live super-chunk and `name` NUL-terminated;
+        // a non-null answer points to `len` bytes of the super-chunk's own,
+        // alive as long as it (the borrow of `self`).
+        unsafe {
+            let p = arca_blosc2_schunk_meta(self.ptr, name.as_ptr(), &mut len);
+            if p.is_null() {
+                return None;
             }
-        })
+            Some(std::slice::from_raw_parts(p, usize::try_from(len).ok()?))
+        }
     }
 }
 
@@ -142,7 +205,7 @@ fn b2nd_items(meta: &[u8]) -> Option<u64> {
 ///
 /// ```
 /// let plain: Vec<u8> = (0..4000u32).flat_map(|i| (i / 3).to_le_bytes()).collect();
-/// let frame = arca_blosc2::encode_frame(&plain, 4, 5, 1, 0, 0).unwrap();
+/// let frame = arca_blosc2::encode_frame(&plain, 4, 5, 1, 5, 0).unwrap();
 /// assert_eq!(arca_blosc2::decode_frame(&frame, plain.len()).unwrap(), plain);
 /// assert!(arca_blosc2::decode_frame(&frame, plain.len() - 1).is_err());
 /// ```
@@ -164,14 +227,14 @@ pub fn decode_frame(frame: &[u8], limit: usize) -> Result<Vec<u8>, Blosc2Error> 
     // SAFETY: `buf` is a live buffer of its length; with copy=false the
     // super-chunk reads it in place and never frees it (c-blosc2 marks
     // such frames not to be freed).
-    let ptr = unsafe { ffi::blosc2_schunk_from_buffer(buf.as_mut_ptr(), buf.len() as i64, false) };
+    let ptr = unsafe { blosc2_schunk_from_buffer(buf.as_mut_ptr(), buf.len() as i64, false) };
     if ptr.is_null() {
         return Err(bad("not a frame"));
     }
     let sc = Schunk { ptr };
-    let s = sc.get();
+    let s = sc.info();
     let typesize = u64::try_from(s.typesize).unwrap_or(0);
-    let b2nd = sc.meta("b2nd").or_else(|| sc.meta("caterva"));
+    let b2nd = sc.meta(c"b2nd").or_else(|| sc.meta(c"caterva"));
     let size = match b2nd {
         Some(m) => b2nd_items(m)
             .and_then(|n| n.checked_mul(typesize))
@@ -193,7 +256,7 @@ pub fn decode_frame(frame: &[u8], limit: usize) -> Result<Vec<u8>, Blosc2Error> 
     }
     let mut out = vec![0u8; expect];
     if b2nd.is_some() {
-        let mut arr: *mut b2nd_array_t = std::ptr::null_mut();
+        let mut arr: *mut RawB2nd = std::ptr::null_mut();
         // SAFETY: the super-chunk is alive; on success the array takes it
         // over (freed with the array), so `sc` must not free it again.
         let rc = unsafe { b2nd_from_schunk(sc.ptr, &mut arr) };
@@ -219,12 +282,7 @@ pub fn decode_frame(frame: &[u8], limit: usize) -> Result<Vec<u8>, Blosc2Error> 
         // SAFETY: `room` is writable for its length, which c-blosc2 is
         // given and does not write past.
         let n = unsafe {
-            ffi::blosc2_schunk_decompress_chunk(
-                sc.ptr,
-                i,
-                room.as_mut_ptr().cast(),
-                room.len() as i32,
-            )
+            blosc2_schunk_decompress_chunk(sc.ptr, i, room.as_mut_ptr().cast(), room.len() as i32)
         };
         if n < 0 {
             return Err(bad(&format!("chunk {i} does not decode (error {n})")));
@@ -242,7 +300,8 @@ pub fn decode_frame(frame: &[u8], limit: usize) -> Result<Vec<u8>, Blosc2Error> 
 
 /// `plain` as a Blosc2 frame of one chunk, as HDF5's blosc2 filter reads
 /// it: `typesize`-byte items, compression level `clevel` (0-9), `shuffle`
-/// (0 none, 1 byte, 2 bit), codec `codec` (0 blosclz, 1 lz4, 2 lz4hc) and
+/// (0 none, 1 byte, 2 bit), codec `codec` (0 blosclz, 1 lz4, 2 lz4hc, 4
+/// zlib, 5 zstd) and
 /// `blocksize` bytes per block (0: the library's choice).
 ///
 /// # Errors
@@ -265,31 +324,18 @@ pub fn encode_frame(
         )));
     }
     let nbytes = i32::try_from(plain.len()).map_err(|_| bad("chunk over 2 GiB".into()))?;
-    let mut cparams = ffi::BLOSC2_CPARAMS_DEFAULTS;
-    cparams.compcode = codec;
-    cparams.clevel = clevel.min(9);
-    cparams.typesize = i32::try_from(typesize.clamp(1, 255)).unwrap_or(1);
-    cparams.blocksize = i32::try_from(blocksize).unwrap_or(0);
-    cparams.filters[ffi::BLOSC2_MAX_FILTERS as usize - 1] = shuffle.min(2);
-    let mut dparams = ffi::BLOSC2_DPARAMS_DEFAULTS;
-    let mut storage = ffi::blosc2_storage {
-        contiguous: false,
-        urlpath: std::ptr::null_mut(),
-        cparams: &mut cparams,
-        dparams: &mut dparams,
-        io: std::ptr::null_mut(),
+    let typesize = i32::try_from(typesize.clamp(1, 255)).unwrap_or(1);
+    let blocksize = i32::try_from(blocksize).unwrap_or(0);
+    // SAFETY: plain values in; a null answer is checked.
+    let ptr = unsafe {
+        arca_blosc2_schunk_new(typesize, clevel.min(9), shuffle.min(2), codec, blocksize)
     };
-    // SAFETY: the storage and the parameters it points to are alive for
-    // the call; c-blosc2 copies them.
-    let ptr = unsafe { ffi::blosc2_schunk_new(&mut storage) };
     if ptr.is_null() {
         return Err(bad("cannot make a super-chunk".into()));
     }
     let sc = Schunk { ptr };
-    let mut src = plain.to_vec();
-    // SAFETY: `src` is readable for `nbytes` bytes (c-blosc2 takes a
-    // mutable pointer but only reads the source).
-    let rc = unsafe { ffi::blosc2_schunk_append_buffer(sc.ptr, src.as_mut_ptr().cast(), nbytes) };
+    // SAFETY: `plain` is readable for `nbytes` bytes.
+    let rc = unsafe { blosc2_schunk_append_buffer(sc.ptr, plain.as_ptr().cast(), nbytes) };
     if rc < 0 {
         return Err(bad(format!("cannot compress (error {rc})")));
     }
@@ -297,7 +343,7 @@ pub fn encode_frame(
     let mut needs_free = false;
     // SAFETY: on success `out` points to `len` bytes, owned by us when
     // `needs_free`, else by the super-chunk (alive until `sc` drops).
-    let len = unsafe { ffi::blosc2_schunk_to_buffer(sc.ptr, &mut out, &mut needs_free) };
+    let len = unsafe { blosc2_schunk_to_buffer(sc.ptr, &mut out, &mut needs_free) };
     if len < 0 || out.is_null() {
         return Err(bad(format!("cannot serialise the frame (error {len})")));
     }
@@ -317,7 +363,7 @@ mod tests {
     #[test]
     fn frames_roundtrip_and_damage_is_refused() {
         let plain: Vec<u8> = (0..20_000u32).flat_map(|i| (i / 7).to_le_bytes()).collect();
-        for codec in 0..=2 {
+        for codec in [0, 1, 2, 4, 5] {
             for shuffle in 0..=2 {
                 let f = encode_frame(&plain, 4, 5, shuffle, codec, 0).unwrap();
                 assert!(f.len() < plain.len() / 4);
@@ -329,7 +375,7 @@ mod tests {
             }
         }
         assert!(matches!(
-            encode_frame(&plain, 4, 5, 1, 5, 0),
+            encode_frame(&plain, 4, 5, 1, 3, 0),
             Err(Blosc2Error::Codec(_))
         ));
     }
@@ -337,9 +383,16 @@ mod tests {
     #[test]
     fn flipped_bytes_never_crash() {
         let plain: Vec<u8> = (0..5000u32).flat_map(|i| (i % 97).to_le_bytes()).collect();
-        let f = encode_frame(&plain, 4, 5, 1, 0, 0).unwrap();
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        for _ in 0..2000 {
+        // blosclz, lz4, zlib (flate2) and zstd (zstd-sys) blocks, each
+        // shuffle.
+        let frames: Vec<Vec<u8>> = [0, 1, 4, 5]
+            .iter()
+            .flat_map(|&c| (0..3).map(move |s| (c, s)))
+            .map(|(c, s)| encode_frame(&plain, 4, 5, s, c, 0).unwrap())
+            .collect();
+        for k in 0..8000 {
+            let f = &frames[k % frames.len()];
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;

@@ -7,6 +7,8 @@ into a build directory and rewritten so that ``h5py`` names arca:
 * libhdf5's low-level modules (``h5t``, ``h5a``, ``h5s``, ...) bind a
   ``LowLevel`` placeholder whose every use raises ``LowLevelCall``, so a test
   that reaches into libhdf5 fails loudly instead of passing by accident;
+  of ``h5d`` only its constants answer (``arca.h5d``, also what
+  ``h5py.h5d`` is after ``import h5py``);
 * h5py's private helpers the tests import (``h5py._hl.base.product``,
   ``phil``, ...) come from ``shim.py`` beside this file.
 
@@ -76,7 +78,7 @@ def _from_import(mod: str, names: str, indent: str) -> str:
         alias = alias.strip() or name.strip()
         name = name.strip()
         if mod == "" and name in LOW_LEVEL:
-            lines.append(f"{indent}{alias} = _arca_shim.LowLevel('h5py.{name}')")
+            lines.append(f"{indent}{alias} = _arca_shim.module('h5py.{name}')")
         elif mod == "":
             lines.append(f"{indent}from arca import {name} as {alias}")
         else:

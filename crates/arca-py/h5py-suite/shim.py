@@ -55,7 +55,29 @@ def private(module, name):
     return LowLevel(f"{module}.{name}")
 
 
+class PartLowLevel(LowLevel):
+    """A low-level module of which arca carries a part (``h5py.h5d``: its
+    constants, :mod:`arca.h5d`): that part answers, the rest fails as
+    :class:`LowLevel` does."""
+
+    def __init__(self, name, part):
+        super().__init__(name)
+        self._part = part
+
+    def __getattr__(self, attr):
+        if attr in vars(self._part) and not attr.startswith("_"):
+            return getattr(self._part, attr)
+        return super().__getattr__(attr)
+
+
+# h5py's low-level modules arca carries a part of.
+PARTS = {"h5py.h5d": arca.h5d}
+
+
 def module(name):
+    """``import h5py.<name> as x`` / ``from h5py import <name>``."""
+    if name in PARTS:
+        return PartLowLevel(name, PARTS[name])
     return LowLevel(name)
 
 

@@ -59,7 +59,7 @@ fn cvt<T>(r: arca::Result<T>) -> PyResult<T> {
 }
 
 /// An HDF5 filter as h5py's `get_filter` gives it: `(id, flags, values, name)`.
-type H5FilterTuple = (u16, u16, Vec<u32>, String);
+pub(crate) type H5FilterTuple = (u16, u16, Vec<u32>, String);
 
 /// Parse a pipeline as `Dataset.filters()` lists it: `[(name, level)]`.
 pub(crate) fn parse_filters(fs: &[(String, Option<i32>)]) -> PyResult<Vec<Filter>> {

@@ -10,7 +10,7 @@
 //! values, offsets = _native.vlen_read(ds, [0], [3], [1])
 //! ```
 
-use arca::{DatasetOptions, Datatype, Selection, VlenOptions};
+use arca::{DatasetOptions, Datatype, Filter, Hdf5Filter, Selection, VlenOptions};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -32,8 +32,11 @@ fn contiguous<'a, T: numpy::Element>(a: &'a PyReadonlyArray1<'_, T>) -> PyResult
 /// byte vector. `fill` is the fill value's items (native order, UTF-8 for
 /// strings), shown where nothing was written. `path` None: a dataset
 /// without a name; `track_times` records when it was made and changed.
+/// `hdf5_filters`, as h5py's `get_filter` lists them, are the records'
+/// pipeline instead of `filters_` (HDF5's byte codecs arca encodes: what
+/// an imported variable-length dataset keeps).
 #[pyfunction]
-#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false, committed = None, fill = None, track_times = false))]
+#[pyo3(signature = (group, path, dtype, shape, maxshape, chunks, filters_, vlen_chunk, vlen_filters, reuse, track_order = false, committed = None, fill = None, track_times = false, hdf5_filters = vec![]))]
 #[allow(clippy::too_many_arguments)]
 fn vlen_create(
     py: Python<'_>,
@@ -51,6 +54,7 @@ fn vlen_create(
     committed: Option<&crate::named_type::PyNamedType>,
     fill: Option<Vec<u8>>,
     track_times: bool,
+    hdf5_filters: Vec<crate::H5FilterTuple>,
 ) -> PyResult<PyDataset> {
     let dt = cvt(Datatype::parse(dtype))?;
     if !dt.has_vlen() {
@@ -74,7 +78,15 @@ fn vlen_create(
     if let Some(c) = chunks {
         o = o.chunks(&c);
     }
-    let fs = crate::parse_filters(&filters_)?;
+    let mut fs = crate::parse_filters(&filters_)?;
+    fs.extend(hdf5_filters.into_iter().map(|(id, flags, params, label)| {
+        Filter::Hdf5(Hdf5Filter {
+            id,
+            flags,
+            label,
+            params,
+        })
+    }));
     if !fs.is_empty() {
         o = o.filters(&fs);
     }

@@ -656,3 +656,34 @@ def test_scaleoffset_like_h5py(tmp_path):
             return errors, [(n, f[n].scaleoffset, f[n].dtype.str, f[n][...].tolist())
                             for n in ("i", "f", "u", "g", "be")]
     both(tmp_path, script)
+
+
+def test_h5d_constants_and_creation_settings_match_h5py(tmp_path):
+    """``h5d``'s constants are h5py's, and a dataset's creation settings
+    answer with them as h5py's do."""
+    names = [n for n in dir(arca.h5d) if n.isupper() and isinstance(getattr(arca.h5d, n), int)]
+    assert len(names) == 19
+    for n in names:
+        assert getattr(arca.h5d, n) == getattr(h5py.h5d, n), n
+    with pytest.raises(AttributeError, match="constants only"):
+        arca.h5d.create
+
+    def script(lib, d):
+        out = []
+        with lib.File(d / "x.h5", "w") as f:
+            for kw in [dict(), dict(fillvalue=4.0), dict(fillvalue=4.0, fill_time="never"),
+                       dict(fillvalue=1.0, fill_time="alloc"), dict(chunks=(2,)),
+                       dict(chunks=(2,), fill_time="ifset", compression="gzip"),
+                       dict(maxshape=(None,))]:
+                # 40 kB: contiguous in both by default (arca keeps small
+                # datasets compact).
+                p = f.create_dataset(f"d{len(out)}", (10_000,), "f4", **kw).id.get_create_plist()
+                out.append((p.get_fill_time(), p.fill_value_defined(), p.get_layout()))
+            src = lib.VirtualSource(f["d0"])
+            layout = lib.VirtualLayout((10_000,), "f4")
+            layout[:] = src
+            p = f.create_virtual_dataset("v", layout).id.get_create_plist()
+            out.append(p.get_layout() == lib.h5d.VIRTUAL)
+        return out
+
+    both(tmp_path, script)

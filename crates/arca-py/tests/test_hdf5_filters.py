@@ -39,6 +39,8 @@ FILTERS = {
     "blosc2_blosclz": (B2(cname="blosclz", clevel=5, filters=B2.SHUFFLE), ALL),
     "blosc2_lz4_bit": (B2(cname="lz4", clevel=5, filters=B2.BITSHUFFLE), ALL),
     "blosc2_lz4hc": (B2(cname="lz4hc", clevel=5, filters=B2.NOFILTER), ALL),
+    "blosc2_zstd": (B2(cname="zstd", clevel=5, filters=B2.SHUFFLE), ALL),
+    "blosc2_zlib_bit": (B2(cname="zlib", clevel=6, filters=B2.BITSHUFFLE), ALL),
     "bitshuffle": (BS(cname="none"), ALL),
     "bitshuffle_lz4": (BS(cname="lz4"), ALL),
     "bitshuffle_zstd": (BS(cname="zstd", clevel=3), ALL),
@@ -274,7 +276,7 @@ def test_pytables_blosc_tables_and_earrays_read_as_pytables_reads_them(tmp_path)
     row = {"a": tables.Int32Col(), "b": tables.Float64Col(), "c": tables.StringCol(4),
            "d": tables.UInt16Col(shape=(3,))}
     libs = ["blosc", "blosc:lz4", "blosc:lz4hc", "blosc:zlib", "blosc:zstd", "blosc:blosclz",
-            "blosc2", "blosc2:lz4", "blosc2:lz4hc"]
+            "blosc2", "blosc2:lz4", "blosc2:lz4hc", "blosc2:zstd", "blosc2:zlib"]
     want = {}
     with tables.open_file(str(src), "w") as f:
         for k, lib in enumerate(libs):
@@ -304,3 +306,72 @@ def test_pytables_blosc_tables_and_earrays_read_as_pytables_reads_them(tmp_path)
     with tables.open_file(str(back)) as f:
         for name, v in want.items():
             assert np.array_equal(f.get_node("/" + name).read(), v), name
+
+
+@pytest.mark.parametrize("lib", ["blosc2:zstd", "blosc2:zlib"])
+def test_pytables_blosc2_earrays_take_new_chunks_from_arca(tmp_path, lib):
+    """An EArray PyTables wrote through blosc2 with zstd or zlib blocks
+    grows in arca: the new chunks are Blosc2 frames of the same codec, and
+    PyTables reads old and new rows after export."""
+    tables = pytest.importorskip("tables")
+    blosc2 = pytest.importorskip("blosc2")  # PyTables' own dependency
+    src, imported, back = tmp_path / "pt.h5", tmp_path / "pt.arca", tmp_path / "back.h5"
+    old = np.arange(1250, dtype="f8").reshape(250, 5) / 7
+    new = np.cos(np.arange(1750, dtype="f8")).reshape(350, 5)
+    with tables.open_file(str(src), "w") as f:
+        e = f.create_earray("/", "e", tables.Float64Atom(), (0, 5), chunkshape=(100, 5),
+                            filters=tables.Filters(complevel=5, complib=lib, shuffle=True))
+        e.append(old)
+    assert interop.import_hdf5(src, imported) == []
+    with arca.File(imported, "r+") as a:
+        d = a["e"]
+        assert np.array_equal(d[()], old)
+        d.resize((600, 5))
+        d[250:] = new
+        stored, _ = arca._native.chunk_read_stored(d._id, [500, 0])
+        frame = blosc2.schunk_from_cframe(bytes(stored))
+        assert frame.cparams.codec.name.lower() == lib.split(":")[1]
+        assert np.array_equal(np.frombuffer(frame.decompress_chunk(0), "<f8").reshape(-1, 5),
+                              new[250:350])
+    assert interop.export_hdf5(imported, back) == []
+    with h5py.File(src, "r") as h, h5py.File(back, "r") as b:
+        assert filters_of(b["e"]) == filters_of(h["e"])
+    with tables.open_file(str(back)) as f:
+        assert np.array_equal(f.root.e.read(), np.concatenate([old, new]))
+
+
+@pytest.mark.parametrize("lib", ["blosc", "blosc:zstd", "blosc:lz4"])
+def test_pytables_blosc_vlarrays_keep_blosc(tmp_path, lib):
+    """A VLArray PyTables compressed with blosc: HDF5 filters the chunks of
+    heap references (the heap is never filtered). arca compresses its own
+    records through the same blosc pipeline, takes new rows through it, and
+    export gives back the pipeline value for value."""
+    tables = pytest.importorskip("tables")
+    src, imported, back = tmp_path / "v.h5", tmp_path / "v.arca", tmp_path / "back.h5"
+    rows = [np.arange(n % 11, dtype="i4") * 3 for n in range(40)]
+    more = [np.arange(n % 5, dtype="i4") - 9 for n in range(25)]
+    with tables.open_file(str(src), "w") as f:
+        v = f.create_vlarray("/", "v", tables.Int32Atom(),
+                             filters=tables.Filters(complevel=5, complib=lib, shuffle=True))
+        for r in rows:
+            v.append(r)
+    assert interop.import_hdf5(src, imported) == []
+    with h5py.File(src, "r") as h, arca.File(imported, "r+") as a:
+        d = a["v"]
+        assert [(c, tuple(vals)) for c, _, vals, _ in d._id.hdf5_filters()] == \
+            [(c, tuple(vals)) for c, _, vals, _ in filters_of(h["v"])]
+        assert all(np.array_equal(x, y) for x, y in zip(d[()], rows))
+        d.resize((65,))
+        d[40:] = np.array(more + [None], object)[:-1]
+    with arca.File(imported, "r") as a:
+        # Read back through the records' blosc (a chunk of anything else
+        # would fail to decode).
+        assert [c for c, *_ in a["v"]._id.hdf5_filters()] == [32001]
+        assert all(np.array_equal(x, y) for x, y in zip(a["v"][()], rows + more))
+    assert interop.export_hdf5(imported, back) == []
+    with h5py.File(src, "r") as h, h5py.File(back, "r") as b:
+        assert filters_of(b["v"]) == filters_of(h["v"])
+    with tables.open_file(str(back)) as f:
+        got = f.root.v.read()
+        assert len(got) == 65
+        assert all(np.array_equal(x, y) for x, y in zip(got, rows + more))

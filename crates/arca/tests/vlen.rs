@@ -418,6 +418,69 @@ fn attributes_with_vlen_values() {
 }
 
 #[test]
+fn records_through_hdf5_byte_codecs() {
+    // An imported VLArray keeps HDF5's blosc (or lzf, fletcher32, ...)
+    // over its records; filters that code numbers of a recorded type
+    // (szip, n-bit, scale-offset) cannot apply to arca's records.
+    use arca::Hdf5Filter;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.arca");
+    let t = Datatype::vlen(Datatype::int(4)).unwrap();
+    let h = |id, params: &[u32]| Filter::Hdf5(Hdf5Filter::new(id, true, "", params));
+    let pipelines = [
+        vec![h(32001, &[2, 2, 16, 0, 5, 1, 5])],
+        vec![h(32000, &[4, 261, 0]), h(3, &[])],
+        vec![h(32026, &[2, 0, 16, 0, 5, 2, 4])],
+        vec![h(32008, &[0, 0, 16, 0, 2])],
+    ];
+    let offsets: Vec<u64> = (0..=3000u64)
+        .scan(0, |at, i| {
+            let o = *at;
+            *at += i % 7;
+            Some(o)
+        })
+        .collect();
+    let n = *offsets.last().unwrap() as usize;
+    let values: Vec<i32> = (0..n as i32).map(|i| i / 3).collect();
+    let f = File::create(&path).unwrap();
+    for (i, p) in pipelines.iter().enumerate() {
+        let ds = f
+            .root()
+            .create_dataset(
+                &format!("v{i}"),
+                &DatasetOptions::new(t.clone(), &[3000])
+                    .chunks(&[512])
+                    .filters(p),
+            )
+            .unwrap();
+        ds.write_ragged(&Selection::all(&[3000]), &values, &offsets)
+            .unwrap();
+    }
+    for id in [4u16, 5, 6] {
+        let o = DatasetOptions::new(t.clone(), &[10])
+            .chunks(&[5])
+            .filters(&[h(id, &[0, 0])]);
+        assert!(matches!(
+            f.root().create_dataset(&format!("no{id}"), &o),
+            Err(Error::InvalidArgument(_))
+        ));
+    }
+    f.close().unwrap();
+    let f = File::open(&path).unwrap();
+    f.check().unwrap();
+    for (i, p) in pipelines.iter().enumerate() {
+        let ds = f.root().dataset(&format!("v{i}")).unwrap();
+        assert_eq!(&ds.filters().unwrap(), p);
+        let (got, offs) = ds.read_ragged::<i32>(&Selection::all(&[3000])).unwrap();
+        assert_eq!(
+            (got, offs),
+            (values.clone(), offsets.clone()),
+            "pipeline {i}"
+        );
+    }
+}
+
+#[test]
 fn bad_input_is_rejected() {
     let f = File::in_memory().unwrap();
     let ds = f

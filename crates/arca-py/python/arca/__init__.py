@@ -26,7 +26,7 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 # The modules form layers, each importing only from those before it
 # (tests/test_layers.py checks that there is no cycle, no import inside a
 # function and no use of another module's private names):
-#   _native, _errors, _links, _selection, _util, version, h5p, h5g
+#   _native, _errors, _links, _selection, _util, version, h5p, h5g, h5d
 #              no package imports (bar _native)
 #   h5z, filters, h5py_warnings   HDF5 filter ids, h5py's filter names and warnings
 #   _dtypes    numpy dtypes <-> type strings, and elements as they cross
@@ -44,7 +44,7 @@ itself an ``OSError`` (``ArcaError`` and its subclasses, or the errno-based
 #   _group, _file   the other object classes, each registering itself
 # This file imports them all; interop/, mpi, xarray and h5py_compat sit
 # above it.
-from . import _native, filters, h5g, h5p, h5py_warnings, h5z, version
+from . import _native, filters, h5d, h5g, h5p, h5py_warnings, h5z, version
 from ._attrs import AttributeManager
 from ._dataset import Dataset
 from ._datatype import Datatype

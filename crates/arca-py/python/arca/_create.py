@@ -233,10 +233,18 @@ def create_dataset(group, name, shape=None, dtype=None, data=None, *, chunks=Non
     else:
         external = []
     if wants_vlen(dtype, data):
-        if fletcher32 or scaleoffset is not None or hdf5_filters or compression == "lzf" \
+        if fletcher32 or scaleoffset is not None or compression == "lzf" \
                 or isinstance(compression, int):
             raise ValueError("variable-length data takes arca's own filters "
-                             "(shuffle, gzip, zstd, lz4), not HDF5's")
+                             "(shuffle, gzip, zstd, lz4), or hdf5_filters of HDF5's that "
+                             "code any bytes")
+        if hdf5_filters and (compression is not None or shuffle):
+            raise TypeError("hdf5_filters is the whole pipeline: no compression or shuffle "
+                            "beside it")
+        if hdf5_filters:
+            vlen_options = dict(vlen_options, hdf5_filters=[
+                (int(c), int(fl), [int(v) for v in vals], _filter_label(nm))
+                for c, fl, vals, nm in hdf5_filters])
         if layout == "compact":
             raise ValueError("a variable-length dataset cannot be compact")
         if layout == "chunked" and chunks is None:
@@ -648,6 +656,9 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
                  compression_opts, shuffle, fillvalue, fill_time, options, track_order,
                  filtered, committed=None, track_times=False):
     """The variable-length branch of :func:`create_dataset`."""
+    # hdf5_filters: the records' pipeline instead of arca's own (an
+    # imported dataset's HDF5 byte codecs, blosc for one).
+    hdf5_filters = options.pop("hdf5_filters", [])
     unknown = set(options) - set(_VLEN_OPTIONS)
     if unknown:
         raise TypeError(f"unexpected keyword argument(s) {sorted(unknown)}")
@@ -712,6 +723,7 @@ def _create_vlen(group, name, shape, dtype, data, chunks, maxshape, compression,
         committed,
         fill,
         track_times,
+        hdf5_filters,
     )
     ds = Dataset(group._file, dsid)
     if data is not None and data.size:

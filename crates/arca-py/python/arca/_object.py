@@ -10,7 +10,7 @@ without importing them: :func:`wrap` wraps any native handle.
 import posixpath
 import weakref
 
-from . import _native
+from . import _native, h5d
 from ._attrs import AttributeManager
 from ._dtypes import (
     Reference,
@@ -297,34 +297,30 @@ class GroupCreatePlist:
 
 class DatasetCreatePlist:
     """A dataset's creation settings as h5py's dataset creation property
-    list reports them, with HDF5's constants (``h5py.h5d``)::
+    list reports them, with HDF5's constants (:mod:`arca.h5d`)::
 
         ds = f.create_dataset("x", (10,), "f4", fillvalue=4.0, fill_time="never")
         ds.id.get_create_plist().get_fill_time()   # 1, h5d.FILL_TIME_NEVER
     """
 
-    # HDF5's H5D_FILL_TIME_* and H5D_FILL_VALUE_* and H5D_layout_t values.
-    _FILL_TIMES = {"alloc": 0, "never": 1, "ifset": 2}
-    _LAYOUTS = {"compact": 0, "contiguous": 1, "chunked": 2, "virtual": 3, "external": 1}
-    _FILL_DEFAULT, _FILL_USER_DEFINED = 1, 2
-
     def __init__(self, dsid):
         self._id = dsid
 
     def get_fill_time(self):
-        """When HDF5 writes the fill value: ``FILL_TIME_ALLOC`` (0),
+        """When HDF5 writes the fill value: ``h5d.FILL_TIME_ALLOC`` (0),
         ``FILL_TIME_NEVER`` (1) or ``FILL_TIME_IFSET`` (2)."""
-        return self._FILL_TIMES[self._id.fill_time()]
+        return h5d.FILL_TIMES[self._id.fill_time()]
 
     def fill_value_defined(self):
-        """``FILL_VALUE_USER_DEFINED`` (2) when one was given, else
+        """``h5d.FILL_VALUE_USER_DEFINED`` (2) when one was given, else
         ``FILL_VALUE_DEFAULT`` (1)."""
-        return self._FILL_USER_DEFINED if self._id.has_fill_value() else self._FILL_DEFAULT
+        return h5d.FILL_VALUE_USER_DEFINED if self._id.has_fill_value() \
+            else h5d.FILL_VALUE_DEFAULT
 
     def get_layout(self):
-        """``COMPACT`` (0), ``CONTIGUOUS`` (1, external storage too),
+        """``h5d.COMPACT`` (0), ``CONTIGUOUS`` (1, external storage too),
         ``CHUNKED`` (2) or ``VIRTUAL`` (3)."""
-        return self._LAYOUTS[self._id.layout()]
+        return h5d.LAYOUTS[self._id.layout()]
 
     def get_chunk(self):
         """The chunk shape of a chunked dataset, a tuple."""

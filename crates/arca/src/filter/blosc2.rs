@@ -4,10 +4,11 @@
 //!
 //! The filter's client-data values: filter version, block size, type size,
 //! chunk bytes (from its `set_local`), then level, shuffle (0 none, 1 byte,
-//! 2 bit) and codec (0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd); for chunks
-//! of rank 2 to 8 also the rank and the chunk's shape, and such chunks are
-//! stored as B2ND arrays. Chunks written here are frames of one Blosc2
-//! chunk, which HDF5's filter reads whatever the rank.
+//! 2 bit) and codec (0 blosclz, 1 lz4, 2 lz4hc, 4 zlib, 5 zstd; all read
+//! and written); for chunks of rank 2 to 8 also the rank and the chunk's
+//! shape, and such chunks are stored as B2ND arrays. Chunks written here
+//! are frames of one Blosc2 chunk, which HDF5's filter reads whatever the
+//! rank.
 
 use arca_blosc2::Blosc2Error;
 

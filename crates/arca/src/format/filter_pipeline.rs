@@ -127,11 +127,26 @@ impl Hdf5Filter {
 
     /// Whether arca can decode (and encode) this filter's bytes itself:
     /// deflate, shuffle, fletcher32, szip, n-bit, scale-offset, lzf, blosc,
-    /// lz4, bitshuffle, zstd and blosc2 (blosc2 without its zlib and zstd
-    /// codecs). Chunks through any other filter are kept and copied, and
+    /// lz4, bitshuffle, zstd and blosc2 (every codec of blosc's and
+    /// blosc2's). Chunks through any other filter are kept and copied, and
     /// reading them is an [`crate::Error::Unsupported`] naming the filter.
     pub fn decodable(&self) -> bool {
         HDF5_CODECS.contains(&self.id)
+    }
+
+    /// Whether the filter codes any bytes, whatever the element type they
+    /// hold: every decodable one but szip, n-bit and scale-offset, which
+    /// code numbers as the type HDF5 records in their values describes.
+    /// Only such filters can compress the records of a variable-length
+    /// dataset (arca's own records, not HDF5's).
+    ///
+    /// ```
+    /// use arca::Hdf5Filter;
+    /// assert!(Hdf5Filter::new(32001, true, "blosc", &[2, 2, 4, 0, 5, 1, 0]).codes_any_bytes());
+    /// assert!(!Hdf5Filter::new(6, false, "", &[0, 0]).codes_any_bytes());
+    /// ```
+    pub fn codes_any_bytes(&self) -> bool {
+        self.decodable() && !matches!(self.id, 4..=6)
     }
 
     fn encode(&self, w: &mut Writer) {

@@ -702,8 +702,16 @@ impl DatasetMeta {
             }
             return Ok(());
         }
-        if Filter::is_hdf5(&self.filters) && self.vlen.is_some() {
-            return Err("HDF5 filters over a byte vector's records".into());
+        if Filter::is_hdf5(&self.filters)
+            && self.vlen.is_some()
+            && !self
+                .filters
+                .iter()
+                .all(|f| matches!(f, Filter::Hdf5(h) if h.codes_any_bytes()))
+        {
+            return Err(
+                "HDF5 filters that read an element type over a byte vector's records".into(),
+            );
         }
         let in_file =
             |a: u64, n: u64| a >= PAGE_SIZE as u64 && a.checked_add(n).is_some_and(|e| e <= eof);

@@ -15,11 +15,13 @@ same compressed bytes). A dataset with any other filter (fletcher32, lzf,
 blosc, bitshuffle, scale-offset, szip, ...) keeps HDF5's pipeline itself:
 the filter ids, flags and values as recorded and every chunk exactly as
 stored, with its filter mask, exported back unchanged. arca reads such
-chunks where it has the codecs (deflate, shuffle, fletcher32, lzf, lz4,
-zstd) and otherwise fails naming the filter. Only a dataset whose elements
-must be rewritten (variable-length values, object references) under such
-filters goes by value with the nearest arca pipeline, and the report says
-so; ``strict=True`` refuses the file instead. Committed datatypes, region
+chunks where it has the codecs (every filter above; not bzip2, SZ, ZFP and
+other plugins) and otherwise fails naming the filter. Variable-length
+values keep such a pipeline where its filters code any bytes (blosc, lzf,
+bitshuffle, blosc2, fletcher32, ...): arca compresses its own records with
+it. Only a dataset whose elements must be rewritten (variable-length
+values under other filters, object references) goes by value with the
+nearest arca pipeline, and the report says so; ``strict=True`` refuses the file instead. Committed datatypes, region
 references and virtual datasets (their mappings, sources named as they
 were) map both ways. Whatever does not map at all is reported by path,
 never dropped silently.

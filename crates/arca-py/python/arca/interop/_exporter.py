@@ -388,7 +388,25 @@ def _write_sequences(h5py, hds, first, rows, base):
     """Write ``rows`` (an object array of sequences) into ``hds`` from row
     ``first``, through h5py's low-level write: its ``__setitem__`` turns
     sequences of equal length into a 2-D array and refuses them. Each is
-    converted to the stored base type, so big-endian values stay values."""
+    converted to the stored base type, so big-endian values stay values.
+
+    Fixed-length strings go through no conversion at all: HDF5 converting
+    h5py's NUL-padded strings to a file's NUL-terminated ones drops the
+    last byte of a string that fills its size (PyTables' VLArrays of
+    strings hold such), so they are handed to HDF5 as its own sequences
+    (length and pointer per row) of exactly the file's string type."""
+    if isinstance(base, np.dtype) and base.kind == "S":
+        items = [np.ascontiguousarray(np.asarray(r, dtype=base)) for r in rows.reshape(-1)]
+        buf = np.empty(rows.shape, dtype=[("len", np.uintp), ("p", np.uintp)])
+        flat = buf.reshape(-1)
+        for k, it in enumerate(items):
+            flat[k] = (it.size, it.ctypes.data if it.size else 0)
+        fspace = hds.id.get_space()
+        fspace.select_hyperslab((first,) + (0,) * (rows.ndim - 1), rows.shape)
+        # `items` holds the memory the pointers lead to until the write ends.
+        hds.id.write(h5py.h5s.create_simple(rows.shape), fspace, buf, mtype=hds.id.get_type())
+        del items
+        return
     buf = np.empty(rows.shape, dtype=hds.dtype)
     flat = buf.reshape(-1)
     for k, r in enumerate(rows.reshape(-1)):

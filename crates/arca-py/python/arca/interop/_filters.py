@@ -13,6 +13,18 @@ def filter_name(f):
             6: "scaleoffset", 5: "nbit", 4: "szip"}.get(code, f"{name.decode(errors='replace')} ({code})")
 
 
+# HDF5 filters arca codes whatever the bytes (not szip, n-bit or
+# scale-offset, which read the element type): deflate, shuffle, fletcher32,
+# lzf, blosc, lz4, bitshuffle, zstd, blosc2.
+ANY_BYTES = (1, 2, 3, 32000, 32001, 32004, 32008, 32015, 32026)
+
+
+def codes_any_bytes(filters):
+    """Whether every filter of an HDF5 pipeline (as h5py's ``get_filter``
+    lists them) is one arca codes over any bytes."""
+    return bool(filters) and all(f[0] in ANY_BYTES for f in filters)
+
+
 def arca_pipeline(filters):
     """arca's creation keywords for an HDF5 pipeline, and whether chunks
     stored by it are arca chunks byte for byte (so they can be copied)."""

@@ -12,7 +12,7 @@ from .._file import File
 from .._group import Group
 from ._common import ALL, BATCH, SLAB, ConversionError, Report, exact_io, load_h5py, \
     slabs, staged
-from ._filters import arca_pipeline, filter_name
+from ._filters import arca_pipeline, codes_any_bytes, filter_name
 from ._lz4 import lz4_from_hdf5
 from ._types import Unmappable, file_dtype, from_h5, needs_file_type, holds_refs, is_region_dtype, map_refs, \
     needs_values, region_from_h5, region_ref_of, vlen_items_as_read
@@ -281,6 +281,13 @@ class _Importer:
         packed = not _full_width(h5py, hds.id.get_type())
         as_hdf5 = (not exact and layout == h5py.h5d.CHUNKED and not vlen and not packed
                    and not holds_refs(dt) and not holds_refs(hdt))
+        # Over variable-length values HDF5's filters code the records (heap
+        # references; the heap itself is never filtered). arca's records
+        # are its own, so their stored bytes cannot be kept, but a pipeline
+        # of filters that code any bytes (PyTables' blosc on a VLArray) can
+        # compress them as it did HDF5's, and export gives it back.
+        if not exact and layout == h5py.h5d.CHUNKED and vlen and codes_any_bytes(filters):
+            as_hdf5 = True
         if as_hdf5:
             for k in ("shuffle", "compression", "compression_opts"):
                 kw.pop(k, None)

@@ -411,9 +411,13 @@ pub(crate) fn build_meta(st: &mut Store, o: &DatasetOptions) -> Result<DatasetMe
     }
     let bytes = check_size(&o.shape, elem)?;
     Filter::validate_pipeline(&o.filters)?;
-    if Filter::is_hdf5(&o.filters) && o.dtype.has_vlen() {
+    // The records of variable-length data are arca's own, so an HDF5
+    // pipeline over them can only be of filters that code any bytes.
+    let any_bytes = |f: &Filter| matches!(f, Filter::Hdf5(h) if h.codes_any_bytes());
+    if Filter::is_hdf5(&o.filters) && o.dtype.has_vlen() && !o.filters.iter().all(any_bytes) {
         return Err(Error::invalid(
-            "HDF5 filters apply to fixed-size types; variable-length data takes arca's own",
+            "variable-length data takes arca's own filters, or HDF5's that code any bytes \
+             (deflate, shuffle, fletcher32, lzf, blosc, lz4, bitshuffle, zstd, blosc2)",
         ));
     }
     if o.layout == Some(StorageLayout::Virtual) {
