@@ -5,8 +5,8 @@
 //!
 //! `blosc2-src` is only a build dependency, for its sources; its own
 //! library (built without zstd or zlib) is never linked. Its directory is
-//! found with `cargo metadata`, restricted to the target platform so that
-//! only packages a build downloads anyway are needed.
+//! where cargo unpacked it (a build of any member downloads it, being this
+//! crate's build dependency), or failing that what `cargo metadata` says.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -15,7 +15,32 @@ use std::process::Command;
 /// The release whose file layout this script knows (pinned in Cargo.toml).
 const BLOSC2_SRC: &str = "blosc2-src";
 
+/// Its version, as pinned in Cargo.toml.
+const BLOSC2_SRC_VERSION: &str = "0.1.4";
+
+/// The c-blosc2 directory of the `blosc2-src` package: where cargo unpacks
+/// registry packages (`$CARGO_HOME/registry/src/<index>/<name>-<version>`),
+/// else wherever `cargo metadata` says (a vendored or patched source).
 fn blosc2_sources() -> PathBuf {
+    let home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")));
+    let unpacked = format!("{BLOSC2_SRC}-{BLOSC2_SRC_VERSION}");
+    if let Some(Ok(indexes)) = home.map(|h| std::fs::read_dir(h.join("registry").join("src"))) {
+        let mut found: Vec<PathBuf> = indexes
+            .filter_map(|e| e.ok())
+            .map(|e| e.path().join(&unpacked).join("c-blosc2"))
+            .filter(|p| p.join("blosc").is_dir())
+            .collect();
+        found.sort();
+        if let Some(p) = found.into_iter().next() {
+            return p;
+        }
+    }
+    from_metadata()
+}
+
+fn from_metadata() -> PathBuf {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let manifest = Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap()).join("Cargo.toml");
     let target = env::var("TARGET").unwrap();
