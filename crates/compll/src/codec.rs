@@ -8,6 +8,14 @@ use zstd::zstd_safe::{CCtx, CDict, DCtx, DDict};
 use crate::config::Codec;
 use crate::error::{Error, Result};
 
+/// Bytes of a zstd decompression context: fixed for the library build,
+/// measured once per process (creating a context costs about as much as
+/// decompressing a block, so it is not done per arena).
+fn zstd_dctx_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| DCtx::create().sizeof())
+}
+
 /// How a stored block was encoded; kept per block so blocks compressed
 /// before a dictionary existed (or stored raw) stay readable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +108,17 @@ impl CodecState {
             peak_c: 0,
             peak_d: 0,
         };
+        // A zstd decompression context has one size, known before the
+        // first load: the memory target can reserve room for it while
+        // the arena is being filled, before any block is read back.
+        if decompress
+            && matches!(
+                codec,
+                Codec::Zstd { .. } | Codec::ZstdTuned { .. } | Codec::ZstdDict { .. }
+            )
+        {
+            st.peak_d = zstd_dctx_bytes();
+        }
         if let Codec::ZstdDict {
             level,
             train_blocks,
@@ -140,7 +159,8 @@ impl CodecState {
     }
 
     /// The most native context bytes this state's contexts have taken
-    /// (compression and decompression together).
+    /// (compression and decompression together; a zstd decompression
+    /// context counts from the start, its size being fixed).
     pub fn ctx_peak(&self) -> usize {
         self.peak_c + self.peak_d
     }

@@ -60,6 +60,9 @@
 //!   and no more blocks are read ahead than configured.
 //! - **H12** the memory target's totals are true: the live block bytes and
 //!   the number of blocks stored in lz4 form.
+//! - **H13** a block with lazy frees waiting for its tidy is cached and
+//!   dirty; tidied, it passes C1–C7 with a largest free chunk at least
+//!   the recorded one (H5 holds with equality for every tidy block).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -137,6 +140,14 @@ struct BlockMeta {
     gen: u32,
     /// Number of the last read that loaded the block (see `loads`).
     read_at: u32,
+    /// Nodes were freed lazily ([`Layout::free_lazy`]) since the block
+    /// was last tidied: its tags, free list and largest free chunk wait
+    /// for [`Layout::tidy`] (H13). Only a cached block is untidy.
+    untidy: bool,
+    /// Frees in this block are eager until it leaves the cache: an
+    /// allocation had to tidy it, so allocations and frees alternate
+    /// here and lazy frees would cost a tidy per allocation.
+    eager: bool,
 }
 
 struct Slot {
@@ -361,6 +372,8 @@ impl BlockHeap {
             noted: 0,
             gen: 0,
             read_at: 0,
+            untidy: false,
+            eager: false,
         });
         Ok(self.blocks.len() as u32 - 1)
     }
@@ -411,7 +424,11 @@ impl BlockHeap {
             self.release_block(b as u32);
             return Ok(());
         }
-        if m.comp.is_none() {
+        if self.blocks[b].untidy {
+            // Stored tidy: only a cached block may wait for its tidy.
+            self.tidy(b as u32, i);
+        }
+        if self.blocks[b].comp.is_none() {
             self.ensure_worker();
         }
         let m = &self.blocks[b];
@@ -532,7 +549,17 @@ impl BlockHeap {
         if m.largest > 0 {
             self.room.remove(&(self.class(m.largest), b));
         }
-        self.blocks[b as usize].slot = i as u32;
+        let m = &mut self.blocks[b as usize];
+        m.slot = i as u32;
+        m.eager = false;
+    }
+
+    /// Brings cached block `b` (in slot `i`) up to date after lazy frees.
+    fn tidy(&mut self, b: u32, i: usize) {
+        let layout = self.layout;
+        let largest = layout.tidy(self.buf_mut(i));
+        self.blocks[b as usize].untidy = false;
+        self.set_largest(b, largest);
     }
 
     fn release_block(&mut self, b: u32) {
@@ -555,6 +582,8 @@ impl BlockHeap {
         let m = &mut self.blocks[b as usize];
         m.kind = Kind::Vacant;
         m.live = 0;
+        m.untidy = false;
+        m.eager = false;
         m.gen = m.gen.wrapping_add(1);
         self.vacant.push(b);
         self.maybe_stop_worker();
@@ -693,6 +722,10 @@ impl BlockHeap {
             None => self.new_normal_block()?,
         };
         let slot = self.load(b)?;
+        if self.blocks[b as usize].untidy {
+            self.tidy(b, slot);
+            self.blocks[b as usize].eager = true;
+        }
         let layout = self.layout;
         let buf = self.buf_mut(slot);
         let off = layout
@@ -909,11 +942,19 @@ impl BlockHeap {
             }
             _ => {
                 let layout = self.layout;
+                let eager = self.blocks[b as usize].eager;
                 let buf = self.buf_mut(slot);
-                layout.free(buf, off);
-                let largest = layout.largest_free(buf);
+                if eager {
+                    layout.free(buf, off);
+                    let largest = layout.largest_free(buf);
+                    self.set_largest(b, largest);
+                } else {
+                    // The recorded largest free chunk stays as it was (an
+                    // underestimate) until the block is tidied.
+                    layout.free_lazy(buf, off);
+                    self.blocks[b as usize].untidy = true;
+                }
                 self.mark_dirty(b);
-                self.set_largest(b, largest);
                 self.blocks[b as usize].live -= 1;
                 self.live_nodes -= 1;
             }
@@ -1046,7 +1087,8 @@ impl BlockHeap {
     // ---- block images (measuring what the codec costs) ----------------
 
     /// Uncompressed images of every block in use, in block order: the
-    /// cached buffer where there is one, else the stored copy unpacked.
+    /// cached buffer where there is one (tidied, as it will be stored,
+    /// after lazy frees), else the stored copy unpacked.
     /// Changes nothing: no cache movement, no statistics.
     pub fn block_images(&mut self) -> Result<Vec<BlockImage>> {
         let mut out = Vec::new();
@@ -1058,7 +1100,12 @@ impl BlockHeap {
                 Kind::Large(n) => (n, false),
             };
             let bytes = if m.slot != NO_SLOT {
-                self.slots[m.slot as usize].buf.to_vec()
+                let mut v = self.slots[m.slot as usize].buf.to_vec();
+                if m.untidy {
+                    // As it will be stored.
+                    self.layout.tidy(&mut v);
+                }
+                v
             } else if let Some(pos) = self.pending.iter().position(|p| p.block == b as u32) {
                 let mut img = Vec::new();
                 self.pending_image(pos, &mut img)?;

@@ -314,6 +314,73 @@ impl Layout {
         self.add_free(b, s, c);
     }
 
+    /// Frees the node at `s` (which must have passed [`Layout::node_len`])
+    /// without merging it or listing it: its bytes are zeroed and its
+    /// bitmap bit cleared, so its handle is refused at once, but the
+    /// block's tags, free list and largest free chunk are brought up to
+    /// date only by [`Layout::tidy`], once for all such frees. A block
+    /// being emptied (a structure torn down) then costs a bit per node
+    /// instead of a merge and a sorted insertion.
+    pub fn free_lazy(&self, b: &mut [u8], s: usize) {
+        let c = self.size(b, s);
+        b[s..s + c - self.t].fill(0);
+        self.set_bit(b, s, false);
+    }
+
+    /// Rebuilds a block after [`Layout::free_lazy`] calls: neighbouring
+    /// chunks not in use are merged, prev-used bits set, footers written
+    /// and the free list relinked in size order (C1–C7 hold again). One
+    /// pass over the chunks plus a sort of the free ones; returns the
+    /// usable bytes of the largest free chunk.
+    pub fn tidy(&self, b: &mut [u8]) -> usize {
+        let t = self.t;
+        let mut frees: Vec<(usize, usize)> = Vec::new();
+        let mut s = self.first;
+        let mut prev_used = true;
+        while s < self.end {
+            let c = self.size(b, s);
+            if self.bit(b, s) {
+                self.set_prev_used(b, s, prev_used);
+                prev_used = true;
+                s += c;
+                continue;
+            }
+            // A run of chunks not in use: one free chunk. Their links,
+            // footers and the tags inside the run are zeroed (C5).
+            let start = s;
+            let mut total = 0;
+            while s < self.end && !self.bit(b, s) {
+                let cq = self.size(b, s);
+                self.zero(b, s);
+                self.zero(b, s + t);
+                self.zero(b, s + cq - 2 * t);
+                if s != start {
+                    self.zero(b, s - t);
+                }
+                total += cq;
+                s += cq;
+            }
+            // The chunk before a free run is in use (or the run starts
+            // the block, which counts as in use).
+            self.set_tag(b, start, total, true);
+            self.put(b, start + total - 2 * t, total / self.a);
+            frees.push((total, start));
+            prev_used = false;
+        }
+        self.set_prev_used(b, self.end, prev_used);
+        frees.sort_unstable();
+        let mut prev = 0;
+        for (k, &(_, f)) in frees.iter().enumerate() {
+            let next = frees.get(k + 1).map_or(0, |x| x.1);
+            self.set_link(b, f, next);
+            self.set_link(b, f + t, prev);
+            prev = f;
+        }
+        self.set_link(b, 0, frees.first().map_or(0, |x| x.1));
+        self.set_link(b, t, prev);
+        self.largest_free(b)
+    }
+
     /// Walks the whole block and checks invariants C1–C6 (see the heap
     /// module); returns a description of the first violation.
     pub fn check(&self, b: &[u8]) -> Result<BlockCheck, String> {

@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use crate::codec::{CodecState, Encoding};
@@ -43,11 +43,15 @@ pub(crate) enum Job {
     /// with `fast`, with lz4 whatever the configured codec.
     Compress {
         ver: u64,
-        src: Arc<Vec<u8>>,
+        /// The arena keeps the image while it waits for the result; a
+        /// job it took back (or whose block it freed) leaves nothing
+        /// behind in the queue, even while this thread is not running.
+        src: Weak<Vec<u8>>,
         group: bool,
         fast: bool,
-        /// Free the codec's contexts after the job (the arena's memory
-        /// target has no room to keep them; see `CodecState::set_lean`).
+        /// Free the codec's contexts once the thread has no job left
+        /// (the arena's memory target has no room to keep them at rest;
+        /// see `CodecState::set_lean`).
         lean: bool,
         claim: Claim,
     },
@@ -67,6 +71,25 @@ impl Job {
     fn claim(&self) -> &Claim {
         match self {
             Job::Compress { claim, .. } | Job::Load { claim, .. } => claim,
+        }
+    }
+
+    fn lean(&self) -> bool {
+        match self {
+            Job::Compress { lean, .. } | Job::Load { lean, .. } => *lean,
+        }
+    }
+}
+
+/// The next queued job this thread claims, skipping those the arena's
+/// thread claimed first; `None` when none is queued (or the arena is
+/// gone).
+fn claim_next(jobs: &Receiver<Job>) -> Option<Job> {
+    loop {
+        match jobs.try_recv() {
+            Ok(j) if claim(j.claim()) => return Some(j),
+            Ok(_) => continue,
+            Err(_) => return None,
         }
     }
 }
@@ -136,23 +159,36 @@ impl Worker {
                 // Frees the channel's buffer now rather than at exit.
                 drop(codec_rx);
                 let mut loader: Option<Packer> = None;
-                // Sleeps on the channel between jobs: a thread that polled
-                // would burn the share of a core a busy machine leaves it.
-                while let Ok(job) = job_rx.recv() {
-                    if !claim(job.claim()) {
-                        // The arena's thread did it itself.
-                        continue;
-                    }
+                // The next job, already claimed by this thread.
+                let mut next: Option<Job> = None;
+                loop {
+                    let job = match next.take() {
+                        Some(j) => j,
+                        // Sleeps on the channel between jobs: a thread that
+                        // polled would burn the share of a core a busy
+                        // machine leaves it.
+                        None => match job_rx.recv() {
+                            Ok(j) if claim(j.claim()) => j,
+                            // The arena's thread did it itself.
+                            Ok(_) => continue,
+                            Err(_) => break,
+                        },
+                    };
+                    let lean = job.lean();
                     let done = match job {
                         Job::Compress {
                             ver,
                             src,
                             group,
                             fast,
-                            lean,
                             ..
-                        } => {
-                            codec.set_lean(lean);
+                        } => 'job: {
+                            let Some(src) = src.upgrade() else {
+                                // Taken back or freed by the arena since:
+                                // nobody waits for an answer.
+                                break 'job None;
+                            };
+                            codec.set_lean(false);
                             // The grouped image and the output buffer live
                             // only for this job, as on the arena's own
                             // thread: nothing is held between jobs.
@@ -182,7 +218,7 @@ impl Worker {
                             let comp: Box<[u8]> = out.as_slice().into();
                             drop(out);
                             drop(src);
-                            Done::Compressed { ver, comp, enc }
+                            Some(Done::Compressed { ver, comp, enc })
                         }
                         Job::Load {
                             ver,
@@ -190,28 +226,44 @@ impl Worker {
                             enc,
                             len,
                             normal,
-                            lean,
                             ..
                         } => {
                             let p = loader.get_or_insert_with(|| {
                                 Packer::new(CodecState::decompressor(&unpack.codec), unpack.group)
                             });
-                            p.codec.set_lean(lean);
+                            p.codec.set_lean(false);
                             let mut image = Vec::new();
                             let r = p.unpack(&unpack.layout, (enc, &comp), len, normal, &mut image);
-                            Done::Loaded {
+                            Some(Done::Loaded {
                                 ver,
                                 image: r.map(|()| image),
-                            }
+                            })
                         }
                     };
+                    // The next job is claimed before this one is answered:
+                    // the arena waits for the answers to the jobs this
+                    // thread claimed, so once it has them all the thread
+                    // has nothing left, and has let its contexts go.
+                    next = claim_next(&job_rx);
+                    if lean && next.is_none() {
+                        // Lean contexts (the memory target has no room to
+                        // keep them at rest) live while jobs keep coming:
+                        // setting one up costs about what a block's
+                        // decompression does.
+                        codec.set_lean(true);
+                        if let Some(p) = loader.as_mut() {
+                            p.codec.set_lean(true);
+                        }
+                    }
                     let n = codec.native_bytes()
                         + loader.as_ref().map_or(0, |p| p.codec.native_bytes());
                     ctx.store(n as u64, Ordering::Relaxed);
                     let p = codec.ctx_peak() + loader.as_ref().map_or(0, |p| p.codec.ctx_peak());
                     peak.fetch_max(p as u64, Ordering::Relaxed);
-                    if done_tx.send(done).is_err() {
-                        break;
+                    if let Some(done) = done {
+                        if done_tx.send(done).is_err() {
+                            break;
+                        }
                     }
                 }
             });
