@@ -2,6 +2,9 @@
 //! contexts (and, for the dictionary mode, the samples and trained
 //! dictionary).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 use zstd::zstd_safe::{CCtx, CDict, DCtx, DDict};
 
@@ -14,6 +17,77 @@ use crate::error::{Error, Result};
 fn zstd_dctx_bytes() -> usize {
     static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *BYTES.get_or_init(|| DCtx::create().sizeof())
+}
+
+/// zstd contexts set aside between uses: one compression and one
+/// decompression context at most, shared by the arena's thread and the
+/// background thread. A context the memory target has no room to keep
+/// ([`CodecState::set_lean`]) is parked here after its call instead of
+/// freed, and the next call on either thread takes it back instead of
+/// setting up a new one (which costs about what a block's decompression
+/// does: zstd asks the processor for its features each time, and on a
+/// virtual machine that traps). The arena empties it when it settles or
+/// flushes, so an arena at rest holds only the contexts its target
+/// allows. Never waited for: a side that finds it locked creates or
+/// frees a context as if it were empty or full (a child of `fork` may
+/// find it locked for good).
+#[derive(Default)]
+pub(crate) struct Spare {
+    held: Mutex<(Option<CCtx<'static>>, Option<DCtx<'static>>)>,
+    /// Native bytes of the parked contexts.
+    bytes: AtomicU64,
+}
+
+impl Spare {
+    fn recount(&self, held: &(Option<CCtx<'static>>, Option<DCtx<'static>>)) {
+        let n = held.0.as_ref().map_or(0, |c| c.sizeof()) + held.1.as_ref().map_or(0, |d| d.sizeof());
+        self.bytes.store(n as u64, Ordering::Relaxed);
+    }
+
+    fn take_c(&self) -> Option<CCtx<'static>> {
+        let mut g = self.held.try_lock().ok()?;
+        let c = g.0.take();
+        self.recount(&g);
+        c
+    }
+
+    fn take_d(&self) -> Option<DCtx<'static>> {
+        let mut g = self.held.try_lock().ok()?;
+        let d = g.1.take();
+        self.recount(&g);
+        d
+    }
+
+    fn park_c(&self, c: CCtx<'static>) {
+        if let Ok(mut g) = self.held.try_lock() {
+            if g.0.is_none() {
+                g.0 = Some(c);
+                self.recount(&g);
+            }
+        }
+    }
+
+    fn park_d(&self, d: DCtx<'static>) {
+        if let Ok(mut g) = self.held.try_lock() {
+            if g.1.is_none() {
+                g.1 = Some(d);
+                self.recount(&g);
+            }
+        }
+    }
+
+    /// Frees the parked contexts.
+    pub fn clear(&self) {
+        if let Ok(mut g) = self.held.try_lock() {
+            *g = (None, None);
+            self.recount(&g);
+        }
+    }
+
+    /// Native bytes of the parked contexts.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
 }
 
 /// How a stored block was encoded; kept per block so blocks compressed
@@ -63,6 +137,8 @@ pub(crate) struct CodecState {
     /// contexts have taken: what keeping each between calls costs.
     peak_c: usize,
     peak_d: usize,
+    /// Where lean zstd contexts are parked between calls (none: freed).
+    spare: Option<Arc<Spare>>,
 }
 
 // One piece of each sampled block goes to the trainer: many medium samples
@@ -107,6 +183,7 @@ impl CodecState {
             lean_d: false,
             peak_c: 0,
             peak_d: 0,
+            spare: None,
         };
         // A zstd decompression context has one size, known before the
         // first load: the memory target can reserve room for it while
@@ -181,16 +258,43 @@ impl CodecState {
         self.release();
     }
 
-    /// Frees the contexts that are lean.
+    /// Parks lean zstd contexts between calls in `spare` (see
+    /// [`Spare`]) instead of freeing them.
+    pub fn share_spare(&mut self, spare: Arc<Spare>) {
+        self.spare = Some(spare);
+    }
+
+    /// Frees the contexts that are lean (zstd's are parked, if there is
+    /// room for them in the spare).
     fn release(&mut self) {
         if self.lean_c {
-            self.zstd_c = None;
+            if let (Some(c), Some(s)) = (self.zstd_c.take(), &self.spare) {
+                s.park_c(c);
+            }
             self.zlib_c = None;
         }
         if self.lean_d {
-            self.zstd_d = None;
+            if let (Some(d), Some(s)) = (self.zstd_d.take(), &self.spare) {
+                s.park_d(d);
+            }
             self.zlib_d = None;
         }
+    }
+
+    /// A compression context: the parked one if there is one, else new.
+    fn new_cctx(spare: &Option<Arc<Spare>>) -> CCtx<'static> {
+        spare
+            .as_ref()
+            .and_then(|s| s.take_c())
+            .unwrap_or_else(CCtx::create)
+    }
+
+    /// A decompression context: the parked one if there is one, else new.
+    fn new_dctx(spare: &Option<Arc<Spare>>) -> DCtx<'static> {
+        spare
+            .as_ref()
+            .and_then(|s| s.take_d())
+            .unwrap_or_else(DCtx::create)
     }
 
     /// Whether a separate compress-only state ([`CodecState::compressor`])
@@ -312,7 +416,8 @@ impl CodecState {
         cap: usize,
     ) -> std::result::Result<(), String> {
         use zstd::zstd_safe::CParameter;
-        let c = lazy(&mut self.zstd_c, self.can_c, CCtx::create)?;
+        let spare = &self.spare;
+        let c = lazy(&mut self.zstd_c, self.can_c, || Self::new_cctx(spare))?;
         dst.reserve_exact(cap);
         let e = |e| format!("zstd error {e}");
         match &self.codec {
@@ -380,7 +485,8 @@ impl CodecState {
                 Ok(Encoding::Plain)
             }
             Codec::Zstd { level } => {
-                let c = lazy(&mut self.zstd_c, self.can_c, CCtx::create)?;
+                let spare = &self.spare;
+                let c = lazy(&mut self.zstd_c, self.can_c, || Self::new_cctx(spare))?;
                 dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
                 c.compress(dst, src, *level)
                     .map_err(|e| format!("zstd error {e}"))?;
@@ -476,7 +582,9 @@ impl CodecState {
                     dst.truncate(n);
                 }
                 Codec::Zstd { .. } | Codec::ZstdDict { .. } | Codec::ZstdTuned { .. } => {
-                    let d = lazy(&mut self.zstd_d, self.can_d, DCtx::create).map_err(err)?;
+                    let spare = &self.spare;
+                    let d = lazy(&mut self.zstd_d, self.can_d, || Self::new_dctx(spare))
+                        .map_err(err)?;
                     dst.reserve(len);
                     d.decompress(dst, src)
                         .map_err(|e| err(format!("zstd error {e}")))?;

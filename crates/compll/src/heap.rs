@@ -220,6 +220,9 @@ pub(crate) struct BlockHeap {
     node_cache: NodeCache,
     /// The memory target and what the codecs reach (`Config::target_ratio`).
     budget: Budget,
+    /// Lean zstd contexts parked between calls, shared with the
+    /// background thread; emptied by `settle` and `flush`.
+    parked: Arc<crate::codec::Spare>,
     compressed_bytes: u64,
     compressions: u64,
     decompressions: u64,
@@ -231,7 +234,9 @@ pub(crate) struct BlockHeap {
 impl BlockHeap {
     pub fn new(cfg: &Config) -> Result<BlockHeap> {
         let resolved = cfg.resolve()?;
-        let codec = CodecState::new(&cfg.codec);
+        let mut codec = CodecState::new(&cfg.codec);
+        let spare = Arc::new(crate::codec::Spare::default());
+        codec.share_spare(Arc::clone(&spare));
         // The thread is started once the arena has enough blocks
         // (`ensure_worker`); it gets a context of its own, and the arena's
         // thread keeps one too, for blocks it compresses itself while the
@@ -271,6 +276,7 @@ impl BlockHeap {
             next_ver: 0,
             node_cache: NodeCache::new(cfg.node_cache),
             budget: Budget::new(cfg.target_ratio),
+            parked: spare,
             compressed_bytes: 0,
             compressions: 0,
             decompressions: 0,
@@ -1024,6 +1030,7 @@ impl BlockHeap {
         self.capacity = cap;
         self.wait_all();
         self.ahead.clear();
+        self.parked.clear();
         r
     }
 
@@ -1032,6 +1039,8 @@ impl BlockHeap {
     pub fn settle(&mut self) {
         self.wait_all();
         self.ahead.clear();
+        // At rest the arena holds the contexts its target allows, no more.
+        self.parked.clear();
     }
 
     pub fn stats(&self) -> Stats {
@@ -1065,7 +1074,8 @@ impl BlockHeap {
             uncompressed_bytes: uncompressed as u64,
             overhead_bytes: overhead as u64,
             codec_context_bytes: (self.packer.codec.native_bytes()) as u64
-                + self.worker.as_ref().map_or(0, |w| w.ctx_bytes()),
+                + self.worker.as_ref().map_or(0, |w| w.ctx_bytes())
+                + self.parked.bytes(),
             compressions: self.compressions,
             decompressions: self.decompressions,
             decompressed_ahead: self.ahead_hits,

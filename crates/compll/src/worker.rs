@@ -113,6 +113,8 @@ pub(crate) struct Unpack {
     pub codec: crate::config::Codec,
     pub layout: Layout,
     pub group: usize,
+    /// Where lean contexts are parked (shared with the arena's thread).
+    pub spare: Arc<crate::codec::Spare>,
 }
 
 pub(crate) struct Worker {
@@ -229,7 +231,9 @@ impl Worker {
                             ..
                         } => {
                             let p = loader.get_or_insert_with(|| {
-                                Packer::new(CodecState::decompressor(&unpack.codec), unpack.group)
+                                let mut d = CodecState::decompressor(&unpack.codec);
+                                d.share_spare(Arc::clone(&unpack.spare));
+                                Packer::new(d, unpack.group)
                             });
                             p.codec.set_lean(false);
                             let mut image = Vec::new();

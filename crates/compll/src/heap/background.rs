@@ -210,12 +210,15 @@ impl BlockHeap {
         let Some(codec) = self.background_codec.clone() else {
             return;
         };
+        let mut compressor = CodecState::compressor(&codec);
+        compressor.share_spare(Arc::clone(&self.parked));
         self.worker = Worker::spawn(
-            CodecState::compressor(&codec),
+            compressor,
             Unpack {
                 codec,
                 layout: Layout::new(self.resolved),
                 group: self.packer.group,
+                spare: Arc::clone(&self.parked),
             },
         );
         if self.worker.is_some() {
