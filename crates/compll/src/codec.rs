@@ -40,7 +40,8 @@ pub(crate) struct Spare {
 
 impl Spare {
     fn recount(&self, held: &(Option<CCtx<'static>>, Option<DCtx<'static>>)) {
-        let n = held.0.as_ref().map_or(0, |c| c.sizeof()) + held.1.as_ref().map_or(0, |d| d.sizeof());
+        let n =
+            held.0.as_ref().map_or(0, |c| c.sizeof()) + held.1.as_ref().map_or(0, |d| d.sizeof());
         self.bytes.store(n as u64, Ordering::Relaxed);
     }
 

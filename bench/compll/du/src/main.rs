@@ -79,7 +79,11 @@ fn real_main(args: Args) -> Result<(), String> {
     if let Some(n) = args.profile {
         for _ in 0..n {
             let r = run_compll(&entries, &cfg, false);
-            let (f, d, a) = (r.figures, r.decompressions_by_operation, r.decompressed_ahead_by_operation);
+            let (f, d, a) = (
+                r.figures,
+                r.decompressions_by_operation,
+                r.decompressed_ahead_by_operation,
+            );
             println!(
                 "wall scan {:.1} open {:.2} browse {:.2} delete {:.1} | thread scan {:.1} open {:.2} browse {:.2} delete {:.1} | cpu scan {:.1} delete {:.1} ms | loads {}/{}/{}/{} ahead {}/{}/{}/{} | {:.2} MiB, {} lz4, ctx {:.2}",
                 f.scan_ms, f.open_ms, f.browse_ms, f.delete_ms,

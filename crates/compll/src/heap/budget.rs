@@ -173,7 +173,8 @@ impl BlockHeap {
         }
     }
 
-    /// Whether the background thread frees its contexts after each job.
+    /// Whether the background thread lets its contexts go (parks them)
+    /// once its queue is empty, rather than keeping them.
     pub(super) fn worker_lean(&self) -> bool {
         !self.kept_contexts().thread
     }
