@@ -43,6 +43,11 @@ pub(crate) struct Layout {
     /// Smallest chunk that can hold the free-list links and footer.
     pub min_chunk: usize,
     bitmap_at: usize,
+    /// log2 of `a` (a power of two): tags, links and the bitmap convert
+    /// between bytes and alignment units on every node operation, and a
+    /// shift costs a cycle where a division by a run-time value costs
+    /// dozens.
+    sh: u32,
 }
 
 fn round_up(x: usize, a: usize) -> usize {
@@ -59,6 +64,7 @@ pub(crate) struct BlockCheck {
 impl Layout {
     pub fn new(r: Resolved) -> Layout {
         let a = r.align;
+        debug_assert!(a.is_power_of_two(), "alignment {a}");
         let t = r.tag;
         let end = r.block_size / a * a;
         let units = end / a;
@@ -73,6 +79,7 @@ impl Layout {
             first,
             min_chunk: round_up(4 * t, a),
             bitmap_at,
+            sh: a.trailing_zeros(),
         }
     }
 
@@ -83,7 +90,8 @@ impl Layout {
 
     /// Chunk size needed for a node of `size` usable bytes.
     pub fn chunk_for(&self, size: usize) -> usize {
-        round_up(size + self.t, self.a).max(self.min_chunk)
+        // `a` is a power of two (checked by the configuration).
+        ((size + self.t + self.a - 1) & !(self.a - 1)).max(self.min_chunk)
     }
 
     // Tags and links are read and written on every node operation: kept
@@ -115,17 +123,17 @@ impl Layout {
     // starts at offset 0, the header is there).
     #[inline]
     fn link(&self, b: &[u8], at: usize) -> usize {
-        self.get(b, at) * self.a
+        self.get(b, at) << self.sh
     }
     #[inline]
     fn set_link(&self, b: &mut [u8], at: usize, off: usize) {
-        self.put(b, at, off / self.a)
+        self.put(b, at, off >> self.sh)
     }
 
     /// Chunk size of the chunk starting at `s`.
     #[inline]
     pub fn size(&self, b: &[u8], s: usize) -> usize {
-        (self.get(b, s - self.t) >> 1) * self.a
+        (self.get(b, s - self.t) >> 1) << self.sh
     }
     #[inline]
     fn prev_used(&self, b: &[u8], s: usize) -> bool {
@@ -133,7 +141,7 @@ impl Layout {
     }
     #[inline]
     fn set_tag(&self, b: &mut [u8], s: usize, size: usize, prev_used: bool) {
-        self.put(b, s - self.t, ((size / self.a) << 1) | prev_used as usize)
+        self.put(b, s - self.t, ((size >> self.sh) << 1) | prev_used as usize)
     }
     #[inline]
     fn set_prev_used(&self, b: &mut [u8], s: usize, used: bool) {
@@ -143,12 +151,12 @@ impl Layout {
 
     #[inline]
     fn bit(&self, b: &[u8], s: usize) -> bool {
-        let u = s / self.a;
+        let u = s >> self.sh;
         b[self.bitmap_at + u / 8] & (1 << (u % 8)) != 0
     }
     #[inline]
     fn set_bit(&self, b: &mut [u8], s: usize, on: bool) {
-        let u = s / self.a;
+        let u = s >> self.sh;
         let byte = &mut b[self.bitmap_at + u / 8];
         if on {
             *byte |= 1 << (u % 8);
@@ -180,7 +188,7 @@ impl Layout {
         // stop backward merges.
         self.set_tag(b, s, c, true);
         self.set_tag(b, self.end, 0, false);
-        self.put(b, s + c - 2 * self.t, c / self.a);
+        self.put(b, s + c - 2 * self.t, c >> self.sh);
         self.set_link(b, 0, s);
         self.set_link(b, self.t, s);
     }
@@ -242,7 +250,7 @@ impl Layout {
         } else {
             self.set_link(b, next + self.t, s);
         }
-        self.put(b, s + c - 2 * self.t, c / self.a);
+        self.put(b, s + c - 2 * self.t, c >> self.sh);
     }
 
     /// Allocates a node of `size` usable bytes (best fit); returns its data
@@ -300,7 +308,7 @@ impl Layout {
             c += cn;
         }
         if !prev_used {
-            let cp = self.get(b, s - 2 * self.t) * self.a;
+            let cp = self.get(b, s - 2 * self.t) << self.sh;
             let p = s - cp;
             self.rm_free(b, p);
             self.zero(b, s - 2 * self.t);
@@ -363,7 +371,7 @@ impl Layout {
             // The chunk before a free run is in use (or the run starts
             // the block, which counts as in use).
             self.set_tag(b, start, total, true);
-            self.put(b, start + total - 2 * t, total / self.a);
+            self.put(b, start + total - 2 * t, total >> self.sh);
             frees.push((total, start));
             prev_used = false;
         }
