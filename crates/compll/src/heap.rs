@@ -144,6 +144,10 @@ struct BlockMeta {
     /// was last tidied: its tags, free list and largest free chunk wait
     /// for [`Layout::tidy`] (H13). Only a cached block is untidy.
     untidy: bool,
+    /// Chunk bytes freed lazily since the last tidy: the recorded largest
+    /// free chunk plus this bounds what the tidy can leave, so an
+    /// allocation can choose the block before it is tidied.
+    lazy_freed: u32,
     /// Frees in this block are eager until it leaves the cache: an
     /// allocation had to tidy it, so allocations and frees alternate
     /// here and lazy frees would cost a tidy per allocation.
@@ -332,11 +336,18 @@ impl BlockHeap {
     ///
     /// `None` means a new block is needed.
     fn choose_block(&self, size: usize) -> Option<u32> {
-        let fits = |b: u32| {
+        // What the block's largest free chunk may be: the recorded one, or,
+        // for a cached block with lazy frees, at most that plus what was
+        // freed since its tidy (the caller tidies it and chooses again if
+        // the node does not fit after all).
+        let room = |b: u32| {
             let m = &self.blocks[b as usize];
+            m.largest as usize + m.lazy_freed as usize
+        };
+        let fits = |b: u32| {
             // `largest` is 0 when there is no free chunk at all, so even a
             // zero-byte node needs a positive value.
-            m.kind == Kind::Normal && m.largest as usize >= size.max(1)
+            self.blocks[b as usize].kind == Kind::Normal && room(b) >= size.max(1)
         };
         if self.cur != NO_SLOT && fits(self.cur) && self.blocks[self.cur as usize].slot != NO_SLOT {
             return Some(self.cur);
@@ -346,7 +357,7 @@ impl BlockHeap {
             .iter()
             .map(|s| s.block)
             .filter(|&b| fits(b))
-            .min_by_key(|&b| self.blocks[b as usize].largest);
+            .min_by_key(|&b| room(b));
         if cached.is_some() {
             return cached;
         }
@@ -379,6 +390,7 @@ impl BlockHeap {
             gen: 0,
             read_at: 0,
             untidy: false,
+            lazy_freed: 0,
             eager: false,
         });
         Ok(self.blocks.len() as u32 - 1)
@@ -564,7 +576,9 @@ impl BlockHeap {
     fn tidy(&mut self, b: u32, i: usize) {
         let layout = self.layout;
         let largest = layout.tidy(self.buf_mut(i));
-        self.blocks[b as usize].untidy = false;
+        let m = &mut self.blocks[b as usize];
+        m.untidy = false;
+        m.lazy_freed = 0;
         self.set_largest(b, largest);
     }
 
@@ -589,6 +603,7 @@ impl BlockHeap {
         m.kind = Kind::Vacant;
         m.live = 0;
         m.untidy = false;
+        m.lazy_freed = 0;
         m.eager = false;
         m.gen = m.gen.wrapping_add(1);
         self.vacant.push(b);
@@ -723,15 +738,23 @@ impl BlockHeap {
     /// A node in a normal block, its first bytes copied from `init` (at
     /// most `size` of them).
     fn alloc_normal(&mut self, size: usize, init: &[u8]) -> Result<Handle> {
-        let b = match self.choose_block(size) {
-            Some(b) => b,
-            None => self.new_normal_block()?,
-        };
-        let slot = self.load(b)?;
-        if self.blocks[b as usize].untidy {
+        let (b, slot) = loop {
+            let b = match self.choose_block(size) {
+                Some(b) => b,
+                None => self.new_normal_block()?,
+            };
+            let slot = self.load(b)?;
+            if !self.blocks[b as usize].untidy {
+                break (b, slot);
+            }
             self.tidy(b, slot);
             self.blocks[b as usize].eager = true;
-        }
+            // Chosen by its bound: tidy now, it is chosen again only if
+            // the node fits (each pass tidies one more block).
+            if self.blocks[b as usize].largest as usize >= size.max(1) {
+                break (b, slot);
+            }
+        };
         let layout = self.layout;
         let buf = self.buf_mut(slot);
         let off = layout
@@ -957,8 +980,10 @@ impl BlockHeap {
                 } else {
                     // The recorded largest free chunk stays as it was (an
                     // underestimate) until the block is tidied.
-                    layout.free_lazy(buf, off);
-                    self.blocks[b as usize].untidy = true;
+                    let c = layout.free_lazy(buf, off) as u32;
+                    let m = &mut self.blocks[b as usize];
+                    m.untidy = true;
+                    m.lazy_freed = m.lazy_freed.saturating_add(c);
                 }
                 self.mark_dirty(b);
                 self.blocks[b as usize].live -= 1;

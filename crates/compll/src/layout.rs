@@ -329,10 +329,12 @@ impl Layout {
     /// date only by [`Layout::tidy`], once for all such frees. A block
     /// being emptied (a structure torn down) then costs a bit per node
     /// instead of a merge and a sorted insertion.
-    pub fn free_lazy(&self, b: &mut [u8], s: usize) {
+    /// Returns the freed chunk's size.
+    pub fn free_lazy(&self, b: &mut [u8], s: usize) -> usize {
         let c = self.size(b, s);
         b[s..s + c - self.t].fill(0);
         self.set_bit(b, s, false);
+        c
     }
 
     /// Rebuilds a block after [`Layout::free_lazy`] calls: neighbouring

@@ -1024,3 +1024,49 @@ fn lazy_frees_are_tidied_before_allocating_and_storing() {
     a.check_invariants().unwrap();
     assert_eq!(a.stats().live_nodes, 0);
 }
+
+/// Space freed lazily in a cached block is used by the next allocations
+/// before a new block is started: the block is chosen by what its tidy
+/// can leave, tidied, and filled again.
+#[test]
+fn space_freed_lazily_is_reused_before_a_new_block() {
+    let a = arena(4096, 8, 4);
+    let first = a.alloc(100).unwrap();
+    let mut nodes = vec![first];
+    loop {
+        let h = a.alloc(100).unwrap();
+        if block_of(h) != block_of(first) {
+            nodes.push(h);
+            break;
+        }
+        nodes.push(h);
+    }
+    assert_eq!(a.stats().blocks, 2);
+    let (second, full) = nodes.split_last().unwrap();
+    // Every node of the first block but one, freed in address order and
+    // then backwards, so the free space is in pieces until the tidy.
+    let keep = full.len() / 2;
+    for (i, h) in full.iter().enumerate() {
+        if i != keep {
+            a.free(*h).unwrap();
+        }
+    }
+    a.check_invariants().unwrap();
+    // The second block holds one node and has room too; fill both.
+    let mut again = 0;
+    while a.stats().blocks == 2 {
+        a.alloc(100).unwrap();
+        again += 1;
+        assert!(again < 1000);
+    }
+    // The second block takes as many nodes as the first held less the
+    // one it has; the freed space as many as were freed.
+    let room = 2 * (full.len() - 1);
+    assert!(
+        again + 1 >= room,
+        "a new block after {again} allocations, room for {room}"
+    );
+    a.read(full[keep]).unwrap();
+    a.read(*second).unwrap();
+    a.check_invariants().unwrap();
+}

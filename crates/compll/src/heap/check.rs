@@ -109,6 +109,9 @@ impl BlockHeap {
             if m.untidy && (m.slot == NO_SLOT || m.comp.is_some()) {
                 return Err(format!("H13: untidy block {b} is not cached and dirty"));
             }
+            if !m.untidy && m.lazy_freed != 0 {
+                return Err(format!("H13: tidy block {b} counts lazily freed bytes"));
+            }
             // An untidy block is checked as its tidy will leave it.
             let tidied;
             let image: &[u8] = if m.untidy {
