@@ -19,50 +19,62 @@ fn zstd_dctx_bytes() -> usize {
     *BYTES.get_or_init(|| DCtx::create().sizeof())
 }
 
-/// zstd contexts set aside between uses: one compression and one
-/// decompression context at most, shared by the arena's thread and the
-/// background thread. A context the memory target has no room to keep
+/// zstd contexts set aside between uses, shared by the arena's thread and
+/// the background thread: at most [`SPARE_EACH`] compression and as many
+/// decompression contexts (one per thread, as both may be working at
+/// once). A context the memory target has no room to keep
 /// ([`CodecState::set_lean`]) is parked here after its call instead of
 /// freed, and the next call on either thread takes it back instead of
 /// setting up a new one (which costs about what a block's decompression
 /// does: zstd asks the processor for its features each time, and on a
-/// virtual machine that traps). The arena empties it when it settles or
-/// flushes, so an arena at rest holds only the contexts its target
-/// allows. Never waited for: a side that finds it locked creates or
+/// virtual machine that traps). The background thread parks its own
+/// here after every job. The arena trims it when it settles or flushes,
+/// to the contexts its target has room for (see `BlockHeap::spare_at_rest`),
+/// so an arena at rest holds only what its target allows. Never waited for: a side that finds it locked creates or
 /// frees a context as if it were empty or full (a child of `fork` may
 /// find it locked for good).
 #[derive(Default)]
 pub(crate) struct Spare {
-    held: Mutex<(Option<CCtx<'static>>, Option<DCtx<'static>>)>,
+    held: Mutex<Parked>,
     /// Native bytes of the parked contexts.
     bytes: AtomicU64,
 }
 
+/// The contexts a [`Spare`] holds.
+#[derive(Default)]
+struct Parked {
+    c: Vec<CCtx<'static>>,
+    d: Vec<DCtx<'static>>,
+}
+
+/// Contexts of each kind a [`Spare`] holds at most.
+pub(crate) const SPARE_EACH: usize = 2;
+
 impl Spare {
-    fn recount(&self, held: &(Option<CCtx<'static>>, Option<DCtx<'static>>)) {
-        let n =
-            held.0.as_ref().map_or(0, |c| c.sizeof()) + held.1.as_ref().map_or(0, |d| d.sizeof());
+    fn recount(&self, held: &Parked) {
+        let n = held.c.iter().map(|c| c.sizeof()).sum::<usize>()
+            + held.d.iter().map(|d| d.sizeof()).sum::<usize>();
         self.bytes.store(n as u64, Ordering::Relaxed);
     }
 
     fn take_c(&self) -> Option<CCtx<'static>> {
         let mut g = self.held.try_lock().ok()?;
-        let c = g.0.take();
+        let c = g.c.pop();
         self.recount(&g);
         c
     }
 
     fn take_d(&self) -> Option<DCtx<'static>> {
         let mut g = self.held.try_lock().ok()?;
-        let d = g.1.take();
+        let d = g.d.pop();
         self.recount(&g);
         d
     }
 
     fn park_c(&self, c: CCtx<'static>) {
         if let Ok(mut g) = self.held.try_lock() {
-            if g.0.is_none() {
-                g.0 = Some(c);
+            if g.c.len() < SPARE_EACH {
+                g.c.push(c);
                 self.recount(&g);
             }
         }
@@ -70,17 +82,21 @@ impl Spare {
 
     fn park_d(&self, d: DCtx<'static>) {
         if let Ok(mut g) = self.held.try_lock() {
-            if g.1.is_none() {
-                g.1 = Some(d);
+            if g.d.len() < SPARE_EACH {
+                g.d.push(d);
                 self.recount(&g);
             }
         }
     }
 
-    /// Frees the parked contexts.
-    pub fn clear(&self) {
+    /// Frees the parked contexts beyond `keep` of each kind.
+    pub fn trim(&self, keep: usize) {
         if let Ok(mut g) = self.held.try_lock() {
-            *g = (None, None);
+            g.c.truncate(keep);
+            g.d.truncate(keep);
+            if keep == 0 {
+                *g = Parked::default();
+            }
             self.recount(&g);
         }
     }

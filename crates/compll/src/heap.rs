@@ -224,8 +224,9 @@ pub(crate) struct BlockHeap {
     node_cache: NodeCache,
     /// The memory target and what the codecs reach (`Config::target_ratio`).
     budget: Budget,
-    /// Lean zstd contexts parked between calls, shared with the
-    /// background thread; emptied by `settle` and `flush`.
+    /// zstd contexts parked between calls: the background thread's, and
+    /// the arena's own that its target has no room to keep; trimmed by
+    /// `settle` and `flush` to what the target allows at rest.
     parked: Arc<crate::codec::Spare>,
     compressed_bytes: u64,
     compressions: u64,
@@ -1055,7 +1056,7 @@ impl BlockHeap {
         self.capacity = cap;
         self.wait_all();
         self.ahead.clear();
-        self.parked.clear();
+        self.parked.trim(self.spare_at_rest());
         r
     }
 
@@ -1065,7 +1066,7 @@ impl BlockHeap {
         self.wait_all();
         self.ahead.clear();
         // At rest the arena holds the contexts its target allows, no more.
-        self.parked.clear();
+        self.parked.trim(self.spare_at_rest());
     }
 
     pub fn stats(&self) -> Stats {

@@ -49,10 +49,6 @@ pub(crate) enum Job {
         src: Weak<Vec<u8>>,
         group: bool,
         fast: bool,
-        /// Free the codec's contexts once the thread has no job left
-        /// (the arena's memory target has no room to keep them at rest;
-        /// see `CodecState::set_lean`).
-        lean: bool,
         claim: Claim,
     },
     /// Rebuild the `len`-byte image of a block from its stored form.
@@ -62,7 +58,6 @@ pub(crate) enum Job {
         enc: Encoding,
         len: usize,
         normal: bool,
-        lean: bool,
         claim: Claim,
     },
 }
@@ -71,25 +66,6 @@ impl Job {
     fn claim(&self) -> &Claim {
         match self {
             Job::Compress { claim, .. } | Job::Load { claim, .. } => claim,
-        }
-    }
-
-    fn lean(&self) -> bool {
-        match self {
-            Job::Compress { lean, .. } | Job::Load { lean, .. } => *lean,
-        }
-    }
-}
-
-/// The next queued job this thread claims, skipping those the arena's
-/// thread claimed first; `None` when none is queued (or the arena is
-/// gone).
-fn claim_next(jobs: &Receiver<Job>) -> Option<Job> {
-    loop {
-        match jobs.try_recv() {
-            Ok(j) if claim(j.claim()) => return Some(j),
-            Ok(_) => continue,
-            Err(_) => return None,
         }
     }
 }
@@ -161,22 +137,19 @@ impl Worker {
                 // Frees the channel's buffer now rather than at exit.
                 drop(codec_rx);
                 let mut loader: Option<Packer> = None;
-                // The next job, already claimed by this thread.
-                let mut next: Option<Job> = None;
-                loop {
-                    let job = match next.take() {
-                        Some(j) => j,
-                        // Sleeps on the channel between jobs: a thread that
-                        // polled would burn the share of a core a busy
-                        // machine leaves it.
-                        None => match job_rx.recv() {
-                            Ok(j) if claim(j.claim()) => j,
-                            // The arena's thread did it itself.
-                            Ok(_) => continue,
-                            Err(_) => break,
-                        },
-                    };
-                    let lean = job.lean();
+                // Sleeps on the channel between jobs: a thread that polled
+                // would burn the share of a core a busy machine leaves it.
+                while let Ok(job) = job_rx.recv() {
+                    if !claim(job.claim()) {
+                        // The arena's thread did it itself.
+                        continue;
+                    }
+                    // The thread's contexts are parked in the spare it shares
+                    // with the arena's thread at the end of each job, before
+                    // the job is answered, and taken back by the next one:
+                    // none is set up again per block, the thread holds none
+                    // between jobs, and the arena decides, when it settles,
+                    // how many the spare keeps (`Spare::trim`).
                     let done = match job {
                         Job::Compress {
                             ver,
@@ -190,7 +163,7 @@ impl Worker {
                                 // nobody waits for an answer.
                                 break 'job None;
                             };
-                            codec.set_lean(false);
+                            codec.set_lean(true);
                             // The grouped image and the output buffer live
                             // only for this job, as on the arena's own
                             // thread: nothing is held between jobs.
@@ -235,7 +208,7 @@ impl Worker {
                                 d.share_spare(Arc::clone(&unpack.spare));
                                 Packer::new(d, unpack.group)
                             });
-                            p.codec.set_lean(false);
+                            p.codec.set_lean(true);
                             let mut image = Vec::new();
                             let r = p.unpack(&unpack.layout, (enc, &comp), len, normal, &mut image);
                             Some(Done::Loaded {
@@ -244,21 +217,6 @@ impl Worker {
                             })
                         }
                     };
-                    // The next job is claimed before this one is answered:
-                    // the arena waits for the answers to the jobs this
-                    // thread claimed, so once it has them all the thread
-                    // has nothing left, and has let its contexts go.
-                    next = claim_next(&job_rx);
-                    if lean && next.is_none() {
-                        // Lean contexts (the memory target has no room to
-                        // keep them at rest) live while jobs keep coming:
-                        // setting one up costs about what a block's
-                        // decompression does.
-                        codec.set_lean(true);
-                        if let Some(p) = loader.as_mut() {
-                            p.codec.set_lean(true);
-                        }
-                    }
                     let n = codec.native_bytes()
                         + loader.as_ref().map_or(0, |p| p.codec.native_bytes());
                     ctx.store(n as u64, Ordering::Relaxed);

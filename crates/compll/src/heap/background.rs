@@ -60,7 +60,6 @@ impl BlockHeap {
             src: weak,
             group: grouped,
             fast,
-            lean: self.worker_lean(),
             claim,
         };
         let sent = match &self.worker {

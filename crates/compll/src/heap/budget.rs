@@ -173,10 +173,12 @@ impl BlockHeap {
         }
     }
 
-    /// Whether the background thread lets its contexts go (parks them)
-    /// once its queue is empty, rather than keeping them.
-    pub(super) fn worker_lean(&self) -> bool {
-        !self.kept_contexts().thread
+    /// Contexts of each kind the spare keeps at rest (see
+    /// [`crate::codec::Spare`]): the background thread parks its own
+    /// there after every job, and they stay when the target has room for
+    /// them.
+    pub(super) fn spare_at_rest(&self) -> usize {
+        usize::from(self.kept_contexts().thread)
     }
 
     /// Sets the arena's own codec contexts lean or not for the call about
