@@ -28,11 +28,11 @@ fn zstd_dctx_bytes() -> usize {
 /// setting up a new one (which costs about what a block's decompression
 /// does: zstd asks the processor for its features each time, and on a
 /// virtual machine that traps). The background thread parks its own
-/// here after every job. The arena trims it when it settles or flushes,
-/// to the contexts its target has room for (see `BlockHeap::spare_at_rest`),
-/// so an arena at rest holds only what its target allows. Never waited for: a side that finds it locked creates or
-/// frees a context as if it were empty or full (a child of `fork` may
-/// find it locked for good).
+/// here after every job. The arena trims it when it settles or flushes
+/// to the contexts its target has room for (`BlockHeap::spare_at_rest`),
+/// so an arena at rest holds only what its target allows. Never waited
+/// for: a side that finds it locked creates or frees a context as if it
+/// were empty or full (a child of `fork` may find it locked for good).
 #[derive(Default)]
 pub(crate) struct Spare {
     held: Mutex<Parked>,

@@ -150,15 +150,15 @@ impl BlockHeap {
     /// on its way. Jobs the thread has not started are not waited for:
     /// blocks queued for compression are compressed here, loads queued
     /// ahead are dropped (every caller drops the images read ahead). Only
-    /// the jobs the thread has claimed (the one it works on, and the next
-    /// one it took before answering) are waited for.
+    /// the job the thread is working on, if any, is waited for (a
+    /// read-ahead included, so that the thread holds nothing once this
+    /// returns).
     pub(super) fn wait_all(&mut self) {
         self.drain();
         for a in std::mem::take(&mut self.ahead) {
             // Claimed here: the thread skips it. Claimed by the thread
             // and not back yet: waited for below, so that once this
-            // returns the thread is idle (and has let go of the contexts
-            // the memory target has no room for).
+            // returns the thread is idle (its contexts parked).
             if !claim(&a.claim) && a.image.is_none() {
                 self.ahead.push(a);
             }
