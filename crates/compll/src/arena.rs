@@ -461,7 +461,9 @@ impl Arena {
     }
 
     /// Compresses every dirty cached block and empties the cache (pinned
-    /// blocks stay).
+    /// blocks stay); codec contexts parked between calls (those the
+    /// memory target, [`Config::target_ratio`], has no room to keep) are
+    /// freed.
     ///
     /// ```
     /// let a = compll::Arena::new(compll::Config::default()).unwrap();
@@ -478,8 +480,10 @@ impl Arena {
     /// every block waiting for compression is stored and its image freed,
     /// and images decompressed ahead of reads are dropped. Unlike
     /// [`Arena::flush`] the cache stays as it is. Without a background
-    /// thread there is nothing to wait for. For an arena at rest after a
-    /// burst of work (its memory as it will stay).
+    /// thread there is nothing to wait for. Codec contexts parked between
+    /// calls (those the memory target, [`Config::target_ratio`], has no
+    /// room to keep) are freed. For an arena at rest after a burst of
+    /// work (its memory as it will stay).
     ///
     /// ```
     /// use compll::{Arena, Config};

@@ -2,11 +2,110 @@
 //! contexts (and, for the dictionary mode, the samples and trained
 //! dictionary).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 use zstd::zstd_safe::{CCtx, CDict, DCtx, DDict};
 
 use crate::config::Codec;
 use crate::error::{Error, Result};
+
+/// Bytes of a zstd decompression context: fixed for the library build,
+/// measured once per process (creating a context costs about as much as
+/// decompressing a block, so it is not done per arena).
+fn zstd_dctx_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| DCtx::create().sizeof())
+}
+
+/// zstd contexts set aside between uses, shared by the arena's thread and
+/// the background thread: at most [`SPARE_EACH`] compression and as many
+/// decompression contexts (one per thread, as both may be working at
+/// once). A context the memory target has no room to keep
+/// ([`CodecState::set_lean`]) is parked here after its call instead of
+/// freed, and the next call on either thread takes it back instead of
+/// setting up a new one (which costs about what a block's decompression
+/// does: zstd asks the processor for its features each time, and on a
+/// virtual machine that traps). The background thread parks its own
+/// here after every job. The arena trims it when it settles or flushes
+/// to the contexts its target has room for (`BlockHeap::spare_at_rest`),
+/// so an arena at rest holds only what its target allows. Never waited
+/// for: a side that finds it locked creates or frees a context as if it
+/// were empty or full (a child of `fork` may find it locked for good).
+#[derive(Default)]
+pub(crate) struct Spare {
+    held: Mutex<Parked>,
+    /// Native bytes of the parked contexts.
+    bytes: AtomicU64,
+}
+
+/// The contexts a [`Spare`] holds.
+#[derive(Default)]
+struct Parked {
+    c: Vec<CCtx<'static>>,
+    d: Vec<DCtx<'static>>,
+}
+
+/// Contexts of each kind a [`Spare`] holds at most.
+pub(crate) const SPARE_EACH: usize = 2;
+
+impl Spare {
+    fn recount(&self, held: &Parked) {
+        let n = held.c.iter().map(|c| c.sizeof()).sum::<usize>()
+            + held.d.iter().map(|d| d.sizeof()).sum::<usize>();
+        self.bytes.store(n as u64, Ordering::Relaxed);
+    }
+
+    fn take_c(&self) -> Option<CCtx<'static>> {
+        let mut g = self.held.try_lock().ok()?;
+        let c = g.c.pop();
+        self.recount(&g);
+        c
+    }
+
+    fn take_d(&self) -> Option<DCtx<'static>> {
+        let mut g = self.held.try_lock().ok()?;
+        let d = g.d.pop();
+        self.recount(&g);
+        d
+    }
+
+    fn park_c(&self, c: CCtx<'static>) {
+        if let Ok(mut g) = self.held.try_lock() {
+            if g.c.len() < SPARE_EACH {
+                g.c.push(c);
+                self.recount(&g);
+            }
+        }
+    }
+
+    fn park_d(&self, d: DCtx<'static>) {
+        if let Ok(mut g) = self.held.try_lock() {
+            if g.d.len() < SPARE_EACH {
+                g.d.push(d);
+                self.recount(&g);
+            }
+        }
+    }
+
+    /// Frees the parked contexts beyond `keep` of each kind.
+    pub fn trim(&self, keep: usize) {
+        if let Ok(mut g) = self.held.try_lock() {
+            g.c.truncate(keep);
+            g.d.truncate(keep);
+            if keep == 0 {
+                *g = Parked::default();
+            }
+            self.recount(&g);
+        }
+    }
+
+    /// Native bytes of the parked contexts.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+}
 
 /// How a stored block was encoded; kept per block so blocks compressed
 /// before a dictionary existed (or stored raw) stay readable.
@@ -55,6 +154,8 @@ pub(crate) struct CodecState {
     /// contexts have taken: what keeping each between calls costs.
     peak_c: usize,
     peak_d: usize,
+    /// Where lean zstd contexts are parked between calls (none: freed).
+    spare: Option<Arc<Spare>>,
 }
 
 // One piece of each sampled block goes to the trainer: many medium samples
@@ -99,7 +200,19 @@ impl CodecState {
             lean_d: false,
             peak_c: 0,
             peak_d: 0,
+            spare: None,
         };
+        // A zstd decompression context has one size, known before the
+        // first load: the memory target can reserve room for it while
+        // the arena is being filled, before any block is read back.
+        if decompress
+            && matches!(
+                codec,
+                Codec::Zstd { .. } | Codec::ZstdTuned { .. } | Codec::ZstdDict { .. }
+            )
+        {
+            st.peak_d = zstd_dctx_bytes();
+        }
         if let Codec::ZstdDict {
             level,
             train_blocks,
@@ -140,7 +253,8 @@ impl CodecState {
     }
 
     /// The most native context bytes this state's contexts have taken
-    /// (compression and decompression together).
+    /// (compression and decompression together; a zstd decompression
+    /// context counts from the start, its size being fixed).
     pub fn ctx_peak(&self) -> usize {
         self.peak_c + self.peak_d
     }
@@ -161,16 +275,43 @@ impl CodecState {
         self.release();
     }
 
-    /// Frees the contexts that are lean.
+    /// Parks lean zstd contexts between calls in `spare` (see
+    /// [`Spare`]) instead of freeing them.
+    pub fn share_spare(&mut self, spare: Arc<Spare>) {
+        self.spare = Some(spare);
+    }
+
+    /// Frees the contexts that are lean (zstd's are parked, if there is
+    /// room for them in the spare).
     fn release(&mut self) {
         if self.lean_c {
-            self.zstd_c = None;
+            if let (Some(c), Some(s)) = (self.zstd_c.take(), &self.spare) {
+                s.park_c(c);
+            }
             self.zlib_c = None;
         }
         if self.lean_d {
-            self.zstd_d = None;
+            if let (Some(d), Some(s)) = (self.zstd_d.take(), &self.spare) {
+                s.park_d(d);
+            }
             self.zlib_d = None;
         }
+    }
+
+    /// A compression context: the parked one if there is one, else new.
+    fn new_cctx(spare: &Option<Arc<Spare>>) -> CCtx<'static> {
+        spare
+            .as_ref()
+            .and_then(|s| s.take_c())
+            .unwrap_or_else(CCtx::create)
+    }
+
+    /// A decompression context: the parked one if there is one, else new.
+    fn new_dctx(spare: &Option<Arc<Spare>>) -> DCtx<'static> {
+        spare
+            .as_ref()
+            .and_then(|s| s.take_d())
+            .unwrap_or_else(DCtx::create)
     }
 
     /// Whether a separate compress-only state ([`CodecState::compressor`])
@@ -292,7 +433,8 @@ impl CodecState {
         cap: usize,
     ) -> std::result::Result<(), String> {
         use zstd::zstd_safe::CParameter;
-        let c = lazy(&mut self.zstd_c, self.can_c, CCtx::create)?;
+        let spare = &self.spare;
+        let c = lazy(&mut self.zstd_c, self.can_c, || Self::new_cctx(spare))?;
         dst.reserve_exact(cap);
         let e = |e| format!("zstd error {e}");
         match &self.codec {
@@ -360,7 +502,8 @@ impl CodecState {
                 Ok(Encoding::Plain)
             }
             Codec::Zstd { level } => {
-                let c = lazy(&mut self.zstd_c, self.can_c, CCtx::create)?;
+                let spare = &self.spare;
+                let c = lazy(&mut self.zstd_c, self.can_c, || Self::new_cctx(spare))?;
                 dst.reserve(zstd::zstd_safe::compress_bound(src.len()));
                 c.compress(dst, src, *level)
                     .map_err(|e| format!("zstd error {e}"))?;
@@ -456,7 +599,9 @@ impl CodecState {
                     dst.truncate(n);
                 }
                 Codec::Zstd { .. } | Codec::ZstdDict { .. } | Codec::ZstdTuned { .. } => {
-                    let d = lazy(&mut self.zstd_d, self.can_d, DCtx::create).map_err(err)?;
+                    let spare = &self.spare;
+                    let d = lazy(&mut self.zstd_d, self.can_d, || Self::new_dctx(spare))
+                        .map_err(err)?;
                     dst.reserve(len);
                     d.decompress(dst, src)
                         .map_err(|e| err(format!("zstd error {e}")))?;

@@ -515,9 +515,12 @@ impl Config {
     /// configured codec. [`Stats::fast_blocks`](crate::Stats) counts the
     /// lz4 blocks held. The codec contexts (zstd's, about 0.1 MiB each,
     /// on both threads) come first: each is kept between uses only while
-    /// it fits within the target, and otherwise freed after every call
-    /// that uses it, so a small arena holds none at rest
-    /// ([`Stats::codec_context_bytes`](crate::Stats)). 0 (the default):
+    /// it fits within the target; otherwise it is parked between calls
+    /// (at most two of each kind, shared by both threads, so a block does
+    /// not pay for setting a context up) and freed by
+    /// [`Arena::settle`](crate::Arena::settle) and
+    /// [`Arena::flush`](crate::Arena::flush), so a small arena holds none
+    /// at rest ([`Stats::codec_context_bytes`](crate::Stats)). 0 (the default):
     /// off, every block uses the configured codec and contexts are kept.
     /// Otherwise at least 1.
     ///

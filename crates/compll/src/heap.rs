@@ -60,6 +60,9 @@
 //!   and no more blocks are read ahead than configured.
 //! - **H12** the memory target's totals are true: the live block bytes and
 //!   the number of blocks stored in lz4 form.
+//! - **H13** a block with lazy frees waiting for its tidy is cached and
+//!   dirty; tidied, it passes C1–C7 with a largest free chunk at least
+//!   the recorded one (H5 holds with equality for every tidy block).
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -137,6 +140,18 @@ struct BlockMeta {
     gen: u32,
     /// Number of the last read that loaded the block (see `loads`).
     read_at: u32,
+    /// Nodes were freed lazily ([`Layout::free_lazy`]) since the block
+    /// was last tidied: its tags, free list and largest free chunk wait
+    /// for [`Layout::tidy`] (H13). Only a cached block is untidy.
+    untidy: bool,
+    /// Chunk bytes freed lazily since the last tidy: the recorded largest
+    /// free chunk plus this bounds what the tidy can leave, so an
+    /// allocation can choose the block before it is tidied.
+    lazy_freed: u32,
+    /// Frees in this block are eager until it leaves the cache: an
+    /// allocation had to tidy it, so allocations and frees alternate
+    /// here and lazy frees would cost a tidy per allocation.
+    eager: bool,
 }
 
 struct Slot {
@@ -209,6 +224,10 @@ pub(crate) struct BlockHeap {
     node_cache: NodeCache,
     /// The memory target and what the codecs reach (`Config::target_ratio`).
     budget: Budget,
+    /// zstd contexts parked between calls: the background thread's, and
+    /// the arena's own that its target has no room to keep; trimmed by
+    /// `settle` and `flush` to what the target allows at rest.
+    parked: Arc<crate::codec::Spare>,
     compressed_bytes: u64,
     compressions: u64,
     decompressions: u64,
@@ -220,7 +239,9 @@ pub(crate) struct BlockHeap {
 impl BlockHeap {
     pub fn new(cfg: &Config) -> Result<BlockHeap> {
         let resolved = cfg.resolve()?;
-        let codec = CodecState::new(&cfg.codec);
+        let mut codec = CodecState::new(&cfg.codec);
+        let spare = Arc::new(crate::codec::Spare::default());
+        codec.share_spare(Arc::clone(&spare));
         // The thread is started once the arena has enough blocks
         // (`ensure_worker`); it gets a context of its own, and the arena's
         // thread keeps one too, for blocks it compresses itself while the
@@ -260,6 +281,7 @@ impl BlockHeap {
             next_ver: 0,
             node_cache: NodeCache::new(cfg.node_cache),
             budget: Budget::new(cfg.target_ratio),
+            parked: spare,
             compressed_bytes: 0,
             compressions: 0,
             decompressions: 0,
@@ -315,11 +337,18 @@ impl BlockHeap {
     ///
     /// `None` means a new block is needed.
     fn choose_block(&self, size: usize) -> Option<u32> {
-        let fits = |b: u32| {
+        // What the block's largest free chunk may be: the recorded one, or,
+        // for a cached block with lazy frees, at most that plus what was
+        // freed since its tidy (the caller tidies it and chooses again if
+        // the node does not fit after all).
+        let room = |b: u32| {
             let m = &self.blocks[b as usize];
+            m.largest as usize + m.lazy_freed as usize
+        };
+        let fits = |b: u32| {
             // `largest` is 0 when there is no free chunk at all, so even a
             // zero-byte node needs a positive value.
-            m.kind == Kind::Normal && m.largest as usize >= size.max(1)
+            self.blocks[b as usize].kind == Kind::Normal && room(b) >= size.max(1)
         };
         if self.cur != NO_SLOT && fits(self.cur) && self.blocks[self.cur as usize].slot != NO_SLOT {
             return Some(self.cur);
@@ -329,7 +358,7 @@ impl BlockHeap {
             .iter()
             .map(|s| s.block)
             .filter(|&b| fits(b))
-            .min_by_key(|&b| self.blocks[b as usize].largest);
+            .min_by_key(|&b| room(b));
         if cached.is_some() {
             return cached;
         }
@@ -361,6 +390,9 @@ impl BlockHeap {
             noted: 0,
             gen: 0,
             read_at: 0,
+            untidy: false,
+            lazy_freed: 0,
+            eager: false,
         });
         Ok(self.blocks.len() as u32 - 1)
     }
@@ -411,7 +443,11 @@ impl BlockHeap {
             self.release_block(b as u32);
             return Ok(());
         }
-        if m.comp.is_none() {
+        if self.blocks[b].untidy {
+            // Stored tidy: only a cached block may wait for its tidy.
+            self.tidy(b as u32, i);
+        }
+        if self.blocks[b].comp.is_none() {
             self.ensure_worker();
         }
         let m = &self.blocks[b];
@@ -532,7 +568,19 @@ impl BlockHeap {
         if m.largest > 0 {
             self.room.remove(&(self.class(m.largest), b));
         }
-        self.blocks[b as usize].slot = i as u32;
+        let m = &mut self.blocks[b as usize];
+        m.slot = i as u32;
+        m.eager = false;
+    }
+
+    /// Brings cached block `b` (in slot `i`) up to date after lazy frees.
+    fn tidy(&mut self, b: u32, i: usize) {
+        let layout = self.layout;
+        let largest = layout.tidy(self.buf_mut(i));
+        let m = &mut self.blocks[b as usize];
+        m.untidy = false;
+        m.lazy_freed = 0;
+        self.set_largest(b, largest);
     }
 
     fn release_block(&mut self, b: u32) {
@@ -555,6 +603,9 @@ impl BlockHeap {
         let m = &mut self.blocks[b as usize];
         m.kind = Kind::Vacant;
         m.live = 0;
+        m.untidy = false;
+        m.lazy_freed = 0;
+        m.eager = false;
         m.gen = m.gen.wrapping_add(1);
         self.vacant.push(b);
         self.maybe_stop_worker();
@@ -688,11 +739,23 @@ impl BlockHeap {
     /// A node in a normal block, its first bytes copied from `init` (at
     /// most `size` of them).
     fn alloc_normal(&mut self, size: usize, init: &[u8]) -> Result<Handle> {
-        let b = match self.choose_block(size) {
-            Some(b) => b,
-            None => self.new_normal_block()?,
+        let (b, slot) = loop {
+            let b = match self.choose_block(size) {
+                Some(b) => b,
+                None => self.new_normal_block()?,
+            };
+            let slot = self.load(b)?;
+            if !self.blocks[b as usize].untidy {
+                break (b, slot);
+            }
+            self.tidy(b, slot);
+            self.blocks[b as usize].eager = true;
+            // Chosen by its bound: tidy now, it is chosen again only if
+            // the node fits (each pass tidies one more block).
+            if self.blocks[b as usize].largest as usize >= size.max(1) {
+                break (b, slot);
+            }
         };
-        let slot = self.load(b)?;
         let layout = self.layout;
         let buf = self.buf_mut(slot);
         let off = layout
@@ -909,11 +972,21 @@ impl BlockHeap {
             }
             _ => {
                 let layout = self.layout;
+                let eager = self.blocks[b as usize].eager;
                 let buf = self.buf_mut(slot);
-                layout.free(buf, off);
-                let largest = layout.largest_free(buf);
+                if eager {
+                    layout.free(buf, off);
+                    let largest = layout.largest_free(buf);
+                    self.set_largest(b, largest);
+                } else {
+                    // The recorded largest free chunk stays as it was (an
+                    // underestimate) until the block is tidied.
+                    let c = layout.free_lazy(buf, off) as u32;
+                    let m = &mut self.blocks[b as usize];
+                    m.untidy = true;
+                    m.lazy_freed = m.lazy_freed.saturating_add(c);
+                }
                 self.mark_dirty(b);
-                self.set_largest(b, largest);
                 self.blocks[b as usize].live -= 1;
                 self.live_nodes -= 1;
             }
@@ -983,6 +1056,7 @@ impl BlockHeap {
         self.capacity = cap;
         self.wait_all();
         self.ahead.clear();
+        self.parked.trim(self.spare_at_rest());
         r
     }
 
@@ -991,6 +1065,8 @@ impl BlockHeap {
     pub fn settle(&mut self) {
         self.wait_all();
         self.ahead.clear();
+        // At rest the arena holds the contexts its target allows, no more.
+        self.parked.trim(self.spare_at_rest());
     }
 
     pub fn stats(&self) -> Stats {
@@ -1024,7 +1100,8 @@ impl BlockHeap {
             uncompressed_bytes: uncompressed as u64,
             overhead_bytes: overhead as u64,
             codec_context_bytes: (self.packer.codec.native_bytes()) as u64
-                + self.worker.as_ref().map_or(0, |w| w.ctx_bytes()),
+                + self.worker.as_ref().map_or(0, |w| w.ctx_bytes())
+                + self.parked.bytes(),
             compressions: self.compressions,
             decompressions: self.decompressions,
             decompressed_ahead: self.ahead_hits,
@@ -1046,7 +1123,8 @@ impl BlockHeap {
     // ---- block images (measuring what the codec costs) ----------------
 
     /// Uncompressed images of every block in use, in block order: the
-    /// cached buffer where there is one, else the stored copy unpacked.
+    /// cached buffer where there is one (tidied, as it will be stored,
+    /// after lazy frees), else the stored copy unpacked.
     /// Changes nothing: no cache movement, no statistics.
     pub fn block_images(&mut self) -> Result<Vec<BlockImage>> {
         let mut out = Vec::new();
@@ -1058,7 +1136,12 @@ impl BlockHeap {
                 Kind::Large(n) => (n, false),
             };
             let bytes = if m.slot != NO_SLOT {
-                self.slots[m.slot as usize].buf.to_vec()
+                let mut v = self.slots[m.slot as usize].buf.to_vec();
+                if m.untidy {
+                    // As it will be stored.
+                    self.layout.tidy(&mut v);
+                }
+                v
             } else if let Some(pos) = self.pending.iter().position(|p| p.block == b as u32) {
                 let mut img = Vec::new();
                 self.pending_image(pos, &mut img)?;

@@ -43,6 +43,11 @@ pub(crate) struct Layout {
     /// Smallest chunk that can hold the free-list links and footer.
     pub min_chunk: usize,
     bitmap_at: usize,
+    /// log2 of `a` (a power of two): tags, links and the bitmap convert
+    /// between bytes and alignment units on every node operation, and a
+    /// shift costs a cycle where a division by a run-time value costs
+    /// dozens.
+    sh: u32,
 }
 
 fn round_up(x: usize, a: usize) -> usize {
@@ -59,6 +64,7 @@ pub(crate) struct BlockCheck {
 impl Layout {
     pub fn new(r: Resolved) -> Layout {
         let a = r.align;
+        debug_assert!(a.is_power_of_two(), "alignment {a}");
         let t = r.tag;
         let end = r.block_size / a * a;
         let units = end / a;
@@ -73,6 +79,7 @@ impl Layout {
             first,
             min_chunk: round_up(4 * t, a),
             bitmap_at,
+            sh: a.trailing_zeros(),
         }
     }
 
@@ -83,7 +90,8 @@ impl Layout {
 
     /// Chunk size needed for a node of `size` usable bytes.
     pub fn chunk_for(&self, size: usize) -> usize {
-        round_up(size + self.t, self.a).max(self.min_chunk)
+        // `a` is a power of two (checked by the configuration).
+        ((size + self.t + self.a - 1) & !(self.a - 1)).max(self.min_chunk)
     }
 
     // Tags and links are read and written on every node operation: kept
@@ -115,17 +123,17 @@ impl Layout {
     // starts at offset 0, the header is there).
     #[inline]
     fn link(&self, b: &[u8], at: usize) -> usize {
-        self.get(b, at) * self.a
+        self.get(b, at) << self.sh
     }
     #[inline]
     fn set_link(&self, b: &mut [u8], at: usize, off: usize) {
-        self.put(b, at, off / self.a)
+        self.put(b, at, off >> self.sh)
     }
 
     /// Chunk size of the chunk starting at `s`.
     #[inline]
     pub fn size(&self, b: &[u8], s: usize) -> usize {
-        (self.get(b, s - self.t) >> 1) * self.a
+        (self.get(b, s - self.t) >> 1) << self.sh
     }
     #[inline]
     fn prev_used(&self, b: &[u8], s: usize) -> bool {
@@ -133,7 +141,7 @@ impl Layout {
     }
     #[inline]
     fn set_tag(&self, b: &mut [u8], s: usize, size: usize, prev_used: bool) {
-        self.put(b, s - self.t, ((size / self.a) << 1) | prev_used as usize)
+        self.put(b, s - self.t, ((size >> self.sh) << 1) | prev_used as usize)
     }
     #[inline]
     fn set_prev_used(&self, b: &mut [u8], s: usize, used: bool) {
@@ -143,12 +151,12 @@ impl Layout {
 
     #[inline]
     fn bit(&self, b: &[u8], s: usize) -> bool {
-        let u = s / self.a;
+        let u = s >> self.sh;
         b[self.bitmap_at + u / 8] & (1 << (u % 8)) != 0
     }
     #[inline]
     fn set_bit(&self, b: &mut [u8], s: usize, on: bool) {
-        let u = s / self.a;
+        let u = s >> self.sh;
         let byte = &mut b[self.bitmap_at + u / 8];
         if on {
             *byte |= 1 << (u % 8);
@@ -180,7 +188,7 @@ impl Layout {
         // stop backward merges.
         self.set_tag(b, s, c, true);
         self.set_tag(b, self.end, 0, false);
-        self.put(b, s + c - 2 * self.t, c / self.a);
+        self.put(b, s + c - 2 * self.t, c >> self.sh);
         self.set_link(b, 0, s);
         self.set_link(b, self.t, s);
     }
@@ -242,7 +250,7 @@ impl Layout {
         } else {
             self.set_link(b, next + self.t, s);
         }
-        self.put(b, s + c - 2 * self.t, c / self.a);
+        self.put(b, s + c - 2 * self.t, c >> self.sh);
     }
 
     /// Allocates a node of `size` usable bytes (best fit); returns its data
@@ -300,7 +308,7 @@ impl Layout {
             c += cn;
         }
         if !prev_used {
-            let cp = self.get(b, s - 2 * self.t) * self.a;
+            let cp = self.get(b, s - 2 * self.t) << self.sh;
             let p = s - cp;
             self.rm_free(b, p);
             self.zero(b, s - 2 * self.t);
@@ -312,6 +320,75 @@ impl Layout {
         self.set_tag(b, s, c, true);
         self.set_prev_used(b, s + c, false);
         self.add_free(b, s, c);
+    }
+
+    /// Frees the node at `s` (which must have passed [`Layout::node_len`])
+    /// without merging it or listing it: its bytes are zeroed and its
+    /// bitmap bit cleared, so its handle is refused at once, but the
+    /// block's tags, free list and largest free chunk are brought up to
+    /// date only by [`Layout::tidy`], once for all such frees. A block
+    /// being emptied (a structure torn down) then costs a bit per node
+    /// instead of a merge and a sorted insertion.
+    /// Returns the freed chunk's size.
+    pub fn free_lazy(&self, b: &mut [u8], s: usize) -> usize {
+        let c = self.size(b, s);
+        b[s..s + c - self.t].fill(0);
+        self.set_bit(b, s, false);
+        c
+    }
+
+    /// Rebuilds a block after [`Layout::free_lazy`] calls: neighbouring
+    /// chunks not in use are merged, prev-used bits set, footers written
+    /// and the free list relinked in size order (C1–C7 hold again). One
+    /// pass over the chunks plus a sort of the free ones; returns the
+    /// usable bytes of the largest free chunk.
+    pub fn tidy(&self, b: &mut [u8]) -> usize {
+        let t = self.t;
+        let mut frees: Vec<(usize, usize)> = Vec::new();
+        let mut s = self.first;
+        let mut prev_used = true;
+        while s < self.end {
+            let c = self.size(b, s);
+            if self.bit(b, s) {
+                self.set_prev_used(b, s, prev_used);
+                prev_used = true;
+                s += c;
+                continue;
+            }
+            // A run of chunks not in use: one free chunk. Their links,
+            // footers and the tags inside the run are zeroed (C5).
+            let start = s;
+            let mut total = 0;
+            while s < self.end && !self.bit(b, s) {
+                let cq = self.size(b, s);
+                self.zero(b, s);
+                self.zero(b, s + t);
+                self.zero(b, s + cq - 2 * t);
+                if s != start {
+                    self.zero(b, s - t);
+                }
+                total += cq;
+                s += cq;
+            }
+            // The chunk before a free run is in use (or the run starts
+            // the block, which counts as in use).
+            self.set_tag(b, start, total, true);
+            self.put(b, start + total - 2 * t, total >> self.sh);
+            frees.push((total, start));
+            prev_used = false;
+        }
+        self.set_prev_used(b, self.end, prev_used);
+        frees.sort_unstable();
+        let mut prev = 0;
+        for (k, &(_, f)) in frees.iter().enumerate() {
+            let next = frees.get(k + 1).map_or(0, |x| x.1);
+            self.set_link(b, f, next);
+            self.set_link(b, f + t, prev);
+            prev = f;
+        }
+        self.set_link(b, 0, frees.first().map_or(0, |x| x.1));
+        self.set_link(b, t, prev);
+        self.largest_free(b)
     }
 
     /// Walks the whole block and checks invariants C1–C6 (see the heap

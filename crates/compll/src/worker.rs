@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use crate::codec::{CodecState, Encoding};
@@ -43,12 +43,12 @@ pub(crate) enum Job {
     /// with `fast`, with lz4 whatever the configured codec.
     Compress {
         ver: u64,
-        src: Arc<Vec<u8>>,
+        /// The arena keeps the image while it waits for the result; a
+        /// job it took back (or whose block it freed) leaves nothing
+        /// behind in the queue, even while this thread is not running.
+        src: Weak<Vec<u8>>,
         group: bool,
         fast: bool,
-        /// Free the codec's contexts after the job (the arena's memory
-        /// target has no room to keep them; see `CodecState::set_lean`).
-        lean: bool,
         claim: Claim,
     },
     /// Rebuild the `len`-byte image of a block from its stored form.
@@ -58,7 +58,6 @@ pub(crate) enum Job {
         enc: Encoding,
         len: usize,
         normal: bool,
-        lean: bool,
         claim: Claim,
     },
 }
@@ -90,6 +89,8 @@ pub(crate) struct Unpack {
     pub codec: crate::config::Codec,
     pub layout: Layout,
     pub group: usize,
+    /// Where lean contexts are parked (shared with the arena's thread).
+    pub spare: Arc<crate::codec::Spare>,
 }
 
 pub(crate) struct Worker {
@@ -143,16 +144,26 @@ impl Worker {
                         // The arena's thread did it itself.
                         continue;
                     }
+                    // The thread's contexts are parked in the spare it shares
+                    // with the arena's thread at the end of each job, before
+                    // the job is answered, and taken back by the next one:
+                    // none is set up again per block, the thread holds none
+                    // between jobs, and the arena decides, when it settles,
+                    // how many the spare keeps (`Spare::trim`).
                     let done = match job {
                         Job::Compress {
                             ver,
                             src,
                             group,
                             fast,
-                            lean,
                             ..
-                        } => {
-                            codec.set_lean(lean);
+                        } => 'job: {
+                            let Some(src) = src.upgrade() else {
+                                // Taken back or freed by the arena since:
+                                // nobody waits for an answer.
+                                break 'job None;
+                            };
+                            codec.set_lean(true);
                             // The grouped image and the output buffer live
                             // only for this job, as on the arena's own
                             // thread: nothing is held between jobs.
@@ -182,7 +193,7 @@ impl Worker {
                             let comp: Box<[u8]> = out.as_slice().into();
                             drop(out);
                             drop(src);
-                            Done::Compressed { ver, comp, enc }
+                            Some(Done::Compressed { ver, comp, enc })
                         }
                         Job::Load {
                             ver,
@@ -190,19 +201,20 @@ impl Worker {
                             enc,
                             len,
                             normal,
-                            lean,
                             ..
                         } => {
                             let p = loader.get_or_insert_with(|| {
-                                Packer::new(CodecState::decompressor(&unpack.codec), unpack.group)
+                                let mut d = CodecState::decompressor(&unpack.codec);
+                                d.share_spare(Arc::clone(&unpack.spare));
+                                Packer::new(d, unpack.group)
                             });
-                            p.codec.set_lean(lean);
+                            p.codec.set_lean(true);
                             let mut image = Vec::new();
                             let r = p.unpack(&unpack.layout, (enc, &comp), len, normal, &mut image);
-                            Done::Loaded {
+                            Some(Done::Loaded {
                                 ver,
                                 image: r.map(|()| image),
-                            }
+                            })
                         }
                     };
                     let n = codec.native_bytes()
@@ -210,8 +222,10 @@ impl Worker {
                     ctx.store(n as u64, Ordering::Relaxed);
                     let p = codec.ctx_peak() + loader.as_ref().map_or(0, |p| p.codec.ctx_peak());
                     peak.fetch_max(p as u64, Ordering::Relaxed);
-                    if done_tx.send(done).is_err() {
-                        break;
+                    if let Some(done) = done {
+                        if done_tx.send(done).is_err() {
+                            break;
+                        }
                     }
                 }
             });

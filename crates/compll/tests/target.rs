@@ -164,6 +164,29 @@ fn contexts_are_freed_after_each_use_while_the_target_has_no_room() {
     }
 }
 
+/// Without room to keep them, contexts are parked between calls rather
+/// than set up again for every block: after reads the arena holds one
+/// decompression context (counted), and `settle` lets it go. The
+/// arena's thread alone here, so which thread parked what is fixed.
+#[test]
+fn lean_contexts_are_parked_between_calls_and_let_go_by_settle() {
+    let a = Arena::new(config(2.0, 0)).unwrap();
+    let nodes = fill(&a, 20_000, true);
+    a.flush().unwrap();
+    assert_eq!(a.stats().codec_context_bytes, 0);
+    all_read_back(&a, &nodes[..5_000]);
+    let s = a.stats();
+    assert!(s.decompressions > 1, "{s:?}");
+    assert!(
+        s.codec_context_bytes > 0 && s.codec_context_bytes < 1 << 20,
+        "one parked context expected: {s:?}"
+    );
+    a.settle();
+    assert_eq!(a.stats().codec_context_bytes, 0);
+    all_read_back(&a, &nodes);
+    a.check_invariants().unwrap();
+}
+
 /// With room to spare (compressible nodes, a loose target) or without a
 /// target the contexts are kept from one block to the next.
 #[test]

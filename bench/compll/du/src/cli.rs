@@ -66,6 +66,11 @@ pub(crate) struct Args {
     /// reproduced on any machine. 0: none.
     #[arg(long, default_value_t = 0)]
     pub(crate) load: usize,
+    /// Run only the arena's side this many times, no heap runs and no
+    /// floors, printing each run's wall and thread times per operation:
+    /// for a profiler (`perf record -- compll-du --profile 20 ...`).
+    #[arg(long, hide = true)]
+    pub(crate) profile: Option<usize>,
     /// Internal: be one of --load's spinning processes.
     #[arg(long, hide = true)]
     pub(crate) spin: Option<u64>,

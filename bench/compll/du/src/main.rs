@@ -76,6 +76,25 @@ fn real_main(args: Args) -> Result<(), String> {
     )?;
     // Checked without starting a compressor thread (see below).
     Arena::new(cfg.clone().background_compression(0)).map_err(|e| e.to_string())?;
+    if let Some(n) = args.profile {
+        for _ in 0..n {
+            let r = run_compll(&entries, &cfg, false);
+            let (f, d, a) = (
+                r.figures,
+                r.decompressions_by_operation,
+                r.decompressed_ahead_by_operation,
+            );
+            println!(
+                "wall scan {:.1} open {:.2} browse {:.2} delete {:.1} | thread scan {:.1} open {:.2} browse {:.2} delete {:.1} | cpu scan {:.1} delete {:.1} ms | loads {}/{}/{}/{} ahead {}/{}/{}/{} | {:.2} MiB, {} lz4, ctx {:.2}",
+                f.scan_ms, f.open_ms, f.browse_ms, f.delete_ms,
+                f.scan_thread_ms, f.open_thread_ms, f.browse_thread_ms, f.delete_thread_ms,
+                f.scan_cpu_ms, f.delete_cpu_ms,
+                d.scan, d.open, d.browse, d.delete, a.scan, a.open, a.browse, a.delete,
+                f.mem_bytes as f64 / 1048576.0, r.fast_blocks, r.codec_context_bytes as f64 / 1048576.0
+            );
+        }
+        return Ok(());
+    }
     let reps = args.reps.max(1);
     let loadavg_start = load::loadavg();
     let spinning = load::Load::start(args.load, args.seed)?;

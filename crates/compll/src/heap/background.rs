@@ -46,20 +46,20 @@ impl BlockHeap {
         let ver = self.next_ver;
         self.next_ver += 1;
         let claim = new_claim();
+        let weak = Arc::downgrade(&src);
         self.pending.push(Pending {
             block: b,
             ver,
-            src: Arc::clone(&src),
+            src,
             grouped,
             fast,
             claim: Arc::clone(&claim),
         });
         let job = Job::Compress {
             ver,
-            src,
+            src: weak,
             group: grouped,
             fast,
-            lean: self.worker_lean(),
             claim,
         };
         let sent = match &self.worker {
@@ -150,13 +150,18 @@ impl BlockHeap {
     /// on its way. Jobs the thread has not started are not waited for:
     /// blocks queued for compression are compressed here, loads queued
     /// ahead are dropped (every caller drops the images read ahead). Only
-    /// the job the thread is working on, if any, is waited for.
+    /// the job the thread is working on, if any, is waited for (a
+    /// read-ahead included, so that the thread holds nothing once this
+    /// returns).
     pub(super) fn wait_all(&mut self) {
         self.drain();
         for a in std::mem::take(&mut self.ahead) {
-            // Claimed here: the thread skips it. Claimed by the thread:
-            // its answer is dropped when it comes.
-            claim(&a.claim);
+            // Claimed here: the thread skips it. Claimed by the thread
+            // and not back yet: waited for below, so that once this
+            // returns the thread is idle (its contexts parked).
+            if !claim(&a.claim) && a.image.is_none() {
+                self.ahead.push(a);
+            }
         }
         let mut pos = 0;
         while pos < self.pending.len() {
@@ -204,12 +209,15 @@ impl BlockHeap {
         let Some(codec) = self.background_codec.clone() else {
             return;
         };
+        let mut compressor = CodecState::compressor(&codec);
+        compressor.share_spare(Arc::clone(&self.parked));
         self.worker = Worker::spawn(
-            CodecState::compressor(&codec),
+            compressor,
             Unpack {
                 codec,
                 layout: Layout::new(self.resolved),
                 group: self.packer.group,
+                spare: Arc::clone(&self.parked),
             },
         );
         if self.worker.is_some() {

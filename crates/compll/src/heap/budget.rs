@@ -103,7 +103,13 @@ impl BlockHeap {
     /// block table (the small tables are left out; `stats` counts
     /// everything).
     fn held_besides_contexts(&self) -> u64 {
-        let cache = self.slots.len().max(self.capacity) * self.layout.block_size;
+        self.held_besides_contexts_with(self.slots.len().max(self.capacity))
+    }
+
+    /// [`BlockHeap::held_besides_contexts`] with a cache of `cached`
+    /// blocks.
+    fn held_besides_contexts_with(&self, cached: usize) -> u64 {
+        let cache = cached * self.layout.block_size;
         let pending: usize = self.pending.iter().map(|p| p.src.len()).sum();
         (cache + pending) as u64
             + (self.blocks.capacity() * std::mem::size_of::<super::BlockMeta>()) as u64
@@ -132,7 +138,12 @@ impl BlockHeap {
                 reserved: 0,
             };
         }
-        let base = self.compressed_bytes + self.held_besides_contexts();
+        // The cache as configured: what it grows by while reads reload
+        // blocks it has just evicted (`Config::cache_growth`) is the
+        // reads' working set, which it gives back when blocks are
+        // created; a context kept through those reads saves its set-up
+        // on every block they load.
+        let base = self.compressed_bytes + self.held_besides_contexts_with(self.base_capacity);
         let dense = base.saturating_sub(self.budget.fast_extra(self.layout.block_size));
         let allowed = self.budget.allowed();
         let (c, d) = self.packer.codec.ctx_peaks();
@@ -162,9 +173,12 @@ impl BlockHeap {
         }
     }
 
-    /// Whether the background thread frees its contexts after each job.
-    pub(super) fn worker_lean(&self) -> bool {
-        !self.kept_contexts().thread
+    /// Contexts of each kind the spare keeps at rest (see
+    /// [`crate::codec::Spare`]): the background thread parks its own
+    /// there after every job, and they stay when the target has room for
+    /// them.
+    pub(super) fn spare_at_rest(&self) -> usize {
+        usize::from(self.kept_contexts().thread)
     }
 
     /// Sets the arena's own codec contexts lean or not for the call about

@@ -199,7 +199,6 @@ impl BlockHeap {
             enc: m.enc,
             len,
             normal,
-            lean: self.worker_lean(),
             claim: Arc::clone(&claim),
         };
         let sent = self.worker.as_ref().is_some_and(|w| w.send(job).is_ok());
