@@ -434,11 +434,19 @@ fn many_objects(dir: &std::path::Path, groups: u32, chunks: u64) -> (Vec<u8>, st
             .create_dataset("v", &DatasetOptions::new(Datatype::uint(4), &[4]))
             .unwrap();
         d.write_all(&[i, i + 1, i + 2, i + 3]).unwrap();
-        d.attrs().set("units", &arca::AttrValue::string("m/s")).unwrap();
+        d.attrs()
+            .set("units", &arca::AttrValue::string("m/s"))
+            .unwrap();
     }
     f.close().unwrap();
     let b = dir.join("many-cloud.arca");
-    arca::repack_with(&a, &b, &arca::RepackOptions::new().cloud(true), &mut |_, _| {}).unwrap();
+    arca::repack_with(
+        &a,
+        &b,
+        &arca::RepackOptions::new().cloud(true),
+        &mut |_, _| {},
+    )
+    .unwrap();
     (std::fs::read(&a).unwrap(), b)
 }
 
@@ -450,7 +458,12 @@ fn metadata_past(p: &std::path::Path, meta_end: u64) -> u64 {
     for e in File::open(p).unwrap().space_map().unwrap() {
         match e.what {
             "chunk" | "contiguous data" | "vlen chunk" => {
-                assert!(e.addr >= meta_end, "{} at {} below {meta_end}", e.what, e.addr)
+                assert!(
+                    e.addr >= meta_end,
+                    "{} at {} below {meta_end}",
+                    e.what,
+                    e.addr
+                )
             }
             "free section" | "aggregator" | "left unused" | "free-space record" => {}
             _ if e.addr >= meta_end => past += e.len,
@@ -470,7 +483,10 @@ fn metadata_larger_than_the_first_read_is_fetched_in_one_more_request() {
     File::open(&b).unwrap().check().unwrap();
     let meta_end = meta_end_of(&bytes);
     let head = 64u64 << 10;
-    assert!(meta_end > 5 * head && meta_end < bytes.len() as u64 / 2, "{meta_end}");
+    assert!(
+        meta_end > 5 * head && meta_end < bytes.len() as u64 / 2,
+        "{meta_end}"
+    );
     // All the structures lie below it; no data does.
     assert_eq!(metadata_past(&b, meta_end), 0);
     assert_eq!(meta_end_of(&plain), 0);
@@ -492,7 +508,12 @@ fn metadata_larger_than_the_first_read_is_fetched_in_one_more_request() {
         let f = open(key, o).unwrap();
         let s = f.io_stats();
         assert_eq!((s.requests, s.round_trips), (1, 1), "{key}: open");
-        let v: Vec<u32> = f.root().dataset("many/g2999/v").unwrap().read_all().unwrap();
+        let v: Vec<u32> = f
+            .root()
+            .dataset("many/g2999/v")
+            .unwrap()
+            .read_all()
+            .unwrap();
         assert_eq!(v, vec![2999, 3000, 3001, 3002]);
         let k = f.root().dataset("k").unwrap();
         let i = 2990u64;
@@ -511,7 +532,9 @@ fn metadata_larger_than_the_first_read_is_fetched_in_one_more_request() {
     // region and the chunk.
     let f = open("t/many-cloud.arca", &opts(&[])).unwrap();
     let k = f.root().dataset("k").unwrap();
-    let _: Vec<u32> = k.read(&Selection::from_ranges(&[(1500 * 256, 1500 * 256 + 1, 1)]).unwrap()).unwrap();
+    let _: Vec<u32> = k
+        .read(&Selection::from_ranges(&[(1500 * 256, 1500 * 256 + 1, 1)]).unwrap())
+        .unwrap();
     let s = f.io_stats();
     assert_eq!((s.requests, s.round_trips), (3, 3), "{s:?}");
     assert!(s.bytes_fetched >= meta_end - head && s.bytes_fetched < meta_end + (64 << 10));
@@ -526,7 +549,10 @@ fn metadata_larger_than_the_first_read_is_fetched_in_one_more_request() {
         bytes.len()
     );
     let small = (meta_end - head - 1).to_string();
-    assert_eq!(reach("t/many-cloud.arca", &opts(&[("meta_bytes", &small)])), blockwise);
+    assert_eq!(
+        reach("t/many-cloud.arca", &opts(&[("meta_bytes", &small)])),
+        blockwise
+    );
     // A file not laid out (meta_end 0) reads as before: the option changes nothing.
     assert_eq!(
         reach("t/many.arca", &opts(&[])),
@@ -548,7 +574,11 @@ fn a_metadata_region_past_the_end_of_the_file_is_corrupt() {
         let e = File::from_bytes(bytes.clone()).unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }), "{bad}: {e}");
         put("t/bad-meta.arca", bytes.clone());
-        let e = open("t/bad-meta.arca", &CloudOptions::new().set("head_bytes", "4096").unwrap()).unwrap_err();
+        let e = open(
+            "t/bad-meta.arca",
+            &CloudOptions::new().set("head_bytes", "4096").unwrap(),
+        )
+        .unwrap_err();
         assert!(matches!(e, Error::Corrupt { .. }), "{bad}: {e}");
         assert!(e.to_string().contains("metadata region"), "{e}");
     }
@@ -571,19 +601,30 @@ fn a_later_writer_keeps_the_metadata_region_true() {
     let g = f.root().create_group("later").unwrap();
     for i in 0..600u32 {
         let d = g
-            .create_dataset(&format!("d{i}"), &DatasetOptions::new(Datatype::uint(4), &[64]).chunks(&[16]))
+            .create_dataset(
+                &format!("d{i}"),
+                &DatasetOptions::new(Datatype::uint(4), &[64]).chunks(&[16]),
+            )
             .unwrap();
-        d.write_all(&(0..64).map(|j| i * j).collect::<Vec<u32>>()).unwrap();
+        d.write_all(&(0..64).map(|j| i * j).collect::<Vec<u32>>())
+            .unwrap();
     }
     f.close().unwrap();
     let bytes = std::fs::read(&b).unwrap();
     assert_eq!(meta_end_of(&bytes), meta_end);
-    assert!(metadata_past(&b, meta_end) > 0, "the new metadata lies past the region");
+    assert!(
+        metadata_past(&b, meta_end) > 0,
+        "the new metadata lies past the region"
+    );
     File::open(&b).unwrap().check().unwrap();
     // Read by URL, the region still comes in one request and what lies
     // past it is read as in any file.
     put("t/later.arca", bytes);
-    let o = CloudOptions::new().set("head_bytes", "4096").unwrap().set("block_bytes", "4096").unwrap();
+    let o = CloudOptions::new()
+        .set("head_bytes", "4096")
+        .unwrap()
+        .set("block_bytes", "4096")
+        .unwrap();
     let f = open("t/later.arca", &o).unwrap();
     let v: Vec<u32> = f.root().dataset("later/d599").unwrap().read_all().unwrap();
     assert_eq!(v, (0..64).map(|j| 599 * j).collect::<Vec<u32>>());

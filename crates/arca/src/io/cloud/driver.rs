@@ -359,7 +359,11 @@ impl ReadAt for Object {
         // What the cache holds is copied and sent for no more; the rest,
         // in file order, becomes requests sent together, at most
         // `in_flight` at a time.
-        self.fetch_meta(reads.iter().map(|(at, buf)| *at..at.saturating_add(buf.len() as u64)))?;
+        self.fetch_meta(
+            reads
+                .iter()
+                .map(|(at, buf)| *at..at.saturating_add(buf.len() as u64)),
+        )?;
         let mut order = Vec::with_capacity(reads.len());
         let mut wanted = Vec::with_capacity(reads.len());
         for (i, (at, buf)) in reads.iter_mut().enumerate() {
