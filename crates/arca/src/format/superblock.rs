@@ -27,7 +27,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::codec::{Reader, Writer};
-use crate::pager::PAGE_SIZE;
+use crate::format::page::PAGE_SIZE;
 
 /// The file signature; the 0x89 and the CR LF / SUB bytes catch text-mode mangling.
 pub const MAGIC: [u8; 8] = [0x89, b'A', b'R', b'C', b'A', 0x0D, 0x0A, 0x1A];
