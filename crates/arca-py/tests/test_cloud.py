@@ -392,6 +392,76 @@ def test_a_read_of_many_chunks_is_one_batch_of_requests(s3, tmp_path):
         (requests, index + 1, requests)
 
 
+def _many_objects(tmp_path, groups, chunks):
+    """A file of ``groups`` groups of a small dataset and a dataset of
+    ``chunks`` chunks, and its copy repacked for the cloud."""
+    p, q = tmp_path / "many.arca", tmp_path / "many-cloud.arca"
+    with arca.File(p, "w") as f:
+        f.create_dataset("k", data=np.arange(chunks * 256, dtype="u4"), chunks=(256,))
+        g = f.create_group("many")
+        for i in range(groups):
+            d = g.create_group(f"g{i}").create_dataset("v", data=np.arange(i, i + 4, dtype="u4"))
+            d.attrs["units"] = "m/s"
+    r = _cli("repack", "-q", "--cloud", str(p), str(q))
+    assert r.returncode == 0, r.stderr
+    return p, q
+
+
+def _meta_end(data):
+    return int.from_bytes(data[104:112], "little")
+
+
+def test_s3_metadata_larger_than_the_first_read_costs_one_more_request(s3, tmp_path):
+    """A file laid out for the cloud whose metadata is many times the first
+    read: open, a far object and a far chunk in three requests (head,
+    the rest of the metadata, the chunk), counted by the server."""
+    plain, cloud = _many_objects(tmp_path, 5000, 3000)
+    data = cloud.read_bytes()
+    head = 65536
+    meta_end = _meta_end(data)
+    assert meta_end > 10 * head and _meta_end(plain.read_bytes()) == 0
+    put(s3, "many-cloud.arca", data)
+    put(s3, "many.arca", plain.read_bytes())
+    _, tally, opts = s3
+
+    def reach(key, **extra):
+        o = {**opts, "head_bytes": head, "block_bytes": 4096, **extra}
+        seen = tally.gets(f"/{BUCKET}/{key}")
+        with arca.File(f"s3://{BUCKET}/{key}", "r", storage_options=o) as f:
+            st = f.io_stats()
+            assert (st["requests"], st["round_trips"]) == (1, 1)
+            np.testing.assert_array_equal(f["many/g4999/v"][...], np.arange(4999, 5003))
+            np.testing.assert_array_equal(f["k"][2990 * 256:2990 * 256 + 4],
+                                          np.arange(2990 * 256, 2990 * 256 + 4))
+            st = f.io_stats()
+            assert tally.gets(f"/{BUCKET}/{key}") - seen == st["requests"]
+            return st["requests"], st["round_trips"]
+
+    assert reach("many-cloud.arca") == (3, 3)
+    # A block at a time, as without the region (a limit below its size).
+    blockwise = reach("many-cloud.arca", meta_bytes=0)
+    assert blockwise[0] > 3 and reach("many-cloud.arca", meta_bytes=meta_end - head - 1) == blockwise
+    # A file not laid out (meta_end 0) reads as before.
+    assert reach("many.arca") == reach("many.arca", meta_bytes=0)
+    # A region claimed past the end of the file: damage, typed.
+    bad = bytearray(data)
+    bad[104:112] = (len(data) + 1).to_bytes(8, "little")
+    bad[8:12] = _crc32c(bytes(bad[12:128])).to_bytes(4, "little")
+    put(s3, "bad-meta.arca", bytes(bad))
+    with pytest.raises(arca.CorruptError, match="metadata region"):
+        arca.File(f"s3://{BUCKET}/bad-meta.arca", "r", storage_options={**opts, "head_bytes": 4096})
+
+
+def _crc32c(data):
+    """CRC-32C (Castagnoli), bit by bit: the superblock's checksum."""
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
 def test_typed_errors(s3, tmp_path):
     client, tally, opts = s3
     with pytest.raises(FileNotFoundError, match="missing.arca"):

@@ -149,6 +149,17 @@ pub(crate) struct FileSpace {
     /// a file's metadata ([`FileSpace::reserve_meta`]): metadata of any
     /// size then comes from it while it has room.
     meta_region: bool,
+    /// The region [`FileSpace::reserve_meta`] reserved, while it lasts
+    /// (`0..0` otherwise): no data is placed below its end.
+    region: std::ops::Range<u64>,
+    /// One past the last metadata byte taken from `region`.
+    region_used: u64,
+    /// The lowest address of data this session placed (`u64::MAX`: none).
+    lowest_data: u64,
+    /// One past the metadata region a writer laid out first, as the
+    /// superblock records it (0: unknown). No data is placed below it, so
+    /// it stays true as the file changes; later metadata may lie past it.
+    meta_end: u64,
 }
 
 impl FileSpace {
@@ -174,14 +185,32 @@ impl FileSpace {
             left_bytes: 0,
             doubted: false,
             meta_region: false,
+            region: 0..0,
+            region_used: 0,
+            lowest_data: u64::MAX,
+            meta_end: 0,
         }
+    }
+
+    /// The superblock's `meta_end` of the file loaded (0: unknown).
+    pub(crate) fn set_meta_end(&mut self, meta_end: u64) {
+        self.meta_end = meta_end.min(self.eof);
+    }
+
+    /// One past the metadata region laid out first (0: unknown), for the
+    /// superblock: never past the end of the file.
+    pub(crate) fn meta_end(&self) -> u64 {
+        self.meta_end.min(self.eof)
     }
 
     /// Reserve `bytes` at the end of the file for metadata, so that a file
     /// written at once (a repack) keeps its metadata together before its
     /// data: on object storage one read then holds all of it. Metadata that
     /// does not fit goes where it would have gone. The region lasts until
-    /// the next commit returns what is left of it.
+    /// the next commit returns what is left of it. While it lasts, no data
+    /// is placed below its end; the commit records the end of what
+    /// metadata took of it as the file's `meta_end` when everything before
+    /// it is metadata too.
     pub(crate) fn reserve_meta(&mut self, bytes: u64) -> Result<()> {
         let i = SpaceKind::Meta.index();
         let old = self.aggs[i];
@@ -199,6 +228,8 @@ impl FileSpace {
             next: AGGREGATOR_MAX,
         };
         self.meta_region = true;
+        self.region = start..start + bytes;
+        self.region_used = start;
         self.checked("reserve_meta");
         Ok(())
     }
@@ -211,8 +242,25 @@ impl FileSpace {
     /// Reserve `size` bytes of `kind`.
     pub(crate) fn alloc(&mut self, kind: SpaceKind, size: u64) -> Result<u64> {
         let r = self.take(kind, size);
+        if let Ok(a) = r {
+            match kind {
+                SpaceKind::Data if a != 0 => self.lowest_data = self.lowest_data.min(a),
+                SpaceKind::Meta if self.region.contains(&a) => {
+                    self.region_used = self
+                        .region_used
+                        .max(a.saturating_add(size).min(self.region.end))
+                }
+                _ => {}
+            }
+        }
         self.checked("alloc");
         r
+    }
+
+    /// Below this no data is placed: the metadata region laid out first
+    /// (and the one being laid out).
+    fn data_floor(&self) -> u64 {
+        self.meta_end.max(self.region.end)
     }
 
     fn take(&mut self, kind: SpaceKind, size: u64) -> Result<u64> {
@@ -226,7 +274,8 @@ impl FileSpace {
         let in_region =
             kind == SpaceKind::Meta && self.meta_region && self.aggs[kind.index()].room() >= size;
         if let Some(a) = self.list.take(kind, size) {
-            if !in_region || a < self.aggs[kind.index()].pos {
+            let below_floor = kind == SpaceKind::Data && a < self.data_floor();
+            if (!in_region || a < self.aggs[kind.index()].pos) && !below_floor {
                 return Ok(a);
             }
             self.list.give(Section {
@@ -694,6 +743,17 @@ impl FileSpace {
     /// outlives a commit.
     pub(crate) fn release_aggregators(&mut self) {
         self.meta_region = false;
+        if !self.region.is_empty() {
+            // The region's metadata is the file's first only if all that
+            // came before it is metadata too: earlier sessions' (below the
+            // file's meta_end) and this one's (no data below the region).
+            let before = self.named_end <= self.meta_end.max(PAGE_SIZE as u64)
+                && self.lowest_data >= self.region.start;
+            if before {
+                self.meta_end = self.meta_end.max(self.region_used);
+            }
+            self.region = 0..0;
+        }
         for (i, kind) in SpaceKind::ALL.iter().enumerate() {
             let ag = self.aggs[i];
             self.aggs[i].pos = 0;

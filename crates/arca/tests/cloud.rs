@@ -414,6 +414,224 @@ fn a_file_repacked_for_the_cloud_opens_and_reads_any_chunk_in_two_requests() {
     }
 }
 
+/// The superblock's `meta_end` (offset 104).
+fn meta_end_of(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes[104..112].try_into().unwrap())
+}
+
+/// `sample(chunks)` with `groups` groups of a small dataset each besides:
+/// metadata of several hundred KiB, repacked for the cloud. Returns the
+/// source's bytes and the repacked file's path (in `dir`).
+fn many_objects(dir: &std::path::Path, groups: u32, chunks: u64) -> (Vec<u8>, std::path::PathBuf) {
+    let a = dir.join("many.arca");
+    std::fs::write(&a, sample(chunks)).unwrap();
+    let f = File::options().mode(Mode::Append).open(&a).unwrap();
+    let g = f.root().create_group("many").unwrap();
+    for i in 0..groups {
+        let d = g
+            .create_group(&format!("g{i}"))
+            .unwrap()
+            .create_dataset("v", &DatasetOptions::new(Datatype::uint(4), &[4]))
+            .unwrap();
+        d.write_all(&[i, i + 1, i + 2, i + 3]).unwrap();
+        d.attrs()
+            .set("units", &arca::AttrValue::string("m/s"))
+            .unwrap();
+    }
+    f.close().unwrap();
+    let b = dir.join("many-cloud.arca");
+    arca::repack_with(
+        &a,
+        &b,
+        &arca::RepackOptions::new().cloud(true),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    (std::fs::read(&a).unwrap(), b)
+}
+
+/// Every data extent of the file at `p` lies at or past `meta_end`, and
+/// every metadata extent but the records at the end below it: returns how
+/// many metadata bytes lie past it.
+fn metadata_past(p: &std::path::Path, meta_end: u64) -> u64 {
+    let mut past = 0;
+    for e in File::open(p).unwrap().space_map().unwrap() {
+        match e.what {
+            "chunk" | "contiguous data" | "vlen chunk" => {
+                assert!(
+                    e.addr >= meta_end,
+                    "{} at {} below {meta_end}",
+                    e.what,
+                    e.addr
+                )
+            }
+            "free section" | "aggregator" | "left unused" | "free-space record" => {}
+            _ if e.addr >= meta_end => past += e.len,
+            _ => {}
+        }
+    }
+    past
+}
+
+#[test]
+fn metadata_larger_than_the_first_read_is_fetched_in_one_more_request() {
+    // 3000 groups of a small dataset and a dataset of 3000 chunks:
+    // metadata many times a first read of 64 KiB, read in 4 KiB blocks.
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, b) = many_objects(dir.path(), 3000, 3000);
+    let bytes = std::fs::read(&b).unwrap();
+    File::open(&b).unwrap().check().unwrap();
+    let meta_end = meta_end_of(&bytes);
+    let head = 64u64 << 10;
+    assert!(
+        meta_end > 5 * head && meta_end < bytes.len() as u64 / 2,
+        "{meta_end}"
+    );
+    // All the structures lie below it; no data does.
+    assert_eq!(metadata_past(&b, meta_end), 0);
+    assert_eq!(meta_end_of(&plain), 0);
+    put("t/many-cloud.arca", bytes.clone());
+    put("t/many.arca", plain);
+    let opts = |extra: &[(&str, &str)]| {
+        let mut o = CloudOptions::new()
+            .set("head_bytes", &head.to_string())
+            .unwrap()
+            .set("block_bytes", "4096")
+            .unwrap();
+        for (k, v) in extra {
+            o = o.set(k, v).unwrap();
+        }
+        o
+    };
+    // Open, one far object and one far chunk: (requests, round trips).
+    let reach = |key: &str, o: &CloudOptions| {
+        let f = open(key, o).unwrap();
+        let s = f.io_stats();
+        assert_eq!((s.requests, s.round_trips), (1, 1), "{key}: open");
+        let v: Vec<u32> = f
+            .root()
+            .dataset("many/g2999/v")
+            .unwrap()
+            .read_all()
+            .unwrap();
+        assert_eq!(v, vec![2999, 3000, 3001, 3002]);
+        let k = f.root().dataset("k").unwrap();
+        let i = 2990u64;
+        let c: Vec<u32> = k
+            .read(&Selection::from_ranges(&[(i * 256, i * 256 + 4, 1)]).unwrap())
+            .unwrap();
+        assert_eq!(c, (0..4).map(|j| (i * 256 + j) as u32).collect::<Vec<_>>());
+        let s = f.io_stats();
+        (s.requests, s.round_trips)
+    };
+    // The head, the rest of the metadata region, the far dataset's data,
+    // the chunk: never a request per structure.
+    let laid_out = reach("t/many-cloud.arca", &opts(&[]));
+    assert_eq!(laid_out, (3, 3));
+    // Opening alone fetches no more than the head; a chunk alone is the
+    // region and the chunk.
+    let f = open("t/many-cloud.arca", &opts(&[])).unwrap();
+    let k = f.root().dataset("k").unwrap();
+    let _: Vec<u32> = k
+        .read(&Selection::from_ranges(&[(1500 * 256, 1500 * 256 + 1, 1)]).unwrap())
+        .unwrap();
+    let s = f.io_stats();
+    assert_eq!((s.requests, s.round_trips), (3, 3), "{s:?}");
+    assert!(s.bytes_fetched >= meta_end - head && s.bytes_fetched < meta_end + (64 << 10));
+    // Without the region fetched at once (a limit of 0, or a region
+    // beyond the limit), structures come a block at a time, as in a file
+    // without one.
+    let blockwise = reach("t/many-cloud.arca", &opts(&[("meta_bytes", "0")]));
+    assert!(blockwise.0 > laid_out.0 + 2, "{blockwise:?}");
+    eprintln!(
+        "{} bytes, meta_end {meta_end}, first read {head}: open + object + chunk {laid_out:?} \
+         (requests, round trips), {blockwise:?} a block at a time",
+        bytes.len()
+    );
+    let small = (meta_end - head - 1).to_string();
+    assert_eq!(
+        reach("t/many-cloud.arca", &opts(&[("meta_bytes", &small)])),
+        blockwise
+    );
+    // A file not laid out (meta_end 0) reads as before: the option changes nothing.
+    assert_eq!(
+        reach("t/many.arca", &opts(&[])),
+        reach("t/many.arca", &opts(&[("meta_bytes", "0")]))
+    );
+}
+
+#[test]
+fn a_metadata_region_past_the_end_of_the_file_is_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, b) = many_objects(dir.path(), 50, 10);
+    let mut bytes = std::fs::read(&b).unwrap();
+    assert!(meta_end_of(&bytes) > 4096);
+    let eof = bytes.len() as u64;
+    for bad in [eof + 1, 17, u64::MAX] {
+        bytes[104..112].copy_from_slice(&bad.to_le_bytes());
+        let crc = crc32c::crc32c(&bytes[12..128]);
+        bytes[8..12].copy_from_slice(&crc.to_le_bytes());
+        let e = File::from_bytes(bytes.clone()).unwrap_err();
+        assert!(matches!(e, Error::Corrupt { .. }), "{bad}: {e}");
+        put("t/bad-meta.arca", bytes.clone());
+        let e = open(
+            "t/bad-meta.arca",
+            &CloudOptions::new().set("head_bytes", "4096").unwrap(),
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::Corrupt { .. }), "{bad}: {e}");
+        assert!(e.to_string().contains("metadata region"), "{e}");
+    }
+}
+
+#[test]
+fn a_later_writer_keeps_the_metadata_region_true() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, b) = many_objects(dir.path(), 500, 100);
+    let meta_end = meta_end_of(&std::fs::read(&b).unwrap());
+    assert!(meta_end > 4096);
+    // Delete objects (their space freed below meta_end), then add data and
+    // metadata: no data goes below meta_end, metadata may go past it.
+    let f = File::options().mode(Mode::Append).open(&b).unwrap();
+    for i in 0..200 {
+        f.root().delete(&format!("many/g{i}")).unwrap();
+    }
+    f.close().unwrap();
+    let f = File::options().mode(Mode::Append).open(&b).unwrap();
+    let g = f.root().create_group("later").unwrap();
+    for i in 0..600u32 {
+        let d = g
+            .create_dataset(
+                &format!("d{i}"),
+                &DatasetOptions::new(Datatype::uint(4), &[64]).chunks(&[16]),
+            )
+            .unwrap();
+        d.write_all(&(0..64).map(|j| i * j).collect::<Vec<u32>>())
+            .unwrap();
+    }
+    f.close().unwrap();
+    let bytes = std::fs::read(&b).unwrap();
+    assert_eq!(meta_end_of(&bytes), meta_end);
+    assert!(
+        metadata_past(&b, meta_end) > 0,
+        "the new metadata lies past the region"
+    );
+    File::open(&b).unwrap().check().unwrap();
+    // Read by URL, the region still comes in one request and what lies
+    // past it is read as in any file.
+    put("t/later.arca", bytes);
+    let o = CloudOptions::new()
+        .set("head_bytes", "4096")
+        .unwrap()
+        .set("block_bytes", "4096")
+        .unwrap();
+    let f = open("t/later.arca", &o).unwrap();
+    let v: Vec<u32> = f.root().dataset("later/d599").unwrap().read_all().unwrap();
+    assert_eq!(v, (0..64).map(|j| 599 * j).collect::<Vec<u32>>());
+    let v: Vec<u32> = f.root().dataset("many/g499/v").unwrap().read_all().unwrap();
+    assert_eq!(v, vec![499, 500, 501, 502]);
+}
+
 // ---- Writing: staged locally, published by conditional PUT ----
 
 /// The bytes of the object at `key` in the memory store.

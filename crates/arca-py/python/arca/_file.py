@@ -214,7 +214,7 @@ class File(Group):
     ``memory://`` are understood; credentials and endpoints come from the
     usual environment variables (``AWS_ENDPOINT_URL``, ...) and from
     ``storage_options`` (the store's configuration keys, and arca's
-    ``head_bytes``, ``block_bytes``, ``cache_bytes``, ``part_bytes``,
+    ``head_bytes``, ``meta_bytes``, ``block_bytes``, ``cache_bytes``, ``part_bytes``,
     ``max_in_flight``, ``coalesce_bytes``, ``max_retries``,
     ``retry_timeout``, ``staging_dir``, ``multipart_threshold``,
     ``part_size``). Opening read-only costs one request; ``io_stats()``

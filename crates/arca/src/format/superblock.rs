@@ -17,14 +17,17 @@
 //! +88  u64 × 2 left       left-space record address and length: extents
 //!                         contiguous data moved away from, unused until a
 //!                         proof (0 = none; zero in older files)
-//! +104 ..      reserved, zero up to SUPERBLOCK_LEN
+//! +104 u64     meta_end   one past the metadata region a writer laid out
+//!                         first: below it lie only the superblock, metadata
+//!                         and unused bytes (0 = unknown; zero in older files)
+//! +112 ..      reserved, zero up to SUPERBLOCK_LEN
 //! ```
 //! The superblock occupies the whole first page, so the first page-aligned
 //! object starts at 4096.
 
 use crate::error::{Error, Result};
 use crate::format::codec::{Reader, Writer};
-use crate::pager::PAGE_SIZE;
+use crate::format::page::PAGE_SIZE;
 
 /// The file signature; the 0x89 and the CR LF / SUB bytes catch text-mode mangling.
 pub const MAGIC: [u8; 8] = [0x89, b'A', b'R', b'C', b'A', 0x0D, 0x0A, 0x1A];
@@ -48,6 +51,10 @@ pub(crate) struct Superblock {
     pub(crate) links: u64,
     /// The left-space record's address and length (0: none).
     pub(crate) left: [u64; 2],
+    /// One past the metadata region laid out first (0: unknown). No data
+    /// lies below it; metadata may also lie past it. A remote reader
+    /// fetches the file's first `meta_end` bytes at once.
+    pub(crate) meta_end: u64,
 }
 
 impl Superblock {
@@ -64,7 +71,8 @@ impl Superblock {
         body.u64(self.generation)
             .u64(self.links)
             .u64(self.left[0])
-            .u64(self.left[1]);
+            .u64(self.left[1])
+            .u64(self.meta_end);
         body.buf.resize(SUPERBLOCK_LEN - 12, 0);
         let mut w = Writer::new();
         w.bytes(&MAGIC)
@@ -129,6 +137,13 @@ impl Superblock {
                 left[0], left[1]
             )));
         }
+        // Reserved (zero) in older files.
+        let meta_end = r.u64()?;
+        if meta_end != 0 && (meta_end < PAGE_SIZE as u64 || meta_end > eof) {
+            return Err(r.corrupt(format!(
+                "metadata region ending at {meta_end} outside the file (eof {eof})"
+            )));
+        }
         if eof > file_len {
             return Err(r.corrupt(format!(
                 "file is truncated: {file_len} bytes, but data extends to {eof}"
@@ -144,6 +159,7 @@ impl Superblock {
             generation,
             links,
             left,
+            meta_end,
         })
     }
 }
@@ -200,6 +216,7 @@ mod tests {
             generation: 77,
             links: 0,
             left: [5000, 8],
+            meta_end: 6000,
         };
         let mut b = sb.encode();
         assert_eq!(b.len(), SUPERBLOCK_LEN);
@@ -208,5 +225,25 @@ mod tests {
         assert_eq!(generation_in(&b[..SUPERBLOCK_LEN - 1]), None);
         b[100] ^= 1;
         assert_eq!(generation_in(&b), None);
+    }
+
+    #[test]
+    fn a_metadata_region_past_the_end_of_file_is_damage() {
+        let sb = |meta_end| Superblock {
+            root: 4096,
+            eof: 8192,
+            space: [0; 4],
+            generation: 1,
+            links: 0,
+            left: [0; 2],
+            meta_end,
+        };
+        for ok in [0, 4096, 8192] {
+            assert_eq!(Superblock::decode(&sb(ok).encode(), 8192).unwrap(), sb(ok));
+        }
+        for bad in [1, 4095, 8193, u64::MAX] {
+            let e = Superblock::decode(&sb(bad).encode(), 1 << 20).unwrap_err();
+            assert!(matches!(e, Error::Corrupt { .. }), "{bad}: {e}");
+        }
     }
 }

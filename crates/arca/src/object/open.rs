@@ -514,6 +514,7 @@ impl OpenOptions {
             generation: 0,
             links: 0,
             left: [0; 2],
+            meta_end: 0,
         };
         let space = FileSpace::new(sb.eof, self.free_list);
         let st = Store {

@@ -414,6 +414,7 @@ impl Session {
             self.st.write_blob_at(addr, &bytes)?;
         }
         self.sb.eof = self.st.space.eof();
+        self.sb.meta_end = self.st.space.meta_end();
         self.sb.generation += 1;
         let sb = self.sb.encode();
         let eof = self.sb.eof;
@@ -659,6 +660,7 @@ impl Session {
         self.sb = Superblock::decode(&head, len)?;
         self.st.pager.set_limit(self.sb.eof);
         self.st.space = FileSpace::new(self.sb.eof, self.free_list);
+        self.st.space.set_meta_end(self.sb.meta_end);
         if self.space_proven {
             self.st.space.mark_proven();
         }
@@ -689,6 +691,7 @@ impl Session {
             }
             self.space_error = Some(e);
             self.st.space = FileSpace::new(self.sb.eof, self.free_list);
+            self.st.space.set_meta_end(self.sb.meta_end);
             if self.space_proven {
                 self.st.space.mark_proven();
             }

@@ -13,6 +13,7 @@ use super::options::CloudOptions;
 use super::runtime::block_on;
 use crate::error::{Error, RemoteKind, Result};
 use crate::format::page::PAGE_SIZE;
+use crate::format::superblock::Superblock;
 use crate::io::driver::{Driver, ReadAt};
 use crate::io::stats::Fetches;
 
@@ -27,7 +28,12 @@ const CACHED_SPAN: u64 = 4;
 /// [`CloudOptions::part_bytes`] each. A batch of reads (the chunks of one
 /// dataset read, [`ReadAt::read_batch`]) is fetched as exact ranges,
 /// neighbours within [`CloudOptions::coalesce_bytes`] merged, with at most
-/// [`CloudOptions::max_in_flight`] requests in flight. Every request after the first asks
+/// [`CloudOptions::max_in_flight`] requests in flight. A file whose
+/// superblock records a metadata region laid out first (`meta_end`, written
+/// by `repack --cloud`) that reaches past the first read has the rest of
+/// that region fetched as one request by the first read that needs a byte
+/// of it (up to [`CloudOptions::meta_bytes`]), so that any chunk is then one
+/// request away. Every request after the first asks
 /// for the version first seen (`If-Match` its ETag), so a replaced object
 /// is an error, not a mixture of two files.
 ///
@@ -59,6 +65,9 @@ struct Object {
     gap: u64,
     cache: Mutex<Blocks>,
     fetches: Arc<Fetches>,
+    /// The part of the file's metadata region the first read did not hold,
+    /// in whole blocks, until a read needing it fetches it (then `None`).
+    meta: Mutex<Option<Range<u64>>>,
 }
 
 impl std::fmt::Debug for CloudDriver {
@@ -137,6 +146,7 @@ impl CloudDriver {
         })?;
         fetches.round_trip(1, bytes.len() as u64);
         let block = opts.block_bytes() as u64;
+        let meta = meta_rest(&bytes, size, block, opts);
         let inner = Object {
             url: url.to_string(),
             store,
@@ -149,6 +159,7 @@ impl CloudDriver {
             gap: opts.coalesce_bytes() as u64,
             cache: Mutex::new(Blocks::new(opts.cache_bytes())),
             fetches,
+            meta: Mutex::new(meta),
         };
         // The head is metadata: every block of it is kept.
         inner.keep(0, &bytes, 0, 0)?;
@@ -166,6 +177,20 @@ impl CloudDriver {
     pub fn cached_bytes(&self) -> usize {
         self.inner.cache.lock().map(|c| c.held()).unwrap_or(0)
     }
+}
+
+/// The blocks of the file's metadata region past `head` (its first bytes),
+/// if its superblock verifies and records one that reaches past them and
+/// the options let it be fetched at once. A damaged superblock is left to
+/// the file's open to report.
+fn meta_rest(head: &[u8], size: u64, block: u64, opts: &CloudOptions) -> Option<Range<u64>> {
+    let meta_end = Superblock::decode(head, size).ok()?.meta_end;
+    let start = head.len() as u64 / block * block;
+    let end = meta_end.checked_next_multiple_of(block)?.min(size);
+    // Kept beside the head in the cache, or not fetched at once at all.
+    let room = opts.cache_bytes().saturating_sub(head.len());
+    let limit = opts.meta_bytes().min(room) as u64;
+    (meta_end > head.len() as u64 && end - start <= limit).then_some(start..end)
 }
 
 /// The error of a response shorter than asked for.
@@ -226,6 +251,29 @@ impl Object {
 }
 
 impl Object {
+    /// If one of `reads` (byte ranges) needs the metadata region not yet
+    /// fetched, fetch all of it as one request and keep its blocks: every
+    /// structure laid out first is then one cache lookup away.
+    fn fetch_meta(&self, mut reads: impl Iterator<Item = Range<u64>>) -> Result<()> {
+        let range = {
+            let mut meta = self.meta.lock().map_err(|_| Error::Poisoned)?;
+            let needed = meta
+                .as_ref()
+                .is_some_and(|m| reads.any(|r| r.start < m.end && m.start < r.end));
+            if !needed {
+                return Ok(());
+            }
+            match meta.take() {
+                Some(m) => m,
+                None => return Ok(()),
+            }
+        };
+        let (at, bytes) = block_on(self.fetch(range))??;
+        self.fetches.round_trip(1, bytes.len() as u64);
+        // Kept whole, as the head is: it is all metadata.
+        self.keep(at, &bytes, 0, 0)
+    }
+
     /// The end of a read of `len` bytes at `offset`, if it lies inside.
     fn end_of(&self, offset: u64, len: usize) -> Result<u64> {
         offset
@@ -311,6 +359,11 @@ impl ReadAt for Object {
         // What the cache holds is copied and sent for no more; the rest,
         // in file order, becomes requests sent together, at most
         // `in_flight` at a time.
+        self.fetch_meta(
+            reads
+                .iter()
+                .map(|(at, buf)| *at..at.saturating_add(buf.len() as u64)),
+        )?;
         let mut order = Vec::with_capacity(reads.len());
         let mut wanted = Vec::with_capacity(reads.len());
         for (i, (at, buf)) in reads.iter_mut().enumerate() {
@@ -380,6 +433,7 @@ impl ReadAt for Object {
         // also fetches what the largest page starting here would need, so
         // a page across a block boundary costs one round trip, not two.
         let ahead = (offset + PAGE_SIZE as u64).min(self.size).max(end);
+        self.fetch_meta(std::iter::once(offset..ahead))?;
         let mut missing: Vec<Range<u64>> = Vec::new();
         {
             let mut cache = self.cache.lock().map_err(|_| Error::Poisoned)?;

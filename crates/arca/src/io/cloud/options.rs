@@ -10,6 +10,10 @@ use crate::error::{Error, Result};
 /// fits, and at tens of megabytes a second the extra bytes cost less than
 /// a second round trip.
 pub const DEFAULT_HEAD_BYTES: usize = 1 << 20;
+/// Default bound on the bytes of a file's metadata region (past the first
+/// read) fetched in one request when a read first needs it: a larger region
+/// is read a block at a time, as a file without one is.
+pub const DEFAULT_META_BYTES: usize = 64 << 20;
 /// Default unit of later reads and of the cache (a miss fetches whole
 /// blocks, so nearby metadata comes along).
 pub const DEFAULT_BLOCK_BYTES: usize = 128 << 10;
@@ -43,7 +47,8 @@ pub const MAX_PART_SIZE: u64 = 5 << 30;
 /// `aws_endpoint`, `aws_access_key_id`, `aws_region`, `aws_allow_http`,
 /// `google_service_account`, `azure_storage_account_name`, `timeout`) go
 /// to the store and override its environment variables; arca's own keys
-/// are `head_bytes`, `block_bytes`, `cache_bytes`, `part_bytes`,
+/// are `head_bytes`, `meta_bytes` (the most bytes of a file's metadata
+/// region past the first read fetched as one request), `block_bytes`, `cache_bytes`, `part_bytes`,
 /// `max_in_flight`, `coalesce_bytes`, `max_retries`, `retry_timeout`
 /// (seconds), `staging_dir` (where a file opened for writing is staged;
 /// default: the system's temporary directory), `multipart_threshold` (a
@@ -68,6 +73,7 @@ pub const MAX_PART_SIZE: u64 = 5 << 30;
 pub struct CloudOptions {
     store: Vec<(String, String)>,
     head_bytes: usize,
+    meta_bytes: usize,
     block_bytes: usize,
     cache_bytes: usize,
     part_bytes: usize,
@@ -85,6 +91,7 @@ impl Default for CloudOptions {
         CloudOptions {
             store: Vec::new(),
             head_bytes: DEFAULT_HEAD_BYTES,
+            meta_bytes: DEFAULT_META_BYTES,
             block_bytes: DEFAULT_BLOCK_BYTES,
             cache_bytes: DEFAULT_CACHE_BYTES,
             part_bytes: DEFAULT_PART_BYTES,
@@ -133,6 +140,7 @@ impl CloudOptions {
         };
         match key {
             "head_bytes" => self.head_bytes = positive(number(key, value)?)?,
+            "meta_bytes" => self.meta_bytes = number(key, value)?,
             "block_bytes" => self.block_bytes = positive(number(key, value)?)?,
             "part_bytes" => self.part_bytes = positive(number(key, value)?)?,
             "max_in_flight" => self.max_in_flight = positive(number(key, value)?)?,
@@ -183,6 +191,21 @@ impl CloudOptions {
     /// Bytes the first request reads.
     pub fn head_bytes(&self) -> usize {
         self.head_bytes
+    }
+
+    /// The most bytes of a file's metadata region (its superblock's
+    /// `meta_end`) past the first read that are fetched as one request when
+    /// a read first needs them (0: never; a larger region is read a block at
+    /// a time). Also bounded by [`CloudOptions::cache_bytes`], which keeps
+    /// them.
+    ///
+    /// ```
+    /// use arca::io::CloudOptions;
+    /// assert_eq!(CloudOptions::new().meta_bytes(), 64 << 20);
+    /// assert_eq!(CloudOptions::new().set("meta_bytes", "0").unwrap().meta_bytes(), 0);
+    /// ```
+    pub fn meta_bytes(&self) -> usize {
+        self.meta_bytes
     }
 
     /// The unit of later reads and of the cache.
