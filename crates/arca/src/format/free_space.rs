@@ -14,6 +14,10 @@ use crate::format::codec::{Reader, Writer};
 use crate::pager::PAGE_SIZE;
 use crate::space::{Section, SpaceKind};
 
+/// A record decoder: the record's data, its address, the bytes its blob
+/// occupies, the end of file, and extents known live.
+pub(crate) type Decoder = fn(&[u8], u64, u64, u64, &[(u64, u64)]) -> Result<Vec<Section>>;
+
 pub(crate) fn encoded_len(n: usize) -> u64 {
     8 + 17 * n as u64
 }

@@ -756,7 +756,8 @@ impl Session {
         Ok(out)
     }
 
-    /// Load the free-space record written by [`Session::save_space`].
+    /// Load the free-space, left-space and held-space records written by
+    /// [`Session::save_space`].
     fn load_space(&mut self) -> Result<()> {
         // The root header is live in every file: a section over it is
         // damage found before the space could be handed out.
@@ -764,80 +765,51 @@ impl Session {
             (self.sb.root, crate::pager::MIN_PAGE as u64),
             (0, crate::pager::PAGE_SIZE as u64),
         ];
-        self.load_left(&live)?;
-        let addr = self.sb.space[0];
-        if addr == 0 {
-            return self.load_held(&live);
-        }
-        let bytes = self.st.read_blob(addr)?;
-        let sections = record::decode(
-            &bytes,
-            addr,
-            BLOB_HEADER + bytes.len() as u64,
-            self.sb.eof,
+        let [left_at, left_len] = self.sb.left;
+        if let Some(left) = self.load_record(
+            (left_at, left_len),
+            "left-space record",
+            record::decode_left,
             &live,
-        )?;
-        if bytes.len() as u64 != self.sb.space[1] {
-            return Err(Error::corrupt(
-                "free-space record",
-                addr,
-                "length differs from the superblock's",
-            ));
+        )? {
+            self.st.space.load_left(&left);
         }
-        self.st.space.load(&sections);
-        self.load_held(&live)
+        let free = (self.sb.space[0], self.sb.space[1]);
+        if let Some(free) = self.load_record(free, "free-space record", record::decode, &live)? {
+            self.st.space.load(&free);
+        }
+        // Readers of older snapshots may be alive: held as freed by the
+        // committed generation, the newest any of them can have.
+        let held = (self.sb.space[2], self.sb.space[3]);
+        match self.load_record(held, "held-space record", record::decode_held, &live)? {
+            Some(held) => self.st.space.load_held(&held, self.sb.generation),
+            None => Ok(()),
+        }
     }
 
-    /// Load the left-space record, if earlier sessions moved contiguous
-    /// data.
-    fn load_left(&mut self, live: &[(u64, u64)]) -> Result<()> {
-        let [addr, len] = self.sb.left;
+    /// The sections of the record blob at `addr` whose data the
+    /// superblock says is `len` bytes (`None` at address 0), decoded and
+    /// checked by `decode`.
+    fn load_record(
+        &self,
+        (addr, len): (u64, u64),
+        what: &'static str,
+        decode: record::Decoder,
+        live: &[(u64, u64)],
+    ) -> Result<Option<Vec<crate::space::Section>>> {
         if addr == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let bytes = self.st.read_blob(addr)?;
         if bytes.len() as u64 != len {
             return Err(Error::corrupt(
-                "left-space record",
+                what,
                 addr,
                 "length differs from the superblock's",
             ));
         }
-        let left = record::decode_left(
-            &bytes,
-            addr,
-            BLOB_HEADER + bytes.len() as u64,
-            self.sb.eof,
-            live,
-        )?;
-        self.st.space.load_left(&left);
-        Ok(())
-    }
-
-    /// Load the held-space record, if the last writer left readers behind.
-    fn load_held(&mut self, live: &[(u64, u64)]) -> Result<()> {
-        let addr = self.sb.space[2];
-        if addr == 0 {
-            return Ok(());
-        }
-        let bytes = self.st.read_blob(addr)?;
-        if bytes.len() as u64 != self.sb.space[3] {
-            return Err(Error::corrupt(
-                "held-space record",
-                addr,
-                "length differs from the superblock's",
-            ));
-        }
-        let held = record::decode_held(
-            &bytes,
-            addr,
-            BLOB_HEADER + bytes.len() as u64,
-            self.sb.eof,
-            live,
-        )?;
-        // Readers of older snapshots may be alive: held as freed by the
-        // committed generation, the newest any of them can have.
-        self.st.space.load_held(&held, self.sb.generation)
+        let own = BLOB_HEADER + bytes.len() as u64;
+        decode(&bytes, addr, own, self.sb.eof, live).map(Some)
     }
 }
 
